@@ -1,0 +1,48 @@
+/**
+ * Chooses the real components or the embedded defaults from the configuration (DECISIONS D1):
+ * PostgreSQL or PGlite in DATA_DIR, Redis or in-memory stores.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { Effect, Layer, Option } from "effect"
+import { join } from "node:path"
+import { AppConfig, StartupError } from "./AppConfig"
+import { DatabaseLive } from "./Database"
+import { MigrationsLive } from "./Migrations"
+import { Stores } from "./stores/Stores"
+
+/** The database, migrated before anything else uses it. */
+export const DatabaseFromConfig = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    const database = Option.match(config.databaseUrl, {
+      onNone: () => DatabaseLive({ _tag: "PGlite", dataDir: join(config.dataDir, "pglite") }),
+      onSome: (url) => DatabaseLive({ _tag: "Postgres", url })
+    })
+    yield* Option.match(config.databaseUrl, {
+      onNone: () => Effect.logInfo(`Database: embedded PGlite in ${join(config.dataDir, "pglite")}`),
+      onSome: () => Effect.logInfo("Database: PostgreSQL (DATABASE_URL)")
+    })
+    return MigrationsLive.pipe(Layer.provideMerge(database), Layer.provide(NodeContext.layer))
+  })
+).pipe(
+  // An unreachable database or a failed migration stops the start with one line saying why.
+  Layer.mapError((error) => {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
+    return new StartupError({ message: `Database: ${error.message}${cause}` })
+  })
+)
+
+/** Redis-backed stores, or their in-memory twins (one process only). */
+export const StoresFromConfig = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    return yield* Option.match(config.redisUrl, {
+      onNone: () =>
+        Effect.as(
+          Effect.logWarning("Redis: REDIS_URL is not set; using in-memory stores (single process only)"),
+          Stores.memory
+        ),
+      onSome: (url) => Effect.as(Effect.logInfo("Redis: REDIS_URL"), Stores.redis(url, config.redisKeyPrefix))
+    })
+  })
+)

@@ -1,0 +1,117 @@
+/**
+ * Publish/subscribe for realtime fan-out across instances (DECISIONS D11). With Redis, one subscriber
+ * connection per process carries every channel that has local subscribers (refcounted SUBSCRIBE and
+ * UNSUBSCRIBE), and each message fans out locally through an Effect PubSub per channel. In memory the
+ * PubSubs alone do it.
+ */
+import { Context, Deferred, Effect, Layer, PubSub, type Scope, Stream } from "effect"
+import { RedisConnection } from "./RedisConnection"
+import type { StartupError } from "../AppConfig"
+
+export interface BroadcastShape {
+  readonly publish: (channel: string, message: string) => Effect.Effect<void>
+  /**
+   * Subscribes for the lifetime of the scope. Every message published after this effect completes
+   * is in the stream, in order; the stream ends when the scope closes.
+   */
+  readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
+}
+
+interface Channel {
+  readonly pubsub: PubSub.PubSub<string>
+  /** Completes once the channel's messages reach `pubsub` (the Redis SUBSCRIBE is confirmed). */
+  readonly ready: Deferred.Deferred<void>
+  refs: number
+}
+
+/**
+ * Local fan-out with per-channel reference counts; `onFirst` and `onLast` connect a channel to its
+ * source. A subscriber takes its PubSub subscription before the source is connected, so nothing that
+ * arrives once the source is connected can be missed. Unbounded PubSubs: a slow subscriber buffers
+ * rather than losing messages or holding up the others.
+ */
+const makeFanout = (hooks: {
+  readonly onFirst: (channel: string) => Effect.Effect<void>
+  readonly onLast: (channel: string) => Effect.Effect<void>
+}) => {
+  const channels = new Map<string, Channel>()
+
+  const subscribe = (channel: string): Effect.Effect<Stream.Stream<string>, never, Scope.Scope> =>
+    Effect.gen(function*() {
+      const { entry, first } = yield* Effect.acquireRelease(
+        Effect.suspend(() => {
+          const existing = channels.get(channel)
+          if (existing !== undefined) {
+            existing.refs++
+            return Effect.succeed({ entry: existing, first: false })
+          }
+          return Effect.map(
+            Effect.all([PubSub.unbounded<string>(), Deferred.make<void>()]),
+            ([pubsub, ready]) => {
+              const entry: Channel = { pubsub, ready, refs: 1 }
+              channels.set(channel, entry)
+              return { entry, first: true }
+            }
+          )
+        }),
+        ({ entry }) =>
+          Effect.suspend(() => {
+            entry.refs--
+            if (entry.refs > 0) return Effect.void
+            if (channels.get(channel) === entry) channels.delete(channel)
+            return Effect.zipRight(PubSub.shutdown(entry.pubsub), hooks.onLast(channel))
+          })
+      )
+      const dequeue = yield* PubSub.subscribe(entry.pubsub)
+      // Uninterruptible: other subscribers of the channel wait for `ready`.
+      if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
+      yield* Deferred.await(entry.ready)
+      return Stream.fromQueue(dequeue)
+    })
+
+  /** Delivers to local subscribers; synchronous, for use from event handlers. */
+  const deliver = (channel: string, message: string): void => {
+    channels.get(channel)?.pubsub.unsafeOffer(message)
+  }
+
+  return { subscribe, deliver }
+}
+
+const makeMemory = Effect.sync((): BroadcastShape => {
+  const fanout = makeFanout({ onFirst: () => Effect.void, onLast: () => Effect.void })
+  return {
+    publish: (channel, message) => Effect.sync(() => fanout.deliver(channel, message)),
+    subscribe: fanout.subscribe
+  }
+})
+
+const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | Scope.Scope> = Effect.gen(
+  function*() {
+    const { client, duplicate, prefix } = yield* RedisConnection
+    const subscriber = yield* duplicate
+    const channelKey = (channel: string) => `${prefix}bc:${channel}`
+    const fanout = makeFanout({
+      // ioredis resolves these once Redis confirms; it also resubscribes by itself after a reconnect.
+      onFirst: (channel) => Effect.tryPromise(() => subscriber.subscribe(channelKey(channel))).pipe(Effect.orDie),
+      onLast: (channel) => Effect.tryPromise(() => subscriber.unsubscribe(channelKey(channel))).pipe(Effect.orDie)
+    })
+    const own = `${prefix}bc:`
+    subscriber.on("message", (channel: string, message: string) => {
+      if (channel.startsWith(own)) fanout.deliver(channel.slice(own.length), message)
+    })
+    return {
+      publish: (channel, message) =>
+        Effect.tryPromise(() => client.publish(channelKey(channel), message)).pipe(
+          Effect.asVoid,
+          Effect.orDie,
+          Effect.withSpan("Broadcast.publish", { attributes: { channel } })
+        ),
+      subscribe: fanout.subscribe
+    }
+  }
+)
+
+export class Broadcast extends Context.Tag("app/Broadcast")<Broadcast, BroadcastShape>() {
+  static readonly memory: Layer.Layer<Broadcast> = Layer.effect(this, makeMemory)
+  static readonly redis: Layer.Layer<Broadcast, StartupError, RedisConnection> = Layer.scoped(this, makeRedis)
+}

@@ -1,0 +1,141 @@
+/**
+ * Expiring key-value entries and small sets (e.g. the session ids of a user), in Redis or in memory.
+ * Store failures are defects: the domain never sees infrastructure errors.
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { RedisConnection } from "./RedisConnection"
+
+export interface KeyValueShape {
+  readonly get: (key: string) => Effect.Effect<Option.Option<string>>
+  readonly set: (key: string, value: string, ttlMs: number) => Effect.Effect<void>
+  /** Sets the key only when it is absent (SET NX); true when this call set it. */
+  readonly setIfAbsent: (key: string, value: string, ttlMs: number) => Effect.Effect<boolean>
+  /** True when the key existed. */
+  readonly delete: (key: string) => Effect.Effect<boolean>
+  /** Restarts the key's time to live; false when the key is absent. */
+  readonly touch: (key: string, ttlMs: number) => Effect.Effect<boolean>
+  /** Sets have no time to live unless touched; an emptied set disappears. True when newly added. */
+  readonly setAdd: (key: string, member: string) => Effect.Effect<boolean>
+  /** True when the member was there. */
+  readonly setRemove: (key: string, member: string) => Effect.Effect<boolean>
+  readonly setMembers: (key: string) => Effect.Effect<ReadonlyArray<string>>
+}
+
+/** Redis accepts only positive integer milliseconds. */
+export const toTtl = (ttlMs: number): number => Math.max(1, Math.ceil(ttlMs))
+
+interface Entry {
+  value: string | Set<string>
+  expiresAt: number | undefined
+}
+
+const SWEEP_INTERVAL_MS = 60_000
+
+/** Single process; time comes from Effect's Clock so that tests drive expiry with TestClock. */
+const makeMemory = Effect.sync((): KeyValueShape => {
+  const entries = new Map<string, Entry>()
+  let nextSweep = 0
+
+  // Expired entries are dropped when read, and all of them at most once a minute on writes.
+  const live = (key: string, now: number): Entry | undefined => {
+    const entry = entries.get(key)
+    if (entry?.expiresAt !== undefined && entry.expiresAt <= now) {
+      entries.delete(key)
+      return undefined
+    }
+    return entry
+  }
+  const sweep = (now: number) => {
+    if (now < nextSweep) return
+    nextSweep = now + SWEEP_INTERVAL_MS
+    for (const key of entries.keys()) live(key, now)
+  }
+  const withNow = <A>(f: (now: number) => A): Effect.Effect<A> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => f(now)))
+  const wrongType = (key: string) => Effect.dieMessage(`KeyValue: ${key} holds a value of another type`)
+  const setAt = (key: string, now: number): Set<string> | undefined | "wrong type" => {
+    const entry = live(key, now)
+    if (entry === undefined) return undefined
+    return typeof entry.value === "string" ? "wrong type" : entry.value
+  }
+
+  return {
+    get: (key) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const entry = live(key, now)
+        if (entry === undefined) return Effect.succeed(Option.none())
+        return typeof entry.value === "string" ? Effect.succeed(Option.some(entry.value)) : wrongType(key)
+      }),
+    set: (key, value, ttlMs) =>
+      withNow((now) => {
+        sweep(now)
+        entries.set(key, { value, expiresAt: now + toTtl(ttlMs) })
+      }),
+    setIfAbsent: (key, value, ttlMs) =>
+      withNow((now) => {
+        sweep(now)
+        if (live(key, now) !== undefined) return false
+        entries.set(key, { value, expiresAt: now + toTtl(ttlMs) })
+        return true
+      }),
+    delete: (key) => withNow((now) => live(key, now) !== undefined && entries.delete(key)),
+    touch: (key, ttlMs) =>
+      withNow((now) => {
+        const entry = live(key, now)
+        if (entry === undefined) return false
+        entry.expiresAt = now + toTtl(ttlMs)
+        return true
+      }),
+    setAdd: (key, member) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        sweep(now)
+        const set = setAt(key, now)
+        if (set === "wrong type") return wrongType(key)
+        if (set === undefined) {
+          entries.set(key, { value: new Set([member]), expiresAt: undefined })
+          return Effect.succeed(true)
+        }
+        const added = !set.has(member)
+        set.add(member)
+        return Effect.succeed(added)
+      }),
+    setRemove: (key, member) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const set = setAt(key, now)
+        if (set === "wrong type") return wrongType(key)
+        const removed = set?.delete(member) ?? false
+        if (set?.size === 0) entries.delete(key)
+        return Effect.succeed(removed)
+      }),
+    setMembers: (key) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const set = setAt(key, now)
+        if (set === "wrong type") return wrongType(key)
+        return Effect.succeed(set === undefined ? [] : [...set])
+      })
+  }
+})
+
+const makeRedis = Effect.map(RedisConnection, ({ client, prefix }): KeyValueShape => {
+  const k = (key: string) => `${prefix}kv:${key}`
+  const run = <A>(span: string, f: () => Promise<A>): Effect.Effect<A> =>
+    Effect.tryPromise(f).pipe(Effect.orDie, Effect.withSpan(span))
+  return {
+    get: (key) => run("KeyValue.get", () => client.get(k(key))).pipe(Effect.map(Option.fromNullable)),
+    set: (key, value, ttlMs) => Effect.asVoid(run("KeyValue.set", () => client.set(k(key), value, "PX", toTtl(ttlMs)))),
+    setIfAbsent: (key, value, ttlMs) =>
+      run("KeyValue.setIfAbsent", () => client.set(k(key), value, "PX", toTtl(ttlMs), "NX")).pipe(
+        Effect.map((reply) => reply === "OK")
+      ),
+    delete: (key) => run("KeyValue.delete", () => client.del(k(key))).pipe(Effect.map((n) => n > 0)),
+    touch: (key, ttlMs) => run("KeyValue.touch", () => client.pexpire(k(key), toTtl(ttlMs))).pipe(Effect.map((n) => n === 1)),
+    setAdd: (key, member) => run("KeyValue.setAdd", () => client.sadd(k(key), member)).pipe(Effect.map((n) => n === 1)),
+    setRemove: (key, member) => run("KeyValue.setRemove", () => client.srem(k(key), member)).pipe(Effect.map((n) => n === 1)),
+    setMembers: (key) => run("KeyValue.setMembers", () => client.smembers(k(key)))
+  }
+})
+
+export class KeyValue extends Context.Tag("app/KeyValue")<KeyValue, KeyValueShape>() {
+  static readonly memory: Layer.Layer<KeyValue> = Layer.effect(this, makeMemory)
+  static readonly redis: Layer.Layer<KeyValue, never, RedisConnection> = Layer.effect(this, makeRedis)
+}

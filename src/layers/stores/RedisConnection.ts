@@ -1,0 +1,106 @@
+/**
+ * The Redis connection shared by the Redis-backed stores (DECISIONS D1: used when REDIS_URL is set).
+ * Every key and channel the stores use starts with `prefix`, so several deployments or test runs can
+ * share one Redis.
+ */
+import { Context, Deferred, Duration, Effect, Layer, Redacted, Runtime, type Scope } from "effect"
+import { Redis } from "ioredis"
+import { StartupError } from "../AppConfig"
+
+export interface RedisConnectionShape {
+  readonly client: Redis
+  /** Prepended to every key and channel. */
+  readonly prefix: string
+  /** A further connection (for SUBSCRIBE, which takes a connection over), closed with the scope. */
+  readonly duplicate: Effect.Effect<Redis, StartupError, Scope.Scope>
+}
+
+const CONNECT_TIMEOUT = Duration.seconds(5)
+
+/** host:port only, so a password in the URL never reaches a log line. */
+const describe = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.hostname}:${parsed.port || "6379"}`
+  } catch {
+    return "the configured address"
+  }
+}
+
+/**
+ * Waits until `client` is ready; fails after CONNECT_TIMEOUT with the last connection error. ioredis
+ * keeps reconnecting on its own, so a Redis that comes up within the timeout is accepted. Afterwards a
+ * lost connection is logged once, and the recovery once.
+ */
+const connect = (create: () => Redis, where: string): Effect.Effect<Redis, StartupError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const runtime = yield* Effect.runtime<never>()
+    const log = (effect: Effect.Effect<void>) => Runtime.runFork(runtime)(effect)
+    const isReady = yield* Deferred.make<void>()
+    let lastError = "no answer"
+    let ready = false
+    let lost = false
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const client = create()
+        client.on("error", (error: Error) => {
+          lastError = error.message
+          if (ready && !lost) {
+            lost = true
+            log(Effect.logWarning(`Redis connection to ${where} lost: ${error.message}`))
+          }
+        })
+        client.on("ready", () => {
+          if (!ready) {
+            ready = true
+            Deferred.unsafeDone(isReady, Effect.void)
+          } else if (lost) {
+            lost = false
+            log(Effect.logInfo(`Redis connection to ${where} restored`))
+          }
+        })
+        return client
+      }),
+      (client) =>
+        client.status === "ready"
+          ? Effect.tryPromise(() => client.quit()).pipe(
+            Effect.timeout("2 seconds"),
+            Effect.ignore,
+            Effect.ensuring(Effect.sync(() => client.disconnect()))
+          )
+          : Effect.sync(() => client.disconnect())
+    )
+    yield* Deferred.await(isReady).pipe(
+      Effect.timeoutFail({
+        duration: CONNECT_TIMEOUT,
+        onTimeout: () =>
+          new StartupError({
+            message: `Redis at ${where} is unreachable after ${Duration.format(CONNECT_TIMEOUT)}: ${lastError}`
+          })
+      })
+    )
+    return client
+  })
+
+export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisConnection, RedisConnectionShape>() {
+  static layer(url: Redacted.Redacted, prefix: string): Layer.Layer<RedisConnection, StartupError> {
+    return Layer.scoped(
+      RedisConnection,
+      Effect.gen(function*() {
+        const where = describe(Redacted.value(url))
+        const client = yield* connect(
+          // A command during an outage fails after a few retries (and becomes a defect) rather than
+          // queueing for a long time.
+          () => new Redis(Redacted.value(url), { maxRetriesPerRequest: 3 }),
+          where
+        )
+        yield* Effect.logDebug(`Connected to Redis at ${where} with key prefix "${prefix}"`)
+        return {
+          client,
+          prefix,
+          duplicate: connect(() => client.duplicate(), where)
+        }
+      })
+    )
+  }
+}

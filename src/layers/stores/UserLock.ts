@@ -1,0 +1,92 @@
+/**
+ * Per-user mutual exclusion across instances (DECISIONS D7): `SET key token NX PX ttl` with a random
+ * token, released by compare-and-delete so that a holder whose lock expired never deletes the lock of
+ * the next holder. A waiter retries every 50 ms for up to 5 s, then fails with OperationInProgress.
+ * Correctness never depends on the lock (D4): it only keeps a user's operations from interleaving.
+ */
+import { Clock, Context, Effect, Layer, Schedule } from "effect"
+import { randomBytes } from "node:crypto"
+import { OperationInProgress } from "../../schema/Errors"
+import { toTtl } from "./KeyValue"
+import { RedisConnection } from "./RedisConnection"
+
+export interface LockOptions {
+  /** How long the lock outlives a crashed holder. Default 30000 ms. */
+  readonly ttlMs?: number
+}
+
+export interface UserLockShape {
+  /** Runs `effect` while holding the lock named `key`. Not reentrant. */
+  readonly withLock: <A, E, R>(
+    key: string,
+    effect: Effect.Effect<A, E, R>,
+    options?: LockOptions
+  ) => Effect.Effect<A, E | OperationInProgress, R>
+}
+
+export const DEFAULT_LOCK_TTL_MS = 30_000
+const RETRY = Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds"))
+
+class Busy {
+  readonly _tag = "Busy"
+}
+
+/** The primitive each store provides: one attempt to take the lock, and a release by token. */
+interface LockBackend {
+  readonly tryAcquire: (key: string, token: string, ttlMs: number) => Effect.Effect<boolean>
+  readonly release: (key: string, token: string) => Effect.Effect<void>
+}
+
+const fromBackend = (backend: LockBackend): UserLockShape => ({
+  withLock: (key, effect, options) =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => randomBytes(16).toString("hex")),
+      // Waiting happens in `use`, so it stays interruptible. The release below is harmless when the
+      // lock was never taken: it deletes only a lock holding this call's token.
+      (token) =>
+        backend.tryAcquire(key, token, toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)).pipe(
+          Effect.filterOrFail((acquired) => acquired, () => new Busy()),
+          Effect.retry(RETRY),
+          Effect.catchTag("Busy", () => new OperationInProgress()),
+          Effect.zipRight(effect)
+        ),
+      (token) => backend.release(key, token)
+    ).pipe(Effect.withSpan("UserLock.withLock", { attributes: { key } }))
+})
+
+const makeMemory = Effect.sync((): UserLockShape => {
+  const locks = new Map<string, { token: string; expiresAt: number }>()
+  return fromBackend({
+    tryAcquire: (key, token, ttlMs) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const held = locks.get(key)
+        if (held !== undefined && held.expiresAt > now) return false
+        locks.set(key, { token, expiresAt: now + ttlMs })
+        return true
+      }),
+    release: (key, token) =>
+      Effect.sync(() => {
+        if (locks.get(key)?.token === token) locks.delete(key)
+      })
+  })
+})
+
+const RELEASE_SCRIPT = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
+
+const makeRedis = Effect.map(RedisConnection, ({ client, prefix }) => {
+  const k = (key: string) => `${prefix}lock:${key}`
+  return fromBackend({
+    tryAcquire: (key, token, ttlMs) =>
+      Effect.tryPromise(() => client.set(k(key), token, "PX", ttlMs, "NX")).pipe(
+        Effect.map((reply) => reply === "OK"),
+        Effect.orDie
+      ),
+    release: (key, token) =>
+      Effect.tryPromise(() => client.eval(RELEASE_SCRIPT, 1, k(key), token)).pipe(Effect.asVoid, Effect.orDie)
+  })
+})
+
+export class UserLock extends Context.Tag("app/UserLock")<UserLock, UserLockShape>() {
+  static readonly memory: Layer.Layer<UserLock> = Layer.effect(this, makeMemory)
+  static readonly redis: Layer.Layer<UserLock, never, RedisConnection> = Layer.effect(this, makeRedis)
+}

@@ -1,0 +1,232 @@
+/**
+ * One contract for both twins of every store (Redis and in-memory): each suite runs it with its own
+ * way of letting time pass — TestClock for the in-memory stores, real time against Redis, whose TTLs
+ * are its own.
+ */
+import { expect, type Vitest } from "@effect/vitest"
+import { Chunk, Clock, Deferred, Effect, Either, Exit, Fiber, Option, Stream } from "effect"
+import { randomUUID } from "node:crypto"
+import { Broadcast } from "../../src/layers/stores/Broadcast"
+import { KeyValue } from "../../src/layers/stores/KeyValue"
+import { RateCounter } from "../../src/layers/stores/RateCounter"
+import type { StoreServices } from "../../src/layers/stores/Stores"
+import { UserLock } from "../../src/layers/stores/UserLock"
+
+export interface Harness {
+  /** Lets `ms` milliseconds pass for the stores under test. */
+  readonly advance: (ms: number) => Effect.Effect<void>
+}
+
+/** A fresh key per test, so tests never see each other's data. */
+const fresh = (name: string) => `${name}:${randomUUID()}`
+
+/** Lets forked fibers run up to their next wait. */
+const settle = Effect.sleep(0).pipe(Effect.zipRight(Effect.yieldNow()), Effect.repeatN(20))
+
+export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>, { advance }: Harness) => {
+  it.effect("key-value: a value is there until its time to live runs out", () =>
+    Effect.gen(function*() {
+      const kv = yield* KeyValue
+      const key = fresh("session")
+      expect(yield* kv.get(key)).toEqual(Option.none())
+      yield* kv.set(key, "alice", 600)
+      expect(yield* kv.get(key)).toEqual(Option.some("alice"))
+      yield* advance(300)
+      expect(yield* kv.get(key)).toEqual(Option.some("alice"))
+      yield* advance(500)
+      expect(yield* kv.get(key)).toEqual(Option.none())
+    }))
+
+  it.effect("key-value: touch restarts the time to live; delete removes at once", () =>
+    Effect.gen(function*() {
+      const kv = yield* KeyValue
+      const key = fresh("session")
+      expect(yield* kv.touch(key, 600)).toBe(false)
+      yield* kv.set(key, "bob", 600)
+      yield* advance(400)
+      expect(yield* kv.touch(key, 600)).toBe(true)
+      yield* advance(400)
+      expect(yield* kv.get(key)).toEqual(Option.some("bob"))
+      expect(yield* kv.delete(key)).toBe(true)
+      expect(yield* kv.delete(key)).toBe(false)
+      expect(yield* kv.get(key)).toEqual(Option.none())
+    }))
+
+  it.effect("key-value: setIfAbsent sets once, and again only after expiry; parallel callers: one wins", () =>
+    Effect.gen(function*() {
+      const kv = yield* KeyValue
+      const key = fresh("totp-step")
+      expect(yield* kv.setIfAbsent(key, "first", 400)).toBe(true)
+      expect(yield* kv.setIfAbsent(key, "second", 400)).toBe(false)
+      expect(yield* kv.get(key)).toEqual(Option.some("first"))
+      yield* advance(600)
+      expect(yield* kv.setIfAbsent(key, "third", 400)).toBe(true)
+      const racing = fresh("totp-step")
+      const wins = yield* Effect.all(Array.from({ length: 20 }, (_, i) => kv.setIfAbsent(racing, `r${i}`, 1000)), {
+        concurrency: "unbounded"
+      })
+      expect(wins.filter((won) => won)).toHaveLength(1)
+    }))
+
+  it.effect("key-value: sets add, remove and list members; an emptied set is gone", () =>
+    Effect.gen(function*() {
+      const kv = yield* KeyValue
+      const key = fresh("user-sessions")
+      expect(yield* kv.setMembers(key)).toEqual([])
+      expect(yield* kv.setAdd(key, "s1")).toBe(true)
+      expect(yield* kv.setAdd(key, "s2")).toBe(true)
+      expect(yield* kv.setAdd(key, "s1")).toBe(false)
+      expect([...(yield* kv.setMembers(key))].sort()).toEqual(["s1", "s2"])
+      expect(yield* kv.setRemove(key, "s1")).toBe(true)
+      expect(yield* kv.setRemove(key, "s1")).toBe(false)
+      expect(yield* kv.setRemove(key, "s2")).toBe(true)
+      expect(yield* kv.setMembers(key)).toEqual([])
+      expect(yield* kv.touch(key, 1000)).toBe(false)
+    }))
+
+  it.effect("lock: one holder at a time; a waiter gets the lock when it is released", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const release = yield* Deferred.make<void>()
+      const taken = yield* Deferred.make<void>()
+      const order: Array<string> = []
+      const first = yield* lock.withLock(key, Deferred.succeed(taken, undefined).pipe(
+        Effect.zipRight(Deferred.await(release)),
+        Effect.zipRight(Effect.sync(() => order.push("first")))
+      )).pipe(Effect.fork)
+      yield* Deferred.await(taken)
+      const second = yield* lock.withLock(key, Effect.sync(() => order.push("second"))).pipe(Effect.fork)
+      yield* advance(300)
+      yield* settle
+      expect(order).toEqual([])
+      expect(Option.isNone(yield* Fiber.poll(second))).toBe(true)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(first)
+      yield* advance(200)
+      yield* Fiber.join(second)
+      expect(order).toEqual(["first", "second"])
+    }))
+
+  it.effect("lock: a waiter gives up with OperationInProgress after 5 seconds", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const taken = yield* Deferred.make<void>()
+      const holder = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Effect.never))
+        .pipe(Effect.fork)
+      yield* Deferred.await(taken)
+      const waiter = yield* lock.withLock(key, Effect.succeed("ran")).pipe(Effect.either, Effect.fork)
+      yield* advance(5_300)
+      const result = yield* Fiber.join(waiter)
+      expect(Either.isLeft(result) && result.left._tag).toBe("OperationInProgress")
+      yield* Fiber.interrupt(holder)
+      // Interrupting the holder released the lock.
+      expect(yield* lock.withLock(key, Effect.succeed("ran"))).toBe("ran")
+    }))
+
+  it.effect("lock: an expired holder's release never frees the next holder's lock", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const taken = yield* Deferred.make<void>()
+      // A holder that hangs past its time to live, as a crashed instance would.
+      const stale = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Effect.never), {
+        ttlMs: 300
+      }).pipe(Effect.fork)
+      yield* Deferred.await(taken)
+      yield* advance(500)
+      const inside = yield* Deferred.make<void>()
+      const done = yield* Deferred.make<void>()
+      const next = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(inside, undefined), Deferred.await(done)))
+        .pipe(Effect.fork)
+      yield* Deferred.await(inside)
+      yield* Fiber.interrupt(stale) // releases with its own, stale token
+      const third = yield* lock.withLock(key, Effect.void).pipe(Effect.exit, Effect.fork)
+      yield* advance(300)
+      yield* settle
+      expect(Option.isNone(yield* Fiber.poll(third))).toBe(true)
+      yield* Deferred.succeed(done, undefined)
+      yield* Fiber.join(next)
+      yield* advance(200)
+      expect(Exit.isSuccess(yield* Fiber.join(third))).toBe(true)
+    }))
+
+  it.effect("lock: a failing effect still releases the lock", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const failed = yield* lock.withLock(key, Effect.fail("boom" as const)).pipe(Effect.either)
+      expect(failed).toEqual(Either.left("boom"))
+      expect(yield* lock.withLock(key, Effect.succeed(1))).toBe(1)
+    }))
+
+  it.effect("counter: counts hits in fixed windows, per key, and starts over in the next window", () =>
+    Effect.gen(function*() {
+      const counter = yield* RateCounter
+      const windowMs = 1_000
+      // Start just after a window boundary so that the hits below share one window.
+      const now = yield* Clock.currentTimeMillis
+      yield* advance(windowMs - (now % windowMs) + 20)
+      const key = fresh("login")
+      const hits = yield* Effect.all([counter.hit(key, windowMs), counter.hit(key, windowMs), counter.hit(key, windowMs)])
+      expect(hits.map((h) => h.count)).toEqual([1, 2, 3])
+      const windowEnd = hits[0]!.resetAtMs
+      expect(windowEnd % windowMs).toBe(0)
+      expect(windowEnd - (yield* Clock.currentTimeMillis)).toBeGreaterThan(0)
+      expect(windowEnd - (yield* Clock.currentTimeMillis)).toBeLessThanOrEqual(windowMs)
+      expect((yield* counter.hit(fresh("login"), windowMs)).count).toBe(1)
+      yield* advance(windowEnd - (yield* Clock.currentTimeMillis) + 20)
+      const next = yield* counter.hit(key, windowMs)
+      expect(next).toEqual({ count: 1, resetAtMs: windowEnd + windowMs })
+    }))
+
+  it.effect("counter: parallel hits are each counted once", () =>
+    Effect.gen(function*() {
+      const counter = yield* RateCounter
+      const key = fresh("burst")
+      const windowMs = 60_000
+      const now = yield* Clock.currentTimeMillis
+      if (windowMs - (now % windowMs) < 5_000) yield* advance(windowMs - (now % windowMs) + 20)
+      const hits = yield* Effect.all(Array.from({ length: 50 }, () => counter.hit(key, windowMs)), {
+        concurrency: "unbounded"
+      })
+      expect(hits.map((h) => h.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))
+    }))
+
+  it.scoped("pub/sub: subscribers get every message published after they subscribed, in order", () =>
+    Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      const channel = fresh("drops")
+      const first = yield* broadcast.subscribe(channel)
+      const second = yield* broadcast.subscribe(channel)
+      const other = yield* broadcast.subscribe(fresh("other"))
+      const received = Effect.all([
+        Stream.runCollect(Stream.take(first, 3)),
+        Stream.runCollect(Stream.take(second, 3))
+      ], { concurrency: 2 }).pipe(Effect.fork)
+      for (const message of ["a", "b", "c"]) yield* broadcast.publish(channel, message)
+      const [a, b] = yield* Fiber.join(yield* received)
+      expect(Chunk.toArray(a)).toEqual(["a", "b", "c"])
+      expect(Chunk.toArray(b)).toEqual(["a", "b", "c"])
+      const stray = yield* Stream.runCollect(Stream.take(other, 1)).pipe(Effect.timeout("100 millis"), Effect.either, Effect.fork)
+      yield* advance(200)
+      expect(Either.isLeft(yield* Fiber.join(stray))).toBe(true)
+    }))
+
+  it.effect("pub/sub: a channel can be subscribed again after its last subscriber left", () =>
+    Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      const channel = fresh("battle")
+      yield* Effect.scoped(broadcast.subscribe(channel))
+      const message = yield* Effect.scoped(
+        Effect.gen(function*() {
+          const stream = yield* broadcast.subscribe(channel)
+          const next = yield* Stream.runHead(stream).pipe(Effect.fork)
+          yield* broadcast.publish(channel, "again")
+          return yield* Fiber.join(next)
+        })
+      )
+      expect(message).toEqual(Option.some("again"))
+    }))
+}
