@@ -6,7 +6,7 @@
  * restarts keep sessions' 2FA secrets decryptable and gateway signatures stable.
  */
 import { FileSystem, Path } from "@effect/platform"
-import { Config, Context, Data, Effect, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
@@ -23,6 +23,29 @@ export interface Secrets {
   readonly twoFactorKey: Redacted.Redacted<Buffer>
 }
 
+/** A fixed-window limit: `count` requests per `windowMs` (D16). */
+export interface RateLimit {
+  readonly count: number
+  readonly windowMs: number
+}
+
+export interface RateLimits {
+  readonly global: RateLimit
+  readonly auth: RateLimit
+  readonly caseOpen: RateLimit
+  readonly withdrawal: RateLimit
+  readonly twoFactorVerify: RateLimit
+}
+
+/** Sign-in (D2): an external OpenID provider, or the embedded development one when `issuer` is absent. */
+export interface OidcConfig {
+  readonly issuer: Option.Option<string>
+  readonly clientId: string
+  readonly clientSecret: Redacted.Redacted
+  /** Port of the embedded development provider (loopback only). */
+  readonly devIdpPort: number
+}
+
 export interface AppConfigShape {
   readonly production: boolean
   readonly port: number
@@ -34,6 +57,22 @@ export interface AppConfigShape {
   readonly redisKeyPrefix: string
   readonly trustProxy: boolean
   readonly serviceName: string
+  /** Refuse outbound webhook targets on loopback or private addresses (D12, against SSRF). */
+  readonly webhookBlockPrivateTargets: boolean
+  readonly oidc: OidcConfig
+  /** Where a completed sign-in lands (D2). */
+  readonly loginRedirectUrl: string
+  /** idpIds promoted to ADMIN at sign-in (D2). */
+  readonly adminIdpIds: ReadonlyArray<string>
+  readonly rateLimits: RateLimits
+  /** The payment gateway (D9): the embedded sandbox when `url` is absent. */
+  readonly gateway: {
+    readonly url: Option.Option<string>
+    readonly key: Option.Option<Redacted.Redacted>
+    /** Callbacks to /webhooks/payment only from these addresses; empty: any (SPEC deposit rule 4). */
+    readonly allowedIps: ReadonlyArray<string>
+    readonly depositTtlMinutes: number
+  }
   /** True when the secrets were generated here rather than given (printed at start-up). */
   readonly secretsGenerated: boolean
   readonly secrets: Secrets
@@ -85,6 +124,20 @@ const toSecrets = (values: Record<SecretName, string>): Effect.Effect<Secrets, S
     })
     : Effect.fail(new StartupError({ message: "TWO_FACTOR_KEY must be 64 hexadecimal characters (32 bytes)" }))
 
+/** `COUNT/WINDOW_MS`, e.g. `100/60000` (D16). */
+const rateLimit = (name: string, fallback: RateLimit) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((text) => {
+      const match = /^(\d+)\/(\d+)$/.exec(text.trim())
+      const count = Number(match?.[1])
+      const windowMs = Number(match?.[2])
+      return match !== null && count > 0 && windowMs > 0
+        ? Either.right({ count, windowMs })
+        : Either.left(ConfigError.InvalidData([name], "Expected COUNT/WINDOW_MS, e.g. 100/60000"))
+    }),
+    Config.withDefault(fallback)
+  )
+
 export const loadAppConfig: Effect.Effect<
   AppConfigShape,
   StartupError,
@@ -99,14 +152,52 @@ export const loadAppConfig: Effect.Effect<
   const redisKeyPrefix = yield* Config.string("REDIS_KEY_PREFIX").pipe(Config.withDefault("gp:"))
   const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
   const serviceName = yield* Config.string("SERVICE_NAME").pipe(Config.withDefault("GamePlatform"))
+  const webhookBlockPrivateTargets = yield* Config.boolean("WEBHOOK_BLOCK_PRIVATE_TARGETS").pipe(
+    Config.withDefault(production)
+  )
+
+  const oidcIssuer = yield* Config.option(Config.url("OIDC_ISSUER"))
+  const oidc: OidcConfig = {
+    issuer: Option.map(oidcIssuer, (url) => url.href.replace(/\/+$/, "")),
+    clientId: yield* Config.string("OIDC_CLIENT_ID").pipe(Config.withDefault("game-platform")),
+    clientSecret: yield* Config.redacted("OIDC_CLIENT_SECRET").pipe(
+      Config.withDefault(Redacted.make("game-platform-development-secret"))
+    ),
+    devIdpPort: yield* Config.port("DEV_IDP_PORT").pipe(Config.withDefault(port + 1))
+  }
+  const loginRedirectUrl = yield* Config.string("LOGIN_REDIRECT_URL").pipe(Config.withDefault("/"))
+  const adminIdpIds = (yield* Config.string("ADMIN_IDP_IDS").pipe(Config.withDefault("")))
+    .split(",").map((id) => id.trim()).filter((id) => id.length > 0)
+  const rateLimits: RateLimits = {
+    global: yield* rateLimit("RATE_LIMIT_GLOBAL", { count: 100, windowMs: 60_000 }),
+    auth: yield* rateLimit("RATE_LIMIT_AUTH", { count: 10, windowMs: 60_000 }),
+    caseOpen: yield* rateLimit("RATE_LIMIT_CASE_OPEN", { count: 5, windowMs: 60_000 }),
+    withdrawal: yield* rateLimit("RATE_LIMIT_WITHDRAWAL", { count: 3, windowMs: 60_000 }),
+    twoFactorVerify: yield* rateLimit("RATE_LIMIT_2FA_VERIFY", { count: 5, windowMs: 300_000 })
+  }
+
+  const gateway = {
+    url: Option.map(yield* Config.option(Config.url("PAYMENT_GATEWAY_URL")), (url) => url.href.replace(/\/+$/, "")),
+    key: yield* Config.option(Config.redacted("PAYMENT_GATEWAY_KEY")),
+    allowedIps: (yield* Config.string("GATEWAY_ALLOWED_IPS").pipe(Config.withDefault("")))
+      .split(",").map((ip) => ip.trim()).filter((ip) => ip.length > 0),
+    depositTtlMinutes: yield* Config.integer("DEPOSIT_TTL_MINUTES").pipe(
+      Config.validate({ message: "Expected a positive number of minutes", validation: (n) => n > 0 }),
+      Config.withDefault(30)
+    )
+  }
 
   const given = yield* readGivenSecrets
   const { generated, values } = production
     ? yield* Effect.gen(function*() {
-      const missing = SECRET_NAMES.filter((name) => given[name] === undefined)
+      // The embedded identity provider is for development only (D2).
+      const missing = [
+        ...SECRET_NAMES.filter((name) => given[name] === undefined),
+        ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : [])
+      ]
       if (missing.length > 0) {
         return yield* new StartupError({
-          message: `NODE_ENV=production requires these secrets, which are not set: ${missing.join(", ")}`
+          message: `NODE_ENV=production requires these variables, which are not set: ${missing.join(", ")}`
         })
       }
       return { generated: false, values: given as Record<SecretName, string> }
@@ -123,6 +214,12 @@ export const loadAppConfig: Effect.Effect<
     redisKeyPrefix,
     trustProxy,
     serviceName,
+    webhookBlockPrivateTargets,
+    oidc,
+    loginRedirectUrl,
+    adminIdpIds,
+    rateLimits,
+    gateway,
     secretsGenerated: generated,
     secrets: yield* toSecrets(values)
   }

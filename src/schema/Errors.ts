@@ -66,3 +66,63 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   "ServiceUnavailable",
   message("Service unavailable")
 ) {}
+
+/** A defect: answered as 500 with no internals; the cause goes to the log only. */
+export class InternalError extends Schema.TaggedError<InternalError>()(
+  "InternalError",
+  message("Internal server error")
+) {}
+
+/** A roll outside every range of a case; D6 validation makes this impossible for a saved case. */
+export class InvalidRoll extends Schema.TaggedError<InvalidRoll>()("InvalidRoll", {
+  ...message("Invalid roll"),
+  roll: Schema.Number
+}) {}
+
+/** An absent or inactive case (SPEC open rule 2). */
+export class CaseNotFound extends Schema.TaggedError<CaseNotFound>()("CaseNotFound", message("Case not found")) {}
+
+/**
+ * A withdrawal above 10000 cents by a user with 2FA on, sent without a code. Its HTTP body is SPEC's
+ * own `{statusCode: 400, error: "2FA_REQUIRED", message}` (D3).
+ */
+export class TwoFactorRequired extends Schema.TaggedError<TwoFactorRequired>()(
+  "TwoFactorRequired",
+  message("2FA code required")
+) {}
+
+/** The payment gateway refused or failed a payout; what it concerns (a withdrawal) is left unchanged (502). */
+export class PayoutFailed extends Schema.TaggedError<PayoutFailed>()("PayoutFailed", message("Payout failed")) {}
+
+/**
+ * The user has no AVAILABLE inventory entry that fits (SPEC upgrade rule 3). Selling an entry that is
+ * absent, someone else's, or no longer AVAILABLE uses it too, with D8's message `Item not available`.
+ */
+export class ItemNotAvailable extends Schema.TaggedError<ItemNotAvailable>()(
+  "ItemNotAvailable",
+  message("Item not available for upgrade")
+) {}
+
+/** The upgrade target is absent or not upgradable (SPEC upgrade rule 4). */
+export class ItemNotUpgradable extends Schema.TaggedError<ItemNotUpgradable>()(
+  "ItemNotUpgradable",
+  message("Item not upgradable")
+) {}
+
+/** The upgrade target is not worth strictly more than the source (SPEC upgrade rule 5). */
+export class InvalidUpgrade extends Schema.TaggedError<InvalidUpgrade>()(
+  "InvalidUpgrade",
+  message("Target item must have higher value")
+) {}
+
+/** The target is worth more than 10 times the source (D8). */
+export class MultiplierTooHigh extends Schema.TaggedError<MultiplierTooHigh>()(
+  "MultiplierTooHigh",
+  message("Maximum multiplier is 10x")
+) {}
+
+/** The unclamped upgrade probability is below the 0.01 floor (see `upgradeOdds` in services/Upgrades.ts). */
+export class ProbabilityTooLow extends Schema.TaggedError<ProbabilityTooLow>()(
+  "ProbabilityTooLow",
+  message("Probability too low")
+) {}

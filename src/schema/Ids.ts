@@ -8,8 +8,8 @@ const positiveBigInt = Schema.BigInt.pipe(
   Schema.filter((n) => n > 0n, { message: () => "must be a positive integer id" })
 )
 
-/** A path or body id: a positive decimal integer in a string. */
-const idFromString = <B extends string>(brand: B) =>
+/** A path or body id: a positive decimal integer in a string, branded per entity. */
+export const idFromString = <B extends string>(brand: B) =>
   Schema.String.pipe(
     Schema.pattern(/^[1-9][0-9]{0,18}$/, { message: () => "must be a positive integer id" }),
     Schema.compose(positiveBigInt),

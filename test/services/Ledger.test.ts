@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it, layer } from "@effect/vitest"
+import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, TestClock } from "effect"
 import { Ledger } from "../../src/services/Ledger"
 import { Users } from "../../src/services/Users"
@@ -144,8 +144,8 @@ layer(Services)("Ledger", (it) => {
         (i) => {
           const user = users[i % users.length]!
           return i % 3 === 0
-            ? ledger.credit({ userId: user.id, type: "ITEM_SELL", amountCents: 250n })
-            : Effect.either(ledger.debit({ userId: user.id, type: "BATTLE_ENTRY", amountCents: 150n }))
+            ? Effect.asVoid(ledger.credit({ userId: user.id, type: "ITEM_SELL", amountCents: 250n }))
+            : Effect.ignore(ledger.debit({ userId: user.id, type: "BATTLE_ENTRY", amountCents: 150n }))
         },
         { concurrency: 20 }
       )

@@ -1,0 +1,53 @@
+/**
+ * The whole HTTP interface: every group, and the errors any endpoint may answer with (D3).
+ * `.prefix("/api")` must stay last: it rewrites only the groups added before it.
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AdminUsersApi } from "./AdminUsersApi"
+import { AdminWithdrawalsApi } from "./AdminWithdrawalsApi"
+import { AuthApi, IdpApi } from "./AuthApi"
+import { CasesApi } from "./CasesApi"
+import { CatalogAdminApi } from "./CatalogAdminApi"
+import { HealthApi } from "./HealthApi"
+import { InventoryApi } from "./InventoryApi"
+import * as HttpError from "./HttpErrors"
+import { LiveDropsAdminApi, LiveDropsApi } from "./LiveDropsApi"
+import { NotificationsApi } from "./NotificationsApi"
+import { OpeningsApi } from "./OpeningsApi"
+import { ProvablyFairApi } from "./ProvablyFairApi"
+import { RealtimeApi } from "./RealtimeApi"
+import { UpgradesApi } from "./UpgradesApi"
+import { WebhooksApi } from "./WebhooksApi"
+import { WithdrawalsApi } from "./WithdrawalsApi"
+
+export class Api extends HttpApi.make("game-platform")
+  .add(HealthApi)
+  .add(IdpApi)
+  .add(AuthApi)
+  .add(NotificationsApi)
+  .add(AdminUsersApi)
+  .add(CatalogAdminApi)
+  .add(CasesApi)
+  .add(OpeningsApi)
+  .add(ProvablyFairApi)
+  .add(LiveDropsApi)
+  .add(LiveDropsAdminApi)
+  .add(RealtimeApi)
+  .add(WebhooksApi)
+  .add(WithdrawalsApi)
+  .add(AdminWithdrawalsApi)
+  .add(InventoryApi).add(UpgradesApi)
+  .addError(HttpError.Validation)
+  .addError(HttpError.BadRequest)
+  .addError(HttpError.NotFound)
+  .addError(HttpError.Unauthenticated)
+  .addError(HttpError.RateLimited)
+  .addError(HttpError.Internal)
+  .annotate(OpenApi.Title, "Game Platform API")
+  .annotate(OpenApi.Version, "0.1.0")
+  .annotate(
+    OpenApi.Description,
+    "Case openings with provably fair rolls, upgrades, battles, raffles, PIX deposits and withdrawals. Money is integer BRL cents; ids are strings."
+  )
+  .prefix("/api")
+{}

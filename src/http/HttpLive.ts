@@ -1,0 +1,41 @@
+/**
+ * The HTTP application: the API's handlers, the error envelope, and the documentation
+ * (OpenAPI 3.1 JSON at /api/docs-json, an interactive reference at /api/docs).
+ */
+import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { Layer } from "effect"
+import { Api } from "./Api"
+import { ErrorEnvelopeLive } from "./ErrorEnvelope"
+import { AdminTokenLive } from "./AdminToken"
+import { AdminUsersLive } from "./AdminUsersHttp"
+import { AdminWithdrawalsLive } from "./AdminWithdrawalsHttp"
+import { AuthLive, IdpLive } from "./AuthHttp"
+import { AdminAuthenticationLive, AuthenticationLive } from "./Authentication"
+import { CasesLive } from "./CasesHttp"
+import { CatalogAdminLive } from "./CatalogAdminHttp"
+import { HealthLive } from "./HealthHttp"
+import { InventoryLive } from "./InventoryHttp"
+import { LiveDropsAdminLive, LiveDropsLive } from "./LiveDropsHttp"
+import { NotificationsLive } from "./NotificationsHttp"
+import { OpeningsLive } from "./OpeningsHttp"
+import { ProvablyFairLive } from "./ProvablyFairHttp"
+import { RealtimeLive } from "./RealtimeHttp"
+import { UpgradesLive } from "./UpgradesHttp"
+import { RateLimitLive } from "./RateLimit"
+import { WebhooksLive } from "./WebhooksHttp"
+import { WithdrawalsLive } from "./WithdrawalsHttp"
+
+export const DOCS_PATH = "/api/docs"
+export const OPENAPI_PATH = "/api/docs-json"
+
+const Docs = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }),
+  HttpApiScalar.layer({ path: DOCS_PATH })
+)
+
+/** Everything the HTTP layer serves; needs the domain services and infrastructure beneath it. */
+export const ApiLive = Layer.mergeAll(Docs, ErrorEnvelopeLive, RateLimitLive).pipe(
+  Layer.provideMerge(HttpApiBuilder.api(Api)),
+  Layer.provide([HealthLive, IdpLive, AuthLive, NotificationsLive, AdminUsersLive, CatalogAdminLive, CasesLive, OpeningsLive, ProvablyFairLive, LiveDropsLive, LiveDropsAdminLive, RealtimeLive, WebhooksLive, WithdrawalsLive, AdminWithdrawalsLive, InventoryLive, UpgradesLive]),
+  Layer.provide([AdminTokenLive, AuthenticationLive, AdminAuthenticationLive])
+)

@@ -1,0 +1,108 @@
+/**
+ * The service: configuration -> infrastructure (database, Redis or in-memory stores) -> domain
+ * services -> HTTP API, served by Node until SIGTERM/SIGINT. On a signal the server stops accepting,
+ * lets in-flight requests finish, then the pools close (layers close in reverse order).
+ */
+import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
+import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
+import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { Cause, Config, Console, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { createServer } from "node:http"
+import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
+import { AppConfig, AppConfigLive, StartupError } from "./layers/AppConfig"
+import { IdentityProvider } from "./layers/IdentityProvider"
+import { Randomness } from "./layers/Randomness"
+import { DatabaseFromConfig, StoresFromConfig } from "./layers/Infrastructure"
+import { CatalogSeedOnStart } from "./services/CatalogSeed"
+import { DomainLive } from "./services/DomainLive"
+import { WebhookDeliveryWorker } from "./services/WebhookDelivery"
+
+const Infrastructure = Layer.mergeAll(DatabaseFromConfig, StoresFromConfig, Randomness.live)
+
+/** How long shutdown waits for in-flight requests before it closes their connections. */
+const SHUTDOWN_GRACE = Duration.seconds(10)
+
+/**
+ * Node's server, served by the API. On shutdown the server stops accepting and waits for open
+ * connections; the deadline below closes those still open after SHUTDOWN_GRACE (a stuck client, an
+ * event stream), so a stop never hangs.
+ */
+const HttpServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => {
+    const server = createServer()
+    const ShutdownDeadline = Layer.scopedDiscard(
+      Effect.addFinalizer(() =>
+        Effect.zipRight(
+          Effect.logInfo("Shutting down: no new connections, finishing requests in flight"),
+          Effect.sync(() => setTimeout(() => server.closeAllConnections(), Duration.toMillis(SHUTDOWN_GRACE)).unref())
+        )
+      )
+    )
+    return Layer.merge(HttpApiBuilder.serve(HttpMiddleware.logger), ShutdownDeadline).pipe(
+      Layer.provide(NodeHttpServer.layer(() => server, { port: config.port }))
+    )
+  })
+)
+
+/** What a newcomer needs to find their way in, printed once the server listens. */
+const Banner = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    yield* Effect.logInfo(`Listening on port ${config.port}`)
+    yield* Console.log(`API reference: ${config.publicUrl}${DOCS_PATH}`)
+    yield* Console.log(`OpenAPI 3.1:   ${config.publicUrl}${OPENAPI_PATH}`)
+    if (Option.isNone(config.oidc.issuer)) {
+      yield* Console.log(`Sign in (development provider, any login name): ${config.publicUrl}/api/auth/idp/login`)
+    }
+    if (config.secretsGenerated) {
+      yield* Console.log(`Development secrets (kept in ${config.dataDir}/dev-secrets.json):`)
+      yield* Console.log(`  ADMIN_TOKEN=${Redacted.value(config.secrets.adminToken)}`)
+      yield* Console.log(`  WEBHOOK_SECRET=${Redacted.value(config.secrets.webhookSecret)}`)
+    }
+  })
+)
+
+const AppLive = Banner.pipe(
+  Layer.provideMerge(HttpServerLive),
+  Layer.provide(ApiLive),
+  Layer.provide(CatalogSeedOnStart),
+  // Outbound webhooks: polls every second; stops (releasing what it was sending) before the pools close.
+  Layer.provide(WebhookDeliveryWorker),
+  Layer.provideMerge(DomainLive),
+  Layer.provideMerge(IdentityProvider.layer),
+  Layer.provideMerge(GatewayFromConfig),
+  Layer.provideMerge(Infrastructure),
+  Layer.provideMerge(AppConfigLive),
+  Layer.provide(NodeContext.layer)
+)
+
+/** JSON lines in production (for log shippers), readable lines otherwise; LOG_LEVEL sets the floor. */
+const LoggingLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const production = (yield* Config.string("NODE_ENV").pipe(Config.withDefault(""))) === "production"
+    const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+    return Layer.merge(production ? Logger.json : Logger.pretty, Logger.minimumLogLevel(level))
+  }).pipe(
+    Effect.mapError(() =>
+      new StartupError({ message: "LOG_LEVEL must be one of All, Trace, Debug, Info, Warn, Error, Fatal, None" })
+    )
+  )
+)
+
+const isStartupError = (cause: Cause.Cause<unknown>) =>
+  Option.exists(Cause.failureOption(cause), (e) => e instanceof StartupError)
+
+Layer.launch(AppLive).pipe(
+  // A crash is logged through the configured logger; a refusal to start is one plain line below.
+  Effect.tapErrorCause((cause) =>
+    Cause.isInterruptedOnly(cause) || isStartupError(cause) ? Effect.void : Effect.logFatal("The service stopped", cause)
+  ),
+  Effect.provide(LoggingLive),
+  Effect.tapErrorCause((cause) =>
+    Option.match(Cause.failureOption(cause), {
+      onNone: () => Effect.void,
+      onSome: (error) => error instanceof StartupError ? Console.error(`Cannot start: ${error.message}`) : Effect.void
+    })
+  ),
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+)

@@ -1,0 +1,84 @@
+/** The catalog's vocabulary: items, cases and the roll ranges of a case's items (SPEC Item, Case, CaseItem; D6). */
+import { Schema } from "effect"
+import { CaseId, ItemId } from "./Ids"
+
+/** SPEC Rarity, rarest last. */
+export const Rarity = Schema.Literal(
+  "CONSUMER",
+  "INDUSTRIAL",
+  "MIL_SPEC",
+  "RESTRICTED",
+  "CLASSIFIED",
+  "COVERT",
+  "EXTRAORDINARY"
+)
+export type Rarity = typeof Rarity.Type
+
+export const CaseCategory = Schema.Literal("CHEAP", "MEDIUM", "EXPENSIVE", "PREMIUM", "EVENT")
+export type CaseCategory = typeof CaseCategory.Type
+
+/** Rolls select from 1..ROLL_SPACE; a dropChance of 1 is a block of ROLL_SPACE numbers. */
+export const ROLL_SPACE = 10_000_000
+/** dropChance is exact to 7 decimal places: 1 unit = 0.0000001. */
+export const CHANCE_DECIMALS = 7
+export const MIN_DROP_CHANCE_UNITS = 1_000 // 0.0001
+
+/**
+ * The exact number of 0.0000001 units in `chance`, from its shortest decimal form (the digits the
+ * client sent), never from binary arithmetic: 0.57 * 10000000 is 5699999.999999999, 0.57 is 5700000
+ * units. `undefined` when the number has more than 7 decimal places or is not a plain decimal.
+ */
+export const chanceUnits = (chance: number): number | undefined => {
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(String(chance))
+  if (match === null) return undefined
+  const decimals = match[2] ?? ""
+  if (decimals.length > CHANCE_DECIMALS) return undefined
+  return Number(match[1]) * ROLL_SPACE + Number(decimals.padEnd(CHANCE_DECIMALS, "0"))
+}
+
+/** `units` as the decimal the database column numeric(8, 7) holds, e.g. 5700000 -> "0.5700000". */
+export const unitsToDecimal = (units: number): string =>
+  `${Math.floor(units / ROLL_SPACE)}.${String(units % ROLL_SPACE).padStart(CHANCE_DECIMALS, "0")}`
+
+/** SPEC CaseItem.dropChance: 0.0001 to 1, at most 7 decimal places (D6). */
+export const DropChance = Schema.Number.pipe(
+  Schema.filter((chance) => chance >= 0.0001 && chance <= 1, { message: () => "must be between 0.0001 and 1" }),
+  Schema.filter((chance) => chanceUnits(chance) !== undefined, {
+    message: () => "must have at most 7 decimal places"
+  })
+)
+
+/** SPEC Item. */
+export class Item extends Schema.Class<Item>("Item")({
+  id: ItemId,
+  name: Schema.String,
+  rarity: Rarity,
+  valueCents: Schema.BigInt,
+  imageUrl: Schema.String,
+  isUpgradable: Schema.Boolean
+}) {}
+
+/** SPEC Case (its items and their ranges are in `CaseItemRow`). */
+export class Case extends Schema.Class<Case>("Case")({
+  id: CaseId,
+  name: Schema.String,
+  slug: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  imageUrl: Schema.String,
+  priceCents: Schema.BigInt,
+  category: CaseCategory,
+  isActive: Schema.Boolean,
+  isFeatured: Schema.Boolean,
+  houseEdge: Schema.Number,
+  flipChance: Schema.Number,
+  createdAt: Schema.DateFromSelf,
+  updatedAt: Schema.DateFromSelf
+}) {}
+
+/** SPEC CaseItem: dropChance is stored as exact numeric and read back as a number. */
+export class CaseItem extends Schema.Class<CaseItem>("CaseItem")({
+  itemId: ItemId,
+  dropChance: Schema.NumberFromString,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number
+}) {}

@@ -1,0 +1,18 @@
+/** List queries (D3): `page` from 1 (default 1), `limit` 1 to 100 (default 20). */
+import { Schema } from "effect"
+
+const integerParam = (min: number, max: number, fallback: number) =>
+  Schema.optionalWith(
+    Schema.NumberFromString.pipe(
+      Schema.int({ message: () => "must be an integer" }),
+      Schema.between(min, max, { message: () => `must be between ${min} and ${max}` })
+    ),
+    { default: () => fallback }
+  )
+
+export const PageParams = {
+  page: integerParam(1, 1_000_000, 1),
+  limit: integerParam(1, 100, 20)
+}
+
+export const PageQuery = Schema.Struct(PageParams).annotations({ parseOptions: { errors: "all" } })
