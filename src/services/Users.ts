@@ -5,6 +5,17 @@ import { NotFound } from "../schema/Errors"
 import { UserId } from "../schema/Ids"
 import { User } from "../schema/User"
 
+const AdminUserRow = Schema.Struct({
+  id: UserId,
+  username: Schema.String,
+  idpId: Schema.String,
+  role: Schema.Literal("USER", "ADMIN"),
+  balanceCents: Schema.BigInt,
+  bannedAt: Schema.NullOr(Schema.DateFromSelf),
+  createdAt: Schema.DateFromSelf,
+  lastActiveAt: Schema.NullOr(Schema.DateFromSelf)
+})
+
 const columns = "id, idp_id, username, role, balance_cents, two_factor_enabled, banned_at, ban_reason, created_at"
 
 export class Users extends Effect.Service<Users>()("app/Users", {
@@ -37,6 +48,93 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       return user.value
     })
 
-    return { create, findById } as const
+    /**
+     * The user of an identity at sign-in, created the first time (D2). `username` is kept from the
+     * first sign-in (`user-<id>` when the provider gave none); `promote` makes the user an ADMIN.
+     */
+    const signIn = Effect.fn("Users.signIn")(function*(input: {
+      readonly idpId: string
+      readonly username: string | undefined
+      readonly promote: boolean
+    }) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const role = input.promote ? "ADMIN" : "USER"
+      const [row] = yield* sql<{ id: string }>`
+        INSERT INTO users (idp_id, username, role, created_at, updated_at)
+        VALUES (${input.idpId}, ${input.username ?? ""}, ${role}, ${now}, ${now})
+        ON CONFLICT (idp_id) DO UPDATE
+          SET role = CASE WHEN ${input.promote} THEN 'ADMIN' ELSE users.role END
+        RETURNING id`.pipe(Effect.orDie)
+      const id = UserId.make(BigInt(row!.id))
+      yield* sql`UPDATE users SET username = 'user-' || id WHERE id = ${id} AND username = ''`.pipe(Effect.orDie)
+      return yield* findById(id)
+    })
+
+    /** Makes the user with this id (else this idpId) an administrator (CLI `grant-admin`). */
+    const grantAdmin = Effect.fn("Users.grantAdmin")(function*(userIdOrIdpId: string) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const asId = /^[1-9][0-9]{0,18}$/.test(userIdOrIdpId) ? userIdOrIdpId : null
+      const rows = yield* sql<{ id: string }>`
+        UPDATE users SET role = 'ADMIN', updated_at = ${now}
+        WHERE id = (SELECT id FROM (SELECT id, 0 AS rank FROM users WHERE id = ${asId}::bigint
+                                    UNION ALL SELECT id, 1 FROM users WHERE idp_id = ${userIdOrIdpId}) AS found
+                    ORDER BY rank LIMIT 1)
+        RETURNING id`.pipe(Effect.orDie)
+      if (rows.length === 0) return yield* NotFound.of("User")
+      return yield* findById(UserId.make(BigInt(rows[0]!.id)))
+    })
+
+    const setBan = (id: UserId, reason: string | null) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql`
+          UPDATE users SET banned_at = ${reason === null ? null : now}, ban_reason = ${reason}, updated_at = ${now}
+          WHERE id = ${id} RETURNING id`.pipe(Effect.orDie)
+        if (rows.length === 0) return yield* NotFound.of("User")
+        return yield* findById(id)
+      })
+
+    const ban = Effect.fn("Users.ban")((id: UserId, reason: string) => setBan(id, reason))
+    const unban = Effect.fn("Users.unban")((id: UserId) => setBan(id, null))
+
+    /**
+     * Records that the user was active now: the UTC day (dashboard activeToday, D15) and lastActiveAt.
+     * Callers throttle it; both writes are idempotent.
+     */
+    const recordActivity = Effect.fn("Users.recordActivity")(function*(id: UserId) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const day = now.toISOString().slice(0, 10)
+      yield* sql`INSERT INTO user_activity_days (day, user_id) VALUES (${day}::date, ${id}) ON CONFLICT DO NOTHING`
+        .pipe(Effect.orDie)
+      yield* sql`UPDATE users SET last_active_at = ${now} WHERE id = ${id}`.pipe(Effect.orDie)
+    })
+
+    const listRows = SqlSchema.findAll({
+      Request: Schema.Struct({ search: Schema.String, limit: Schema.Number, offset: Schema.Number }),
+      Result: AdminUserRow,
+      execute: ({ limit, offset, search }) =>
+        sql`SELECT id, username, idp_id, role, balance_cents, banned_at, created_at, last_active_at
+            FROM users WHERE ${matches(search)} ORDER BY id LIMIT ${limit} OFFSET ${offset}`
+    })
+
+    /** Username or idpId containing `search`, case-insensitively; everyone for "". */
+    const matches = (search: string) =>
+      sql`(position(lower(${search}) in lower(username)) > 0 OR position(lower(${search}) in lower(idp_id)) > 0)`
+
+    /** The administrators' user list (D2): `search` matches a username or idpId substring. */
+    const list = Effect.fn("Users.list")(function*(query: {
+      readonly page: number
+      readonly limit: number
+      readonly search?: string | undefined
+    }) {
+      const search = query.search ?? ""
+      const users = yield* listRows({ search, limit: query.limit, offset: (query.page - 1) * query.limit })
+        .pipe(Effect.orDie)
+      const [count] = yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM users WHERE ${matches(search)}`
+        .pipe(Effect.orDie)
+      return { users, total: Number(count!.n), page: query.page }
+    })
+
+    return { create, findById, signIn, grantAdmin, ban, unban, recordActivity, list } as const
   })
 }) {}

@@ -1,0 +1,60 @@
+/** Administration of users (D2): list, ban, unban, balance adjustments. ADMIN sessions only. */
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { TransactionId, UserId } from "../schema/Ids"
+import { PageParams } from "../schema/Pagination"
+import { Role } from "../schema/User"
+import { AdminAuthentication } from "./Authentication"
+import * as HttpError from "./HttpErrors"
+
+const AdminUser = Schema.Struct({
+  id: UserId,
+  username: Schema.String,
+  idpId: Schema.String,
+  role: Role,
+  balanceCents: Schema.BigIntFromNumber,
+  bannedAt: Schema.NullOr(Schema.Date),
+  createdAt: Schema.Date,
+  lastActiveAt: Schema.NullOr(Schema.Date)
+})
+
+const Reason = Schema.String.pipe(
+  Schema.trimmed({ message: () => "must not start or end with spaces" }),
+  Schema.nonEmptyString({ message: () => "is required" }),
+  Schema.maxLength(500, { message: () => "must be at most 500 characters" })
+)
+
+export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
+  .add(
+    HttpApiEndpoint.get("list", "/admin/users")
+      .setUrlParams(Schema.Struct({
+        ...PageParams,
+        search: Schema.optional(Schema.String.pipe(Schema.maxLength(100, { message: () => "must be at most 100 characters" })))
+      }).annotations({ parseOptions: { errors: "all" } }))
+      .addSuccess(Schema.Struct({ users: Schema.Array(AdminUser), total: Schema.Int, page: Schema.Int }))
+  )
+  .add(
+    HttpApiEndpoint.post("ban", "/admin/users/:id/ban")
+      .setPath(Schema.Struct({ id: UserId }))
+      .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
+      .addSuccess(Schema.Struct({ message: Schema.String, sessionsRevoked: Schema.Int }))
+  )
+  .add(
+    HttpApiEndpoint.post("unban", "/admin/users/:id/unban")
+      .setPath(Schema.Struct({ id: UserId }))
+      .addSuccess(Schema.Struct({ message: Schema.String }))
+  )
+  .add(
+    HttpApiEndpoint.post("adjustBalance", "/admin/users/:id/adjust-balance")
+      .setPath(Schema.Struct({ id: UserId }))
+      .setPayload(Schema.Struct({
+        amountCents: Schema.BigIntFromNumber.pipe(
+          Schema.filter((n) => n !== 0n, { message: () => "must not be zero" })
+        ),
+        reason: Reason
+      }).annotations({ parseOptions: { errors: "all" } }))
+      .addSuccess(Schema.Struct({ userId: UserId, balanceCents: Schema.BigIntFromNumber, transactionId: TransactionId }))
+      .addError(HttpError.InsufficientBalance)
+  )
+  .middleware(AdminAuthentication)
+{}

@@ -1,0 +1,92 @@
+/**
+ * Session authentication for every endpoint that needs a signed-in user (SPEC Authentication, D2):
+ * the `sessionId` cookie or `Authorization: Bearer <session id>`. Provides `CurrentUser`.
+ *
+ * A banned user is refused with 403 `Account banned`; a device mismatch with 401 `Device mismatch`.
+ * The first request of a user in a UTC day records the day (D15).
+ */
+import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Exit, Layer, Schema } from "effect"
+import { AppConfig } from "../layers/AppConfig"
+import { KeyValue } from "../layers/stores/KeyValue"
+import { Forbidden, Unauthenticated } from "../schema/Errors"
+import type { Session } from "../schema/Session"
+import type { User } from "../schema/User"
+import { Sessions } from "../services/Sessions"
+import { Users } from "../services/Users"
+import { currentClient, sessionIdOf } from "./ClientInfo"
+import * as HttpError from "./HttpErrors"
+
+export class CurrentUser extends Context.Tag("app/CurrentUser")<CurrentUser, {
+  readonly user: User
+  readonly session: Session
+}>() {}
+
+const sessionSecurity = {
+  sessionCookie: HttpApiSecurity.apiKey({ in: "cookie", key: "sessionId" }),
+  sessionBearer: HttpApiSecurity.bearer
+}
+
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("app/Authentication", {
+  provides: CurrentUser,
+  failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden),
+  security: sessionSecurity
+}) {}
+
+/** Administrator-only endpoints (D2): a session of an ADMIN user; 401 without one, 403 `Forbidden` otherwise. */
+export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("app/AdminAuthentication", {
+  provides: CurrentUser,
+  failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden),
+  security: sessionSecurity
+}) {}
+
+/** Activity is written at most once per user every 5 minutes (lastActiveAt), so each active day is recorded. */
+const ACTIVITY_THROTTLE_MS = 5 * 60_000
+
+type Authenticated = Context.Tag.Service<CurrentUser>
+
+const makeAuthenticate = Effect.gen(function*() {
+  const sessions = yield* Sessions
+  const users = yield* Users
+  const kv = yield* KeyValue
+  const config = yield* AppConfig
+
+  const authenticate = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const id = sessionIdOf(request)
+    if (id === undefined) return yield* new Unauthenticated()
+    const client = yield* Effect.provideService(currentClient, AppConfig, config)
+    const session = yield* sessions.validate(id, client)
+    const user = yield* users.findById(session.userId).pipe(Effect.catchTag("NotFound", () => new Unauthenticated()))
+    if (user.bannedAt !== null) return yield* new Forbidden({ message: "Account banned" })
+    if (yield* kv.setIfAbsent(`activity:${user.id}`, "1", ACTIVITY_THROTTLE_MS)) {
+      yield* users.recordActivity(user.id)
+    }
+    return { user, session } satisfies Authenticated
+  })
+
+  // HttpApi tries the security schemes in turn; the second must not repeat the first's work (or its
+  // audit entries), so it answers with the result the first got for the same request.
+  const results = new WeakMap<object, Exit.Exit<Authenticated, Unauthenticated | Forbidden>>()
+  return Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const known = results.get(request)
+    if (known !== undefined) return yield* known
+    const exit = yield* Effect.exit(authenticate)
+    results.set(request, exit)
+    return yield* exit
+  })
+})
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.map(makeAuthenticate, (once) => Authentication.of({ sessionCookie: () => once, sessionBearer: () => once }))
+)
+
+export const AdminAuthenticationLive = Layer.effect(
+  AdminAuthentication,
+  Effect.map(makeAuthenticate, (once) => {
+    const admin = Effect.filterOrFail(once, ({ user }) => user.role === "ADMIN", () => new Forbidden())
+    return AdminAuthentication.of({ sessionCookie: () => admin, sessionBearer: () => admin })
+  })
+)

@@ -1,0 +1,85 @@
+/**
+ * Rate limits (SPEC "Limits", D16) on every /api request, counted in fixed windows per signed-in user
+ * (per client address otherwise, and always for the sign-in endpoints). Every response carries the
+ * X-RateLimit headers of the tightest limit that applies; a request over any limit gets 429 with
+ * Retry-After and does not reach the endpoint.
+ */
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect, Option } from "effect"
+import { AppConfig, type RateLimit, type RateLimits } from "../layers/AppConfig"
+import { type RateCount, RateCounter } from "../layers/stores/RateCounter"
+import { Sessions } from "../services/Sessions"
+import { Api } from "./Api"
+import { clientIpOf, sessionIdOf } from "./ClientInfo"
+
+interface Rule {
+  readonly name: keyof RateLimits
+  readonly applies: (method: string, path: string) => boolean
+  /** Counted per client address even for a signed-in user. */
+  readonly perAddress?: boolean
+}
+
+const rules: ReadonlyArray<Rule> = [
+  { name: "global", applies: () => true },
+  { name: "auth", applies: (m, p) => m === "GET" && /^\/api\/auth\/idp\/(login|callback)$/.test(p), perAddress: true },
+  { name: "caseOpen", applies: (m, p) => m === "POST" && /^\/api\/cases\/[^/]+\/open$/.test(p) },
+  { name: "withdrawal", applies: (m, p) => m === "POST" && p === "/api/withdrawals/request" },
+  { name: "twoFactorVerify", applies: (m, p) => m === "POST" && p === "/api/auth/2fa/verify" }
+]
+
+interface Counted {
+  readonly limit: RateLimit
+  readonly count: RateCount
+}
+
+const remaining = ({ count, limit }: Counted) => Math.max(0, limit.count - count.count)
+
+const headersOf = (tightest: Counted) => ({
+  "x-ratelimit-limit": String(tightest.limit.count),
+  "x-ratelimit-remaining": String(remaining(tightest)),
+  "x-ratelimit-reset": String(Math.ceil(tightest.count.resetAtMs / 1000))
+})
+
+export const RateLimitLive = HttpApiBuilder.middleware(
+  Api,
+  Effect.gen(function*() {
+    const counter = yield* RateCounter
+    const sessions = yield* Sessions
+    const config = yield* AppConfig
+
+    return (app: HttpApp.Default) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const path = new URL(request.url, "http://localhost").pathname
+        const applicable = rules.filter((rule) => rule.applies(request.method, path))
+        if (applicable.length === 0) return yield* app
+        const address = `ip:${clientIpOf(request, config.trustProxy)}`
+        const sessionId = sessionIdOf(request)
+        const user = sessionId === undefined
+          ? Option.none()
+          : Option.map(yield* sessions.peekUserId(sessionId), (id) => `user:${id}`)
+        const counted = yield* Effect.forEach(applicable, (rule) => {
+          const limit = config.rateLimits[rule.name]
+          const subject = rule.perAddress ? address : Option.getOrElse(user, () => address)
+          return Effect.map(counter.hit(`${rule.name}:${subject}`, limit.windowMs), (count): Counted => ({ limit, count }))
+        })
+        const tightest = counted.reduce((a, b) =>
+          remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.limit.count < a.limit.count) ? b : a
+        )
+        const headers = headersOf(tightest)
+        const exceeded = counted.filter(({ count, limit }) => count.count > limit.count)
+        if (exceeded.length > 0) {
+          const now = yield* Clock.currentTimeMillis
+          const resetAtMs = Math.max(...exceeded.map(({ count }) => count.resetAtMs))
+          return yield* HttpServerResponse.json({ statusCode: 429, message: "Too many requests" }, {
+            status: 429,
+            headers: { ...headers, "retry-after": String(Math.max(1, Math.ceil((resetAtMs - now) / 1000))) }
+          }).pipe(Effect.orDie)
+        }
+        yield* HttpApp.appendPreResponseHandler((_, response) =>
+          Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+        )
+        return yield* app
+      })
+  })
+)

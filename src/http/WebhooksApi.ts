@@ -1,0 +1,35 @@
+/**
+ * Outbound webhook registration (SPEC "Webhook registration", DECISIONS D12), with the admin bearer
+ * token, and each receiver's delivery log (deliveries newest first, each with its attempts).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PageQuery } from "../schema/Pagination"
+import { Webhook, WebhookDeliveryLog, WebhookId, WebhookRegistration } from "../schema/Webhook"
+import { AdminToken } from "./AdminToken"
+
+export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.post("register", "/webhooks")
+      .setPayload(WebhookRegistration)
+      .addSuccess(Webhook, { status: 201 })
+      .annotate(OpenApi.Summary, "Register a receiver of deposit.confirmed, withdrawal.completed, battle.finished")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/webhooks")
+      .addSuccess(Schema.Struct({ webhooks: Schema.Array(Webhook) }))
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/webhooks/:id")
+      .setPath(Schema.Struct({ id: WebhookId }))
+      .addSuccess(Schema.Struct({ message: Schema.String }))
+  )
+  .add(
+    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
+      .setPath(Schema.Struct({ id: WebhookId }))
+      .setUrlParams(PageQuery)
+      .addSuccess(Schema.Struct({ deliveries: Schema.Array(WebhookDeliveryLog), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "A receiver's deliveries, newest first, with every attempt's status code or error")
+  )
+  .middleware(AdminToken)
+{}

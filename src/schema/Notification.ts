@@ -1,0 +1,36 @@
+/** Notifications and audit actions (SPEC "Notification types and audit actions", D11). */
+import { Schema } from "effect"
+import { idFromString } from "./Ids"
+
+export const NotificationId = idFromString("NotificationId")
+export type NotificationId = typeof NotificationId.Type
+
+export const NotificationType = Schema.Literal("DEPOSIT_CONFIRMED", "DEPOSIT_EXPIRED", "SECURITY_ALERT")
+export type NotificationType = typeof NotificationType.Type
+
+export class Notification extends Schema.Class<Notification>("Notification")({
+  id: NotificationId,
+  type: NotificationType,
+  title: Schema.String,
+  message: Schema.String,
+  read: Schema.Boolean,
+  createdAt: Schema.Date
+}) {}
+
+/** SPEC's audit actions and those of D2. */
+export type AuditAction =
+  | "2FA_ENABLED"
+  | "2FA_DISABLED"
+  | "2FA_BACKUP_CODE_USED"
+  | "SUSPICIOUS_IP_CHANGE"
+  | "DEVICE_MISMATCH"
+  | "DEPOSIT_CONFIRMED"
+  | "ADMIN_CONFIRM_DEPOSIT"
+  | "USER_BANNED"
+  | "USER_UNBANNED"
+  | "ADMIN_ADJUST_BALANCE"
+  | "WITHDRAWAL_REQUESTED"
+  | "WITHDRAWAL_CANCELLED"
+  | "WITHDRAWAL_APPROVED"
+  | "WITHDRAWAL_REJECTED"
+  | "WITHDRAWAL_PAYOUT_FAILED"

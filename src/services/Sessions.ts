@@ -1,0 +1,159 @@
+/**
+ * Sessions (SPEC Session, "Sessions and two-factor", D2): JSON under `session:<id>` in the key-value
+ * store with a time to live of 7 days, and the user's index `user-sessions:<userId>`.
+ *
+ * Validation slides the session: lastActivity, expiresAt and the stored time to live all move to
+ * now + 7 days. At most 5 sessions per user: creating a 6th deletes the one idle the longest. Creation
+ * holds the user's lock so that parallel sign-ins cannot exceed the limit.
+ */
+import { Clock, Effect, Option, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import { KeyValue } from "../layers/stores/KeyValue"
+import { UserLock } from "../layers/stores/UserLock"
+import { Forbidden, NotFound, Unauthenticated } from "../schema/Errors"
+import type { UserId } from "../schema/Ids"
+import { type ClientInfo, Session, SessionId } from "../schema/Session"
+import { Audit } from "./Audit"
+import { regionOf } from "./GeoRegion"
+import { Notifications } from "./Notifications"
+
+export const SESSION_TTL_SECONDS = 604_800
+export const MAX_SESSIONS_PER_USER = 5
+const SESSION_TTL_MS = SESSION_TTL_SECONDS * 1000
+
+const sessionKey = (id: string) => `session:${id}`
+const indexKey = (userId: bigint) => `user-sessions:${userId}`
+const decode = Schema.decodeUnknownOption(Schema.parseJson(Session))
+const encode = (session: Session) => JSON.stringify(Schema.encodeSync(Session)(session))
+
+export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
+  effect: Effect.gen(function*() {
+    const kv = yield* KeyValue
+    const lock = yield* UserLock
+    const audit = yield* Audit
+    const notifications = yield* Notifications
+
+    const read = (id: string) => Effect.map(kv.get(sessionKey(id)), Option.flatMap(decode))
+    const write = (session: Session) => kv.set(sessionKey(session.id), encode(session), SESSION_TTL_MS)
+    const remove = (session: { readonly id: string; readonly userId: bigint }) =>
+      Effect.zipRight(kv.delete(sessionKey(session.id)), kv.setRemove(indexKey(session.userId), session.id))
+
+    /** The user's live sessions, newest activity first; ids of sessions that expired leave the index. */
+    const ofUser = (userId: bigint) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const ids = yield* kv.setMembers(indexKey(userId))
+        const sessions: Array<Session> = []
+        for (const id of ids) {
+          const session = yield* read(id)
+          if (Option.isSome(session) && session.value.expiresAt.getTime() > now) sessions.push(session.value)
+          else yield* remove({ id, userId })
+        }
+        return sessions.sort((a, b) => b.lastActivity.getTime() - a.lastActivity.getTime())
+      })
+
+    const create = Effect.fn("Sessions.create")(function*(
+      user: { readonly id: UserId; readonly idpId: string },
+      client: ClientInfo
+    ) {
+      return yield* lock.withLock(
+        `sessions:${user.id}`,
+        Effect.gen(function*() {
+          const existing = yield* ofUser(user.id)
+          // Oldest lastActivity first out, until there is room for the new one.
+          for (const old of existing.slice(MAX_SESSIONS_PER_USER - 1)) yield* remove(old)
+          const now = yield* Clock.currentTimeMillis
+          const session = new Session({
+            id: SessionId.make(randomBytes(16).toString("hex")),
+            userId: user.id,
+            idpId: user.idpId,
+            ip: client.ip,
+            userAgent: client.userAgent,
+            deviceId: client.deviceId,
+            createdAt: new Date(now),
+            lastActivity: new Date(now),
+            expiresAt: new Date(now + SESSION_TTL_MS)
+          })
+          yield* write(session)
+          yield* kv.setAdd(indexKey(user.id), session.id)
+          return session
+        })
+      )
+    })
+
+    /** SPEC session rule 1: a request from another region is audited and the user alerted once per address. */
+    const checkRegion = (session: Session, ip: string) =>
+      Effect.gen(function*() {
+        if (ip === session.ip) return
+        const from = regionOf(session.ip)
+        const to = regionOf(ip)
+        if (from === undefined || to === undefined || from === to) return
+        if (!(yield* kv.setIfAbsent(`ip-alert:${session.id}:${ip}`, "1", SESSION_TTL_MS))) return
+        yield* audit.record({
+          userId: session.userId,
+          action: "SUSPICIOUS_IP_CHANGE",
+          entityType: "Session",
+          entityId: session.id,
+          metadata: { sessionId: session.id, originalIp: session.ip, newIp: ip }
+        })
+        yield* notifications.notify(session.userId, {
+          type: "SECURITY_ALERT",
+          title: "New sign-in location",
+          message: `Your session was used from ${to} (${ip}); it was created in ${from}. ` +
+            "If this was not you, sign out of all sessions."
+        })
+      })
+
+    /**
+     * The session of `id`, refreshed, or Unauthenticated. A request with a device id other than the
+     * session's is audited and refused (SPEC session rule 2); the session itself is kept.
+     */
+    const validate = Effect.fn("Sessions.validate")(function*(id: string, client: ClientInfo) {
+      const found = yield* read(id)
+      if (Option.isNone(found)) return yield* new Unauthenticated()
+      const session = found.value
+      const now = yield* Clock.currentTimeMillis
+      if (session.expiresAt.getTime() <= now) {
+        yield* remove(session)
+        return yield* new Unauthenticated()
+      }
+      if (session.deviceId !== undefined && client.deviceId !== undefined && client.deviceId !== session.deviceId) {
+        yield* audit.record({
+          userId: session.userId,
+          action: "DEVICE_MISMATCH",
+          entityType: "Session",
+          entityId: session.id,
+          metadata: { expectedDevice: session.deviceId, receivedDevice: client.deviceId }
+        })
+        return yield* new Unauthenticated({ message: "Device mismatch" })
+      }
+      yield* checkRegion(session, client.ip)
+      const refreshed = new Session({ ...session, lastActivity: new Date(now), expiresAt: new Date(now + SESSION_TTL_MS) })
+      yield* write(refreshed)
+      return refreshed
+    })
+
+    /** The owner of a session, without refreshing it (rate limits count per user). */
+    const peekUserId = (id: string) => Effect.map(read(id), Option.map((session) => session.userId))
+
+    const list = Effect.fn("Sessions.list")(function*(userId: UserId) {
+      return yield* ofUser(userId)
+    })
+
+    const revoke = Effect.fn("Sessions.revoke")(function*(userId: UserId, id: string) {
+      const found = yield* read(id)
+      if (Option.isNone(found)) return yield* NotFound.of("Session")
+      if (found.value.userId !== userId) return yield* new Forbidden({ message: "Not your session" })
+      yield* remove(found.value)
+    })
+
+    /** Deletes every session of the user; the number deleted. */
+    const revokeAll = Effect.fn("Sessions.revokeAll")(function*(userId: UserId) {
+      const sessions = yield* ofUser(userId)
+      for (const session of sessions) yield* remove(session)
+      return sessions.length
+    })
+
+    return { create, validate, peekUserId, list, revoke, revokeAll } as const
+  })
+}) {}

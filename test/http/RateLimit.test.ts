@@ -1,0 +1,112 @@
+/** Rate limits (SPEC "Limits", D16) through the public API, with the test clock driving the windows. */
+import { expect, layer } from "@effect/vitest"
+import { Effect, TestClock } from "effect"
+import { signIn } from "../support/SignIn"
+import { makeTestClient, type TestClient, type TestResponse } from "../support/TestApp"
+import { TestDatabase } from "../support/TestDatabase"
+
+const limitHeaders = (response: TestResponse) => ({
+  limit: response.headers.get("x-ratelimit-limit"),
+  remaining: response.headers.get("x-ratelimit-remaining"),
+  reset: response.headers.get("x-ratelimit-reset")
+})
+
+const repeat = (times: number, request: Effect.Effect<TestResponse>) =>
+  Effect.forEach(Array.from({ length: times }), () => request)
+
+const from = (ip: string, headers: Record<string, string> = {}) => ({ ...headers, "x-forwarded-for": ip })
+
+const client = makeTestClient({ config: { trustProxy: true } })
+
+const expectTooMany = (response: TestResponse, retryAfter: number) => {
+  expect(response.status).toBe(429)
+  expect(response.body).toEqual({ statusCode: 429, message: "Too many requests" })
+  expect(response.headers.get("retry-after")).toBe(String(retryAfter))
+  expect(response.headers.get("x-ratelimit-remaining")).toBe("0")
+}
+
+const verify = (c: TestClient, headers: Record<string, string>) => c.post("/api/auth/2fa/verify", { code: "123456" }, headers)
+
+layer(TestDatabase)("rate limits", (it) => {
+  it.scoped("every response carries the limit, what remains and when the window resets", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(90_000) // half way through a one-minute window
+      const health = yield* c.get("/api/health", from("203.0.113.1"))
+      expect(limitHeaders(health)).toEqual({ limit: "100", remaining: "99", reset: "120" })
+      for (const response of [yield* c.get("/api/nowhere", from("203.0.113.1")), yield* c.get("/api/auth/me", from("203.0.113.1"))]) {
+        expect(response.status).toBeGreaterThanOrEqual(400)
+        expect(limitHeaders(response).remaining).not.toBeNull()
+      }
+      expect(limitHeaders(yield* c.get("/api/health", from("203.0.113.1"))).remaining).toBe("96")
+    }))
+
+  it.scoped("global: 100 a minute per client address, then 429 with Retry-After until the next window", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(60_000 * 10 + 15_000)
+      const ok = yield* repeat(100, c.get("/api/health", from("203.0.113.2")))
+      expect(ok.every((r) => r.status === 200)).toBe(true)
+      expectTooMany(yield* c.get("/api/health", from("203.0.113.2")), 45)
+      // Another address has its own budget.
+      expect((yield* c.get("/api/health", from("203.0.113.3"))).status).toBe(200)
+      yield* TestClock.adjust(45_000)
+      const next = yield* c.get("/api/health", from("203.0.113.2"))
+      expect(next.status).toBe(200)
+      expect(limitHeaders(next).remaining).toBe("99")
+    }))
+
+  it.scoped("a signed-in user is counted on their own, not with their address", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(60_000 * 20)
+      const ip = "203.0.113.4"
+      const alice = yield* signIn(c, "rate-alice", from(ip))
+      const bob = yield* signIn(c, "rate-bob", from(ip))
+      yield* repeat(100, c.get("/api/auth/me", from(ip, alice.auth)))
+      expectTooMany(yield* c.get("/api/auth/me", from(ip, alice.auth)), 60)
+      expect((yield* c.get("/api/auth/me", from(ip, bob.auth))).status).toBe(200)
+      // The address itself spent only the sign-in requests.
+      expect((yield* c.get("/api/health", from(ip))).status).toBe(200)
+    }))
+
+  it.scoped("sign-in endpoints: 10 a minute per address", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(60_000 * 30)
+      const logins = yield* repeat(10, c.get("/api/auth/idp/login", from("203.0.113.5")))
+      expect(logins.every((r) => r.status === 302)).toBe(true)
+      expect(limitHeaders(logins[9]!)).toMatchObject({ limit: "10", remaining: "0" })
+      expectTooMany(yield* c.get("/api/auth/idp/login", from("203.0.113.5")), 60)
+      expectTooMany(yield* c.get("/api/auth/idp/callback?code=x&state=y", from("203.0.113.5")), 60)
+      expect((yield* c.get("/api/health", from("203.0.113.5"))).status).toBe(200)
+    }))
+
+  it.scoped("2FA verify: 5 per 300000 ms, wrong codes included", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(300_000 * 10)
+      const user = yield* signIn(c, "rate-verify")
+      const answers = yield* repeat(5, verify(c, user.auth))
+      expect(answers.map((r) => r.status)).toEqual([400, 400, 400, 400, 400]) // 2FA not enabled
+      expect(limitHeaders(answers[0]!)).toMatchObject({ limit: "5", remaining: "4" })
+      expectTooMany(yield* verify(c, user.auth), 300)
+      yield* TestClock.adjust(300_000)
+      expect((yield* verify(c, user.auth)).status).toBe(400)
+    }))
+
+  it.scoped("case opening (5 a minute) and withdrawal (3 a minute) are counted per user", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(60_000 * 40)
+      const user = yield* signIn(c, "rate-spender")
+      const opens = yield* repeat(5, c.post("/api/cases/1/open", {}, user.auth))
+      expect(limitHeaders(opens[0]!)).toMatchObject({ limit: "5", remaining: "4" })
+      expectTooMany(yield* c.post("/api/cases/1/open", {}, user.auth), 60)
+      const withdrawals = yield* repeat(3, c.post("/api/withdrawals/request", {}, user.auth))
+      expect(limitHeaders(withdrawals[2]!)).toMatchObject({ limit: "3", remaining: "0" })
+      expectTooMany(yield* c.post("/api/withdrawals/request", {}, user.auth), 60)
+      const other = yield* signIn(c, "rate-saver")
+      expect((yield* c.post("/api/cases/1/open", {}, other.auth)).status).not.toBe(429)
+    }))
+})
