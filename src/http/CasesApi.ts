@@ -1,0 +1,62 @@
+/**
+ * The public case catalog (SPEC "Cases", D6): active cases only, for signed-in users. Group "cases";
+ * further case endpoints belong here too.
+ */
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { CaseCategory, Rarity } from "../schema/Catalog"
+import { CaseId, ItemId } from "../schema/Ids"
+import { PageParams } from "../schema/Pagination"
+import { Authentication } from "./Authentication"
+import * as HttpError from "./HttpErrors"
+
+export const CaseListQuery = Schema.Struct({
+  ...PageParams,
+  category: Schema.optional(
+    CaseCategory.annotations({ message: () => `must be one of ${CaseCategory.literals.join(", ")}` })
+  ),
+  featured: Schema.optional(Schema.BooleanFromString.annotations({ message: () => "must be true or false" }))
+}).annotations({ parseOptions: { errors: "all" } })
+
+/** SPEC `GET /cases` entry. */
+export const CaseSummaryView = Schema.Struct({
+  id: CaseId,
+  name: Schema.String,
+  slug: Schema.String,
+  imageUrl: Schema.String,
+  priceCents: Schema.BigIntFromNumber,
+  category: CaseCategory,
+  isFeatured: Schema.Boolean,
+  itemCount: Schema.Int,
+  bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber })
+})
+
+/** SPEC `GET /cases/:id`: the items in roll order. */
+export const CaseDetailView = Schema.Struct({
+  id: CaseId,
+  name: Schema.String,
+  priceCents: Schema.BigIntFromNumber,
+  items: Schema.Array(Schema.Struct({
+    id: ItemId,
+    name: Schema.String,
+    rarity: Rarity,
+    valueCents: Schema.BigIntFromNumber,
+    imageUrl: Schema.String,
+    dropChance: Schema.Number
+  }))
+})
+
+export class CasesApi extends HttpApiGroup.make("cases")
+  .add(
+    HttpApiEndpoint.get("list", "/cases")
+      .setUrlParams(CaseListQuery)
+      .addSuccess(Schema.Struct({ cases: Schema.Array(CaseSummaryView), total: Schema.Int, page: Schema.Int }))
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/cases/:id")
+      .setPath(Schema.Struct({ id: CaseId }))
+      .addSuccess(CaseDetailView)
+      .addError(HttpError.CaseNotFound)
+  )
+  .middleware(Authentication)
+{}

@@ -1,0 +1,183 @@
+/**
+ * Catalog administration (D6): items and cases with their drop chances. ADMIN sessions only.
+ * Every field is validated and every bad field is reported; drop chances that do not cover
+ * 1..10000000 exactly are 422 on `items`.
+ */
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { CaseCategory, DropChance, Rarity } from "../schema/Catalog"
+import { CaseId, ItemId } from "../schema/Ids"
+import { PageQuery } from "../schema/Pagination"
+import { AdminAuthentication } from "./Authentication"
+import * as HttpError from "./HttpErrors"
+
+const Name = Schema.String.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
+  Schema.maxLength(100, { message: () => "must be at most 100 characters" })
+)
+
+const Slug = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9]+(-[a-z0-9]+)*$/, {
+    message: () => "must be lowercase letters and digits in words separated by single hyphens"
+  }),
+  Schema.maxLength(64, { message: () => "must be at most 64 characters" })
+)
+
+const ImageUrl = Schema.String.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
+  Schema.maxLength(500, { message: () => "must be at most 500 characters" })
+)
+
+const Description = Schema.NullOr(
+  Schema.String.pipe(Schema.maxLength(1000, { message: () => "must be at most 1000 characters" }))
+)
+
+/** Cents in a JSON integer, more than zero. */
+const PositiveCents = Schema.Number.pipe(
+  Schema.filter((n) => Number.isSafeInteger(n) && n > 0, { message: () => "must be a positive integer" }),
+  Schema.compose(Schema.BigIntFromNumber)
+)
+
+const Fraction = (max: number) =>
+  Schema.Number.pipe(
+    Schema.filter((n) => Number.isFinite(n) && n >= 0 && n <= max, { message: () => `must be between 0 and ${max}` })
+  )
+
+const RarityField = Rarity.annotations({
+  message: () => `must be one of ${Rarity.literals.join(", ")}`
+})
+
+const CategoryField = CaseCategory.annotations({
+  message: () => `must be one of ${CaseCategory.literals.join(", ")}`
+})
+
+const Flag = Schema.Boolean.annotations({ message: () => "must be true or false" })
+
+const CaseItemInput = Schema.Struct({
+  itemId: ItemId.annotations({ message: () => "must be a positive integer id" }),
+  dropChance: DropChance
+})
+
+const CaseItems = Schema.Array(CaseItemInput).pipe(
+  Schema.minItems(1, { message: () => "must have at least one item" })
+)
+
+const ItemFields = {
+  name: Name,
+  rarity: RarityField,
+  valueCents: PositiveCents,
+  imageUrl: ImageUrl
+}
+
+export const NewItemPayload = Schema.Struct({
+  ...ItemFields,
+  isUpgradable: Schema.optionalWith(Flag, { default: () => true })
+}).annotations({ parseOptions: { errors: "all" } })
+
+export const ItemUpdatePayload = Schema.Struct({
+  name: Schema.optional(ItemFields.name),
+  rarity: Schema.optional(ItemFields.rarity),
+  valueCents: Schema.optional(ItemFields.valueCents),
+  imageUrl: Schema.optional(ItemFields.imageUrl),
+  isUpgradable: Schema.optional(Flag)
+}).annotations({ parseOptions: { errors: "all" } })
+
+const OptionalCaseFields = {
+  description: Schema.optional(Description),
+  /** Only EVENT changes anything: every other category follows from the price (D6). */
+  category: Schema.optional(CategoryField),
+  isFeatured: Schema.optional(Flag),
+  isActive: Schema.optional(Flag),
+  houseEdge: Schema.optional(Fraction(0.5)),
+  flipChance: Schema.optional(Fraction(0.5))
+}
+
+export const NewCasePayload = Schema.Struct({
+  name: Name,
+  slug: Slug,
+  imageUrl: ImageUrl,
+  priceCents: PositiveCents,
+  items: CaseItems,
+  ...OptionalCaseFields
+}).annotations({ parseOptions: { errors: "all" } })
+
+export const CaseUpdatePayload = Schema.Struct({
+  name: Schema.optional(Name),
+  slug: Schema.optional(Slug),
+  imageUrl: Schema.optional(ImageUrl),
+  priceCents: Schema.optional(PositiveCents),
+  items: Schema.optional(CaseItems),
+  ...OptionalCaseFields
+}).annotations({ parseOptions: { errors: "all" } })
+
+/** SPEC Item. */
+export const AdminItem = Schema.Struct({
+  id: ItemId,
+  name: Schema.String,
+  rarity: Rarity,
+  valueCents: Schema.BigIntFromNumber,
+  imageUrl: Schema.String,
+  isUpgradable: Schema.Boolean
+})
+
+/** D6's case response: the case and its items' ranges in roll order. */
+export const AdminCase = Schema.Struct({
+  id: CaseId,
+  name: Schema.String,
+  slug: Schema.String,
+  priceCents: Schema.BigIntFromNumber,
+  category: CaseCategory,
+  isActive: Schema.Boolean,
+  isFeatured: Schema.Boolean,
+  houseEdge: Schema.Number,
+  flipChance: Schema.Number,
+  items: Schema.Array(Schema.Struct({
+    itemId: ItemId,
+    dropChance: Schema.Number,
+    rangeStart: Schema.Int,
+    rangeEnd: Schema.Int
+  }))
+})
+
+const ItemPath = Schema.Struct({ id: ItemId })
+const CasePath = Schema.Struct({ id: CaseId })
+
+export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
+  .add(
+    HttpApiEndpoint.post("createItem", "/admin/items")
+      .setPayload(NewItemPayload)
+      .addSuccess(AdminItem, { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.put("updateItem", "/admin/items/:id")
+      .setPath(ItemPath)
+      .setPayload(ItemUpdatePayload)
+      .addSuccess(AdminItem)
+  )
+  .add(
+    HttpApiEndpoint.get("listItems", "/admin/items")
+      .setUrlParams(PageQuery)
+      .addSuccess(Schema.Struct({ items: Schema.Array(AdminItem), total: Schema.Int, page: Schema.Int }))
+  )
+  .add(
+    HttpApiEndpoint.post("createCase", "/admin/cases")
+      .setPayload(NewCasePayload)
+      .addSuccess(AdminCase, { status: 201 })
+      .addError(HttpError.Conflict)
+      .addError(HttpError.Unprocessable)
+  )
+  .add(
+    HttpApiEndpoint.put("updateCase", "/admin/cases/:id")
+      .setPath(CasePath)
+      .setPayload(CaseUpdatePayload)
+      .addSuccess(AdminCase)
+      .addError(HttpError.Conflict)
+      .addError(HttpError.Unprocessable)
+  )
+  .add(
+    HttpApiEndpoint.get("listCases", "/admin/cases")
+      .setUrlParams(PageQuery)
+      .addSuccess(Schema.Struct({ cases: Schema.Array(AdminCase), total: Schema.Int, page: Schema.Int }))
+  )
+  .middleware(AdminAuthentication)
+{}

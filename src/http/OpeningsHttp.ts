@@ -1,0 +1,20 @@
+/** Handlers of case openings, their verification and statistics. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CaseOpenings } from "../services/CaseOpenings"
+import { GameStats } from "../services/GameStats"
+import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
+
+export const OpeningsLive = HttpApiBuilder.group(Api, "openings", (handlers) =>
+  Effect.gen(function*() {
+    const openings = yield* CaseOpenings
+    const stats = yield* GameStats
+    return handlers
+      .handle("open", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => openings.open(user.id, path.id)))
+      .handle("history", ({ urlParams }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => openings.history(user.id, urlParams.page, urlParams.limit)))
+      .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => openings.verify(user, path.id)))
+      .handle("caseStats", ({ path }) => stats.caseStats(path.id))
+      .handle("userStats", () => Effect.flatMap(CurrentUser, ({ user }) => stats.userCaseStats(user.id)))
+  }))

@@ -1,0 +1,32 @@
+/** The user's client seed and nonce, and the generic verification endpoint (D5). */
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "./Authentication"
+import { UpgradeVerification } from "../schema/Upgrade"
+import { OpeningVerification } from "./OpeningsApi"
+
+const ClientSeed = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Number })
+
+export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
+  .add(HttpApiEndpoint.get("clientSeed", "/provably-fair/client-seed").addSuccess(ClientSeed))
+  .add(
+    HttpApiEndpoint.put("setClientSeed", "/provably-fair/client-seed")
+      .setPayload(Schema.Struct({
+        clientSeed: Schema.String.pipe(
+          Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/, { message: () => "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -" })
+        )
+      }))
+      .addSuccess(ClientSeed)
+  )
+  .add(
+    HttpApiEndpoint.get("verify", "/provably-fair/verify/:id")
+      .setPath(Schema.Struct({
+        id: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,18}$/, { message: () => "must be a positive integer id" }))
+      }))
+      .setUrlParams(Schema.Struct({
+        type: Schema.optionalWith(Schema.Literal("opening", "upgrade", "battle-roll"), { default: () => "opening" as const })
+      }))
+      .addSuccess(Schema.Union(OpeningVerification, UpgradeVerification, Schema.Record({ key: Schema.String, value: Schema.Unknown })))
+  )
+  .middleware(Authentication)
+{}

@@ -1,0 +1,33 @@
+/** Handlers of the client seed and the generic verification (D5). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { NotFound } from "../schema/Errors"
+import { CaseOpenings } from "../services/CaseOpenings"
+import { ProvablyFair } from "../services/ProvablyFair"
+import { Upgrades } from "../services/Upgrades"
+import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
+
+export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", (handlers) =>
+  Effect.gen(function*() {
+    const fairness = yield* ProvablyFair
+    const openings = yield* CaseOpenings
+    const upgrades = yield* Upgrades
+    return handlers
+      .handle("clientSeed", () => Effect.flatMap(CurrentUser, ({ user }) => fairness.clientSeed(user.id)))
+      .handle("setClientSeed", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => fairness.setClientSeed(user.id, payload.clientSeed)))
+      .handle("verify", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const { user } = yield* CurrentUser
+          switch (urlParams.type) {
+            case "opening":
+              return yield* openings.verify(user, path.id)
+            case "upgrade":
+              return yield* upgrades.verify(user, BigInt(path.id))
+            default:
+              // Battle rolls are verified by the battles service, which comes with battles.
+              return yield* NotFound.of("Battle roll")
+          }
+        }))
+  }))

@@ -1,0 +1,19 @@
+/** The realtime stream: each `{event, data}` message of the user's channel as one Server-Sent Event. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Realtime } from "../services/Realtime"
+import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
+import { eventStream } from "./EventStream"
+
+const toEvent = (message: string) => {
+  const { data, event } = JSON.parse(message) as { event: string; data: unknown }
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+}
+
+export const RealtimeLive = HttpApiBuilder.group(Api, "realtime", (handlers) =>
+  Effect.gen(function*() {
+    const realtime = yield* Realtime
+    return handlers.handle("stream", () =>
+      Effect.map(CurrentUser, ({ user }) => eventStream(realtime.subscribe(user.id), toEvent)))
+  }))

@@ -1,0 +1,50 @@
+/** Upgrades: the odds, the upgrade itself, its verification and the user's history (SPEC "Upgrades", D5, D8). */
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { ItemId } from "../schema/Ids"
+import { InventoryItemId } from "../schema/Inventory"
+import { PageQuery } from "../schema/Pagination"
+import { UpgradeHistory, UpgradeId, UpgradeProbability, UpgradeResult, UpgradeVerification } from "../schema/Upgrade"
+import { Authentication } from "./Authentication"
+import * as HttpError from "./HttpErrors"
+
+export const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
+  parseOptions: { errors: "all" }
+})
+
+/** `fromItemId`: a catalog item (its oldest AVAILABLE entry is staked), or the entry `inventoryItemId` of it (D8). */
+export const UpgradePayload = Schema.Struct({
+  fromItemId: ItemId,
+  toItemId: ItemId,
+  inventoryItemId: Schema.optional(InventoryItemId)
+}).annotations({ parseOptions: { errors: "all" } })
+
+export class UpgradesApi extends HttpApiGroup.make("upgrades")
+  .add(
+    HttpApiEndpoint.get("probability", "/upgrades/probability")
+      .setUrlParams(ProbabilityQuery)
+      .addSuccess(UpgradeProbability)
+      .addError(HttpError.ItemNotUpgradable)
+      .addError(HttpError.InvalidUpgrade)
+      .addError(HttpError.MultiplierTooHigh)
+      .addError(HttpError.ProbabilityTooLow)
+  )
+  .add(
+    HttpApiEndpoint.post("upgrade", "/upgrades")
+      .setPayload(UpgradePayload)
+      .addSuccess(UpgradeResult)
+      .addError(HttpError.ItemNotAvailable)
+      .addError(HttpError.ItemNotUpgradable)
+      .addError(HttpError.InvalidUpgrade)
+      .addError(HttpError.MultiplierTooHigh)
+      .addError(HttpError.ProbabilityTooLow)
+      .addError(HttpError.OperationInProgress)
+  )
+  .add(
+    HttpApiEndpoint.get("verify", "/upgrades/:id/verify")
+      .setPath(Schema.Struct({ id: UpgradeId }))
+      .addSuccess(UpgradeVerification)
+  )
+  .add(HttpApiEndpoint.get("history", "/upgrades/history").setUrlParams(PageQuery).addSuccess(UpgradeHistory))
+  .middleware(Authentication)
+{}

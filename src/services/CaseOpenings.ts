@@ -1,0 +1,300 @@
+/**
+ * Opening a case (SPEC open-case rules 1-6, D5, D7). Under the user's lock, ONE database transaction
+ * debits the price through the Ledger, takes the next nonce, rolls, records the opening, adds the item
+ * to the inventory, updates the user's statistics and records the live drop; nothing of it exists
+ * unless all of it does. The drop is announced after the commit.
+ *
+ * FLIP (D7): with the opening's own seeds, a second HMAC over `${clientSeed}:${nonce}:flip` decides
+ * whether FLIP happens; then a second roll with a fresh server seed and the next nonce selects item B,
+ * and the user receives the more valuable of A and B (A on a tie).
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Either, Option, Schema } from "effect"
+import { UserLock } from "../layers/stores/UserLock"
+import { Rarity } from "../schema/Catalog"
+import { CaseNotFound, NotFound } from "../schema/Errors"
+import type { ItemView } from "../schema/Game"
+import { CaseId, ItemId, type UserId } from "../schema/Ids"
+import type { User } from "../schema/User"
+import { itemForRoll, type ItemRange } from "./CaseRanges"
+import { Ledger } from "./Ledger"
+import { LiveDrops } from "./LiveDrops"
+import { Realtime } from "./Realtime"
+import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair, type RollSeeds } from "./ProvablyFair"
+
+const CaseRow = Schema.Struct({
+  id: CaseId,
+  name: Schema.String,
+  priceCents: Schema.BigInt,
+  flipChance: Schema.Number
+})
+
+const RangeRow = Schema.Struct({
+  itemId: ItemId,
+  dropChance: Schema.NumberFromString,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
+  name: Schema.String,
+  rarity: Rarity,
+  valueCents: Schema.BigInt,
+  imageUrl: Schema.String
+})
+type RangeRow = typeof RangeRow.Type
+
+const view = (row: RangeRow): ItemView => ({
+  id: row.itemId,
+  name: row.name,
+  rarity: row.rarity,
+  valueCents: row.valueCents,
+  imageUrl: row.imageUrl
+})
+
+export interface OpeningResult {
+  readonly openingId: string
+  readonly item: ItemView
+  readonly roll: number
+  readonly serverSeedHash: string
+  readonly isFlip: boolean
+  readonly flipRoll?: number
+  readonly flipItems?: ReadonlyArray<ItemView>
+}
+
+/** The item a roll selects; a saved case always covers 1..10000000 (D6), so a miss is InvalidRoll. */
+const select = (ranges: ReadonlyArray<RangeRow & ItemRange>, roll: number) =>
+  Either.match(itemForRoll(ranges, roll), { onLeft: Effect.fail, onRight: Effect.succeed })
+
+export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenings", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const lock = yield* UserLock
+    const ledger = yield* Ledger
+    const fairness = yield* ProvablyFair
+    const liveDrops = yield* LiveDrops
+    const realtime = yield* Realtime
+
+    const activeCase = SqlSchema.findOne({
+      Request: CaseId,
+      Result: CaseRow,
+      execute: (id) => sql`SELECT id, name, price_cents, flip_chance FROM cases WHERE id = ${id} AND is_active`
+    })
+
+    const rangesOf = SqlSchema.findAll({
+      Request: CaseId,
+      Result: RangeRow,
+      execute: (id) =>
+        sql`SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
+            FROM case_items ci JOIN items i ON i.id = ci.item_id
+            WHERE ci.case_id = ${id} ORDER BY ci.range_start`
+    })
+
+    const open = Effect.fn("CaseOpenings.open")(function*(userId: UserId, caseId: CaseId) {
+      return yield* lock.withLock(
+        `user:${userId}`,
+        Effect.gen(function*() {
+          const found = yield* activeCase(caseId).pipe(Effect.orDie)
+          if (Option.isNone(found)) return yield* new CaseNotFound()
+          const kase = found.value
+          const ranges = yield* rangesOf(caseId).pipe(Effect.orDie)
+
+          const { balanceCents, dropId, result } = yield* Effect.gen(function*() {
+            const debit = yield* ledger.debit({
+              userId,
+              type: "CASE_OPEN",
+              amountCents: kase.priceCents,
+              reference: { type: "CASE", id: caseId }
+            })
+            const seeds = yield* fairness.nextRoll(userId)
+            const roll = caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
+            const first = yield* select(ranges, roll)
+            let flip: { readonly seeds: RollSeeds; readonly roll: number; readonly item: RangeRow & ItemRange } | undefined
+            if (kase.flipChance > 0 && flipTriggered(seeds.serverSeed, seeds.clientSeed, seeds.nonce, kase.flipChance)) {
+              const flipSeeds = yield* fairness.nextRoll(userId)
+              const flipRoll = caseRoll(flipSeeds.serverSeed, flipSeeds.clientSeed, flipSeeds.nonce)
+              flip = { seeds: flipSeeds, roll: flipRoll, item: yield* select(ranges, flipRoll) }
+            }
+            const won = flip !== undefined && flip.item.valueCents > first.valueCents ? flip.item : first
+            const now = new Date(yield* Clock.currentTimeMillis)
+
+            const [entry] = yield* sql<{ id: string }>`
+              INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+              VALUES (${userId}, ${won.itemId}, 'CASE_OPEN', ${now}, ${now}) RETURNING id`
+            const profit = won.valueCents - kase.priceCents
+            const [opening] = yield* sql<{ id: string }>`
+              INSERT INTO case_openings (case_id, user_id, item_id, inventory_item_id, server_seed, server_seed_hash,
+                client_seed, nonce, roll, roll_item_id, roll_range_start, roll_range_end, is_flip, flip_server_seed,
+                flip_client_seed, flip_nonce, flip_roll, flip_item_id, flip_range_start, flip_range_end,
+                price_paid_cents, item_value_cents, profit, created_at)
+              VALUES (${caseId}, ${userId}, ${won.itemId}, ${entry!.id}, ${seeds.serverSeed}, ${seeds.serverSeedHash},
+                ${seeds.clientSeed}, ${seeds.nonce}, ${roll}, ${first.itemId}, ${first.rangeStart}, ${first.rangeEnd},
+                ${flip !== undefined}, ${flip?.seeds.serverSeed ?? null}, ${flip?.seeds.clientSeed ?? null},
+                ${flip?.seeds.nonce ?? null}, ${flip?.roll ?? null}, ${flip?.item.itemId ?? null},
+                ${flip?.item.rangeStart ?? null}, ${flip?.item.rangeEnd ?? null},
+                ${kase.priceCents}, ${won.valueCents}, ${profit}, ${now})
+              RETURNING id`
+            // Atomic increments: parallel openings of one user (other instances, no lock) still add up.
+            yield* sql`
+              INSERT INTO user_case_stats AS s (user_id, total_opened, total_spent_cents, total_won_cents, flip_count,
+                                                best_drop_opening_id, best_drop_value_cents)
+              VALUES (${userId}, 1, ${kase.priceCents}, ${won.valueCents}, ${flip ? 1 : 0}, ${opening!.id}, ${won.valueCents})
+              ON CONFLICT (user_id) DO UPDATE SET
+                total_opened = s.total_opened + 1,
+                total_spent_cents = s.total_spent_cents + EXCLUDED.total_spent_cents,
+                total_won_cents = s.total_won_cents + EXCLUDED.total_won_cents,
+                flip_count = s.flip_count + EXCLUDED.flip_count,
+                best_drop_opening_id = CASE WHEN EXCLUDED.best_drop_value_cents > s.best_drop_value_cents
+                  THEN EXCLUDED.best_drop_opening_id ELSE s.best_drop_opening_id END,
+                best_drop_value_cents = GREATEST(s.best_drop_value_cents, EXCLUDED.best_drop_value_cents)`
+            const dropId = yield* liveDrops.record({ userId, itemId: won.itemId, source: "CASE_OPEN", caseName: kase.name })
+            const result: OpeningResult = {
+              openingId: opening!.id,
+              item: view(won),
+              roll,
+              serverSeedHash: seeds.serverSeedHash,
+              isFlip: flip !== undefined,
+              ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
+            }
+            return { dropId, result, balanceCents: debit.balanceAfterCents }
+          }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+          yield* realtime.balanceChanged(userId, balanceCents)
+          yield* liveDrops.announce(dropId)
+          return result
+        })
+      )
+    })
+
+    const OpeningRow = Schema.Struct({
+      id: Schema.String,
+      caseId: Schema.String,
+      caseName: Schema.String,
+      itemId: ItemId,
+      name: Schema.String,
+      rarity: Rarity,
+      valueCents: Schema.BigInt,
+      imageUrl: Schema.String,
+      roll: Schema.Number,
+      isFlip: Schema.Boolean,
+      pricePaidCents: Schema.BigInt,
+      itemValueCents: Schema.BigInt,
+      profit: Schema.BigInt,
+      createdAt: Schema.DateFromSelf
+    })
+
+    /** D7 `GET /cases/openings`: the user's openings, newest first. */
+    const history = Effect.fn("CaseOpenings.history")(function*(userId: UserId, page: number, limit: number) {
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: OpeningRow,
+        execute: () =>
+          sql`SELECT o.id, o.case_id, c.name AS case_name, o.item_id, i.name, i.rarity, i.value_cents, i.image_url,
+                     o.roll, o.is_flip, o.price_paid_cents, o.item_value_cents, o.profit, o.created_at
+              FROM case_openings o JOIN cases c ON c.id = o.case_id JOIN items i ON i.id = o.item_id
+              WHERE o.user_id = ${userId} ORDER BY o.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`
+      })(undefined).pipe(Effect.orDie)
+      const [count] = yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM case_openings WHERE user_id = ${userId}`
+        .pipe(Effect.orDie)
+      return {
+        openings: rows.map((row) => ({
+          id: row.id,
+          case: { id: row.caseId, name: row.caseName },
+          item: { id: row.itemId, name: row.name, rarity: row.rarity, valueCents: row.valueCents, imageUrl: row.imageUrl },
+          roll: row.roll,
+          isFlip: row.isFlip,
+          pricePaidCents: row.pricePaidCents,
+          itemValueCents: row.itemValueCents,
+          profit: row.profit,
+          createdAt: row.createdAt
+        })),
+        total: Number(count!.n),
+        page
+      }
+    })
+
+    const VerifyRow = Schema.Struct({
+      id: Schema.String,
+      userId: Schema.String,
+      caseId: CaseId,
+      itemId: Schema.String,
+      serverSeed: Schema.String,
+      serverSeedHash: Schema.String,
+      clientSeed: Schema.String,
+      nonce: Schema.NumberFromString,
+      roll: Schema.Number,
+      rollItemId: Schema.String,
+      rollRangeStart: Schema.Number,
+      rollRangeEnd: Schema.Number,
+      isFlip: Schema.Boolean,
+      flipServerSeed: Schema.NullOr(Schema.String),
+      flipClientSeed: Schema.NullOr(Schema.String),
+      flipNonce: Schema.NullOr(Schema.NumberFromString),
+      flipRoll: Schema.NullOr(Schema.Number),
+      flipItemId: Schema.NullOr(Schema.String),
+      flipRangeStart: Schema.NullOr(Schema.Number),
+      flipRangeEnd: Schema.NullOr(Schema.Number),
+      flipChance: Schema.Number,
+      rollItemValue: Schema.BigInt,
+      flipItemValue: Schema.NullOr(Schema.BigInt)
+    })
+
+    /**
+     * D5 verification, for the owner and administrators (anyone else: 404). Recomputes every roll from
+     * the revealed seeds; isValid needs the hash, the roll, the selected item's block, the FLIP trigger,
+     * and with FLIP the second roll and the better-of-two award.
+     */
+    const verify = Effect.fn("CaseOpenings.verify")(function*(requester: User, openingId: string) {
+      const found = yield* SqlSchema.findOne({
+        Request: Schema.String,
+        Result: VerifyRow,
+        execute: (id) =>
+          sql`SELECT o.id, o.user_id, o.case_id, o.item_id, o.server_seed, o.server_seed_hash, o.client_seed, o.nonce, o.roll,
+                     o.roll_item_id, o.roll_range_start, o.roll_range_end, o.is_flip, o.flip_server_seed, o.flip_client_seed,
+                     o.flip_nonce, o.flip_roll, o.flip_item_id, o.flip_range_start, o.flip_range_end, c.flip_chance,
+                     a.value_cents AS roll_item_value, b.value_cents AS flip_item_value
+              FROM case_openings o JOIN cases c ON c.id = o.case_id JOIN items a ON a.id = o.roll_item_id
+              LEFT JOIN items b ON b.id = o.flip_item_id
+              WHERE o.id = ${id}`
+      })(openingId).pipe(Effect.orDie)
+      if (Option.isNone(found) || (found.value.userId !== String(requester.id) && requester.role !== "ADMIN")) {
+        return yield* NotFound.of("Opening")
+      }
+      const o = found.value
+      const calculatedRoll = caseRoll(o.serverSeed, o.clientSeed, o.nonce)
+      const inBlock = (roll: number, start: number, end: number) => start <= roll && roll <= end
+      let isValid = hashServerSeed(o.serverSeed) === o.serverSeedHash &&
+        calculatedRoll === o.roll &&
+        inBlock(o.roll, o.rollRangeStart, o.rollRangeEnd) &&
+        flipTriggered(o.serverSeed, o.clientSeed, o.nonce, o.flipChance) === o.isFlip
+      let flipFields = {}
+      if (o.isFlip && o.flipServerSeed !== null && o.flipClientSeed !== null && o.flipNonce !== null) {
+        const calculatedFlipRoll = caseRoll(o.flipServerSeed, o.flipClientSeed, o.flipNonce)
+        const better = o.flipItemValue !== null && o.flipItemValue > o.rollItemValue ? o.flipItemId : o.rollItemId
+        isValid = isValid && calculatedFlipRoll === o.flipRoll && o.flipNonce === o.nonce + 1 &&
+          inBlock(o.flipRoll ?? 0, o.flipRangeStart ?? 1, o.flipRangeEnd ?? 0) && better === o.itemId
+        flipFields = {
+          flipServerSeed: o.flipServerSeed,
+          flipServerSeedHash: hashServerSeed(o.flipServerSeed),
+          flipClientSeed: o.flipClientSeed,
+          flipNonce: o.flipNonce,
+          flipRoll: o.flipRoll,
+          calculatedFlipRoll
+        }
+      } else {
+        isValid = isValid && o.itemId === o.rollItemId
+      }
+      return {
+        openingId: o.id,
+        serverSeed: o.serverSeed,
+        serverSeedHash: o.serverSeedHash,
+        clientSeed: o.clientSeed,
+        nonce: o.nonce,
+        roll: o.roll,
+        calculatedRoll,
+        isFlip: o.isFlip,
+        ...flipFields,
+        isValid
+      }
+    })
+
+    return { open, history, verify } as const
+  })
+}) {}

@@ -1,0 +1,96 @@
+/**
+ * The live-drop feed (D11): rows in `live_drops` written in the transaction of the win, and a
+ * broadcast on channel `live-drops` after the commit, which Redis pub/sub fans out to every instance.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Schema, type Scope, Stream } from "effect"
+import { Broadcast } from "../layers/stores/Broadcast"
+import { type DropSource, LiveDrop } from "../schema/Game"
+import { NotFound } from "../schema/Errors"
+import type { ItemId, UserId } from "../schema/Ids"
+
+export const LIVE_DROPS_CHANNEL = "live-drops"
+
+const DropRow = Schema.Struct({
+  id: Schema.String,
+  userId: Schema.String,
+  username: Schema.String,
+  itemId: Schema.String,
+  name: Schema.String,
+  rarity: Schema.String,
+  valueCents: Schema.String,
+  imageUrl: Schema.String,
+  source: Schema.String,
+  caseName: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateFromSelf
+})
+
+const toDrop = (row: typeof DropRow.Type): LiveDrop =>
+  Schema.decodeUnknownSync(LiveDrop)({
+    id: row.id,
+    user: { id: row.userId, username: row.username },
+    item: { id: row.itemId, name: row.name, rarity: row.rarity, valueCents: Number(row.valueCents), imageUrl: row.imageUrl },
+    source: row.source,
+    caseName: row.caseName,
+    createdAt: row.createdAt.toISOString()
+  })
+
+export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const broadcast = yield* Broadcast
+
+    /** One drop by id, or the newest `limit` when `id` is null. */
+    const select = (id: string | null, limit: number) =>
+      sql`SELECT d.id, d.user_id, u.username, d.item_id, i.name, i.rarity, i.value_cents, i.image_url, d.source,
+                 d.case_name, d.created_at
+          FROM live_drops d JOIN users u ON u.id = d.user_id JOIN items i ON i.id = d.item_id
+          WHERE ${id}::bigint IS NULL OR d.id = ${id}::bigint ORDER BY d.id DESC LIMIT ${limit}`
+
+    const byId = SqlSchema.single({ Request: Schema.String, Result: DropRow, execute: (id) => select(id, 1) })
+
+    /** Records a drop inside the caller's transaction; `announce` it after the commit. */
+    const record = Effect.fn("LiveDrops.record")(function*(drop: {
+      readonly userId: UserId
+      readonly itemId: ItemId
+      readonly source: DropSource
+      readonly caseName: string | null
+    }) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const [row] = yield* sql<{ id: string }>`
+        INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
+        VALUES (${drop.userId}, ${drop.itemId}, ${drop.source}, ${drop.caseName}, ${now}) RETURNING id`.pipe(Effect.orDie)
+      return row!.id
+    })
+
+    /** Publishes a committed drop to every instance's subscribers. */
+    const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
+      const row = yield* byId(dropId).pipe(Effect.orDie)
+      yield* broadcast.publish(LIVE_DROPS_CHANNEL, JSON.stringify(Schema.encodeSync(LiveDrop)(toDrop(row))))
+    })
+
+    const recent = Effect.fn("LiveDrops.recent")(function*(limit: number) {
+      const rows = yield* SqlSchema.findAll({ Request: Schema.Void, Result: DropRow, execute: () => select(null, limit) })(
+        undefined
+      ).pipe(Effect.orDie)
+      return rows.map(toDrop)
+    })
+
+    /** Admin `POST /live-drops/emit`: a drop of any item for any user, recorded and announced. */
+    const emit = Effect.fn("LiveDrops.emit")(function*(drop: { readonly userId: UserId; readonly itemId: ItemId; readonly source: DropSource }) {
+      const [exists] = yield* sql<{ user: boolean; item: boolean }>`
+        SELECT EXISTS (SELECT 1 FROM users WHERE id = ${drop.userId}) AS user,
+               EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId}) AS item`.pipe(Effect.orDie)
+      if (!exists!.user) return yield* NotFound.of("User")
+      if (!exists!.item) return yield* NotFound.of("Item")
+      const id = yield* record({ ...drop, caseName: null })
+      yield* announce(id)
+      return toDrop(yield* byId(id).pipe(Effect.orDie))
+    })
+
+    /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
+    const subscribe: Effect.Effect<Stream.Stream<string>, never, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
+
+    return { record, announce, recent, emit, subscribe } as const
+  })
+}) {}

@@ -1,0 +1,28 @@
+/**
+ * Pushes to one user's realtime channel (D11, SPEC "Internal pushes"): `balance.updated` after every
+ * committed balance change, and (from Notifications) `notification`. Messages are JSON
+ * `{event, data}` on channel `user:<id>`, fanned out across instances by the Broadcast store.
+ */
+import { Effect, type Scope, type Stream } from "effect"
+import { Broadcast } from "../layers/stores/Broadcast"
+import { userChannel } from "./Notifications"
+
+export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
+  effect: Effect.gen(function*() {
+    const broadcast = yield* Broadcast
+
+    /** Call after the transaction that changed the balance has committed. */
+    const balanceChanged = Effect.fn("Realtime.balanceChanged")(function*(userId: bigint, balanceCents: bigint) {
+      yield* broadcast.publish(
+        userChannel(userId),
+        JSON.stringify({ event: "balance.updated", data: { balanceCents: Number(balanceCents) } })
+      )
+    })
+
+    /** The user's `{event, data}` messages published after subscribing, until the scope closes. */
+    const subscribe = (userId: bigint): Effect.Effect<Stream.Stream<string>, never, Scope.Scope> =>
+      broadcast.subscribe(userChannel(userId))
+
+    return { balanceChanged, subscribe } as const
+  })
+}) {}

@@ -1,0 +1,56 @@
+/** The roll formulas of D5, pinned to the worked example of docs/fairness.md, and their distribution. */
+import { describe, expect, it } from "@effect/vitest"
+import { Either } from "effect"
+import { randomBytes } from "node:crypto"
+import { computeRanges, itemForRoll } from "../../src/services/CaseRanges"
+import {
+  caseRoll,
+  flipTriggered,
+  hashServerSeed,
+  upgradeRoll,
+  upgradeThreshold
+} from "../../src/services/ProvablyFair"
+
+const serverSeed = "3f1c9a7e5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d1e"
+
+describe("provably fair rolls", () => {
+  it("reproduce the worked example of docs/fairness.md", () => {
+    expect(hashServerSeed(serverSeed)).toBe("1da46520353c9fb9ab48f67a76b0c5f50004891e5e3b7f9b5382b4b00be9b13c")
+    expect(caseRoll(serverSeed, "player-seed", 1)).toBe(9814303)
+    expect(upgradeRoll(serverSeed, "player-seed", 1)).toBe(14302)
+    expect(flipTriggered(serverSeed, "player-seed", 1, 0.05)).toBe(false)
+    expect(flipTriggered(serverSeed, "player-seed", 1, 0.22)).toBe(true) // 2139723 < 2200000
+    expect(flipTriggered(serverSeed, "player-seed", 1, 0)).toBe(false)
+  })
+
+  it("thresholds are exact: floor(probability x 100000)", () => {
+    expect(upgradeThreshold(0.57)).toBe(57_000)
+    expect(upgradeThreshold(0.9)).toBe(90_000)
+    expect(upgradeThreshold(0.01)).toBe(1_000)
+    expect(upgradeThreshold(0.123456789)).toBe(12_345)
+  })
+
+  it("over many rolls, items drop with their chances and upgrades succeed with their probability", () => {
+    const ranges = Either.getOrThrow(computeRanges([
+      { itemId: 1n, dropChance: 0.7 },
+      { itemId: 2n, dropChance: 0.25 },
+      { itemId: 3n, dropChance: 0.05 }
+    ]))
+    const n = 40_000
+    const counts = new Map<bigint, number>()
+    let successes = 0
+    const threshold = upgradeThreshold(0.3)
+    for (let nonce = 1; nonce <= n; nonce++) {
+      const seed = randomBytes(32).toString("hex")
+      const item = Either.getOrThrow(itemForRoll(ranges, caseRoll(seed, "stats", nonce))).itemId
+      counts.set(item, (counts.get(item) ?? 0) + 1)
+      if (upgradeRoll(seed, "stats", nonce) < threshold) successes++
+    }
+    // Five standard deviations: a correct implementation fails about once in three million runs.
+    const within = (observed: number, p: number) => Math.abs(observed / n - p) < 5 * Math.sqrt((p * (1 - p)) / n)
+    expect(within(counts.get(1n) ?? 0, 0.7)).toBe(true)
+    expect(within(counts.get(2n) ?? 0, 0.25)).toBe(true)
+    expect(within(counts.get(3n) ?? 0, 0.05)).toBe(true)
+    expect(within(successes, 0.3)).toBe(true)
+  })
+})

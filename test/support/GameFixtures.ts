@@ -1,0 +1,51 @@
+/** A catalog and funded players for game tests, made through the services and the public API. */
+import { Effect } from "effect"
+import type { ItemId } from "../../src/schema/Ids"
+import { Catalog } from "../../src/services/Catalog"
+import { signIn } from "./SignIn"
+import type { TestClient } from "./TestApp"
+
+let seq = 0
+
+/** Three items (common 100, rare 5000, jackpot 50000 cents) and a case of them at `priceCents`. */
+export const makeCase = (options: { readonly priceCents?: bigint; readonly flipChance?: number; readonly isActive?: boolean } = {}) =>
+  Effect.gen(function*() {
+    const catalog = yield* Catalog
+    const n = ++seq
+    const item = (name: string, rarity: "CONSUMER" | "COVERT" | "EXTRAORDINARY", valueCents: bigint) =>
+      catalog.createItem({ name: `${name} ${n}`, rarity, valueCents, imageUrl: `/i/${n}.png`, isUpgradable: true })
+    const common = yield* item("Common", "CONSUMER", 100n)
+    const rare = yield* item("Rare", "COVERT", 5_000n)
+    const jackpot = yield* item("Jackpot", "EXTRAORDINARY", 50_000n)
+    const created = yield* catalog.createCase({
+      name: `Test Case ${n}`,
+      slug: `test-case-${n}-${Date.now()}`,
+      imageUrl: "/c.png",
+      priceCents: options.priceCents ?? 500n,
+      flipChance: options.flipChance ?? 0,
+      isActive: options.isActive ?? true,
+      items: [
+        { itemId: common.id, dropChance: 0.9 },
+        { itemId: rare.id, dropChance: 0.09 },
+        { itemId: jackpot.id, dropChance: 0.01 }
+      ]
+    })
+    return { kase: created.case, items: { common, rare, jackpot } as Record<string, { readonly id: ItemId }> }
+  }).pipe(Effect.provide(Catalog.Default))
+
+/** A signed-in player with `balanceCents`, credited by an administrator through the API. */
+export const fundedPlayer = (client: TestClient, login: string, balanceCents: number) =>
+  Effect.gen(function*() {
+    const player = yield* signIn(client, login)
+    const me = (yield* client.get("/api/auth/me", player.auth)).body
+    if (balanceCents > 0) {
+      const admin = yield* signIn(client, "root")
+      const adjusted = yield* client.post(
+        `/api/admin/users/${me.id}/adjust-balance`,
+        { amountCents: balanceCents, reason: "test funds" },
+        admin.auth
+      )
+      if (adjusted.status !== 200) throw new Error(`funding failed: ${JSON.stringify(adjusted.body)}`)
+    }
+    return { ...player, id: me.id as string }
+  })
