@@ -1,0 +1,16 @@
+/** Handlers of withdrawal administration (D9). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Withdrawals } from "../services/Withdrawals"
+import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
+
+export const AdminWithdrawalsLive = HttpApiBuilder.group(Api, "adminWithdrawals", (handlers) =>
+  Effect.gen(function*() {
+    const withdrawals = yield* Withdrawals
+    return handlers
+      .handle("list", ({ urlParams }) => withdrawals.adminList(urlParams))
+      .handle("approve", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.approve(user.id, path.id)))
+      .handle("reject", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reject(user.id, path.id, payload.reason)))
+  }))

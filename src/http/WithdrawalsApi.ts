@@ -1,0 +1,59 @@
+/** A user's withdrawals (SPEC "Deposits and withdrawals", Withdrawal rule; D9). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PageQuery } from "../schema/Pagination"
+import { WithdrawalId, WithdrawalMethod, WithdrawalRequest, WithdrawalStatus } from "../schema/Withdrawal"
+import { Authentication } from "./Authentication"
+import * as HttpError from "./HttpErrors"
+
+/** One withdrawal as its owner sees it (D9 `GET /withdrawals`). */
+export const WithdrawalView = Schema.Struct({
+  id: WithdrawalId,
+  amountCents: Schema.BigIntFromNumber,
+  status: WithdrawalStatus,
+  paymentMethod: WithdrawalMethod,
+  requestedAt: Schema.Date,
+  processedAt: Schema.NullOr(Schema.Date),
+  rejectionReason: Schema.NullOr(Schema.String)
+})
+
+export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
+  .add(
+    HttpApiEndpoint.post("request", "/withdrawals/request")
+      .setPayload(WithdrawalRequest)
+      .addSuccess(
+        Schema.Struct({
+          id: WithdrawalId,
+          amountCents: Schema.BigIntFromNumber,
+          status: WithdrawalStatus,
+          requestedAt: Schema.Date
+        }),
+        { status: 201 }
+      )
+      .addError(HttpError.TwoFactorRequired)
+      .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.OperationInProgress)
+      .annotate(
+        OpenApi.Description,
+        "Debits the amount at once (it is refunded if the withdrawal is cancelled or rejected). With 2FA on, " +
+          "more than 10000 cents needs `twoFactorCode`: without it 400 `{statusCode: 400, error: \"2FA_REQUIRED\", " +
+          "message}`, with a wrong one 400 `Invalid 2FA code`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/withdrawals")
+      .setUrlParams(PageQuery)
+      .addSuccess(Schema.Struct({ withdrawals: Schema.Array(WithdrawalView), total: Schema.Int, page: Schema.Int }))
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/withdrawals/:id/cancel")
+      .setPath(Schema.Struct({ id: WithdrawalId }))
+      .addSuccess(Schema.extend(WithdrawalView, Schema.Struct({ balanceCents: Schema.BigIntFromNumber })))
+      .addError(HttpError.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "PENDING and not yet sent to the gateway -> CANCELLED, refunded. Answers the withdrawal and the new balance."
+      )
+  )
+  .middleware(Authentication)
+{}
