@@ -263,5 +263,37 @@ layer(Layer.merge(TestDatabase, Ledger.Default.pipe(Layer.provide(TestDatabase))
         }
         expect(yield* (yield* Ledger).discrepancies).toEqual([])
       }))
+
+    it.scoped("parallel openings by several users keep user and case statistics exact", () =>
+      Effect.gen(function*() {
+        const lifted = { count: 1000, windowMs: 60_000 }
+        const client = yield* makeTestClient({
+          config: { adminIdpIds: ["root"], rateLimits: { ...testConfig.rateLimits, caseOpen: lifted, auth: lifted } }
+        })
+        const { kase } = yield* makeCase({ priceCents: 100n })
+        const players = yield* Effect.all(
+          Array.from({ length: 4 }, (_, i) => fundedPlayer(client, `stats-${i}`, 600)),
+          { concurrency: 1 }
+        )
+        // 4 users x 8 attempts against balances that cover 6 each.
+        const responses = yield* Effect.all(
+          players.flatMap((player) =>
+            Array.from({ length: 8 }, () =>
+              Effect.map(client.post(`/api/cases/${kase.id}/open`, undefined, player.auth), (r) => ({ player, r })))
+          ),
+          { concurrency: "unbounded" }
+        )
+        for (const player of players) {
+          const won = responses.filter(({ player: p, r }) => p === player && r.status === 200)
+          expect(won).toHaveLength(6)
+          const wonValue = won.reduce((sum, { r }) => sum + r.body.item.valueCents, 0)
+          const stats = (yield* client.get("/api/users/me/stats/cases", player.auth)).body
+          expect(stats).toMatchObject({ totalOpened: 6, totalSpent: 600, totalWon: wonValue, profit: wonValue - 600 })
+        }
+        const caseStats = (yield* client.get(`/api/cases/${kase.id}/stats`, players[0]!.auth)).body
+        expect(caseStats).toMatchObject({ totalOpened: 24, uniqueOpeners: 4, totalVolume: 2400 })
+        expect(caseStats.dropDistribution.reduce((n: number, d: { count: number }) => n + d.count, 0)).toBe(24)
+        expect(yield* (yield* Ledger).discrepancies).toEqual([])
+      }))
   }
 )
