@@ -1,0 +1,142 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Redacted, TestClock } from "effect"
+import { createServer, type IncomingMessage } from "node:http"
+import type { AddressInfo } from "node:net"
+import { AppConfig } from "../../src/layers/AppConfig"
+import { brCode, crc16 } from "../../src/layers/gateway/PixBrCode"
+import { HttpGateway } from "../../src/layers/gateway/HttpGateway"
+import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
+import { GatewayError, PaymentGateway } from "../../src/layers/PaymentGateway"
+import { testConfig } from "../support/TestApp"
+
+/** Splits an EMV payload into its top-level fields. */
+const fields = (payload: string) => {
+  const out: Record<string, string> = {}
+  for (let i = 0; i < payload.length;) {
+    const id = payload.slice(i, i + 2)
+    const length = Number(payload.slice(i + 2, i + 4))
+    out[id] = payload.slice(i + 4, i + 4 + length)
+    i += 4 + length
+  }
+  return out
+}
+
+describe("PIX BR Code", () => {
+  it("CRC16-CCITT matches the standard check value and the Central Bank's example", () => {
+    expect(crc16("123456789")).toBe("29B1")
+    // The static example of the BR Code manual, whose published CRC is 1D3D.
+    const example = "00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-426655440000" +
+      "5204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***6304"
+    expect(crc16(example)).toBe("1D3D")
+  })
+
+  it("a charge's payload has the amount, currency, merchant and txid, and a CRC over the rest", () => {
+    const payload = brCode({
+      location: "pay.example/charges/ch_1",
+      amountCents: 12345n,
+      merchantName: "Game Plataforma São João",
+      merchantCity: "São Paulo",
+      txid: "ch_abc-123"
+    })
+    const parsed = fields(payload)
+    expect(parsed).toMatchObject({
+      "00": "01",
+      "01": "12",
+      "52": "0000",
+      "53": "986",
+      "54": "123.45",
+      "58": "BR",
+      "59": "GAME PLATAFORMA SAO JOAO",
+      "60": "SAO PAULO",
+      "62": "0508chabc123"
+    })
+    expect(fields(parsed["26"]!)).toEqual({ "00": "br.gov.bcb.pix", "25": "pay.example/charges/ch_1" })
+    expect(payload.slice(-4)).toBe(crc16(payload.slice(0, -4)))
+    expect(fields(brCode({ location: "x", amountCents: 5n, merchantName: "a", merchantCity: "b", txid: "c" }))["54"])
+      .toBe("0.05")
+  })
+})
+
+layer(Layer.succeed(AppConfig, { ...testConfig, gateway: { ...testConfig.gateway, depositTtlMinutes: 30 } }))(
+  "sandbox gateway",
+  (it) => {
+    it.effect("charges: ch_ ids, a valid BR Code, a PNG QR and expiry after DEPOSIT_TTL_MINUTES", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.UTC(2026, 10, 22, 12))
+        const gateway = yield* PaymentGateway
+        const charge = yield* gateway.createCharge({ amountCents: 5000n, method: "PIX", reference: "deposit-1" })
+        expect(charge.externalId).toMatch(/^ch_[0-9a-f]{24}$/)
+        expect(fields(charge.qrCodeText)["54"]).toBe("50.00")
+        expect(charge.qrCodeText.slice(-4)).toBe(crc16(charge.qrCodeText.slice(0, -4)))
+        expect(charge.qrCode.startsWith("data:image/png;base64,")).toBe(true)
+        expect(charge.expiresAt.toISOString()).toBe("2026-11-22T12:30:00.000Z")
+        const other = yield* gateway.createCharge({ amountCents: 5000n, method: "PIX", reference: "deposit-2" })
+        expect(other.externalId).not.toBe(charge.externalId)
+      }).pipe(Effect.provide(SandboxGateway)))
+  }
+)
+
+describe("HTTP gateway adapter", () => {
+  /** A gateway that answers 503 `failures` times, then succeeds; records every request. */
+  const fakeGateway = (failures: number) =>
+    Effect.acquireRelease(
+      Effect.async<{ url: string; seen: Array<{ path: string; headers: IncomingMessage["headers"]; body: any }>; close: () => void }>(
+        (resume) => {
+          const seen: Array<{ path: string; headers: IncomingMessage["headers"]; body: any }> = []
+          let left = failures
+          const server = createServer((request, response) => {
+            let text = ""
+            request.on("data", (chunk) => (text += chunk))
+            request.on("end", () => {
+              seen.push({ path: request.url!, headers: request.headers, body: JSON.parse(text) })
+              if (left-- > 0) return response.writeHead(503).end()
+              response.writeHead(200, { "content-type": "application/json" })
+              response.end(JSON.stringify(
+                request.url === "/charges"
+                  ? { id: "ch_real", qrCodeText: "000201", qrCode: "data:image/png;base64,AA==", expiresAt: "2026-11-22T12:30:00Z" }
+                  : { id: "po_real" }
+              ))
+            })
+          })
+          server.listen(0, "127.0.0.1", () =>
+            resume(Effect.succeed({
+              url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+              seen,
+              close: () => server.close()
+            })))
+        }
+      ),
+      (server) => Effect.sync(server.close)
+    )
+
+  /** The adapter, alive until the test's scope closes (its HTTP client is scoped). */
+  const adapter = (url: string, key: string) =>
+    Effect.map(Layer.build(HttpGateway(url, Redacted.make(key))), Context.get(PaymentGateway))
+
+  it.live("retries a failed call with the same idempotency key, amounts in reais, the key as bearer", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeGateway(2)
+      const gateway = yield* adapter(server.url, "secret-key")
+      const charge = yield* gateway.createCharge({ amountCents: 12345n, method: "PIX", reference: "deposit-7" })
+      expect(charge).toMatchObject({ externalId: "ch_real", qrCodeText: "000201" })
+      expect(charge.expiresAt.toISOString()).toBe("2026-11-22T12:30:00.000Z")
+      expect(server.seen).toHaveLength(3)
+      for (const request of server.seen) {
+        expect(request.headers["idempotency-key"]).toBe("deposit-7")
+        expect(request.headers.authorization).toBe("Bearer secret-key")
+        expect(request.body).toEqual({ amount: 123.45, currency: "BRL", method: "PIX", reference: "deposit-7" })
+      }
+      const payout = yield* gateway.payout({ withdrawalId: 9n, amountCents: 1000n, pixKeyType: "EMAIL", pixKey: "a@b.co" })
+      expect(payout).toEqual({ payoutId: "po_real" })
+      expect(server.seen[3]!.headers["idempotency-key"]).toBe("withdrawal-9")
+    }).pipe(Effect.scoped))
+
+  it.live("a gateway that keeps failing is a GatewayError after the retries", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeGateway(100)
+      const gateway = yield* adapter(server.url, "k")
+      const error = yield* Effect.flip(gateway.payout({ withdrawalId: 1n, amountCents: 1000n, pixKeyType: "EMAIL", pixKey: "a@b.co" }))
+      expect(error).toBeInstanceOf(GatewayError)
+      expect(server.seen).toHaveLength(4)
+    }).pipe(Effect.scoped))
+})
