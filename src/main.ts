@@ -3,17 +3,19 @@
  * services -> HTTP API, served by Node until SIGTERM/SIGINT. On a signal the server stops accepting,
  * lets in-flight requests finish, then the pools close (layers close in reverse order).
  */
-import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Console, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { createServer } from "node:http"
 import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
 import { AppConfig, AppConfigLive, StartupError } from "./layers/AppConfig"
+import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
+import { SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
 import { Randomness } from "./layers/Randomness"
 import { DatabaseFromConfig, StoresFromConfig } from "./layers/Infrastructure"
 import { CatalogSeedOnStart } from "./services/CatalogSeed"
+import { DashboardCacheJob, DepositExpiryJob, RaffleDrawJob } from "./services/BackgroundJobs"
 import { DomainLive } from "./services/DomainLive"
 import { WebhookDeliveryWorker } from "./services/WebhookDelivery"
 
@@ -68,9 +70,16 @@ const AppLive = Banner.pipe(
   Layer.provide(CatalogSeedOnStart),
   // Outbound webhooks: polls every second; stops (releasing what it was sending) before the pools close.
   Layer.provide(WebhookDeliveryWorker),
+  // Expires unpaid deposits every minute.
+  Layer.provide(DepositExpiryJob),
+  // Draws raffles that reached their end.
+  Layer.provide(RaffleDrawJob),
+  // Computes the dashboard chart's settled days ahead of requests.
+  Layer.provide(DashboardCacheJob),
   Layer.provideMerge(DomainLive),
   Layer.provideMerge(IdentityProvider.layer),
   Layer.provideMerge(GatewayFromConfig),
+  Layer.provideMerge(SandboxCallbackLive),
   Layer.provideMerge(Infrastructure),
   Layer.provideMerge(AppConfigLive),
   Layer.provide(NodeContext.layer)

@@ -3,19 +3,27 @@
  * `.prefix("/api")` must stay last: it rewrites only the groups added before it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { AdminDashboardApi } from "./AdminDashboardApi"
+import { AdminDepositsApi } from "./AdminDepositsApi"
+import { AdminRafflesApi } from "./AdminRafflesApi"
 import { AdminUsersApi } from "./AdminUsersApi"
 import { AdminWithdrawalsApi } from "./AdminWithdrawalsApi"
 import { AuthApi, IdpApi } from "./AuthApi"
+import { BattlesApi } from "./BattlesApi"
 import { CasesApi } from "./CasesApi"
 import { CatalogAdminApi } from "./CatalogAdminApi"
+import { DepositsApi } from "./DepositsApi"
 import { HealthApi } from "./HealthApi"
 import { InventoryApi } from "./InventoryApi"
 import * as HttpError from "./HttpErrors"
 import { LiveDropsAdminApi, LiveDropsApi } from "./LiveDropsApi"
 import { NotificationsApi } from "./NotificationsApi"
 import { OpeningsApi } from "./OpeningsApi"
+import { PaymentCallbackApi } from "./PaymentCallbackApi"
 import { ProvablyFairApi } from "./ProvablyFairApi"
+import { RafflesApi } from "./RafflesApi"
 import { RealtimeApi } from "./RealtimeApi"
+import { SandboxApi } from "./SandboxApi"
 import { UpgradesApi } from "./UpgradesApi"
 import { WebhooksApi } from "./WebhooksApi"
 import { WithdrawalsApi } from "./WithdrawalsApi"
@@ -36,7 +44,16 @@ export class Api extends HttpApi.make("game-platform")
   .add(WebhooksApi)
   .add(WithdrawalsApi)
   .add(AdminWithdrawalsApi)
-  .add(InventoryApi).add(UpgradesApi)
+  .add(InventoryApi)
+  .add(UpgradesApi)
+  .add(DepositsApi)
+  .add(PaymentCallbackApi)
+  .add(SandboxApi)
+  .add(AdminDepositsApi)
+  .add(BattlesApi)
+  .add(RafflesApi)
+  .add(AdminRafflesApi)
+  .add(AdminDashboardApi)
   .addError(HttpError.Validation)
   .addError(HttpError.BadRequest)
   .addError(HttpError.NotFound)

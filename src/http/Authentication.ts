@@ -6,7 +6,7 @@
  * The first request of a user in a UTC day records the day (D15).
  */
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
-import { Context, Effect, Exit, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Schema } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { KeyValue } from "../layers/stores/KeyValue"
 import { Forbidden, Unauthenticated } from "../schema/Errors"
@@ -40,7 +40,10 @@ export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthenticati
   security: sessionSecurity
 }) {}
 
-/** Activity is written at most once per user every 5 minutes (lastActiveAt), so each active day is recorded. */
+/**
+ * Activity is written at most once per user every 5 minutes (lastActiveAt). The throttle's key names the
+ * UTC day, so the first request of each day is always recorded, even 5 minutes after one the day before.
+ */
 const ACTIVITY_THROTTLE_MS = 5 * 60_000
 
 type Authenticated = Context.Tag.Service<CurrentUser>
@@ -59,7 +62,8 @@ const makeAuthenticate = Effect.gen(function*() {
     const session = yield* sessions.validate(id, client)
     const user = yield* users.findById(session.userId).pipe(Effect.catchTag("NotFound", () => new Unauthenticated()))
     if (user.bannedAt !== null) return yield* new Forbidden({ message: "Account banned" })
-    if (yield* kv.setIfAbsent(`activity:${user.id}`, "1", ACTIVITY_THROTTLE_MS)) {
+    const day = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)
+    if (yield* kv.setIfAbsent(`activity:${user.id}:${day}`, "1", ACTIVITY_THROTTLE_MS)) {
       yield* users.recordActivity(user.id)
     }
     return { user, session } satisfies Authenticated

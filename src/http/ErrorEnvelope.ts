@@ -19,14 +19,19 @@ export const fieldName = (path: ReadonlyArray<PropertyKey>): string =>
   ) || "body"
 
 /** One entry per field: the first issue reported for it. */
-export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError => {
+export const validationErrorOf = (
+  issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }>
+): ValidationError => {
   const seen = new Map<string, FieldError>()
-  for (const issue of error.issues) {
+  for (const issue of issues) {
     const field = fieldName(issue.path)
     if (!seen.has(field)) seen.set(field, new FieldError({ field, message: issue.message }))
   }
   return new ValidationError({ errors: [...seen.values()] })
 }
+
+export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError =>
+  validationErrorOf(error.issues)
 
 const isMalformedBody = (defect: unknown) =>
   HttpServerError.isServerError(defect) && defect._tag === "RequestError" && defect.reason === "Decode"

@@ -90,3 +90,9 @@ export const ItemNotUpgradable = withStatus(Errors.ItemNotUpgradable, (message) 
 export const InvalidUpgrade = withStatus(Errors.InvalidUpgrade, (message) => new Errors.InvalidUpgrade({ message }), 400)
 export const MultiplierTooHigh = withStatus(Errors.MultiplierTooHigh, (message) => new Errors.MultiplierTooHigh({ message }), 400)
 export const ProbabilityTooLow = withStatus(Errors.ProbabilityTooLow, (message) => new Errors.ProbabilityTooLow({ message }), 400)
+export const GatewayUnavailable = withStatus(Errors.GatewayUnavailable, (message) => new Errors.GatewayUnavailable({ message }), 502)
+export const InvalidWebhookSignature = withStatus(
+  Errors.InvalidWebhookSignature,
+  (message) => new Errors.InvalidWebhookSignature({ message }),
+  401
+)

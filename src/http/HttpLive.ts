@@ -7,19 +7,27 @@ import { Layer } from "effect"
 import { Api } from "./Api"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope"
 import { AdminTokenLive } from "./AdminToken"
+import { AdminDashboardLive } from "./AdminDashboardHttp"
+import { AdminDepositsLive } from "./AdminDepositsHttp"
+import { AdminRafflesLive } from "./AdminRafflesHttp"
 import { AdminUsersLive } from "./AdminUsersHttp"
 import { AdminWithdrawalsLive } from "./AdminWithdrawalsHttp"
 import { AuthLive, IdpLive } from "./AuthHttp"
 import { AdminAuthenticationLive, AuthenticationLive } from "./Authentication"
+import { BattlesLive } from "./BattlesHttp"
 import { CasesLive } from "./CasesHttp"
 import { CatalogAdminLive } from "./CatalogAdminHttp"
+import { DepositsLive } from "./DepositsHttp"
 import { HealthLive } from "./HealthHttp"
 import { InventoryLive } from "./InventoryHttp"
 import { LiveDropsAdminLive, LiveDropsLive } from "./LiveDropsHttp"
 import { NotificationsLive } from "./NotificationsHttp"
 import { OpeningsLive } from "./OpeningsHttp"
+import { PaymentCallbackLive } from "./PaymentCallbackHttp"
 import { ProvablyFairLive } from "./ProvablyFairHttp"
+import { RafflesLive } from "./RafflesHttp"
 import { RealtimeLive } from "./RealtimeHttp"
+import { SandboxLive } from "./SandboxHttp"
 import { UpgradesLive } from "./UpgradesHttp"
 import { RateLimitLive } from "./RateLimit"
 import { WebhooksLive } from "./WebhooksHttp"
@@ -36,6 +44,32 @@ const Docs = Layer.mergeAll(
 /** Everything the HTTP layer serves; needs the domain services and infrastructure beneath it. */
 export const ApiLive = Layer.mergeAll(Docs, ErrorEnvelopeLive, RateLimitLive).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api)),
-  Layer.provide([HealthLive, IdpLive, AuthLive, NotificationsLive, AdminUsersLive, CatalogAdminLive, CasesLive, OpeningsLive, ProvablyFairLive, LiveDropsLive, LiveDropsAdminLive, RealtimeLive, WebhooksLive, WithdrawalsLive, AdminWithdrawalsLive, InventoryLive, UpgradesLive]),
+  Layer.provide([
+    HealthLive,
+    IdpLive,
+    AuthLive,
+    NotificationsLive,
+    AdminUsersLive,
+    CatalogAdminLive,
+    CasesLive,
+    OpeningsLive,
+    ProvablyFairLive,
+    LiveDropsLive,
+    LiveDropsAdminLive,
+    RealtimeLive,
+    WebhooksLive,
+    WithdrawalsLive,
+    AdminWithdrawalsLive,
+    InventoryLive,
+    UpgradesLive,
+    DepositsLive,
+    PaymentCallbackLive,
+    SandboxLive,
+    AdminDepositsLive,
+    BattlesLive,
+    RafflesLive,
+    AdminRafflesLive,
+    AdminDashboardLive
+  ]),
   Layer.provide([AdminTokenLive, AuthenticationLive, AdminAuthenticationLive])
 )

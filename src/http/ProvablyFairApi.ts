@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "./Authentication"
 import { UpgradeVerification } from "../schema/Upgrade"
+import { BattleRollVerification } from "./BattlesApi"
 import { OpeningVerification } from "./OpeningsApi"
 
 const ClientSeed = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Number })
@@ -26,7 +27,7 @@ export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
       .setUrlParams(Schema.Struct({
         type: Schema.optionalWith(Schema.Literal("opening", "upgrade", "battle-roll"), { default: () => "opening" as const })
       }))
-      .addSuccess(Schema.Union(OpeningVerification, UpgradeVerification, Schema.Record({ key: Schema.String, value: Schema.Unknown })))
+      .addSuccess(Schema.Union(OpeningVerification, UpgradeVerification, BattleRollVerification))
   )
   .middleware(Authentication)
 {}

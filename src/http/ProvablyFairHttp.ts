@@ -1,7 +1,8 @@
 /** Handlers of the client seed and the generic verification (D5). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { NotFound } from "../schema/Errors"
+import type { BattleRollId } from "../schema/Battle"
+import { Battles } from "../services/Battles"
 import { CaseOpenings } from "../services/CaseOpenings"
 import { ProvablyFair } from "../services/ProvablyFair"
 import { Upgrades } from "../services/Upgrades"
@@ -13,6 +14,7 @@ export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", (handl
     const fairness = yield* ProvablyFair
     const openings = yield* CaseOpenings
     const upgrades = yield* Upgrades
+    const battles = yield* Battles
     return handlers
       .handle("clientSeed", () => Effect.flatMap(CurrentUser, ({ user }) => fairness.clientSeed(user.id)))
       .handle("setClientSeed", ({ payload }) =>
@@ -25,9 +27,8 @@ export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", (handl
               return yield* openings.verify(user, path.id)
             case "upgrade":
               return yield* upgrades.verify(user, BigInt(path.id))
-            default:
-              // Battle rolls are verified by the battles service, which comes with battles.
-              return yield* NotFound.of("Battle roll")
+            case "battle-roll":
+              return yield* battles.verifyRoll(user, BigInt(path.id) as BattleRollId)
           }
         }))
   }))

@@ -190,10 +190,13 @@ export const loadAppConfig: Effect.Effect<
   const given = yield* readGivenSecrets
   const { generated, values } = production
     ? yield* Effect.gen(function*() {
-      // The embedded identity provider is for development only (D2).
+      // The embedded identity provider (D2) and the sandbox gateway (D9: anyone could pay their own
+      // deposits) are for development only.
       const missing = [
         ...SECRET_NAMES.filter((name) => given[name] === undefined),
-        ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : [])
+        ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : []),
+        ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : []),
+        ...(Option.isNone(gateway.key) ? ["PAYMENT_GATEWAY_KEY"] : [])
       ]
       if (missing.length > 0) {
         return yield* new StartupError({

@@ -126,3 +126,15 @@ export class ProbabilityTooLow extends Schema.TaggedError<ProbabilityTooLow>()(
   "ProbabilityTooLow",
   message("Probability too low")
 ) {}
+
+/** The payment gateway could not create a charge; nothing was recorded (502). */
+export class GatewayUnavailable extends Schema.TaggedError<GatewayUnavailable>()(
+  "GatewayUnavailable",
+  message("Payment gateway unavailable")
+) {}
+
+/** A gateway callback whose `x-webhook-signature` does not match its body (SPEC deposit rule 3). */
+export class InvalidWebhookSignature extends Schema.TaggedError<InvalidWebhookSignature>()(
+  "InvalidWebhookSignature",
+  message("Invalid webhook signature")
+) {}

@@ -5,7 +5,7 @@ import { idFromString } from "./Ids"
 export const NotificationId = idFromString("NotificationId")
 export type NotificationId = typeof NotificationId.Type
 
-export const NotificationType = Schema.Literal("DEPOSIT_CONFIRMED", "DEPOSIT_EXPIRED", "SECURITY_ALERT")
+export const NotificationType = Schema.Literal("DEPOSIT_CONFIRMED", "DEPOSIT_EXPIRED", "SECURITY_ALERT", "RAFFLE_WON")
 export type NotificationType = typeof NotificationType.Type
 
 export class Notification extends Schema.Class<Notification>("Notification")({
@@ -34,3 +34,10 @@ export type AuditAction =
   | "WITHDRAWAL_APPROVED"
   | "WITHDRAWAL_REJECTED"
   | "WITHDRAWAL_PAYOUT_FAILED"
+  | "DEPOSIT_FAILED"
+  | "DEPOSIT_EXPIRED"
+  | "DEPOSIT_PAID_LATE"
+  | "BATTLE_SETTLEMENT"
+  | "RAFFLE_CREATED"
+  | "RAFFLE_DRAWN"
+  | "RAFFLE_CANCELLED"

@@ -18,14 +18,24 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const record = Effect.fn("Audit.record")(function*(entry: AuditEntry) {
+    /** Several entries in one statement, e.g. one per item a battle settlement moves. */
+    const recordMany = Effect.fn("Audit.recordMany")(function*(entries: ReadonlyArray<AuditEntry>) {
+      if (entries.length === 0) return
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql`INSERT INTO audit_logs (user_id, action, entity_type, entity_id, metadata, created_at)
-                 VALUES (${entry.userId}, ${entry.action}, ${entry.entityType ?? null},
-                         ${entry.entityId === undefined ? null : String(entry.entityId)},
-                         ${JSON.stringify(entry.metadata ?? {})}::jsonb, ${now})`.pipe(Effect.orDie)
+      yield* sql`INSERT INTO audit_logs ${
+        sql.insert(entries.map((entry) => ({
+          userId: entry.userId,
+          action: entry.action,
+          entityType: entry.entityType ?? null,
+          entityId: entry.entityId === undefined ? null : String(entry.entityId),
+          metadata: JSON.stringify(entry.metadata ?? {}),
+          createdAt: now
+        })))
+      }`.pipe(Effect.orDie)
     })
 
-    return { record } as const
+    const record = (entry: AuditEntry) => recordMany([entry])
+
+    return { record, recordMany } as const
   })
 }) {}

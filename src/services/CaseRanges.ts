@@ -68,7 +68,7 @@ export const computeRanges = <Id extends bigint>(
 }
 
 /** The item whose block holds `roll` (rangeStart <= roll <= rangeEnd); ranges in roll order. */
-export const itemForRoll = <R extends ItemRange>(
+export const itemForRoll = <R extends Pick<ItemRange, "rangeStart" | "rangeEnd">>(
   ranges: ReadonlyArray<R>,
   roll: number
 ): Either.Either<R, InvalidRoll> => {

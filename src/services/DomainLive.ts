@@ -1,8 +1,11 @@
 /** Every domain service, to be given the infrastructure (database, stores, clock, outside world). */
 import { Layer } from "effect"
 import { Audit } from "./Audit"
+import { Battles } from "./Battles"
 import { CaseOpenings } from "./CaseOpenings"
 import { Catalog } from "./Catalog"
+import { Dashboard } from "./Dashboard"
+import { Deposits } from "./Deposits"
 import { CatalogSeed } from "./CatalogSeed"
 import { GameStats } from "./GameStats"
 import { Inventory } from "./Inventory"
@@ -10,6 +13,7 @@ import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { Notifications } from "./Notifications"
 import { ProvablyFair } from "./ProvablyFair"
+import { Raffles } from "./Raffles"
 import { Realtime } from "./Realtime"
 import { Sessions } from "./Sessions"
 import { TwoFactor } from "./TwoFactor"
@@ -40,5 +44,9 @@ export const DomainLive = Layer.mergeAll(
   TwoFactor.DefaultWithoutDependencies,
   CaseOpenings.Default,
   GameStats.Default,
-  Withdrawals.Default
+  Withdrawals.Default,
+  Deposits.Default,
+  Battles.Default,
+  Raffles.Default,
+  Dashboard.Default
 ).pipe(Layer.provideMerge(Foundation))

@@ -49,19 +49,24 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
 
     const byId = SqlSchema.single({ Request: Schema.String, Result: DropRow, execute: (id) => select(id, 1) })
 
-    /** Records a drop inside the caller's transaction; `announce` it after the commit. */
-    const record = Effect.fn("LiveDrops.record")(function*(drop: {
+    interface NewDrop {
       readonly userId: UserId
       readonly itemId: ItemId
       readonly source: DropSource
       readonly caseName: string | null
-    }) {
+    }
+
+    /** Records drops inside the caller's transaction; `announce` each after the commit. Returns their ids. */
+    const recordMany = Effect.fn("LiveDrops.recordMany")(function*(drops: ReadonlyArray<NewDrop>) {
+      if (drops.length === 0) return []
       const now = new Date(yield* Clock.currentTimeMillis)
-      const [row] = yield* sql<{ id: string }>`
-        INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
-        VALUES (${drop.userId}, ${drop.itemId}, ${drop.source}, ${drop.caseName}, ${now}) RETURNING id`.pipe(Effect.orDie)
-      return row!.id
+      const rows = yield* sql<{ id: string }>`INSERT INTO live_drops ${
+        sql.insert(drops.map((drop) => ({ ...drop, createdAt: now })))
+      } RETURNING id`.pipe(Effect.orDie)
+      return rows.map((row) => row.id)
     })
+
+    const record = (drop: NewDrop) => Effect.map(recordMany([drop]), (ids) => ids[0]!)
 
     /** Publishes a committed drop to every instance's subscribers. */
     const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
@@ -91,6 +96,6 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
     const subscribe: Effect.Effect<Stream.Stream<string>, never, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
 
-    return { record, announce, recent, emit, subscribe } as const
+    return { record, recordMany, announce, recent, emit, subscribe } as const
   })
 }) {}

@@ -21,6 +21,10 @@ export const hashServerSeed = (serverSeed: string): string => createHash("sha256
 const hmacInteger = (serverSeed: string, message: string): bigint =>
   BigInt(`0x${createHmac("sha256", Buffer.from(serverSeed, "utf8")).update(message).digest("hex")}`)
 
+/** D14: the winning raffle ticket, 1..ticketsSold, from HMAC(serverSeed, `${raffleId}:${ticketsSold}`). */
+export const raffleTicket = (serverSeed: string, raffleId: bigint | string, ticketsSold: number): number =>
+  Number(hmacInteger(serverSeed, `${raffleId}:${ticketsSold}`) % BigInt(ticketsSold)) + 1
+
 /** The roll of a case opening, a FLIP or a battle: 1..10000000, matched to the item ranges. */
 export const caseRoll = (serverSeed: string, clientSeed: string, nonce: number): number =>
   Number(hmacInteger(serverSeed, `${clientSeed}:${nonce}`) % BigInt(ROLL_SPACE)) + 1
@@ -62,19 +66,25 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
     const newServerSeed = Effect.map(hex(32), (serverSeed) => ({ serverSeed, serverSeedHash: hashServerSeed(serverSeed) }))
 
     /**
-     * The next nonce and the client seed, for a roll inside the caller's database transaction: the row
-     * stays locked until the caller commits, and a rolled-back operation consumes no nonce (D5).
+     * The seeds of the user's next `count` rolls, for rolls inside the caller's database transaction:
+     * a fresh server seed each, the client seed, and consecutive nonces (the first is the counter plus
+     * one). The counter's row stays locked until the caller commits, and a rolled-back operation
+     * consumes no nonce (D5).
      */
-    const nextRoll = Effect.fn("ProvablyFair.nextRoll")(function*(userId: UserId) {
-      const seeds = yield* newServerSeed
+    const nextRolls = Effect.fn("ProvablyFair.nextRolls")(function*(userId: UserId, count: number) {
+      const seeds = yield* Effect.replicateEffect(newServerSeed, count)
       const clientSeed = yield* hex(16)
       const now = new Date(yield* Clock.currentTimeMillis)
       const [row] = yield* sql<{ clientSeed: string; nonce: string }>`
-        INSERT INTO fairness_seeds (user_id, client_seed, nonce, updated_at) VALUES (${userId}, ${clientSeed}, 1, ${now})
-        ON CONFLICT (user_id) DO UPDATE SET nonce = fairness_seeds.nonce + 1, updated_at = ${now}
+        INSERT INTO fairness_seeds (user_id, client_seed, nonce, updated_at) VALUES (${userId}, ${clientSeed}, ${count}, ${now})
+        ON CONFLICT (user_id) DO UPDATE SET nonce = fairness_seeds.nonce + ${count}, updated_at = ${now}
         RETURNING client_seed, nonce`.pipe(Effect.orDie)
-      return { ...seeds, clientSeed: row!.clientSeed, nonce: Number(row!.nonce) } satisfies RollSeeds
+      const first = Number(row!.nonce) - count + 1
+      return seeds.map((seed, i) => ({ ...seed, clientSeed: row!.clientSeed, nonce: first + i }) satisfies RollSeeds)
     })
+
+    /** The seeds of the user's next roll (see `nextRolls`). */
+    const nextRoll = (userId: UserId) => Effect.map(nextRolls(userId, 1), (rolls) => rolls[0]!)
 
     /** `GET /provably-fair/client-seed`: created on first need (D5). */
     const clientSeed = Effect.fn("ProvablyFair.clientSeed")(function*(userId: UserId) {
@@ -100,6 +110,6 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
       return { clientSeed: row!.clientSeed, nonce: Number(row!.nonce) }
     })
 
-    return { newServerSeed, nextRoll, clientSeed, setClientSeed } as const
+    return { newServerSeed, nextRoll, nextRolls, clientSeed, setClientSeed } as const
   })
 }) {}

@@ -49,6 +49,7 @@ import { Ledger } from "./Ledger"
 import { Realtime } from "./Realtime"
 import { TwoFactor } from "./TwoFactor"
 import { WebhookOutbox } from "./WebhookOutbox"
+import { firstOf, inTransaction, rowsOf } from "./SqlRows"
 
 /**
  * How long an approval's claim protects its gateway call. An older claim (its approval crashed or
@@ -149,15 +150,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const gateway = yield* PaymentGateway
     const columns = sql.literal(COLUMNS)
 
-    const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
-    /** Rows of a statement selecting COLUMNS; infrastructure failures are defects. */
-    const rowsOf = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
-      statement.pipe(Effect.flatMap(decodeRows), Effect.orDie)
-    const firstOf = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
-      Effect.map(rowsOf(statement), (rows) => rows[0])
+    /** Rows of statements selecting COLUMNS. */
+    const selectRows = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) => rowsOf(Row, statement)
+    const selectFirst = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) => firstOf(Row, statement)
 
     const findById = (id: WithdrawalId) =>
-      firstOf(sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id WHERE w.id = ${id}`)
+      selectFirst(sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id WHERE w.id = ${id}`)
 
     const balanceOf = (userId: UserId) =>
       sql<{ balanceCents: string }>`SELECT balance_cents FROM users WHERE id = ${userId}`.pipe(
@@ -169,8 +167,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         )
       )
 
-    const inTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    const transaction = inTransaction(sql)
 
     /** SPEC Withdrawal rule: 2FA on and more than 10000 cents -> a code, and a good one. */
     const checkTwoFactor = (userId: UserId, input: WithdrawalRequest) =>
@@ -194,7 +191,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           if ((yield* balanceOf(userId)) < input.amountCents) return yield* new InsufficientBalance()
           yield* checkTwoFactor(userId, input)
           const now = new Date(yield* Clock.currentTimeMillis)
-          const { balanceCents, row } = yield* inTransaction(Effect.gen(function*() {
+          const { balanceCents, row } = yield* transaction(Effect.gen(function*() {
             const [inserted] = yield* sql<{ id: string }>`
               INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at)
               VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${now})
@@ -227,7 +224,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       userId: UserId,
       paging: { readonly page: number; readonly limit: number }
     ) {
-      const rows = yield* rowsOf(sql`
+      const rows = yield* selectRows(sql`
         SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
         WHERE w.user_id = ${userId}
         ORDER BY w.id DESC LIMIT ${paging.limit} OFFSET ${(paging.page - 1) * paging.limit}`)
@@ -247,7 +244,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       auditOf: (row: Row) => Parameters<typeof audit.record>[0]
     ) =>
       Effect.gen(function*() {
-        const ended = yield* inTransaction(Effect.gen(function*() {
+        const ended = yield* transaction(Effect.gen(function*() {
           const row = yield* end
           if (row === undefined) return undefined
           const posting = yield* ledger.credit({
@@ -272,7 +269,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       const now = new Date(yield* Clock.currentTimeMillis)
       const ended = yield* endWithRefund(
         id,
-        firstOf(sql`
+        selectFirst(sql`
           WITH w AS (
             UPDATE withdrawals SET status = 'CANCELLED', processed_at = ${now}
             WHERE id = ${id} AND user_id = ${userId} AND status = 'PENDING'
@@ -304,7 +301,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       readonly limit: number
     }) {
       const status = query.status ?? null
-      const rows = yield* rowsOf(sql`
+      const rows = yield* selectRows(sql`
         SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
         WHERE (${status}::text IS NULL OR w.status = ${status}::text)
         ORDER BY w.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
@@ -328,7 +325,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       const staleBefore = new Date(claimedAt.getTime() - PAYOUT_CLAIM_TTL_MS)
       // Committed on its own: from here on, cancel and reject refuse this withdrawal, and so does a
       // second approval (until the claim is released or goes stale).
-      const claimed = yield* firstOf(sql`
+      const claimed = yield* selectFirst(sql`
         WITH w AS (
           UPDATE withdrawals
           SET payout_claim = ${token}, payout_claimed_at = ${claimedAt}, payout_attempts = payout_attempts + 1
@@ -350,7 +347,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         const now = new Date(yield* Clock.currentTimeMillis)
         if (Either.isLeft(payout)) {
           const reason = payout.left.message
-          yield* inTransaction(Effect.gen(function*() {
+          yield* transaction(Effect.gen(function*() {
             yield* sql`
               UPDATE withdrawals SET payout_claim = NULL, payout_claimed_at = NULL, payout_error = ${reason}
               WHERE id = ${id} AND payout_claim = ${token}`
@@ -365,8 +362,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           return Either.left(reason)
         }
         const { payoutId } = payout.right
-        return Either.right(yield* inTransaction(Effect.gen(function*() {
-          const row = yield* firstOf(sql`
+        return Either.right(yield* transaction(Effect.gen(function*() {
+          const row = yield* selectFirst(sql`
             WITH w AS (
               UPDATE withdrawals
               SET status = 'COMPLETED', payout_id = ${payoutId}, processed_at = ${now},
@@ -410,7 +407,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       const now = new Date(yield* Clock.currentTimeMillis)
       const ended = yield* endWithRefund(
         id,
-        firstOf(sql`
+        selectFirst(sql`
           WITH w AS (
             UPDATE withdrawals SET status = 'REJECTED', processed_at = ${now}, rejection_reason = ${reason}
             WHERE id = ${id} AND status = 'PENDING' AND payout_claim IS NULL

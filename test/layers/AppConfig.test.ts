@@ -22,10 +22,11 @@ describe("configuration", () => {
     Effect.gen(function*() {
       const result = yield* load({ NODE_ENV: "production", DATA_DIR: dataDir() })
       expect(Either.isLeft(result) && result.left.message).toBe(
-        "NODE_ENV=production requires these variables, which are not set: WEBHOOK_SECRET, ADMIN_TOKEN, TWO_FACTOR_KEY, OIDC_ISSUER"
+        "NODE_ENV=production requires these variables, which are not set: WEBHOOK_SECRET, ADMIN_TOKEN, TWO_FACTOR_KEY, OIDC_ISSUER, " +
+          "PAYMENT_GATEWAY_URL, PAYMENT_GATEWAY_KEY"
       )
       const partly = yield* load({ NODE_ENV: "production", DATA_DIR: dataDir(), ADMIN_TOKEN: "a-long-admin-token" })
-      expect(Either.isLeft(partly) && partly.left.message).toMatch(/not set: WEBHOOK_SECRET, TWO_FACTOR_KEY, OIDC_ISSUER$/)
+      expect(Either.isLeft(partly) && partly.left.message).toMatch(/not set: WEBHOOK_SECRET, TWO_FACTOR_KEY, OIDC_ISSUER, PAYMENT_GATEWAY_URL, PAYMENT_GATEWAY_KEY$/)
     }))
 
   it.effect("production with every secret given starts and generates nothing", () =>
@@ -38,7 +39,9 @@ describe("configuration", () => {
           WEBHOOK_SECRET: "gateway-shared-secret",
           ADMIN_TOKEN: "a-long-admin-token",
           TWO_FACTOR_KEY,
-          OIDC_ISSUER: "https://id.example.com/"
+          OIDC_ISSUER: "https://id.example.com/",
+          PAYMENT_GATEWAY_URL: "https://gateway.example.com/v1/",
+          PAYMENT_GATEWAY_KEY: "gateway-api-key"
         })
       )
       expect(config.production).toBe(true)
@@ -46,6 +49,7 @@ describe("configuration", () => {
       expect(config.webhookBlockPrivateTargets).toBe(true)
       expect(Redacted.value(config.secrets.adminToken)).toBe("a-long-admin-token")
       expect(config.oidc.issuer).toEqual(Option.some("https://id.example.com"))
+      expect(config.gateway.url).toEqual(Option.some("https://gateway.example.com/v1"))
       expect(() => statSync(join(dir, "dev-secrets.json"))).toThrow()
     }))
 

@@ -80,3 +80,24 @@ export const signInAtDevProvider = async (
   }
   throw new Error(`no callback after ${MAX_STEPS} steps`)
 }
+
+/**
+ * A session id for `login` at a running service whose identity provider is the embedded development
+ * one: the whole browser flow (login redirect, provider form, callback with the state cookie).
+ */
+export const devSessionAt = async (baseUrl: string, login: string): Promise<string> => {
+  const start = await fetch(`${baseUrl}/api/auth/idp/login`, { redirect: "manual" })
+  const location = start.headers.get("location")
+  const state = start.headers.getSetCookie().find((c) => c.startsWith("oidcState="))?.split(";")[0]
+  if (location === null || state === undefined) {
+    throw new Error(`${baseUrl} did not start a sign-in (status ${start.status})`)
+  }
+  const callback = new URL(await signInAtDevProvider(location, login))
+  const done = await fetch(`${baseUrl}${callback.pathname}${callback.search}`, {
+    redirect: "manual",
+    headers: { cookie: state }
+  })
+  const cookie = done.headers.getSetCookie().find((c) => c.startsWith("sessionId="))
+  if (cookie === undefined) throw new Error(`sign-in of ${login} failed: ${done.status} ${await done.text()}`)
+  return cookie.split(";")[0]!.slice("sessionId=".length)
+}

@@ -17,6 +17,7 @@ import type { IdentityProvider } from "../../src/layers/IdentityProvider"
 import { TestIdentityProvider } from "./TestIdentityProvider"
 import type { PaymentGateway } from "../../src/layers/PaymentGateway"
 import { TestGateway } from "./TestGateway"
+import { makeSandboxCallback } from "../../src/layers/gateway/SandboxCallback"
 
 export const testConfig: AppConfigShape = {
   production: false,
@@ -85,12 +86,16 @@ export interface TestAppOptions {
 export const makeTestClient = (options: TestAppOptions = {}) =>
   Effect.gen(function*() {
     const database = yield* Effect.context<SqlClient.SqlClient | PgClient.PgClient>()
+    // The sandbox gateway calls our callback "over HTTP": here, into this very app once it is built.
+    let handler: ((request: Request) => Promise<Response>) | undefined
+    const sandboxCallback = makeSandboxCallback((url, init) => handler!(new Request(url, init)))
     const runtime = yield* Layer.toRuntime(
       ApiLive.pipe(
         Layer.provideMerge(DomainLive),
         Layer.provideMerge(options.identityProvider ?? TestIdentityProvider),
         Layer.provideMerge(options.randomness ?? Randomness.seeded("test")),
         Layer.provideMerge(options.gateway ?? TestGateway),
+        Layer.provideMerge(sandboxCallback),
         Layer.provideMerge(options.stores ?? Stores.memory),
         Layer.provideMerge(Layer.succeed(AppConfig, { ...testConfig, ...options.config })),
         Layer.provideMerge(Layer.succeedContext(database)),
@@ -100,11 +105,11 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
     )
     const app = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
     // The runtime holds every service the app needs; its type lists them, the app's does not.
-    const handler = HttpApp.toWebHandlerRuntime(runtime as any)(app)
+    handler = HttpApp.toWebHandlerRuntime(runtime as any)(app)
 
     const request = (path: string, init?: RequestInit) =>
       Effect.promise(async () => {
-        const response = await handler(new Request(`http://localhost${path}`, init))
+        const response = await handler!(new Request(`http://localhost${path}`, init))
         const text = await response.text()
         const isJson = response.headers.get("content-type")?.includes("json") ?? false
         return { status: response.status, headers: response.headers, body: isJson && text ? JSON.parse(text) : text }
@@ -112,7 +117,7 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
 
     const client: TestClient = {
       request,
-      open: (path, init) => Effect.promise(() => handler(new Request(`http://localhost${path}`, init))),
+      open: (path, init) => Effect.promise(() => handler!(new Request(`http://localhost${path}`, init))),
       get: (path, headers) => request(path, { headers }),
       post: (path, body, headers) =>
         request(path, {

@@ -3,7 +3,7 @@
  * can be told to fail them. `TestGateway` (always succeeds, records nothing anyone reads) is what
  * `makeTestClient` uses unless a test passes its own `gateway`.
  */
-import { Duration, Effect, Layer, Ref } from "effect"
+import { Clock, Duration, Effect, Layer, Ref } from "effect"
 import {
   type Charge,
   type ChargeRequest,
@@ -20,6 +20,8 @@ export interface TestGatewayControl {
   readonly charges: Effect.Effect<ReadonlyArray<ChargeRequest>>
   /** From now on payouts fail with this message; `undefined` makes them succeed again. */
   readonly failPayouts: (message: string | undefined) => Effect.Effect<void>
+  /** From now on charges fail with this message; `undefined` makes them succeed again. */
+  readonly failCharges: (message: string | undefined) => Effect.Effect<void>
 }
 
 export interface TestGatewayOptions {
@@ -27,23 +29,30 @@ export interface TestGatewayOptions {
   readonly payoutDelay?: Duration.DurationInput
 }
 
+/** Charge ids are unique across gateways: tests in a file share one database. */
+let chargeSeq = 0
+
 export const makeTestGateway = (options: TestGatewayOptions = {}) =>
   Effect.gen(function*() {
     const payouts = yield* Ref.make<ReadonlyArray<PayoutRequest>>([])
     const charges = yield* Ref.make<ReadonlyArray<ChargeRequest>>([])
     const failure = yield* Ref.make<string | undefined>(undefined)
+    const chargeFailure = yield* Ref.make<string | undefined>(undefined)
     let seq = 0
 
     const layer = Layer.succeed(PaymentGateway, {
       createCharge: (request) =>
         Effect.gen(function*() {
           yield* Ref.update(charges, (all) => [...all, request])
-          const id = `ch_test_${++seq}`
+          const message = yield* Ref.get(chargeFailure)
+          if (message !== undefined) return yield* new GatewayError({ message })
+          const id = `ch_test_${++chargeSeq}`
+          const now = yield* Clock.currentTimeMillis
           return {
             externalId: id,
             qrCodeText: `00020126-test-${id}`,
             qrCode: "data:image/png;base64,iVBORw0KGgo=",
-            expiresAt: new Date(Date.now() + 30 * 60_000)
+            expiresAt: new Date(now + 30 * 60_000)
           } satisfies Charge
         }),
       payout: (request) =>
@@ -60,7 +69,8 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
       layer,
       payouts: Ref.get(payouts),
       charges: Ref.get(charges),
-      failPayouts: (message) => Ref.set(failure, message)
+      failPayouts: (message) => Ref.set(failure, message),
+      failCharges: (message) => Ref.set(chargeFailure, message)
     } satisfies TestGatewayControl
   })
 

@@ -1,0 +1,32 @@
+/** Administration of deposits (SPEC deposit rule 5, D9): the list and manual confirmation. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DepositId, DepositStatus } from "../schema/Deposit"
+import { UserId } from "../schema/Ids"
+import { PageParams } from "../schema/Pagination"
+import { AdminAuthentication } from "./Authentication"
+import { DepositView } from "./DepositsApi"
+
+const AdminDeposit = Schema.extend(DepositView, Schema.Struct({ user: Schema.Struct({ id: UserId, username: Schema.String }) }))
+
+export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
+  .add(
+    HttpApiEndpoint.get("list", "/admin/deposits")
+      .setUrlParams(
+        Schema.Struct({ ...PageParams, status: Schema.optional(DepositStatus) })
+          .annotations({ parseOptions: { errors: "all" } })
+      )
+      .addSuccess(Schema.Struct({ deposits: Schema.Array(AdminDeposit), total: Schema.Int, page: Schema.Int }))
+  )
+  .add(
+    HttpApiEndpoint.post("confirm", "/admin/deposits/:id/confirm")
+      .setPath(Schema.Struct({ id: DepositId }))
+      .addSuccess(Schema.Struct({ id: DepositId, status: DepositStatus, confirmedAt: Schema.Date }))
+      .annotate(
+        OpenApi.Description,
+        "Confirms a PENDING deposit as the gateway's charge.paid would (credit, notification, audit, webhook) and " +
+          "records ADMIN_CONFIRM_DEPOSIT. Any other status: 400 `Deposit is not pending`."
+      )
+  )
+  .middleware(AdminAuthentication)
+{}

@@ -1,0 +1,14 @@
+/** Handlers of deposit administration (D9). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Deposits } from "../services/Deposits"
+import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
+
+export const AdminDepositsLive = HttpApiBuilder.group(Api, "adminDeposits", (handlers) =>
+  Effect.gen(function*() {
+    const deposits = yield* Deposits
+    return handlers
+      .handle("list", ({ urlParams }) => deposits.adminList(urlParams))
+      .handle("confirm", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => deposits.confirmByAdmin(user.id, path.id)))
+  }))

@@ -1,0 +1,19 @@
+/** Administration of raffles (D14): creation, which commits to the server seed by publishing its hash. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { CreateRaffleRequest } from "../schema/Raffle"
+import { AdminAuthentication } from "./Authentication"
+import { Raffle } from "./RafflesApi"
+
+export class AdminRafflesApi extends HttpApiGroup.make("adminRaffles")
+  .add(
+    HttpApiEndpoint.post("create", "/admin/raffles")
+      .setPayload(CreateRaffleRequest)
+      .addSuccess(Raffle, { status: 201 })
+      .annotate(
+        OpenApi.Description,
+        "Publishes serverSeedHash now; the seed is revealed at the draw (when sold out, or at endsAt). Winning ticket = " +
+          "(HMAC-SHA256(serverSeed, `${raffleId}:${ticketsSold}`) mod ticketsSold) + 1."
+      )
+  )
+  .middleware(AdminAuthentication)
+{}

@@ -1,0 +1,12 @@
+/** Handlers of raffle administration (D14). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Raffles } from "../services/Raffles"
+import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
+
+export const AdminRafflesLive = HttpApiBuilder.group(Api, "adminRaffles", (handlers) =>
+  Effect.gen(function*() {
+    const raffles = yield* Raffles
+    return handlers.handle("create", ({ payload }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.create(user.id, payload)))
+  }))

@@ -1,0 +1,73 @@
+/** A user's deposits (SPEC "Deposits and withdrawals", deposit rules 1, 2, 6; D9). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DepositId, DepositRequest, DepositStatus, PaymentMethod } from "../schema/Deposit"
+import { PageQuery } from "../schema/Pagination"
+import { Authentication } from "./Authentication"
+import * as HttpError from "./HttpErrors"
+
+/** One deposit in a list; `amountCents` is a string, as SPEC types it. */
+export const DepositView = Schema.Struct({
+  id: DepositId,
+  amountCents: Schema.BigInt,
+  amountFormatted: Schema.String,
+  method: PaymentMethod,
+  status: DepositStatus,
+  /** The gateway's charge id (D9). */
+  externalId: Schema.String,
+  expiresAt: Schema.Date,
+  createdAt: Schema.Date,
+  confirmedAt: Schema.NullOr(Schema.Date),
+  /** The gateway's reason, for FAILED deposits. */
+  failureReason: Schema.NullOr(Schema.String)
+})
+
+const Initiated = Schema.Struct({
+  depositId: DepositId,
+  /** PNG data URL of the QR code. */
+  qrCode: Schema.String,
+  /** PIX "copia e cola" payload. */
+  qrCodeText: Schema.String,
+  expiresAt: Schema.Date,
+  amountCents: Schema.BigInt,
+  externalId: Schema.String
+})
+
+const DepositList = Schema.Struct({ deposits: Schema.Array(DepositView), total: Schema.Int, page: Schema.Int })
+
+const initiate = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.post(name, path)
+    .setPayload(DepositRequest)
+    .addSuccess(Initiated, { status: 201 })
+    .addError(HttpError.GatewayUnavailable)
+    .annotate(
+      OpenApi.Description,
+      "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum deposit is R$ 5.00`) " +
+        "to 10000000 (`Maximum deposit is R$ 100,000.00`). The balance is credited when the gateway confirms payment."
+    )
+
+const list = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.get(name, path)
+    .setUrlParams(PageQuery)
+    .addSuccess(DepositList)
+    .annotate(OpenApi.Description, "The user's deposits, newest first.")
+
+export class DepositsApi extends HttpApiGroup.make("deposits")
+  .add(initiate("initiate", "/payment/deposit/initiate"))
+  .add(initiate("initiateAlias", "/deposits/initiate"))
+  .add(list("list", "/payment/deposits"))
+  .add(list("listAlias", "/deposits"))
+  .add(
+    HttpApiEndpoint.get("methods", "/payment/methods")
+      .addSuccess(Schema.Struct({
+        methods: Schema.Array(Schema.Struct({
+          id: PaymentMethod,
+          name: Schema.String,
+          feePercent: Schema.Number,
+          processingTime: Schema.String
+        }))
+      }))
+      .annotate(OpenApi.Description, "Deposit methods with fee and timing (SPEC deposit rule 6); the fee is informative.")
+  )
+  .middleware(Authentication)
+{}

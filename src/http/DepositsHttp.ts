@@ -1,0 +1,33 @@
+/** Handlers of a user's deposits (D9). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { PAYMENT_METHODS } from "../schema/Deposit"
+import { Deposits } from "../services/Deposits"
+import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
+
+export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
+  Effect.gen(function*() {
+    const deposits = yield* Deposits
+    const initiate = ({ payload }: { readonly payload: Parameters<typeof deposits.initiate>[1] }) =>
+      Effect.gen(function*() {
+        const { user } = yield* CurrentUser
+        const row = yield* deposits.initiate(user.id, payload)
+        return {
+          depositId: row.id,
+          qrCode: row.qrCode,
+          qrCodeText: row.qrCodeText,
+          expiresAt: row.expiresAt,
+          amountCents: row.amountCents,
+          externalId: row.externalId
+        }
+      })
+    const list = ({ urlParams }: { readonly urlParams: { readonly page: number; readonly limit: number } }) =>
+      Effect.flatMap(CurrentUser, ({ user }) => deposits.list(user.id, urlParams))
+    return handlers
+      .handle("initiate", initiate)
+      .handle("initiateAlias", initiate)
+      .handle("list", list)
+      .handle("listAlias", list)
+      .handle("methods", () => Effect.succeed({ methods: PAYMENT_METHODS }))
+  }))

@@ -1,0 +1,20 @@
+/** The payment gateway's callback (SPEC deposit rules 3-4, D9): public, authenticated by its signature. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import * as HttpError from "./HttpErrors"
+
+export class PaymentCallbackApi extends HttpApiGroup.make("paymentCallback")
+  .add(
+    HttpApiEndpoint.post("payment", "/webhooks/payment")
+      .addSuccess(Schema.Struct({ received: Schema.Literal(true) }))
+      .addError(HttpError.InvalidWebhookSignature)
+      .addError(HttpError.Forbidden)
+      .annotate(
+        OpenApi.Description,
+        "Body `{event, data: {id, failReason?}}` signed in `x-webhook-signature` (lowercase hex HMAC-SHA256 of the " +
+          "body with the shared webhook secret; 401 `Invalid webhook signature`). Callers outside GATEWAY_ALLOWED_IPS " +
+          "get 403 before the signature is looked at. charge.paid confirms (once), charge.failed fails, charge.expired " +
+          "expires; other events are acknowledged. An unknown charge id: 404 `Deposit not found`."
+      )
+  )
+{}

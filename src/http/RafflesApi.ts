@@ -1,0 +1,59 @@
+/** Raffles (D14): the list, one raffle, buying tickets. Their creation: AdminRafflesApi. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Rarity } from "../schema/Catalog"
+import { ItemId, UserId } from "../schema/Ids"
+import { PageParams } from "../schema/Pagination"
+import { BuyTicketsRequest, RaffleId, RaffleStatus } from "../schema/Raffle"
+import { Authentication } from "./Authentication"
+import * as HttpError from "./HttpErrors"
+
+export const Raffle = Schema.Struct({
+  id: RaffleId,
+  item: Schema.Struct({
+    id: ItemId,
+    name: Schema.String,
+    rarity: Rarity,
+    valueCents: Schema.BigIntFromNumber,
+    imageUrl: Schema.String
+  }),
+  ticketPriceCents: Schema.BigIntFromNumber,
+  maxTickets: Schema.Int,
+  ticketsSold: Schema.Int,
+  endsAt: Schema.Date,
+  status: RaffleStatus,
+  serverSeedHash: Schema.String,
+  /** Revealed once the raffle is closed. */
+  serverSeed: Schema.NullOr(Schema.String),
+  winningTicket: Schema.NullOr(Schema.Int),
+  winner: Schema.NullOr(Schema.Struct({ id: UserId, username: Schema.String })),
+  /** The caller's ticket numbers. */
+  myTickets: Schema.Array(Schema.Int)
+})
+
+const IdPath = Schema.Struct({ id: RaffleId })
+
+export class RafflesApi extends HttpApiGroup.make("raffles")
+  .add(
+    HttpApiEndpoint.get("list", "/raffles")
+      .setUrlParams(
+        Schema.Struct({ ...PageParams, status: Schema.optional(RaffleStatus) }).annotations({ parseOptions: { errors: "all" } })
+      )
+      .addSuccess(Schema.Struct({ raffles: Schema.Array(Raffle), total: Schema.Int, page: Schema.Int }))
+  )
+  .add(HttpApiEndpoint.get("get", "/raffles/:id").setPath(IdPath).addSuccess(Raffle))
+  .add(
+    HttpApiEndpoint.post("buy", "/raffles/:id/tickets")
+      .setPath(IdPath)
+      .setPayload(BuyTicketsRequest)
+      .addSuccess(Schema.Struct({ tickets: Schema.Array(Schema.Int), balanceCents: Schema.BigIntFromNumber, raffle: Raffle }))
+      .addError(HttpError.Conflict)
+      .addError(HttpError.InsufficientBalance)
+      .annotate(
+        OpenApi.Description,
+        "Buys `count` (1 to 100) consecutive ticket numbers for count x ticketPriceCents. 409 `Raffle is not open` " +
+          "after endsAt or the draw, 409 `Only N tickets left`. The purchase that sells out draws the winner."
+      )
+  )
+  .middleware(Authentication)
+{}

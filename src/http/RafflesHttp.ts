@@ -1,0 +1,16 @@
+/** Handlers of raffles (D14). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Raffles } from "../services/Raffles"
+import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
+
+export const RafflesLive = HttpApiBuilder.group(Api, "raffles", (handlers) =>
+  Effect.gen(function*() {
+    const raffles = yield* Raffles
+    return handlers
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.list(urlParams, user.id)))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.get(path.id, user.id)))
+      .handle("buy", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => raffles.buy(user.id, path.id, payload.count)))
+  }))

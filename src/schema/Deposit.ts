@@ -1,0 +1,67 @@
+/**
+ * Deposits (SPEC "Deposit", its state table and deposit rules; DECISIONS D9): ids, statuses, the
+ * payment methods with their fees, the amount limits and how an amount is written for people.
+ */
+import { Schema } from "effect"
+import { idFromString } from "./Ids"
+
+export const DepositId = idFromString("DepositId")
+export type DepositId = typeof DepositId.Type
+
+export const DepositStatus = Schema.Literal("PENDING", "CONFIRMED", "FAILED", "EXPIRED", "CANCELLED").annotations({
+  message: () => ({ message: "must be one of PENDING, CONFIRMED, FAILED, EXPIRED, CANCELLED", override: true })
+})
+export type DepositStatus = typeof DepositStatus.Type
+
+export const PaymentMethod = Schema.Literal("PIX", "CREDIT_CARD", "CRYPTO").annotations({
+  message: () => ({ message: "must be one of PIX, CREDIT_CARD, CRYPTO", override: true })
+})
+export type PaymentMethod = typeof PaymentMethod.Type
+
+/** SPEC deposit rule 6, listed by `GET /payment/methods`; the fee is informative (D9). */
+export const PAYMENT_METHODS: ReadonlyArray<{
+  readonly id: PaymentMethod
+  readonly name: string
+  readonly feePercent: number
+  readonly processingTime: string
+}> = [
+  { id: "PIX", name: "PIX", feePercent: 0, processingTime: "instant" },
+  { id: "CREDIT_CARD", name: "Credit card", feePercent: 3.5, processingTime: "instant" },
+  { id: "CRYPTO", name: "Crypto (BTC/ETH)", feePercent: 1, processingTime: "10 to 60 minutes" }
+]
+
+export const MIN_DEPOSIT_CENTS = 500n
+export const MAX_DEPOSIT_CENTS = 10_000_000n
+
+/** SPEC deposit rule 1: the message for an amount out of bounds, if it is. */
+export const depositAmountProblem = (amountCents: bigint): string | undefined =>
+  amountCents < MIN_DEPOSIT_CENTS
+    ? "Minimum deposit is R$ 5.00"
+    : amountCents > MAX_DEPOSIT_CENTS
+    ? "Maximum deposit is R$ 100,000.00"
+    : undefined
+
+/** `R$ 1,234.56`: the notation of SPEC's own messages (`R$ 100,000.00`). */
+export const formatBrl = (cents: bigint): string => {
+  const sign = cents < 0n ? "-" : ""
+  const abs = cents < 0n ? -cents : cents
+  const units = (abs / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",")
+  return `${sign}R$ ${units}.${(abs % 100n).toString().padStart(2, "0")}`
+}
+
+/** `POST /payment/deposit/initiate`: the amount range is checked by the service, for SPEC's messages. */
+export const DepositRequest = Schema.Struct({
+  amountCents: Schema.Int.annotations({ message: () => ({ message: "must be an integer number of cents", override: true }) }),
+  method: PaymentMethod
+}).annotations({ identifier: "DepositRequest", parseOptions: { errors: "all" } })
+export type DepositRequest = typeof DepositRequest.Type
+
+/** Gateway events (SPEC deposit rule 3, "Inbound gateway events"); others are acknowledged. */
+export const GatewayEvent = Schema.Struct({
+  event: Schema.String,
+  data: Schema.Struct({
+    id: Schema.String.pipe(Schema.nonEmptyString({ message: () => "is required" })),
+    failReason: Schema.optional(Schema.String)
+  })
+}).annotations({ parseOptions: { errors: "all" } })
+export type GatewayEvent = typeof GatewayEvent.Type

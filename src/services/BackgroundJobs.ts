@@ -1,0 +1,42 @@
+/**
+ * The service's periodic jobs, each a fiber for the service's lifetime that runs at start and then
+ * every interval. Every instance runs them; each job is safe with several instances (see the service
+ * functions they call). A failed run is logged, and the next one runs on schedule.
+ */
+import { Duration, Effect, Layer, Schedule } from "effect"
+import { Dashboard } from "./Dashboard"
+import { Deposits } from "./Deposits"
+import { Raffles } from "./Raffles"
+
+const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Effect<unknown, never, R>) =>
+  Layer.scopedDiscard(
+    Effect.forkScoped(
+      run.pipe(
+        Effect.catchAllCause((cause) => Effect.logError(`${name} failed`, cause)),
+        Effect.repeat(Schedule.spaced(interval))
+      )
+    )
+  )
+
+/** SPEC Deposit states: "the expiry job (runs every minute, acts on expired deposits)". */
+export const DepositExpiryJob = every(
+  Duration.minutes(1),
+  "Deposit expiry",
+  Effect.flatMap(Deposits, (deposits) =>
+    Effect.tap(deposits.expireDue(), (count) => count > 0 ? Effect.logInfo(`Deposit expiry: ${count} expired`) : Effect.void))
+)
+
+/** D14: raffles are drawn (or cancelled) once they reach endsAt. */
+export const RaffleDrawJob = every(
+  Duration.seconds(15),
+  "Raffle draw",
+  Effect.flatMap(Raffles, (raffles) =>
+    Effect.tap(raffles.drawDue(), (count) => count > 0 ? Effect.logInfo(`Raffle draw: ${count} closed`) : Effect.void))
+)
+
+/** The dashboard chart's settled days, computed ahead of requests (see `Dashboard.warmCache`). */
+export const DashboardCacheJob = every(
+  Duration.hours(1),
+  "Dashboard cache",
+  Effect.flatMap(Dashboard, (dashboard) => dashboard.warmCache())
+)

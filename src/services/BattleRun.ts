@@ -1,0 +1,201 @@
+/**
+ * Running a full battle (D13, D5; SPEC "Battle settlement" step 7), inside the transaction of the join
+ * that filled its last slot: every player opens every round's case with a provably fair roll, the
+ * winners are decided, the settlement (a pure function) is applied (inventory entries for what
+ * winners receive, records for every movement, an audit entry per movement), and the battle is
+ * FINISHED with its outbound webhook queued. No balance changes here: entries were paid at join.
+ *
+ * Rolls take each player's nonce row in ascending user id order, so two battles finishing at once
+ * with players in common never wait on each other in a cycle.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either, Schema } from "effect"
+import { Rarity } from "../schema/Catalog"
+import type { BattleId, BattleMode } from "../schema/Battle"
+import { ItemId, UserId } from "../schema/Ids"
+import { Audit, type AuditEntry } from "./Audit"
+import { settle } from "./BattleSettlement"
+import { itemForRoll } from "./CaseRanges"
+import { LiveDrops } from "./LiveDrops"
+import { caseRoll, ProvablyFair } from "./ProvablyFair"
+import { WebhookOutbox } from "./WebhookOutbox"
+
+export interface BattlePlayer {
+  readonly slot: number
+  readonly userId: UserId
+  readonly team: number | null
+  readonly totalValueCents: bigint
+}
+
+/**
+ * D13: NORMAL the highest total wins, CRAZY the lowest, TEAM the team with the highest sum; every
+ * tied player (or team) wins. Returns the winners in slot order.
+ */
+export const winnersOf = (mode: BattleMode, players: ReadonlyArray<BattlePlayer>): ReadonlyArray<BattlePlayer> => {
+  const bySlot = [...players].sort((a, b) => a.slot - b.slot)
+  if (mode === "TEAM") {
+    const teamTotal = (team: number) =>
+      bySlot.filter((p) => p.team === team).reduce((sum, p) => sum + p.totalValueCents, 0n)
+    const [one, two] = [teamTotal(1), teamTotal(2)]
+    return bySlot.filter((p) => one === two || p.team === (one > two ? 1 : 2))
+  }
+  const totals = bySlot.map((p) => p.totalValueCents)
+  const best = totals.reduce((a, b) => (mode === "NORMAL" ? (b > a ? b : a) : (b < a ? b : a)))
+  return bySlot.filter((p) => p.totalValueCents === best)
+}
+
+const RangeRow = Schema.Struct({
+  caseId: Schema.String,
+  caseName: Schema.String,
+  itemId: ItemId,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
+  valueCents: Schema.BigInt,
+  name: Schema.String,
+  rarity: Rarity
+})
+type RangeRow = typeof RangeRow.Type
+
+const RoundRow = Schema.Struct({ roundNumber: Schema.Number, caseId: Schema.String })
+const PlayerRow = Schema.Struct({ slot: Schema.Number, userId: UserId, team: Schema.NullOr(Schema.Number) })
+const PoolRow = Schema.Struct({ itemId: ItemId, valueCents: Schema.BigInt })
+
+export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const fairness = yield* ProvablyFair
+    const audit = yield* Audit
+    const liveDrops = yield* LiveDrops
+    const outbox = yield* WebhookOutbox
+    const decode = <A, I>(schema: Schema.Schema<A, I>) => (rows: unknown) =>
+      Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
+
+    /**
+     * Call inside the transaction that filled the battle. Returns the live drops to announce after
+     * the commit.
+     */
+    const run = Effect.fn("BattleRun.run")(function*(battleId: BattleId, mode: BattleMode) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* sql`UPDATE battles SET status = 'RUNNING' WHERE id = ${battleId}`
+      const rounds = yield* Effect.flatMap(
+        sql`SELECT round_number, case_id::text AS case_id FROM battle_cases WHERE battle_id = ${battleId} ORDER BY round_number`,
+        decode(RoundRow)
+      )
+      const players = yield* Effect.flatMap(
+        sql`SELECT slot, user_id, team FROM battle_players WHERE battle_id = ${battleId} ORDER BY slot`,
+        decode(PlayerRow)
+      )
+      const caseIds = [...new Set(rounds.map((r) => r.caseId))]
+      const ranges = yield* Effect.flatMap(
+        sql`SELECT ci.case_id::text AS case_id, c.name AS case_name, ci.item_id, ci.range_start, ci.range_end,
+                   i.value_cents, i.name, i.rarity
+            FROM case_items ci JOIN items i ON i.id = ci.item_id JOIN cases c ON c.id = ci.case_id
+            WHERE ci.case_id IN ${sql.in(caseIds)} ORDER BY ci.range_start`,
+        decode(RangeRow)
+      )
+      const rangesOf = (caseId: string) => ranges.filter((r) => r.caseId === caseId)
+
+      const drops: Array<{ userId: UserId; itemId: ItemId; valueCents: bigint; roundNumber: number; caseName: string }> = []
+      const rolls: Array<Record<string, unknown>> = []
+      for (const player of [...players].sort((a, b) => (a.userId < b.userId ? -1 : 1))) {
+        const seeds = yield* fairness.nextRolls(player.userId, rounds.length)
+        for (const [i, round] of rounds.entries()) {
+          const { clientSeed, nonce, serverSeed, serverSeedHash } = seeds[i]!
+          const roll = caseRoll(serverSeed, clientSeed, nonce)
+          const won: RangeRow = yield* Either.match(itemForRoll(rangesOf(round.caseId), roll), {
+            onLeft: (error) => Effect.die(error),
+            onRight: Effect.succeed
+          })
+          rolls.push({
+            battleId,
+            roundNumber: round.roundNumber,
+            userId: player.userId,
+            caseId: round.caseId,
+            itemId: won.itemId,
+            valueCents: won.valueCents,
+            serverSeed,
+            serverSeedHash,
+            clientSeed,
+            nonce,
+            roll,
+            rangeStart: won.rangeStart,
+            rangeEnd: won.rangeEnd,
+            createdAt: now
+          })
+          drops.push({ userId: player.userId, itemId: won.itemId, valueCents: won.valueCents, roundNumber: round.roundNumber, caseName: won.caseName })
+        }
+      }
+      yield* sql`INSERT INTO battle_rolls ${sql.insert(rolls)}`
+
+      const totals: ReadonlyArray<BattlePlayer> = players.map((p) => ({
+        ...p,
+        totalValueCents: drops.filter((d) => d.userId === p.userId).reduce((sum, d) => sum + d.valueCents, 0n)
+      }))
+      const winners = winnersOf(mode, totals)
+      const pool = yield* Effect.flatMap(sql`SELECT id AS item_id, value_cents FROM items ORDER BY id`, decode(PoolRow))
+      const settlement = settle({
+        drops: drops.map(({ itemId, roundNumber, userId, valueCents }) => ({ userId, itemId, valueCents, roundNumber })),
+        winners: winners.map(({ slot, userId }) => ({ userId, slot })),
+        pool
+      })
+
+      // One statement per record: the winner's inventory entry (if any) and the record that points to it.
+      const caseNameOfRound = new Map(drops.map((d) => [d.roundNumber, d.caseName]))
+      const movements: Array<AuditEntry> = []
+      for (const record of settlement.records) {
+        const [saved] = yield* sql<{ id: string; inventoryItemId: string | null }>`
+          WITH entry AS (
+            INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+            SELECT ${record.userId}, ${record.itemId}, 'BATTLE', ${now}, ${now} WHERE ${record.userId}::bigint IS NOT NULL
+            RETURNING id
+          )
+          INSERT INTO battle_settlements (battle_id, user_id, item_id, type, value_cents, round_number, inventory_item_id, created_at)
+          SELECT ${battleId}, ${record.userId}, ${record.itemId}, ${record.type}, ${record.valueCents}, ${record.roundNumber},
+                 (SELECT id FROM entry), ${now}
+          RETURNING id, inventory_item_id`
+        movements.push({
+          userId: record.userId,
+          action: "BATTLE_SETTLEMENT",
+          entityType: "BattleSettlement",
+          entityId: saved!.id,
+          metadata: {
+            battleId: String(battleId),
+            type: record.type,
+            itemId: String(record.itemId),
+            valueCents: Number(record.valueCents),
+            roundNumber: record.roundNumber,
+            inventoryItemId: saved!.inventoryItemId
+          }
+        })
+      }
+      yield* audit.recordMany(movements)
+      const dropIds = yield* liveDrops.recordMany(
+        settlement.records.flatMap((record) =>
+          record.userId === null ? [] : [{
+            userId: record.userId,
+            itemId: record.itemId,
+            source: "BATTLE" as const,
+            caseName: record.roundNumber === null ? null : caseNameOfRound.get(record.roundNumber) ?? null
+          }]
+        )
+      )
+
+      const winnerSlots = new Set(winners.map((w) => w.slot))
+      for (const player of totals) {
+        yield* sql`UPDATE battle_players SET total_value_cents = ${player.totalValueCents}, is_winner = ${winnerSlots.has(player.slot)}
+                   WHERE battle_id = ${battleId} AND slot = ${player.slot}`
+      }
+      yield* sql`UPDATE battles SET status = 'FINISHED', finished_at = ${now}, fair_share_cents = ${settlement.fairShare},
+                   winners_count = ${winners.length} WHERE id = ${battleId}`
+      yield* outbox.enqueue("battle.finished", {
+        battleId: String(battleId),
+        winnerIds: winners.map((w) => String(w.userId)),
+        totalValueCents: Number(settlement.summary.totalDropped)
+      })
+      return dropIds
+    }, (effect) => Effect.catchTag(effect, "SqlError", Effect.die))
+
+    return { run } as const
+  }),
+  dependencies: [WebhookOutbox.Default]
+}) {}

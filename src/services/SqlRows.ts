@@ -1,0 +1,24 @@
+/**
+ * Reading rows and running transactions in the domain services. A failing database or a row that
+ * does not decode is a defect (D3: logged, answered 500), never a domain error.
+ */
+import type { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { Effect, Schema } from "effect"
+
+type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
+
+/** The rows of `statement`, decoded with `schema`. */
+export const rowsOf = <A, I>(schema: Schema.Schema<A, I>, statement: Statement): Effect.Effect<ReadonlyArray<A>> =>
+  statement.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(schema))), Effect.orDie)
+
+/** The first row of `statement`, decoded with `schema`; undefined when there is none. */
+export const firstOf = <A, I>(schema: Schema.Schema<A, I>, statement: Statement): Effect.Effect<A | undefined> =>
+  Effect.map(rowsOf(schema, statement), (rows) => rows[0])
+
+/** `effect` in one database transaction; the domain errors it fails with roll it back and stay typed. */
+export const inTransaction = (sql: SqlClient.SqlClient) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError>, R> =>
+  sql.withTransaction(effect).pipe(
+    Effect.catchAll((error) => error instanceof SqlError ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError>))
+  )

@@ -1,0 +1,282 @@
+/**
+ * Case battles through the public API (D13, D5; SPEC "Battle settlement"): every mode with 2, 3 and 4
+ * players, winners and settlement checked against the rolls the API reports, every roll verified,
+ * leaving and cancelling with refunds, concurrent joins for the last slot, and the ledger afterwards.
+ */
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { Ledger } from "../../src/services/Ledger"
+import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
+import { TestDatabase } from "../support/TestDatabase"
+
+interface Round {
+  readonly id: string
+  readonly roundNumber: number
+  readonly userId: string
+  readonly item: { readonly id: string; readonly valueCents: number }
+  readonly roll: number
+  readonly serverSeed: string | null
+}
+interface Player {
+  readonly slot: number
+  readonly team: number | null
+  readonly user: { readonly id: string; readonly username: string }
+  readonly totalValueCents: number
+  readonly isWinner: boolean
+}
+interface Battle {
+  readonly id: string
+  readonly status: string
+  readonly mode: string
+  readonly entryPriceCents: number
+  readonly players: ReadonlyArray<Player>
+  readonly rounds: ReadonlyArray<Round>
+}
+
+/** Root is an administrator; sign-ins are not rate limited here (every player signs in, and so does root to fund them). */
+const appOptions = {
+  config: { adminIdpIds: ["root"], rateLimits: { ...testConfig.rateLimits, auth: { count: 10_000, windowMs: 60_000 }, global: { count: 10_000, windowMs: 60_000 } } }
+}
+
+let logins = 0
+const players = (client: TestClient, count: number, cents: number) =>
+  Effect.forEach(Array.from({ length: count }), () => fundedPlayer(client, `fighter-${++logins}`, cents))
+
+const balanceOf = (client: TestClient, auth: Record<string, string>) =>
+  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
+
+/**
+ * D4 for battles: balances equal their movements, and for every battle and user the entries minus
+ * refunds are exactly one entry when the user holds a slot of a battle that was not cancelled, else 0.
+ */
+const ledgerProblems = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const discrepancies = yield* Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(Effect.provide(Ledger.Default))
+  const battles = yield* sql<{ battleId: string; userId: string; net: string }>`
+    WITH movements AS (
+      SELECT t.reference_id AS battle_id, t.user_id, sum(t.amount_cents) AS net
+      FROM transactions t WHERE t.reference_type = 'BATTLE' GROUP BY t.reference_id, t.user_id
+    )
+    SELECT m.battle_id::text AS battle_id, m.user_id::text AS user_id, m.net::text AS net
+    FROM movements m JOIN battles b ON b.id = m.battle_id
+    LEFT JOIN battle_players p ON p.battle_id = m.battle_id AND p.user_id = m.user_id
+    WHERE m.net <> CASE WHEN p.user_id IS NOT NULL AND b.status <> 'CANCELLED' THEN -b.entry_price_cents ELSE 0 END`
+  return { discrepancies, battles }
+})
+const healthyLedger = { discrepancies: [], battles: [] }
+
+/** D13 winners, computed from the totals the API reports. */
+const expectedWinners = (mode: string, all: ReadonlyArray<Player>) => {
+  if (mode === "TEAM") {
+    const sum = (team: number) => all.filter((p) => p.team === team).reduce((s, p) => s + p.totalValueCents, 0)
+    const [one, two] = [sum(1), sum(2)]
+    return all.filter((p) => one === two || p.team === (one > two ? 1 : 2)).map((p) => p.user.id)
+  }
+  const totals = all.map((p) => p.totalValueCents)
+  const best = mode === "NORMAL" ? Math.max(...totals) : Math.min(...totals)
+  return all.filter((p) => p.totalValueCents === best).map((p) => p.user.id)
+}
+
+/** Plays a whole battle: the first player creates, the others join. Returns the finished battle. */
+const playBattle = (client: TestClient, mode: string, count: 2 | 3 | 4, caseIds: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const entry = caseIds.length * 500
+    const fighters = yield* players(client, count, entry)
+    const created = yield* client.post("/api/battles", { caseIds, mode, maxPlayers: count }, fighters[0]!.auth)
+    expect(created.status).toBe(201)
+    expect(created.body).toMatchObject({ status: "WAITING", mode, maxPlayers: count, entryPriceCents: entry, rounds: [] })
+    let last = created
+    for (const fighter of fighters.slice(1)) {
+      last = yield* client.post(`/api/battles/${created.body.id}/join`, undefined, fighter.auth)
+      expect(last.status).toBe(200)
+    }
+    return { battle: last.body as Battle, fighters }
+  })
+
+layer(TestDatabase)("battles", (it) => {
+  for (const [mode, count] of [["NORMAL", 2], ["NORMAL", 3], ["NORMAL", 4], ["CRAZY", 2], ["CRAZY", 3], ["CRAZY", 4], ["TEAM", 4]] as const) {
+    it.scoped(`${mode} with ${count} players: rolls, winners, settlement, inventory, verification`, () =>
+      Effect.gen(function*() {
+        const client = yield* makeTestClient(appOptions)
+        const receiver = yield* client.post(
+          "/api/webhooks",
+          { url: "https://receiver.example.com/battles", events: ["battle.finished"], secret: "receiver-secret-0123" },
+          { authorization: "Bearer test-admin-token" }
+        )
+        expect(receiver.status).toBe(201)
+        const { kase } = yield* makeCase({ priceCents: 500n })
+        const caseIds = [kase.id, kase.id, kase.id].map(String)
+        const { battle, fighters } = yield* playBattle(client, mode, count, caseIds)
+
+        expect(battle.status).toBe("FINISHED")
+        expect(battle.players.map((p) => p.slot)).toEqual(Array.from({ length: count }, (_, i) => i + 1))
+        expect(battle.players.map((p) => p.team)).toEqual(mode === "TEAM" ? [1, 1, 2, 2] : Array(count).fill(null))
+        expect(battle.rounds.length).toBe(count * 3)
+        for (const player of battle.players) {
+          const mine = battle.rounds.filter((r) => r.userId === player.user.id)
+          expect(mine.map((r) => r.roundNumber)).toEqual([1, 2, 3])
+          expect(player.totalValueCents).toBe(mine.reduce((sum, r) => sum + r.item.valueCents, 0))
+        }
+        const winners = expectedWinners(mode, battle.players)
+        expect(battle.players.filter((p) => p.isWinner).map((p) => p.user.id)).toEqual(winners)
+        for (const fighter of fighters) expect(yield* balanceOf(client, fighter.auth)).toBe(0)
+
+        // Settlement: what dropped is split among winners or goes to the pool; nothing reaches a loser.
+        const settled = yield* client.get(`/api/battles/${battle.id}/settlements`, fighters[0]!.auth)
+        expect(settled.status).toBe(200)
+        const totalDropped = battle.rounds.reduce((sum, r) => sum + r.item.valueCents, 0)
+        const fairShare = Math.floor(totalDropped / winners.length)
+        const records = settled.body.settlements as ReadonlyArray<{ type: string; userId: string | null; item: { id: string; valueCents: number }; roundNumber: number | null }>
+        const sum = (type: string) => records.filter((r) => r.type === type).reduce((s, r) => s + r.item.valueCents, 0)
+        expect(settled.body.fairSharePerWinner).toBe(fairShare)
+        expect(settled.body.summary).toEqual({
+          totalDropped,
+          removedToPool: sum("REMOVED_TO_POOL"),
+          addedFromPool: sum("ADDED_FROM_POOL"),
+          winnersCount: winners.length
+        })
+        expect(sum("DROPPED") + sum("REMOVED_TO_POOL")).toBe(totalDropped)
+        for (const record of records) {
+          if (record.type === "REMOVED_TO_POOL") {
+            expect(record.userId).toBeNull()
+            expect(record.item.valueCents).toBeGreaterThan(fairShare)
+          } else {
+            expect(winners).toContain(record.userId)
+          }
+          if (record.type === "DROPPED") expect(record.item.valueCents).toBeLessThanOrEqual(fairShare)
+          expect(record.roundNumber === null).toBe(record.type === "ADDED_FROM_POOL")
+        }
+        // Each fighter's inventory holds exactly the items settled to them, from the battle.
+        for (const fighter of fighters) {
+          const inventory = (yield* client.get("/api/inventory?limit=100", fighter.auth)).body
+          const received = records.filter((r) => r.userId === fighter.id).map((r) => r.item.id).sort()
+          const held = (inventory.items as ReadonlyArray<{ item: { id: string }; source: string }>)
+            .filter((e) => e.source === "BATTLE").map((e) => e.item.id).sort()
+          expect(held).toEqual(received)
+        }
+
+        // Every roll verifies for a participant; a stranger sees nothing.
+        for (const round of battle.rounds) {
+          expect(round.serverSeed).toMatch(/^[0-9a-f]{64}$/)
+          const verified = yield* client.get(`/api/provably-fair/verify/${round.id}?type=battle-roll`, fighters[count - 1]!.auth)
+          expect(verified.status).toBe(200)
+          expect(verified.body).toMatchObject({ rollId: round.id, roll: round.roll, calculatedRoll: round.roll, isValid: true })
+        }
+        const stranger = yield* fundedPlayer(client, `stranger-${++logins}`, 0)
+        expect((yield* client.get(`/api/provably-fair/verify/${battle.rounds[0]!.id}?type=battle-roll`, stranger.auth)).status).toBe(404)
+
+        const sql = yield* SqlClient.SqlClient
+        const outbox = yield* sql<{ payload: string }>`
+          SELECT payload FROM webhook_deliveries WHERE webhook_id = ${receiver.body.id} AND event = 'battle.finished'`
+        expect(outbox.map((row) => JSON.parse(row.payload).data)).toEqual([{ battleId: battle.id, winnerIds: winners, totalValueCents: totalDropped }])
+        const drops = (yield* client.get("/api/live-drops/recent?limit=50", fighters[0]!.auth)).body.drops as ReadonlyArray<{ source: string; user: { id: string } }>
+        const received = records.filter((r) => r.userId !== null).length
+        expect(drops.filter((d) => d.source === "BATTLE" && winners.includes(d.user.id)).length).toBe(Math.min(received, 50))
+        expect(yield* ledgerProblems).toEqual(healthyLedger)
+      }))
+  }
+
+  it.scoped("a tampered roll no longer verifies", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 500n })
+      const { battle, fighters } = yield* playBattle(client, "NORMAL", 2, [String(kase.id)])
+      const sql = yield* SqlClient.SqlClient
+      const round = battle.rounds[0]!
+      yield* sql`UPDATE battle_rolls SET roll = ${(round.roll % 10_000_000) + 1} WHERE id = ${round.id}`
+      const verified = yield* client.get(`/api/provably-fair/verify/${round.id}?type=battle-roll`, fighters[0]!.auth)
+      expect(verified.body.isValid).toBe(false)
+      expect(verified.body.calculatedRoll).toBe(round.roll)
+    }))
+
+  it.scoped("leaving refunds and frees the slot; the creator leaving cancels and refunds everyone", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 700n })
+      const [creator, second, third, late] = yield* players(client, 4, 1_400)
+      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id), String(kase.id)], mode: "NORMAL", maxPlayers: 3 }, creator!.auth)
+      const id = created.body.id as string
+      expect(yield* balanceOf(client, creator!.auth)).toBe(0)
+      expect((yield* client.post(`/api/battles/${id}/join`, undefined, second!.auth)).body.players.length).toBe(2)
+      expect(yield* client.post(`/api/battles/${id}/join`, undefined, second!.auth))
+        .toMatchObject({ status: 409, body: { statusCode: 409, message: "Already joined" } })
+      expect(yield* client.post(`/api/battles/${id}/leave`, undefined, third!.auth))
+        .toMatchObject({ status: 400, body: { message: "You are not in this battle" } })
+
+      const left = yield* client.post(`/api/battles/${id}/leave`, undefined, second!.auth)
+      expect(left.status).toBe(200)
+      expect(left.body.players.map((p: Player) => p.user.id)).toEqual([creator!.id])
+      expect(yield* balanceOf(client, second!.auth)).toBe(1_400)
+      const rejoined = yield* client.post(`/api/battles/${id}/join`, undefined, third!.auth)
+      expect(rejoined.body.players.map((p: Player) => [p.slot, p.user.id])).toEqual([[1, creator!.id], [2, third!.id]])
+
+      const cancelled = yield* client.post(`/api/battles/${id}/leave`, undefined, creator!.auth)
+      expect(cancelled.body.status).toBe("CANCELLED")
+      for (const player of [creator!, second!, third!]) expect(yield* balanceOf(client, player.auth)).toBe(1_400)
+      expect(yield* client.post(`/api/battles/${id}/join`, undefined, late!.auth))
+        .toMatchObject({ status: 409, body: { message: "Battle is not open" } })
+      expect((yield* client.post(`/api/battles/${id}/leave`, undefined, third!.auth)).status).toBe(409)
+      expect((yield* client.get(`/api/battles/${id}/settlements`, late!.auth)).body).toEqual({ statusCode: 409, message: "Battle is not finished" })
+      expect(yield* balanceOf(client, late!.auth)).toBe(1_400)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("creation is validated; unknown or inactive cases are 404; a join without the money takes no slot", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 500n })
+      const { kase: inactive } = yield* makeCase({ priceCents: 500n, isActive: false })
+      const [rich, poor] = yield* players(client, 2, 500)
+      const id = String(kase.id)
+      const post = (body: unknown) => client.post("/api/battles", body, rich!.auth)
+
+      expect((yield* post({ caseIds: [], mode: "NORMAL", maxPlayers: 2 })).body.errors).toEqual([{ field: "caseIds", message: "must name 1 to 25 cases" }])
+      expect((yield* post({ caseIds: Array(26).fill(id), mode: "NORMAL", maxPlayers: 2 })).status).toBe(400)
+      expect((yield* post({ caseIds: [id], mode: "TEAM", maxPlayers: 2 })).body.errors).toEqual([
+        { field: "maxPlayers", message: "must be 4 for a TEAM battle (slots 1-2 against 3-4)" }
+      ])
+      expect((yield* post({ caseIds: [id], mode: "SOLO", maxPlayers: 5 })).body.errors.map((e: { field: string }) => e.field)).toEqual(["mode", "maxPlayers"])
+      expect(yield* post({ caseIds: ["999999"], mode: "NORMAL", maxPlayers: 2 })).toMatchObject({ status: 404, body: { message: "Case not found" } })
+      expect((yield* post({ caseIds: [String(inactive.id)], mode: "NORMAL", maxPlayers: 2 })).status).toBe(404)
+      expect(yield* post({ caseIds: [id, id], mode: "NORMAL", maxPlayers: 2 })).toMatchObject({ status: 400, body: { message: "Insufficient balance" } })
+      expect(yield* balanceOf(client, rich!.auth)).toBe(500)
+
+      const created = yield* post({ caseIds: [id], mode: "NORMAL", maxPlayers: 2 })
+      const broke = yield* fundedPlayer(client, `broke-${++logins}`, 499)
+      expect(yield* client.post(`/api/battles/${created.body.id}/join`, undefined, broke.auth))
+        .toMatchObject({ status: 400, body: { message: "Insufficient balance" } })
+      const battle = (yield* client.get(`/api/battles/${created.body.id}`, rich!.auth)).body
+      expect(battle).toMatchObject({ status: "WAITING", players: [{ slot: 1, user: { id: rich!.id } }] })
+      expect((yield* client.post(`/api/battles/${created.body.id}/join`, undefined, poor!.auth)).body.status).toBe("FINISHED")
+      expect((yield* client.get("/api/battles/999999", rich!.auth)).status).toBe(404)
+      const finished = (yield* client.get("/api/battles?status=FINISHED", rich!.auth)).body
+      expect(finished.battles.map((b: Battle) => b.id)).toContain(created.body.id)
+      expect(finished.battles.every((b: Battle) => b.status === "FINISHED")).toBe(true)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("10 concurrent joins for the last slot: exactly one gets it, nobody else is charged", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 900n })
+      const [creator] = yield* players(client, 1, 900)
+      const contenders = yield* players(client, 10, 900)
+      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "CRAZY", maxPlayers: 2 }, creator!.auth)
+      const answers = yield* Effect.all(
+        contenders.map((c) => client.post(`/api/battles/${created.body.id}/join`, undefined, c.auth)),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.filter((a) => a.status === 200).length).toBe(1)
+      expect(answers.filter((a) => a.status === 409).map((a) => a.body.message)).toEqual(Array(9).fill("Battle is not open"))
+      const battle = (yield* client.get(`/api/battles/${created.body.id}`, creator!.auth)).body as Battle
+      expect(battle.status).toBe("FINISHED")
+      expect(battle.players.length).toBe(2)
+      const winner = contenders[answers.findIndex((a) => a.status === 200)]!
+      for (const contender of contenders) {
+        expect(yield* balanceOf(client, contender.auth)).toBe(contender === winner ? 0 : 900)
+      }
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+})

@@ -1,0 +1,449 @@
+/**
+ * The administration dashboard through the public API (SPEC "Administration and dashboard" rules
+ * 1-5, D15; docs/decisions.md "Dashboard"). A known history is built under the test clock over UTC
+ * days 1970-01-01 (day 0) to 1970-01-09 (day 8): case openings (two of them on either side of a
+ * midnight), an upgrade, battles (finished, cancelled, waiting), deposits in every state (one paid the
+ * day after it was made, one confirmed by an administrator), withdrawals in every state (one requested
+ * the day before it was completed), users active on different days (one only across a midnight);
+ * then every number of every endpoint is checked, on several days.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it as plain, layer } from "@effect/vitest"
+import { Clock, Effect, TestClock } from "effect"
+import { Catalog } from "../../src/services/Catalog"
+import { dailyAverage, percentChange, roundedDivision } from "../../src/services/DashboardMath"
+import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { gatewayCall, initiateDeposit, paidEvent } from "../support/PaymentFixtures"
+import { makeTestClient, testConfig } from "../support/TestApp"
+import { TestDatabase } from "../support/TestDatabase"
+
+const DAY = 86_400_000
+const HOUR = 3_600_000
+const lifted = { count: 10_000, windowMs: 60_000 }
+const appOptions = {
+  config: {
+    adminIdpIds: ["root"],
+    rateLimits: { ...testConfig.rateLimits, auth: lifted, global: lifted, caseOpen: lifted, withdrawal: lifted }
+  }
+}
+
+const pix = { paymentMethod: "PIX", paymentDetails: { pixKeyType: "EMAIL", pixKey: "bob@example.com" } }
+
+/** Moves the clock one second on, so that what happens next is strictly newer. */
+const tick = TestClock.adjust(1_000)
+const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+const ok = (response: { status: number; body: unknown }, status = 200) => {
+  expect(response.status, JSON.stringify(response.body)).toBe(status)
+  return response.body as any
+}
+
+/** `YYYY-MM-DD` of day `n` (day 0 is 1970-01-01; negative days are in 1969). */
+const date = (n: number) => new Date(n * DAY).toISOString().slice(0, 10)
+
+interface Point {
+  readonly date: string
+  readonly revenue: number
+  readonly profit: number
+  readonly deposits: number
+  readonly withdrawals: number
+}
+
+/** The chart of `count` days ending on day `today`: zeros except the `known` days. */
+const chartOf = (today: number, count: number, known: Record<number, Omit<Point, "date" | "profit">>): Array<Point> =>
+  Array.from({ length: count }, (_, i) => {
+    const day = today - count + 1 + i
+    const figures = known[day] ?? { revenue: 0, deposits: 0, withdrawals: 0 }
+    return { date: date(day), ...figures, profit: figures.revenue - figures.withdrawals }
+  })
+
+describe("dashboard arithmetic", () => {
+  plain("percent change: 2 decimals, half away from zero, 0 without a base", () => {
+    expect(percentChange(4, 2)).toBe(100)
+    expect(percentChange(1, 3)).toBe(-66.67)
+    expect(percentChange(2, 3)).toBe(-33.33)
+    expect(percentChange(4, 3)).toBe(33.33)
+    expect(percentChange(33, 32)).toBe(3.13) // +3.125
+    expect(percentChange(31, 32)).toBe(-3.13) // -3.125
+    expect(percentChange(0, 7)).toBe(-100)
+    expect(percentChange(5, 0)).toBe(0)
+    expect(percentChange(0, 0)).toBe(0)
+    expect(percentChange(-50, -100)).toBe(50) // a net figure that went up
+    expect(percentChange(1_000_000_000_000, 3)).toBe(33_333_333_333_233.33)
+  })
+
+  plain("daily average in whole cents, half away from zero", () => {
+    expect(dailyAverage(8_000, 7)).toBe(1_143)
+    expect(dailyAverage(8_000, 90)).toBe(89)
+    expect(dailyAverage(35, 10)).toBe(4)
+    expect(dailyAverage(-35, 10)).toBe(-4)
+    expect(dailyAverage(0, 30)).toBe(0)
+    expect(roundedDivision(5n, 0n)).toBe(0n)
+  })
+})
+
+layer(TestDatabase)("dashboard", (it) => {
+  it.scoped("every figure of every endpoint over a known history of nine days", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const sql = yield* SqlClient.SqlClient
+      const get = (path: string, auth: Record<string, string>) => Effect.map(client.get(path, auth), (r) => ok(r))
+
+      // The catalog: `kase` (500: Common 100 90%, Rare 5000, Jackpot 50000) and `gemCase` (2000: always
+      // the Gem, 3000); Stake (1000) can be upgraded to Prize (2000).
+      const { kase, items } = yield* makeCase({ priceCents: 500n })
+      const catalog = yield* Effect.provide(Catalog, Catalog.Default)
+      const gem = yield* catalog.createItem({ name: "Gem", rarity: "COVERT", valueCents: 3_000n, imageUrl: "/g.png", isUpgradable: false })
+      const { case: gemCase } = yield* catalog.createCase({
+        name: "Gem Case",
+        slug: `gem-case-${Date.now()}`,
+        imageUrl: "/gem.png",
+        priceCents: 2_000n,
+        flipChance: 0,
+        isActive: true,
+        items: [{ itemId: gem.id, dropChance: 1 }]
+      })
+      const stake = yield* catalog.createItem({ name: "Stake", rarity: "MIL_SPEC", valueCents: 1_000n, imageUrl: "/s.png", isUpgradable: true })
+      const prize = yield* catalog.createItem({ name: "Prize", rarity: "CLASSIFIED", valueCents: 2_000n, imageUrl: "/p.png", isUpgradable: true })
+
+      // What recent-activity must show, oldest first: every activity is logged here as it happens.
+      const log: Array<Record<string, unknown>> = []
+      const users: Record<string, { id: string; username: string }> = {}
+      const record = (type: string, id: string, login: string, description: string, value: number, item?: { name: string; rarity: string }) =>
+        Effect.map(nowIso, (createdAt) => {
+          log.push({ id: `${type}:${id}`, type, user: users[login], description, value, ...(item ? { item } : {}), createdAt })
+        })
+      const player = (login: string, balance: number) =>
+        Effect.tap(fundedPlayer(client, login, balance), (p) => Effect.sync(() => { users[login] = { id: p.id, username: login } }))
+      const open = (login: string, auth: Record<string, string>, which: { readonly id: unknown; readonly name: string; readonly priceCents: bigint }) =>
+        Effect.gen(function*() {
+          const opened = ok(yield* client.post(`/api/cases/${which.id}/open`, undefined, auth))
+          yield* record("CASE_OPEN", opened.openingId, login, `Opened ${which.name}`, Number(which.priceCents), {
+            name: opened.item.name,
+            rarity: opened.item.rarity
+          })
+          return opened.item as { id: string; name: string; rarity: string; valueCents: number; imageUrl: string }
+        })
+      const requestWithdrawal = (amountCents: number, auth: Record<string, string>) =>
+        Effect.gen(function*() {
+          const made = ok(yield* client.post("/api/withdrawals/request", { amountCents, ...pix }, auth), 201)
+          yield* record("WITHDRAWAL_REQUEST", made.id, "bob", "Withdrawal request via PIX", amountCents)
+          return made.id as string
+        })
+      const createBattle = (login: string, auth: Record<string, string>, mode: string, maxPlayers: number) =>
+        Effect.gen(function*() {
+          const battle = ok(yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode, maxPlayers }, auth), 201)
+          yield* record("BATTLE", battle.id, login, `Created a ${mode} battle for ${maxPlayers} players`, 500)
+          return battle.id as string
+        })
+      const confirmDeposit = (login: string, externalId: string, depositId: string, amount: number) =>
+        Effect.gen(function*() {
+          ok(yield* gatewayCall(client, paidEvent(externalId)))
+          yield* record("DEPOSIT", depositId, login, "Deposit via PIX", amount)
+        })
+
+      // ---- Day 0, 1970-01-01: root, alice and bob arrive; alice opens two cases and deposits 2000.
+      const root = yield* player("root", 0)
+      const alice = yield* player("alice", 20_000)
+      const bob = yield* player("bob", 10_000)
+      yield* tick
+      const day0Drops = [yield* open("alice", alice.auth, kase)]
+      yield* tick
+      day0Drops.push(yield* open("alice", alice.auth, kase))
+      yield* tick
+      const day0Deposit = yield* initiateDeposit(client, alice.auth, 2_000)
+      yield* confirmDeposit("alice", day0Deposit.externalId, day0Deposit.depositId, 2_000)
+      // The seeded rolls: two commons.
+      expect(day0Drops.map((d) => d.id)).toEqual([String(items.common!.id), String(items.common!.id)])
+      const common = day0Drops[0]!
+      yield* tick
+      expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
+        // Nobody was active the day before: growth 0.
+        users: { total: 3, activeToday: 3, newToday: 3, growth: 0 },
+        financial: { revenueToday: 1_000, profitToday: 1_000, depositsToday: 2_000, withdrawalsToday: 0, pendingWithdrawals: 0 },
+        games: { casesOpenedToday: 2, battlesToday: 0, upgradesToday: 0, totalVolume: 1_000 },
+        topItems: {
+          mostDropped: { ...common, count: 2 },
+          highestValue: { ...common, count: 2 },
+          mostOpened: { id: String(kase.id), name: kase.name, slug: kase.slug, imageUrl: kase.imageUrl, priceCents: 500, count: 2 }
+        }
+      })
+
+      // ---- Day 1, 1970-01-02: an opening, an upgrade (stake 1000), two withdrawal requests (1500 stays
+      // pending, 2000 is completed on day 2), a deposit of bob's that is paid on day 2, a battle that
+      // finishes (2 x 500) and one its creator cancels (500 entered and refunded).
+      yield* TestClock.setTime(DAY)
+      yield* open("alice", alice.auth, kase)
+      yield* tick
+      yield* sql`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+                 VALUES (${alice.id}, ${stake.id}, 'CASE_OPEN', to_timestamp(${DAY / 1000}), to_timestamp(${DAY / 1000}))`
+      const upgraded = ok(yield* client.post("/api/upgrades", { fromItemId: String(stake.id), toItemId: String(prize.id) }, alice.auth))
+      yield* record("UPGRADE", upgraded.upgradeId, "alice", `${upgraded.success ? "Upgraded" : "Failed to upgrade"} Stake to Prize`, 1_000, {
+        name: "Prize",
+        rarity: "CLASSIFIED"
+      })
+      yield* tick
+      const staleRequestedAt = yield* Clock.currentTimeMillis
+      const stale = yield* requestWithdrawal(1_500, bob.auth)
+      yield* tick
+      const overnight = yield* requestWithdrawal(2_000, bob.auth)
+      yield* tick
+      const lateDeposit = yield* initiateDeposit(client, bob.auth, 1_100)
+      yield* tick
+      const finished = yield* createBattle("alice", alice.auth, "NORMAL", 2)
+      yield* tick
+      ok(yield* client.post(`/api/battles/${finished}/join`, undefined, bob.auth))
+      yield* tick
+      const cancelled = yield* createBattle("bob", bob.auth, "NORMAL", 2)
+      yield* tick
+      ok(yield* client.post(`/api/battles/${cancelled}/leave`, undefined, bob.auth))
+      // The last millisecond of day 1: an opening, and dave's first request (he signs up now).
+      yield* TestClock.setTime(2 * DAY - 1)
+      yield* open("alice", alice.auth, kase)
+      const dave = yield* player("dave", 0)
+      expect(yield* get("/api/admin/dashboard", root.auth)).toMatchObject({
+        // Active: root, alice, bob and dave, against root, alice and bob on day 0.
+        users: { total: 4, activeToday: 4, newToday: 1, growth: 33.33 },
+        // 2 openings, the stake, 2 entries of the finished battle; the cancelled one's entry was refunded.
+        financial: { revenueToday: 1_000 + 1_000 + 1_000, profitToday: 3_000, depositsToday: 0, withdrawalsToday: 0, pendingWithdrawals: 2 },
+        games: { casesOpenedToday: 2, battlesToday: 2, upgradesToday: 1, totalVolume: 3_000 }
+      })
+
+      // ---- Day 2, 1970-01-03 ("today" for most checks). Its first millisecond: a Gem, and dave again
+      // (two seconds after his last request: his activity is still recorded for the new day).
+      yield* TestClock.setTime(2 * DAY)
+      const gemDrop = yield* open("alice", alice.auth, gemCase)
+      expect(gemDrop.id).toBe(String(gem.id))
+      yield* tick
+      ok(yield* client.get("/api/auth/me", dave.auth))
+
+      // Alerts: the pending withdrawals become critical strictly after 24 hours.
+      const nothing = { alerts: [] }
+      yield* TestClock.setTime(staleRequestedAt + DAY)
+      expect(yield* get("/api/admin/dashboard/alerts", root.auth)).toEqual(nothing)
+      yield* TestClock.adjust(1)
+      const pendingAlert = (count: number) => ({
+        id: "withdrawals-pending-24h",
+        level: "CRITICAL",
+        title: "Withdrawals waiting for more than 24 hours",
+        message: `${count} pending withdrawal${count === 1 ? "" : "s"} requested more than 24 hours ago`
+      })
+      expect(yield* get("/api/admin/dashboard/alerts", root.auth)).toEqual({ alerts: [pendingAlert(1)] })
+
+      // From 01:00: carol arrives; three more openings, a battle left waiting, deposits in every state,
+      // withdrawals in every state.
+      yield* TestClock.setTime(2 * DAY + HOUR)
+      const carol = yield* player("carol", 0)
+      const todayDrops: Array<{ id: string }> = []
+      for (let i = 0; i < 3; i++) {
+        yield* tick
+        todayDrops.push(yield* open("alice", alice.auth, kase))
+      }
+      expect(todayDrops.map((d) => d.id)).toEqual([common.id, common.id, common.id])
+      yield* tick
+      yield* createBattle("alice", alice.auth, "CRAZY", 3)
+      yield* tick
+      yield* confirmDeposit("bob", lateDeposit.externalId, lateDeposit.depositId, 1_100)
+      yield* tick
+      const paid = yield* initiateDeposit(client, alice.auth, 3_000)
+      const byAdmin = yield* initiateDeposit(client, alice.auth, 500)
+      const failed = yield* initiateDeposit(client, alice.auth, 700)
+      yield* initiateDeposit(client, alice.auth, 800) // stays PENDING
+      const expired = yield* initiateDeposit(client, alice.auth, 900)
+      yield* confirmDeposit("alice", paid.externalId, paid.depositId, 3_000)
+      yield* tick
+      ok(yield* client.post(`/api/admin/deposits/${byAdmin.depositId}/confirm`, undefined, root.auth))
+      yield* record("DEPOSIT", byAdmin.depositId, "alice", "Deposit via PIX", 500)
+      ok(yield* gatewayCall(client, { event: "charge.failed", data: { id: failed.externalId } }))
+      ok(yield* gatewayCall(client, { event: "charge.expired", data: { id: expired.externalId } }))
+      // 1 failed of the 5 deposits made today: 20%, not more. Both of yesterday's withdrawals are pending.
+      expect(yield* get("/api/admin/dashboard/alerts", root.auth)).toEqual({ alerts: [pendingAlert(2)] })
+      const cancelledDeposit = yield* initiateDeposit(client, alice.auth, 600)
+      yield* sql`UPDATE deposits SET status = 'CANCELLED' WHERE id = ${cancelledDeposit.depositId}` // no API cancels deposits
+      const failedToo = yield* initiateDeposit(client, alice.auth, 750)
+      ok(yield* gatewayCall(client, { event: "charge.failed", data: { id: failedToo.externalId } }))
+      yield* tick
+      ok(yield* client.post(`/api/admin/withdrawals/${overnight}/approve`, undefined, root.auth))
+      const approved = yield* requestWithdrawal(1_200, bob.auth)
+      ok(yield* client.post(`/api/admin/withdrawals/${approved}/approve`, undefined, root.auth))
+      yield* tick
+      const rejected = yield* requestWithdrawal(1_000, bob.auth)
+      ok(yield* client.post(`/api/admin/withdrawals/${rejected}/reject`, { reason: "KYC" }, root.auth))
+      yield* tick
+      const withdrawn = yield* requestWithdrawal(1_100, bob.auth)
+      ok(yield* client.post(`/api/withdrawals/${withdrawn}/cancel`, undefined, bob.auth))
+      const states = (yield* sql<{ status: string; n: number }>`
+        SELECT status, count(*)::int AS n FROM withdrawals GROUP BY status ORDER BY status`)
+      expect(states).toEqual([
+        { status: "CANCELLED", n: 1 },
+        { status: "COMPLETED", n: 2 },
+        { status: "PENDING", n: 1 },
+        { status: "REJECTED", n: 1 }
+      ])
+      const depositStates = (yield* sql<{ status: string; n: number }>`
+        SELECT status, count(*)::int AS n FROM deposits GROUP BY status ORDER BY status`)
+      expect(depositStates).toEqual([
+        { status: "CANCELLED", n: 1 },
+        { status: "CONFIRMED", n: 4 },
+        { status: "EXPIRED", n: 1 },
+        { status: "FAILED", n: 2 },
+        { status: "PENDING", n: 1 }
+      ])
+      yield* tick
+
+      // --- GET /admin/dashboard on day 2
+      const kaseTop = { id: String(kase.id), name: kase.name, slug: kase.slug, imageUrl: kase.imageUrl, priceCents: 500 }
+      expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
+        // Active: dave, root, alice, bob and carol, against 4 on day 1.
+        users: { total: 5, activeToday: 5, newToday: 1, growth: 25 },
+        financial: {
+          // The Gem (2000), 3 openings (1500), the waiting battle's entry (500).
+          revenueToday: 4_000,
+          // Completed today: 2000 requested yesterday and 1200.
+          profitToday: 4_000 - 3_200,
+          // Confirmed today: bob's deposit of yesterday, the paid one and the one the administrator confirmed.
+          depositsToday: 1_100 + 3_000 + 500,
+          withdrawalsToday: 3_200,
+          pendingWithdrawals: 1
+        },
+        games: { casesOpenedToday: 4, battlesToday: 1, upgradesToday: 0, totalVolume: 4_000 },
+        topItems: {
+          mostDropped: { ...common, count: 3 },
+          highestValue: { ...gemDrop, count: 1 },
+          mostOpened: { ...kaseTop, count: 3 }
+        }
+      })
+
+      // --- GET /admin/dashboard/revenue-chart on day 2
+      // Rule 3: withdrawals are the day's WITHDRAWAL movements, i.e. requests (rejected and cancelled ones too).
+      const history = {
+        0: { revenue: 1_000, deposits: 2_000, withdrawals: 0 },
+        1: { revenue: 500 + 1_000 + 1_000 + 500, deposits: 0, withdrawals: 1_500 + 2_000 },
+        2: { revenue: 4_000, deposits: 1_100 + 3_000 + 500, withdrawals: 1_200 + 1_000 + 1_100 }
+      }
+      const week = {
+        data: chartOf(2, 7, history),
+        summary: { totalRevenue: 8_000, totalProfit: 1_000 - 500 + 700, avgDailyRevenue: 1_143, growthRate: 0 }
+      }
+      expect(week.data[0]!.date).toBe("1969-12-28")
+      expect(week.data[6]!.date).toBe("1970-01-03")
+      expect(yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).toEqual(week)
+      // Settled days now come from the cache: the same answer.
+      expect(yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).toEqual(week)
+      expect(yield* get("/api/admin/dashboard/revenue-chart?period=30d", root.auth)).toEqual({
+        data: chartOf(2, 30, history),
+        summary: { ...week.summary, avgDailyRevenue: 267 }
+      })
+      const quarter = yield* get("/api/admin/dashboard/revenue-chart?period=90d", root.auth)
+      expect(quarter).toEqual({ data: chartOf(2, 90, history), summary: { ...week.summary, avgDailyRevenue: 89 } })
+      expect(quarter.data[0].date).toBe("1969-10-06")
+      for (const bad of ["1d", "", "7", "7D"]) {
+        const refused = yield* client.get(`/api/admin/dashboard/revenue-chart?period=${bad}`, root.auth)
+        expect(refused.status).toBe(400)
+        expect(refused.body.errors).toEqual([{ field: "period", message: "must be one of 7d, 30d, 90d" }])
+      }
+      expect((yield* client.get("/api/admin/dashboard/revenue-chart", root.auth)).status).toBe(400)
+
+      // --- GET /admin/dashboard/recent-activity on day 2: everything, newest first.
+      const newestFirst = [...log].reverse()
+      expect(newestFirst.length).toBe(21)
+      expect(yield* get("/api/admin/dashboard/recent-activity?limit=100", root.auth)).toEqual({ activities: newestFirst })
+      expect(yield* get("/api/admin/dashboard/recent-activity", root.auth)).toEqual({ activities: newestFirst.slice(0, 20) })
+      expect(yield* get("/api/admin/dashboard/recent-activity?limit=1", root.auth)).toEqual({ activities: newestFirst.slice(0, 1) })
+      for (const bad of ["0", "101", "abc", "1.5"]) {
+        expect((yield* client.get(`/api/admin/dashboard/recent-activity?limit=${bad}`, root.auth)).status).toBe(400)
+      }
+
+      // --- GET /admin/dashboard/alerts on day 2: 2 of the 7 deposits made today failed (28.57%).
+      const failingAlert = {
+        id: "deposits-failing",
+        level: "WARNING",
+        title: "Many deposits are failing",
+        message: "2 of 7 deposits today failed (28.57%)"
+      }
+      expect(yield* get("/api/admin/dashboard/alerts", root.auth)).toEqual({ alerts: [pendingAlert(1), failingAlert] })
+      const suspicious = (count: number) =>
+        Effect.forEach(Array.from({ length: count }), () =>
+          sql`INSERT INTO audit_logs (user_id, action, metadata, created_at)
+              VALUES (${carol.id}, 'SUSPICIOUS_IP_CHANGE', '{}'::jsonb, to_timestamp(${(2 * DAY + 2 * HOUR) / 1000}))`)
+      // One yesterday does not count; ten today are not more than ten.
+      yield* sql`INSERT INTO audit_logs (user_id, action, metadata, created_at)
+                 VALUES (${carol.id}, 'SUSPICIOUS_IP_CHANGE', '{}'::jsonb, to_timestamp(${(2 * DAY - 1) / 1000}))`
+      yield* suspicious(10)
+      expect(yield* get("/api/admin/dashboard/alerts", root.auth)).toEqual({ alerts: [pendingAlert(1), failingAlert] })
+      yield* suspicious(1)
+      expect(yield* get("/api/admin/dashboard/alerts", root.auth)).toEqual({
+        alerts: [
+          pendingAlert(1),
+          failingAlert,
+          { id: "suspicious-ip-changes", level: "WARNING", title: "Suspicious IP changes", message: "11 sessions changed region today" }
+        ]
+      })
+
+      // Administrators only, on every endpoint.
+      for (const path of ["", "/revenue-chart?period=7d", "/recent-activity", "/alerts"]) {
+        expect((yield* client.get(`/api/admin/dashboard${path}`)).status).toBe(401)
+        expect((yield* client.get(`/api/admin/dashboard${path}`, carol.auth)).status).toBe(403)
+      }
+
+      // The stale withdrawal is completed: no critical alert, and today's withdrawals grow by 1500.
+      ok(yield* client.post(`/api/admin/withdrawals/${stale}/approve`, undefined, root.auth))
+      expect((yield* get("/api/admin/dashboard/alerts", root.auth)).alerts.map((a: { id: string }) => a.id)).toEqual([
+        "deposits-failing",
+        "suspicious-ip-changes"
+      ])
+      expect((yield* get("/api/admin/dashboard", root.auth)).financial).toEqual({
+        revenueToday: 4_000,
+        profitToday: 4_000 - 4_700,
+        depositsToday: 4_600,
+        withdrawalsToday: 4_700,
+        pendingWithdrawals: 0
+      })
+
+      // ---- Day 3: only root and alice are active (growth against 5 yesterday); alice opens one case.
+      yield* TestClock.setTime(3 * DAY + HOUR)
+      const day3Drop = yield* open("alice", alice.auth, kase)
+      expect(day3Drop.id).toBe(common.id)
+      expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
+        users: { total: 5, activeToday: 2, newToday: 0, growth: -60 },
+        financial: { revenueToday: 500, profitToday: 500, depositsToday: 0, withdrawalsToday: 0, pendingWithdrawals: 0 },
+        games: { casesOpenedToday: 1, battlesToday: 0, upgradesToday: 0, totalVolume: 500 },
+        topItems: { mostDropped: { ...common, count: 1 }, highestValue: { ...common, count: 1 }, mostOpened: { ...kaseTop, count: 1 } }
+      })
+
+      // ---- Day 8, 1970-01-09: the week is days 2 to 8. Its first day starts with the Gem (at
+      // 00:00:00.000); the opening at 23:59:59.999 the day before is in the preceding week.
+      yield* TestClock.setTime(8 * DAY + HOUR)
+      const later = { 2: history[2], 3: { revenue: 500, deposits: 0, withdrawals: 0 } }
+      expect(yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).toEqual({
+        data: chartOf(8, 7, later),
+        // 4500 against the 1000 + 3000 of days 0 and 1.
+        summary: { totalRevenue: 4_500, totalProfit: 4_500 - 3_300, avgDailyRevenue: 643, growthRate: 12.5 }
+      })
+      expect(yield* get("/api/admin/dashboard/revenue-chart?period=30d", root.auth)).toEqual({
+        data: chartOf(8, 30, { ...history, ...later }),
+        summary: { totalRevenue: 8_500, totalProfit: 1_000 - 500 + 700 + 500, avgDailyRevenue: 283, growthRate: 0 }
+      })
+      // A quiet day: root alone is active, nobody was yesterday (growth 0), nothing to rank.
+      expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
+        users: { total: 5, activeToday: 1, newToday: 0, growth: 0 },
+        financial: { revenueToday: 0, profitToday: 0, depositsToday: 0, withdrawalsToday: 0, pendingWithdrawals: 0 },
+        games: { casesOpenedToday: 0, battlesToday: 0, upgradesToday: 0, totalVolume: 0 },
+        topItems: { mostDropped: null, highestValue: null, mostOpened: null }
+      })
+      // The feed is still newest first; the suspicious audits were yesterday's and more.
+      expect((yield* get("/api/admin/dashboard/recent-activity?limit=1", root.auth)).activities[0].createdAt).toBe(
+        new Date(3 * DAY + HOUR).toISOString()
+      )
+      expect(yield* get("/api/admin/dashboard/alerts", root.auth)).toEqual(nothing)
+
+      // ---- Day 14: nothing in the week (days 8 to 14), 7500 in the week before: -100%.
+      yield* TestClock.setTime(14 * DAY + HOUR)
+      expect((yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).summary).toEqual({
+        totalRevenue: 0,
+        totalProfit: 0,
+        avgDailyRevenue: 0,
+        growthRate: -100
+      })
+    }))
+})
