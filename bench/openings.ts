@@ -9,7 +9,7 @@
  *   npm run bench:openings -- --users 40 --seconds 20 [--case starter] [--url http://localhost:3000]
  */
 import { parseArgs } from "node:util"
-import { signInAtDevProvider } from "../test/support/DevSignIn"
+import { devSessionAt } from "../test/support/DevSignIn"
 
 const { values } = parseArgs({
   options: {
@@ -23,15 +23,7 @@ const base = values.url
 const run = `${Date.now().toString(36)}`
 
 /** A session id for `login`, through the real sign-in flow. */
-const signIn = async (login: string): Promise<string> => {
-  const start = await fetch(`${base}/api/auth/idp/login`, { redirect: "manual" })
-  const state = start.headers.getSetCookie().find((c) => c.startsWith("oidcState="))!.split(";")[0]!
-  const callback = new URL(await signInAtDevProvider(start.headers.get("location")!, login))
-  const done = await fetch(`${base}${callback.pathname}${callback.search}`, { redirect: "manual", headers: { cookie: state } })
-  const cookie = done.headers.getSetCookie().find((c) => c.startsWith("sessionId="))
-  if (!cookie) throw new Error(`sign-in of ${login} failed: ${done.status}`)
-  return cookie.split(";")[0]!.slice("sessionId=".length)
-}
+const signIn = (login: string) => devSessionAt(base, login)
 
 const call = async (path: string, session: string, init: RequestInit = {}) => {
   const response = await fetch(`${base}${path}`, {
