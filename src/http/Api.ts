@@ -18,6 +18,7 @@ import { InventoryApi } from "./InventoryApi"
 import * as HttpError from "./HttpErrors"
 import { LiveDropsAdminApi, LiveDropsApi } from "./LiveDropsApi"
 import { NotificationsApi } from "./NotificationsApi"
+import { withoutDecodeError } from "./OpenApiCleanup"
 import { OpeningsApi } from "./OpeningsApi"
 import { PaymentCallbackApi } from "./PaymentCallbackApi"
 import { ProvablyFairApi } from "./ProvablyFairApi"
@@ -66,5 +67,6 @@ export class Api extends HttpApi.make("game-platform")
     OpenApi.Description,
     "Case openings with provably fair rolls, upgrades, battles, raffles, PIX deposits and withdrawals. Money is integer BRL cents; ids are strings."
   )
+  .annotate(OpenApi.Transform, withoutDecodeError)
   .prefix("/api")
 {}

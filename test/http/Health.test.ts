@@ -51,6 +51,10 @@ layer(TestDatabase)("health and docs", (it) => {
       // Errors are documented in the D3 shape.
       const deleteResponses = response.body.paths["/api/webhooks/{id}"].delete.responses
       expect(Object.keys(deleteResponses)).toEqual(expect.arrayContaining(["401", "404"]))
+      // Decode failures are answered as ValidationError, so HttpApi's own decode error is not documented.
+      expect(JSON.stringify(response.body)).not.toContain("HttpApiDecodeError")
+      expect(response.body.paths["/api/cases/{id}/open"].post.responses["400"].content["application/json"].schema.anyOf)
+        .toContainEqual({ $ref: "#/components/schemas/ValidationError" })
     }))
 
   it.scoped("GET /api/docs serves the interactive reference", () =>
