@@ -59,6 +59,15 @@ type RangeRow = typeof RangeRow.Type
 const RoundRow = Schema.Struct({ roundNumber: Schema.Number, caseId: Schema.String })
 const PlayerRow = Schema.Struct({ slot: Schema.Number, userId: UserId, team: Schema.NullOr(Schema.Number) })
 const PoolRow = Schema.Struct({ itemId: ItemId, valueCents: Schema.BigInt })
+const SavedRecordRow = Schema.Struct({
+  id: Schema.String,
+  userId: Schema.NullOr(UserId),
+  itemId: ItemId,
+  type: Schema.String,
+  valueCents: Schema.BigInt,
+  roundNumber: Schema.NullOr(Schema.Number),
+  inventoryItemId: Schema.NullOr(Schema.String)
+})
 
 export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
   effect: Effect.gen(function*() {
@@ -139,35 +148,55 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         pool
       })
 
-      // One statement per record: the winner's inventory entry (if any) and the record that points to it.
+      // One statement for all records: the winners' inventory entries, then the records, each pointing
+      // to an entry of its user and item (entries of the same user and item are interchangeable).
       const caseNameOfRound = new Map(drops.map((d) => [d.roundNumber, d.caseName]))
-      const movements: Array<AuditEntry> = []
-      for (const record of settlement.records) {
-        const [saved] = yield* sql<{ id: string; inventoryItemId: string | null }>`
-          WITH entry AS (
+      const input = settlement.records.map((record, ord) => ({
+        ord,
+        user_id: record.userId === null ? null : String(record.userId),
+        item_id: String(record.itemId),
+        type: record.type,
+        value_cents: String(record.valueCents),
+        round_number: record.roundNumber
+      }))
+      const saved = yield* Effect.flatMap(
+        sql`
+          WITH input AS (
+            SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+              AS r(ord integer, user_id bigint, item_id bigint, type text, value_cents bigint, round_number integer)
+          ), entries AS (
             INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-            SELECT ${record.userId}, ${record.itemId}, 'BATTLE', ${now}, ${now} WHERE ${record.userId}::bigint IS NOT NULL
-            RETURNING id
+            SELECT user_id, item_id, 'BATTLE', ${now}, ${now} FROM input WHERE user_id IS NOT NULL ORDER BY ord
+            RETURNING id, user_id, item_id
+          ), numbered_entries AS (
+            SELECT id, user_id, item_id, row_number() OVER (PARTITION BY user_id, item_id ORDER BY id) AS n FROM entries
+          ), numbered_input AS (
+            SELECT ord, user_id, item_id, row_number() OVER (PARTITION BY user_id, item_id ORDER BY ord) AS n
+            FROM input WHERE user_id IS NOT NULL
           )
           INSERT INTO battle_settlements (battle_id, user_id, item_id, type, value_cents, round_number, inventory_item_id, created_at)
-          SELECT ${battleId}, ${record.userId}, ${record.itemId}, ${record.type}, ${record.valueCents}, ${record.roundNumber},
-                 (SELECT id FROM entry), ${now}
-          RETURNING id, inventory_item_id`
-        movements.push({
-          userId: record.userId,
-          action: "BATTLE_SETTLEMENT",
-          entityType: "BattleSettlement",
-          entityId: saved!.id,
-          metadata: {
-            battleId: String(battleId),
-            type: record.type,
-            itemId: String(record.itemId),
-            valueCents: Number(record.valueCents),
-            roundNumber: record.roundNumber,
-            inventoryItemId: saved!.inventoryItemId
-          }
-        })
-      }
+          SELECT ${battleId}, i.user_id, i.item_id, i.type, i.value_cents, i.round_number, e.id, ${now}
+          FROM input i
+          LEFT JOIN numbered_input ni ON ni.ord = i.ord
+          LEFT JOIN numbered_entries e ON e.user_id = ni.user_id AND e.item_id = ni.item_id AND e.n = ni.n
+          ORDER BY i.ord
+          RETURNING id::text, user_id, item_id, type, value_cents, round_number, inventory_item_id::text`,
+        decode(SavedRecordRow)
+      )
+      const movements: Array<AuditEntry> = saved.map((record) => ({
+        userId: record.userId,
+        action: "BATTLE_SETTLEMENT",
+        entityType: "BattleSettlement",
+        entityId: record.id,
+        metadata: {
+          battleId: String(battleId),
+          type: record.type,
+          itemId: String(record.itemId),
+          valueCents: Number(record.valueCents),
+          roundNumber: record.roundNumber,
+          inventoryItemId: record.inventoryItemId
+        }
+      }))
       yield* audit.recordMany(movements)
       const dropIds = yield* liveDrops.recordMany(
         settlement.records.flatMap((record) =>

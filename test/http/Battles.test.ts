@@ -171,6 +171,23 @@ layer(TestDatabase)("battles", (it) => {
         const outbox = yield* sql<{ payload: string }>`
           SELECT payload FROM webhook_deliveries WHERE webhook_id = ${receiver.body.id} AND event = 'battle.finished'`
         expect(outbox.map((row) => JSON.parse(row.payload).data)).toEqual([{ battleId: battle.id, winnerIds: winners, totalValueCents: totalDropped }])
+        // Every record given to a winner points to its own BATTLE entry of that user and item, and
+        // every movement has its audit entry.
+        const links = yield* sql<{ id: string; userId: string | null; itemId: string; entryId: string | null; entryUserId: string | null; entryItemId: string | null; entrySource: string | null }>`
+          SELECT s.id::text, s.user_id::text, s.item_id::text, s.inventory_item_id::text AS entry_id,
+                 e.user_id::text AS entry_user_id, e.item_id::text AS entry_item_id, e.source AS entry_source
+          FROM battle_settlements s LEFT JOIN inventory_items e ON e.id = s.inventory_item_id
+          WHERE s.battle_id = ${battle.id}`
+        expect(links).toHaveLength(records.length)
+        for (const link of links) {
+          if (link.userId === null) expect(link.entryId).toBeNull()
+          else expect(link).toMatchObject({ entryUserId: link.userId, entryItemId: link.itemId, entrySource: "BATTLE" })
+        }
+        const entryIds = links.flatMap((link) => (link.entryId === null ? [] : [link.entryId]))
+        expect(new Set(entryIds).size).toBe(entryIds.length)
+        const audited = yield* sql<{ entityId: string }>`
+          SELECT entity_id FROM audit_logs WHERE action = 'BATTLE_SETTLEMENT' AND metadata->>'battleId' = ${battle.id}`
+        expect(audited.map((a) => a.entityId).sort()).toEqual(links.map((link) => link.id).sort())
         const drops = (yield* client.get("/api/live-drops/recent?limit=50", fighters[0]!.auth)).body.drops as ReadonlyArray<{ source: string; user: { id: string } }>
         const received = records.filter((r) => r.userId !== null).length
         expect(drops.filter((d) => d.source === "BATTLE" && winners.includes(d.user.id)).length).toBe(Math.min(received, 50))
