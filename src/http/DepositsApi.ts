@@ -52,11 +52,24 @@ const list = <const Name extends string>(name: Name, path: `/${string}`) =>
     .addSuccess(DepositList)
     .annotate(OpenApi.Description, "The user's deposits, newest first.")
 
+const cancel = <const Name extends string>(name: Name, path: `/${string}/:id/cancel`) =>
+  HttpApiEndpoint.post(name, path)
+    .setPath(Schema.Struct({ id: DepositId }))
+    .addSuccess(DepositView)
+    .addError(HttpError.GatewayUnavailable)
+    .annotate(
+      OpenApi.Description,
+      "The owner cancels a PENDING deposit: the gateway cancels the charge, so it can no longer be paid, then the " +
+        "deposit is CANCELLED. `Deposit is not pending` (400) otherwise, also when the gateway reports it paid."
+    )
+
 export class DepositsApi extends HttpApiGroup.make("deposits")
   .add(initiate("initiate", "/payment/deposit/initiate"))
   .add(initiate("initiateAlias", "/deposits/initiate"))
   .add(list("list", "/payment/deposits"))
   .add(list("listAlias", "/deposits"))
+  .add(cancel("cancel", "/payment/deposits/:id/cancel"))
+  .add(cancel("cancelAlias", "/deposits/:id/cancel"))
   .add(
     HttpApiEndpoint.get("methods", "/payment/methods")
       .addSuccess(Schema.Struct({

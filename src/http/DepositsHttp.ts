@@ -1,7 +1,7 @@
 /** Handlers of a user's deposits (D9). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { PAYMENT_METHODS } from "../schema/Deposit"
+import { type DepositId, PAYMENT_METHODS } from "../schema/Deposit"
 import { Deposits } from "../services/Deposits"
 import { Api } from "./Api"
 import { CurrentUser } from "./Authentication"
@@ -24,10 +24,14 @@ export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
       })
     const list = ({ urlParams }: { readonly urlParams: { readonly page: number; readonly limit: number } }) =>
       Effect.flatMap(CurrentUser, ({ user }) => deposits.list(user.id, urlParams))
+    const cancel = ({ path }: { readonly path: { readonly id: DepositId } }) =>
+      Effect.flatMap(CurrentUser, ({ user }) => deposits.cancel(user.id, path.id))
     return handlers
       .handle("initiate", initiate)
       .handle("initiateAlias", initiate)
       .handle("list", list)
       .handle("listAlias", list)
+      .handle("cancel", cancel)
+      .handle("cancelAlias", cancel)
       .handle("methods", () => Effect.succeed({ methods: PAYMENT_METHODS }))
   }))

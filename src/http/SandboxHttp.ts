@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { SandboxCallback, type SandboxEvent } from "../layers/gateway/SandboxCallback"
-import { GatewayUnavailable, NotFound } from "../schema/Errors"
+import { BadRequest, GatewayUnavailable, NotFound } from "../schema/Errors"
 import { depositView, Deposits } from "../services/Deposits"
 import { Api } from "./Api"
 import { CurrentUser } from "./Authentication"
@@ -28,6 +28,9 @@ export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
         const deposit = yield* deposits.findByExternalId(path.externalId)
         if (deposit === undefined || (deposit.userId !== user.id && user.role !== "ADMIN")) {
           return yield* NotFound.of("Deposit")
+        }
+        if (path.action === "pay" && deposit.status === "CANCELLED") {
+          return yield* new BadRequest({ message: "The charge was cancelled" })
         }
         const event = eventOf(path.action, path.externalId)
         const sent = yield* callback.send(event).pipe(

@@ -34,8 +34,13 @@ export interface PayoutRequest {
 /** The gateway could not be reached or refused the request. */
 export class GatewayError extends Data.TaggedError("GatewayError")<{ readonly message: string }> {}
 
+/** The gateway would not cancel the charge: it has been paid (the money arrives by charge.paid). */
+export class ChargeAlreadyPaid extends Data.TaggedError("ChargeAlreadyPaid")<{ readonly externalId: string }> {}
+
 export interface PaymentGatewayShape {
   readonly createCharge: (request: ChargeRequest) => Effect.Effect<Charge, GatewayError>
+  /** Cancels an unpaid charge, so that it can no longer be paid; cancelling twice is not an error. */
+  readonly cancelCharge: (externalId: string) => Effect.Effect<void, GatewayError | ChargeAlreadyPaid>
   readonly payout: (request: PayoutRequest) => Effect.Effect<{ readonly payoutId: string }, GatewayError>
 }
 

@@ -11,6 +11,8 @@
  *   out after the commit.
  * - charge.failed / charge.expired / the expiry job: PENDING -> FAILED / EXPIRED by conditional
  *   updates; nothing moves money.
+ * - cancel (the owner): the gateway cancels the charge first, so it can no longer be paid, then
+ *   PENDING -> CANCELLED. A charge the gateway reports paid is not cancelled: charge.paid confirms it.
  *
  * The gateway has the last word on money received: charge.paid also confirms a deposit that our
  * expiry job (or an earlier failure event) had already closed, so a late callback never swallows
@@ -99,6 +101,7 @@ export const depositView = (row: Row): DepositView => ({
 const adminView = (row: Row): AdminDepositView => ({ ...depositView(row), user: { id: row.userId, username: row.username } })
 
 const depositNotFound = () => NotFound.of("Deposit")
+const notPending = () => new BadRequest({ message: "Deposit is not pending" })
 
 /** Who confirms: the gateway's charge.paid, or an administrator (SPEC deposit rule 5). */
 type Confirmer = { readonly _tag: "Gateway" } | { readonly _tag: "Admin"; readonly adminId: UserId }
@@ -266,11 +269,49 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         const locked = yield* selectFirst(sql`
           SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} FOR UPDATE OF d`)
         if (locked === undefined) return yield* depositNotFound()
-        if (locked.status !== "PENDING") return yield* new BadRequest({ message: "Deposit is not pending" })
+        if (locked.status !== "PENDING") return yield* notPending()
         return yield* confirmLocked(locked, { _tag: "Admin", adminId })
       }))
       yield* announce(confirmed)
       return { id: confirmed.row.id, status: confirmed.row.status, confirmedAt: confirmed.row.confirmedAt! }
+    })
+
+    /**
+     * The owner's cancellation of a PENDING deposit. Nothing is written unless the gateway cancelled
+     * the charge; a deposit that stopped being PENDING meanwhile is left as the other path made it.
+     */
+    const cancel = Effect.fn("Deposits.cancel")(function*(userId: UserId, id: DepositId) {
+      const deposit = yield* selectFirst(sql`
+        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} AND d.user_id = ${userId}`)
+      if (deposit === undefined) return yield* depositNotFound()
+      if (deposit.status !== "PENDING") return yield* notPending()
+      yield* gateway.cancelCharge(deposit.externalId).pipe(
+        Effect.catchTags({
+          ChargeAlreadyPaid: () => notPending(),
+          GatewayError: (error) =>
+            Effect.zipRight(Effect.logWarning("Deposit: the gateway did not cancel a charge", error.message), new GatewayUnavailable())
+        })
+      )
+      const at = yield* now
+      const cancelled = yield* transaction(Effect.gen(function*() {
+        const row = yield* selectFirst(sql`
+          WITH d AS (
+            UPDATE deposits SET status = 'CANCELLED', updated_at = ${at}
+            WHERE id = ${id} AND status = 'PENDING'
+            RETURNING *
+          )
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+        if (row === undefined) return yield* notPending()
+        yield* audit.record({
+          userId,
+          action: "DEPOSIT_CANCELLED",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: { externalId: row.externalId, amount: Number(row.amountCents) }
+        })
+        return row
+      }))
+      return depositView(cancelled)
     })
 
     /** charge.failed: PENDING -> FAILED with the gateway's reason; otherwise nothing. */
@@ -380,6 +421,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       adminList,
       findByExternalId,
       confirmByAdmin,
+      cancel,
       handleGatewayEvent,
       expireDue
     } as const

@@ -275,6 +275,74 @@ layer(TestDatabase)("deposits", (it) => {
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 
+  it.scoped("the owner cancels a pending deposit: the gateway cancels the charge first; otherwise nothing changes", () =>
+    Effect.gen(function*() {
+      const gateway = yield* makeTestGateway()
+      const client = yield* makeTestClient(appOptions({ gateway: gateway.layer }))
+      const player = yield* signIn(client, "changed-mind")
+      const stranger = yield* signIn(client, "other-player")
+      const deposit = yield* initiateDeposit(client, player.auth, 2_500)
+
+      expect(yield* client.post(`/api/payment/deposits/${deposit.depositId}/cancel`, undefined, stranger.auth))
+        .toMatchObject({ status: 404, body: { statusCode: 404, message: "Deposit not found" } })
+      expect((yield* client.post("/api/deposits/abc/cancel", undefined, player.auth)).status).toBe(400)
+      expect((yield* client.post("/api/deposits/999999/cancel", undefined, player.auth)).status).toBe(404)
+
+      // The gateway is down: 502, and the deposit stays payable.
+      yield* gateway.answerCancels("unavailable")
+      expect(yield* client.post(`/api/payment/deposits/${deposit.depositId}/cancel`, undefined, player.auth))
+        .toMatchObject({ status: 502, body: { statusCode: 502, message: "Payment gateway unavailable" } })
+      expect((yield* depositOf(client, player.auth, deposit.depositId)).status).toBe("PENDING")
+
+      // The gateway says the charge is paid: not cancelled; charge.paid will confirm it.
+      yield* gateway.answerCancels("already paid")
+      expect(yield* client.post(`/api/payment/deposits/${deposit.depositId}/cancel`, undefined, player.auth))
+        .toMatchObject({ status: 400, body: { statusCode: 400, message: "Deposit is not pending" } })
+      expect((yield* depositOf(client, player.auth, deposit.depositId)).status).toBe("PENDING")
+      expect(yield* auditOf("DEPOSIT_CANCELLED", deposit.depositId)).toEqual([])
+
+      yield* gateway.answerCancels("cancelled")
+      const cancelled = yield* client.post(`/api/deposits/${deposit.depositId}/cancel`, undefined, player.auth)
+      expect(cancelled.status).toBe(200)
+      expect(cancelled.body).toMatchObject({ id: deposit.depositId, status: "CANCELLED", amountCents: "2500", confirmedAt: null })
+      expect(yield* gateway.cancels).toEqual([deposit.externalId, deposit.externalId, deposit.externalId])
+      expect(yield* auditOf("DEPOSIT_CANCELLED", deposit.depositId)).toEqual([
+        { userId: (yield* client.get("/api/auth/me", player.auth)).body.id, entityType: "Deposit", metadata: { externalId: deposit.externalId, amount: 2_500 } }
+      ])
+      expect(yield* client.post(`/api/payment/deposits/${deposit.depositId}/cancel`, undefined, player.auth))
+        .toMatchObject({ status: 400, body: { message: "Deposit is not pending" } })
+      expect((yield* gateway.cancels).length).toBe(3)
+
+      // A confirmed deposit cannot be cancelled, and the gateway is not asked.
+      const paid = yield* initiateDeposit(client, player.auth, 1_000)
+      yield* gatewayCall(client, paidEvent(paid.externalId))
+      expect(yield* client.post(`/api/payment/deposits/${paid.depositId}/cancel`, undefined, player.auth))
+        .toMatchObject({ status: 400, body: { message: "Deposit is not pending" } })
+      expect((yield* gateway.cancels).length).toBe(3)
+      expect(yield* balanceOf(client, player.auth)).toBe(1_000)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("a charge.paid for a cancelled deposit is still credited, once, and flagged; the sandbox refuses to pay it", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions())
+      const player = yield* signIn(client, "paid-anyway")
+      const deposit = yield* initiateDeposit(client, player.auth, 4_000)
+      expect((yield* client.post(`/api/deposits/${deposit.depositId}/cancel`, undefined, player.auth)).status).toBe(200)
+      expect(yield* client.post(`/api/sandbox/charges/${deposit.externalId}/pay`, undefined, player.auth))
+        .toMatchObject({ status: 400, body: { statusCode: 400, message: "The charge was cancelled" } })
+      expect(yield* balanceOf(client, player.auth)).toBe(0)
+      // A gateway that took the money anyway has the last word.
+      yield* gatewayCall(client, paidEvent(deposit.externalId))
+      yield* gatewayCall(client, paidEvent(deposit.externalId))
+      expect((yield* depositOf(client, player.auth, deposit.depositId)).status).toBe("CONFIRMED")
+      expect(yield* balanceOf(client, player.auth)).toBe(4_000)
+      expect(yield* auditOf("DEPOSIT_PAID_LATE", deposit.depositId)).toEqual([
+        expect.objectContaining({ metadata: { previousStatus: "CANCELLED", externalId: deposit.externalId } })
+      ])
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
   it.scoped("the callback's signature: raw body, compact re-serialization, wrong secret, missing header, allowed addresses", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions({ config: { trustProxy: true } }))

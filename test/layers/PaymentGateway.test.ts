@@ -6,7 +6,7 @@ import { AppConfig } from "../../src/layers/AppConfig"
 import { brCode, crc16 } from "../../src/layers/gateway/PixBrCode"
 import { HttpGateway } from "../../src/layers/gateway/HttpGateway"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
-import { GatewayError, PaymentGateway } from "../../src/layers/PaymentGateway"
+import { ChargeAlreadyPaid, GatewayError, PaymentGateway } from "../../src/layers/PaymentGateway"
 import { testConfig } from "../support/TestApp"
 
 /** Splits an EMV payload into its top-level fields. */
@@ -90,6 +90,7 @@ describe("HTTP gateway adapter", () => {
             request.on("end", () => {
               seen.push({ path: request.url!, headers: request.headers, body: JSON.parse(text) })
               if (left-- > 0) return response.writeHead(503).end()
+              if (request.url!.endsWith("/cancel")) return response.writeHead(request.url!.includes("paid") ? 409 : 204).end()
               response.writeHead(200, { "content-type": "application/json" })
               response.end(JSON.stringify(
                 request.url === "/charges"
@@ -129,6 +130,18 @@ describe("HTTP gateway adapter", () => {
       const payout = yield* gateway.payout({ withdrawalId: 9n, amountCents: 1000n, pixKeyType: "EMAIL", pixKey: "a@b.co" })
       expect(payout).toEqual({ payoutId: "po_real" })
       expect(server.seen[3]!.headers["idempotency-key"]).toBe("withdrawal-9")
+    }).pipe(Effect.scoped))
+
+  it.live("cancels a charge; a charge the gateway reports paid (409) is ChargeAlreadyPaid", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeGateway(1)
+      const gateway = yield* adapter(server.url, "k")
+      yield* gateway.cancelCharge("ch_open")
+      expect(server.seen.map((r) => [r.path, r.headers["idempotency-key"]])).toEqual([
+        ["/charges/ch_open/cancel", "cancel-ch_open"],
+        ["/charges/ch_open/cancel", "cancel-ch_open"]
+      ])
+      expect(yield* Effect.flip(gateway.cancelCharge("ch_paid"))).toEqual(new ChargeAlreadyPaid({ externalId: "ch_paid" }))
     }).pipe(Effect.scoped))
 
   it.live("a gateway that keeps failing is a GatewayError after the retries", () =>

@@ -6,6 +6,7 @@
 import { Clock, Duration, Effect, Layer, Ref } from "effect"
 import {
   type Charge,
+  ChargeAlreadyPaid,
   type ChargeRequest,
   GatewayError,
   PaymentGateway,
@@ -22,7 +23,13 @@ export interface TestGatewayControl {
   readonly failPayouts: (message: string | undefined) => Effect.Effect<void>
   /** From now on charges fail with this message; `undefined` makes them succeed again. */
   readonly failCharges: (message: string | undefined) => Effect.Effect<void>
+  /** Every charge cancellation asked for (external ids), in order. */
+  readonly cancels: Effect.Effect<ReadonlyArray<string>>
+  /** How the gateway answers cancellations from now on (default: cancelled). */
+  readonly answerCancels: (answer: CancelAnswer) => Effect.Effect<void>
 }
+
+export type CancelAnswer = "cancelled" | "already paid" | "unavailable"
 
 export interface TestGatewayOptions {
   /** How long a payout takes (on the Clock in use: real time only in a real-clock block). */
@@ -38,6 +45,8 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
     const charges = yield* Ref.make<ReadonlyArray<ChargeRequest>>([])
     const failure = yield* Ref.make<string | undefined>(undefined)
     const chargeFailure = yield* Ref.make<string | undefined>(undefined)
+    const cancels = yield* Ref.make<ReadonlyArray<string>>([])
+    const cancelAnswer = yield* Ref.make<CancelAnswer>("cancelled")
     let seq = 0
 
     const layer = Layer.succeed(PaymentGateway, {
@@ -55,6 +64,13 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
             expiresAt: new Date(now + 30 * 60_000)
           } satisfies Charge
         }),
+      cancelCharge: (externalId) =>
+        Effect.gen(function*() {
+          yield* Ref.update(cancels, (all) => [...all, externalId])
+          const answer = yield* Ref.get(cancelAnswer)
+          if (answer === "already paid") return yield* new ChargeAlreadyPaid({ externalId })
+          if (answer === "unavailable") return yield* new GatewayError({ message: "down" })
+        }),
       payout: (request) =>
         Effect.gen(function*() {
           yield* Ref.update(payouts, (all) => [...all, request])
@@ -70,7 +86,9 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
       payouts: Ref.get(payouts),
       charges: Ref.get(charges),
       failPayouts: (message) => Ref.set(failure, message),
-      failCharges: (message) => Ref.set(chargeFailure, message)
+      failCharges: (message) => Ref.set(chargeFailure, message),
+      cancels: Ref.get(cancels),
+      answerCancels: (answer) => Ref.set(cancelAnswer, answer)
     } satisfies TestGatewayControl
   })
 

@@ -4,13 +4,14 @@
  * Every call carries an `Idempotency-Key`, so a retry after a lost response never charges or pays twice.
  *
  * Wire format: `POST /charges {amount, currency: "BRL", method, reference}` ->
- * `{id, qrCodeText, qrCode, expiresAt}`; `POST /payouts {amount, currency, pixKeyType, pixKey, reference}`
- * -> `{id}`. Amounts are in currency units (cents / 100, SPEC deposit rule 2).
+ * `{id, qrCodeText, qrCode, expiresAt}`; `POST /charges/:id/cancel` -> 2xx, or 409 when the charge is
+ * paid; `POST /payouts {amount, currency, pixKeyType, pixKey, reference}` -> `{id}`. Amounts are in
+ * currency units (cents / 100, SPEC deposit rule 2).
  */
 import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer, Redacted, Schedule, Schema } from "effect"
-import { GatewayError, PaymentGateway } from "../PaymentGateway"
+import { ChargeAlreadyPaid, GatewayError, PaymentGateway } from "../PaymentGateway"
 
 const ChargeResponse = Schema.Struct({
   id: Schema.String,
@@ -34,20 +35,40 @@ export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
         HttpClient.retryTransient({ times: 3, schedule: Schedule.exponential("200 millis") })
       )
 
-      const call = <A, I>(path: string, idempotencyKey: string, body: unknown, schema: Schema.Schema<A, I>) =>
+      const unavailable = (path: string) => (error: unknown) =>
+        Effect.logWarning(`Payment gateway ${path} failed`, error).pipe(
+          Effect.zipRight(Effect.fail(new GatewayError({ message: "The payment gateway is unavailable" })))
+        )
+
+      const post = (path: string, idempotencyKey: string, body: unknown) =>
         HttpClientRequest.post(path).pipe(
           HttpClientRequest.setHeader("idempotency-key", idempotencyKey),
           HttpClientRequest.bodyUnsafeJson(body),
-          client.execute,
+          client.execute
+        )
+
+      const call = <A, I>(path: string, idempotencyKey: string, body: unknown, schema: Schema.Schema<A, I>) =>
+        post(path, idempotencyKey, body).pipe(
           Effect.flatMap(HttpClientResponse.filterStatusOk),
           Effect.flatMap(HttpClientResponse.schemaBodyJson(schema)),
           Effect.scoped,
-          Effect.catchAll((error) =>
-            Effect.logWarning(`Payment gateway ${path} failed`, error).pipe(
-              Effect.zipRight(Effect.fail(new GatewayError({ message: "The payment gateway is unavailable" })))
-            )
+          Effect.catchAll(unavailable(path))
+        )
+
+      const cancelCharge = (externalId: string) => {
+        const path = `/charges/${encodeURIComponent(externalId)}/cancel`
+        return post(path, `cancel-${externalId}`, {}).pipe(
+          Effect.scoped,
+          Effect.catchAll(unavailable(path)),
+          Effect.flatMap((response): Effect.Effect<void, GatewayError | ChargeAlreadyPaid> =>
+            response.status === 409
+              ? Effect.fail(new ChargeAlreadyPaid({ externalId }))
+              : response.status >= 200 && response.status < 300
+              ? Effect.void
+              : unavailable(path)(`status ${response.status}`)
           )
         )
+      }
 
       return {
         createCharge: (request) =>
@@ -57,6 +78,7 @@ export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
             { amount: units(request.amountCents), currency: "BRL", method: request.method, reference: request.reference },
             ChargeResponse
           ).pipe(Effect.map((charge) => ({ ...charge, externalId: charge.id }))),
+        cancelCharge,
         payout: (request) =>
           call(
             "/payouts",

@@ -2,7 +2,8 @@
  * The embedded sandbox gateway (D9), used when PAYMENT_GATEWAY_URL is absent: charges with id
  * `ch_<random>`, a real PIX BR Code and its QR image, expiring after DEPOSIT_TTL_MINUTES; payouts
  * always succeed. Paying, failing or expiring a charge is done through the sandbox endpoints, which
- * send the gateway's signed event to our own callback.
+ * send the gateway's signed event to our own callback. The sandbox keeps no charge state: a charge
+ * is cancelled when its deposit is CANCELLED, and the sandbox controls refuse to pay it then.
  */
 import { Clock, Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
@@ -35,6 +36,7 @@ export const SandboxGateway = Layer.effect(
           const now = yield* Clock.currentTimeMillis
           return { externalId, qrCodeText, qrCode, expiresAt: new Date(now + config.gateway.depositTtlMinutes * 60_000) }
         }),
+      cancelCharge: () => Effect.void,
       payout: (request) => Effect.succeed({ payoutId: `po_sandbox_${request.withdrawalId}` })
     }
   })
