@@ -43,8 +43,10 @@ export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthenticati
 /**
  * Activity is written at most once per user every 5 minutes (lastActiveAt). The throttle's key names the
  * UTC day, so the first request of each day is always recorded, even 5 minutes after one the day before.
+ * Each instance also remembers the throttle keys it has seen set, so most requests skip the store.
  */
 const ACTIVITY_THROTTLE_MS = 5 * 60_000
+const THROTTLES_KEPT = 10_000
 
 type Authenticated = Context.Tag.Service<CurrentUser>
 
@@ -53,6 +55,8 @@ const makeAuthenticate = Effect.gen(function*() {
   const users = yield* Users
   const kv = yield* KeyValue
   const config = yield* AppConfig
+  /** Activity throttle keys this instance knows are set in the store, and until when. */
+  const throttledUntil = new Map<string, number>()
 
   const authenticate = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -62,9 +66,12 @@ const makeAuthenticate = Effect.gen(function*() {
     const session = yield* sessions.validate(id, client)
     const user = yield* users.findById(session.userId).pipe(Effect.catchTag("NotFound", () => new Unauthenticated()))
     if (user.bannedAt !== null) return yield* new Forbidden({ message: "Account banned" })
-    const day = new Date(yield* Clock.currentTimeMillis).toISOString().slice(0, 10)
-    if (yield* kv.setIfAbsent(`activity:${user.id}:${day}`, "1", ACTIVITY_THROTTLE_MS)) {
-      yield* users.recordActivity(user.id)
+    const now = yield* Clock.currentTimeMillis
+    const throttle = `activity:${user.id}:${new Date(now).toISOString().slice(0, 10)}`
+    if ((throttledUntil.get(throttle) ?? 0) <= now) {
+      if (yield* kv.setIfAbsent(throttle, "1", ACTIVITY_THROTTLE_MS)) yield* users.recordActivity(user.id)
+      if (throttledUntil.size >= THROTTLES_KEPT) throttledUntil.clear()
+      throttledUntil.set(throttle, now + ACTIVITY_THROTTLE_MS)
     }
     return { user, session } satisfies Authenticated
   })

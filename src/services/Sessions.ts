@@ -133,8 +133,21 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return refreshed
     })
 
+    // A session's owner never changes, so this instance remembers it: the rate limiter asks on every
+    // request, before authentication reads the session itself. Bounded by starting over when full.
+    const owners = new Map<string, UserId>()
+    const OWNERS_KEPT = 10_000
+
     /** The owner of a session, without refreshing it (rate limits count per user). */
-    const peekUserId = (id: string) => Effect.map(read(id), Option.map((session) => session.userId))
+    const peekUserId = (id: string) => {
+      const known = owners.get(id)
+      if (known !== undefined) return Effect.succeed(Option.some(known))
+      return Effect.map(read(id), Option.map((session) => {
+        if (owners.size >= OWNERS_KEPT) owners.clear()
+        owners.set(id, session.userId)
+        return session.userId
+      }))
+    }
 
     const list = Effect.fn("Sessions.list")(function*(userId: UserId) {
       return yield* ofUser(userId)
