@@ -35,8 +35,34 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
 
     const read = (id: string) => Effect.map(kv.get(sessionKey(id)), Option.flatMap(decode))
     const write = (session: Session) => kv.set(sessionKey(session.id), encode(session), SESSION_TTL_MS)
+    // The rate limiter asks for a session's owner on every request, before authentication reads the
+    // session itself. The owner never changes, so each instance remembers it for a minute: not longer,
+    // so that a session revoked through another instance stops counting against its user soon.
+    const owners = new Map<string, { readonly userId: UserId; readonly until: number }>()
+    const OWNER_KEPT_MS = 60_000
+    const OWNERS_KEPT = 10_000
+
     const remove = (session: { readonly id: string; readonly userId: bigint }) =>
-      Effect.zipRight(kv.delete(sessionKey(session.id)), kv.setRemove(indexKey(session.userId), session.id))
+      Effect.zipRight(
+        Effect.sync(() => owners.delete(session.id)),
+        Effect.zipRight(kv.delete(sessionKey(session.id)), kv.setRemove(indexKey(session.userId), session.id))
+      )
+
+    /** The owner of a session, without refreshing it (rate limits count per user). */
+    const peekUserId = (id: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const known = owners.get(id)
+        if (known !== undefined && known.until > now) return Option.some(known.userId)
+        const owner = Option.map(yield* read(id), (session) => session.userId)
+        if (Option.isSome(owner)) {
+          if (owners.size >= OWNERS_KEPT) owners.clear()
+          owners.set(id, { userId: owner.value, until: now + OWNER_KEPT_MS })
+        } else {
+          owners.delete(id)
+        }
+        return owner
+      })
 
     /** The user's live sessions, newest activity first; ids of sessions that expired leave the index. */
     const ofUser = (userId: bigint) =>
@@ -110,7 +136,10 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      */
     const validate = Effect.fn("Sessions.validate")(function*(id: string, client: ClientInfo) {
       const found = yield* read(id)
-      if (Option.isNone(found)) return yield* new Unauthenticated()
+      if (Option.isNone(found)) {
+        owners.delete(id)
+        return yield* new Unauthenticated()
+      }
       const session = found.value
       const now = yield* Clock.currentTimeMillis
       if (session.expiresAt.getTime() <= now) {
@@ -132,22 +161,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       yield* write(refreshed)
       return refreshed
     })
-
-    // A session's owner never changes, so this instance remembers it: the rate limiter asks on every
-    // request, before authentication reads the session itself. Bounded by starting over when full.
-    const owners = new Map<string, UserId>()
-    const OWNERS_KEPT = 10_000
-
-    /** The owner of a session, without refreshing it (rate limits count per user). */
-    const peekUserId = (id: string) => {
-      const known = owners.get(id)
-      if (known !== undefined) return Effect.succeed(Option.some(known))
-      return Effect.map(read(id), Option.map((session) => {
-        if (owners.size >= OWNERS_KEPT) owners.clear()
-        owners.set(id, session.userId)
-        return session.userId
-      }))
-    }
 
     const list = Effect.fn("Sessions.list")(function*(userId: UserId) {
       return yield* ofUser(userId)

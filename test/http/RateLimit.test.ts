@@ -70,6 +70,21 @@ layer(TestDatabase)("rate limits", (it) => {
       expect((yield* c.get("/api/health", from(ip))).status).toBe(200)
     }))
 
+  it.scoped("a session that is gone no longer counts against its user, but against the address", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(60_000 * 25)
+      const carol = yield* signIn(c, "rate-carol", from("203.0.113.5"))
+      yield* repeat(50, c.get("/api/auth/me", from("203.0.113.5", carol.auth)))
+      expect((yield* c.post("/api/auth/logout", undefined, from("203.0.113.5", carol.auth))).status).toBe(200)
+      const gone = yield* c.get("/api/auth/me", from("203.0.113.6", carol.auth))
+      expect(gone.status).toBe(401)
+      expect(limitHeaders(gone).remaining).toBe("99") // the new address's first request
+      const fresh = yield* signIn(c, "rate-carol", from("203.0.113.5"))
+      // 50 reads and the logout were carol's; the request with the old session was not.
+      expect(limitHeaders(yield* c.get("/api/auth/me", from("203.0.113.5", fresh.auth))).remaining).toBe("48")
+    }))
+
   it.scoped("sign-in endpoints: 10 a minute per address", () =>
     Effect.gen(function*() {
       const c = yield* client
