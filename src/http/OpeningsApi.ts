@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { ItemView } from "../schema/Game"
-import { CaseId } from "../schema/Ids"
+import { CaseId, IdString } from "../schema/Ids"
 import { PageQuery } from "../schema/Pagination"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
@@ -27,7 +27,7 @@ export const OpeningVerification = Schema.Struct({
 
 const IdPath = Schema.Struct({ id: CaseId })
 const OpeningIdPath = Schema.Struct({
-  id: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,18}$/, { message: () => "must be a positive integer id" }))
+  id: IdString
 })
 
 export class OpeningsApi extends HttpApiGroup.make("openings")

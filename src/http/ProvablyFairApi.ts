@@ -1,6 +1,7 @@
 /** The user's client seed and nonce, and the generic verification endpoint (D5). */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
+import { IdString } from "../schema/Ids"
 import { Authentication } from "./Authentication"
 import { UpgradeVerification } from "../schema/Upgrade"
 import { BattleRollVerification } from "./BattlesApi"
@@ -22,7 +23,7 @@ export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
   .add(
     HttpApiEndpoint.get("verify", "/provably-fair/verify/:id")
       .setPath(Schema.Struct({
-        id: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,18}$/, { message: () => "must be a positive integer id" }))
+        id: IdString
       }))
       .setUrlParams(Schema.Struct({
         type: Schema.optionalWith(Schema.Literal("opening", "upgrade", "battle-roll"), { default: () => "opening" as const })

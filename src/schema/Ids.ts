@@ -4,17 +4,19 @@
  */
 import { Schema } from "effect"
 
-const positiveBigInt = Schema.BigInt.pipe(
-  Schema.filter((n) => n > 0n, { message: () => "must be a positive integer id" })
+/** The largest PostgreSQL bigint: a larger id names no record, and the database would refuse it. */
+const MAX_ID = 9_223_372_036_854_775_807n
+const notAnId = { message: () => "must be a positive integer id" }
+
+/** An id as it comes in (path or body): a positive decimal integer within bigint, still a string. */
+export const IdString = Schema.String.pipe(
+  Schema.pattern(/^[1-9][0-9]{0,18}$/, notAnId),
+  Schema.filter((text) => BigInt(text) <= MAX_ID, notAnId)
 )
 
-/** A path or body id: a positive decimal integer in a string, branded per entity. */
+/** A path or body id, decoded to a `bigint` branded per entity. */
 export const idFromString = <B extends string>(brand: B) =>
-  Schema.String.pipe(
-    Schema.pattern(/^[1-9][0-9]{0,18}$/, { message: () => "must be a positive integer id" }),
-    Schema.compose(positiveBigInt),
-    Schema.brand(brand)
-  )
+  IdString.pipe(Schema.compose(Schema.BigInt), Schema.brand(brand))
 
 export const UserId = idFromString("UserId")
 export type UserId = typeof UserId.Type

@@ -1,0 +1,126 @@
+/**
+ * Every operation of the OpenAPI document, fed malformed input: odd path ids, bodies that are not
+ * JSON or not objects, fields of the wrong type or out of range, nonsense query parameters. Whatever
+ * the input, the answer is a 4xx (or a success) in the D3 shape, never a 5xx.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { fundedPlayer } from "../support/GameFixtures"
+import { makeTestClient, type TestResponse, testConfig } from "../support/TestApp"
+import { TestDatabase } from "../support/TestDatabase"
+
+type Schema = { readonly $ref?: string; readonly type?: string | ReadonlyArray<string>; readonly properties?: Record<string, Schema>; readonly anyOf?: ReadonlyArray<Schema> }
+
+/** Streams never end, sign-out and unbanning would undo this test's own sessions and admin rights. */
+const skipped = new Set([
+  "get /api/realtime",
+  "get /api/live-drops/stream",
+  "post /api/auth/logout",
+  "post /api/auth/logout-all"
+])
+
+const PATH_IDS = ["abc", "0", "-1", "1.5", "99999999999999999999999", "9999999999999999999", "9223372036854775807", "%20", "%00", "9999999"]
+
+/** A value of another type than the schema's, and extreme values of its own type. */
+const wrongValuesFor = (schema: Schema): ReadonlyArray<unknown> => {
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type
+  switch (type) {
+    case "string":
+      return [12345, null, "", "x".repeat(10_000), "-1", "1e400", "9999999999999999999"]
+    case "number":
+    case "integer":
+      return ["x", null, -1, 0, 1.5, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2]
+    case "boolean":
+      return ["yes", 1]
+    case "array":
+      return [{}, "x", [null], Array.from({ length: 1_000 }, () => "x")]
+    default:
+      return ["x", 1, [], null]
+  }
+}
+
+const bodiesFor = (schema: Schema | undefined): ReadonlyArray<string> => {
+  const fixed = ["not json", "{", "[]", "null", "\"text\"", "{}", JSON.stringify({ unexpected: true })]
+  const properties = schema?.properties ?? {}
+  const perField = Object.entries(properties).flatMap(([name, property]) =>
+    wrongValuesFor(property).map((value) => JSON.stringify({ [name]: value }))
+  )
+  return [...fixed, ...perField]
+}
+
+const QUERIES = [
+  "?page=-1&limit=abc",
+  "?page=0&limit=0",
+  "?page=99999999999999999999&limit=1e9",
+  "?status=NOPE&period=1y&type=nope&caseId=abc&category=x&sortBy=x&limit=1000",
+  "?type=opening",
+  "?page=1.5&limit=-5&minPrice=abc&maxPrice=-1"
+]
+
+layer(TestDatabase)("bad input", (it) => {
+  it.scoped("no operation answers a 5xx, whatever the path ids, body or query", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient({
+        config: {
+          adminIdpIds: ["root"],
+          rateLimits: {
+            ...testConfig.rateLimits,
+            global: { count: 1_000_000, windowMs: 60_000 },
+            caseOpen: { count: 1_000_000, windowMs: 60_000 },
+            withdrawal: { count: 1_000_000, windowMs: 60_000 },
+            twoFactorVerify: { count: 1_000_000, windowMs: 60_000 },
+            auth: { count: 1_000_000, windowMs: 60_000 }
+          }
+        }
+      })
+      // An administrator with money, so that requests get past authorization and balance checks.
+      const root = yield* fundedPlayer(client, "root", 1_000_000)
+      const adminToken = { authorization: "Bearer test-admin-token" }
+      const document = (yield* client.get("/api/docs-json")).body
+      const schemas: Record<string, Schema> = document.components.schemas
+      const resolve = (schema: Schema | undefined): Schema | undefined =>
+        schema?.$ref === undefined ? schema : schemas[schema.$ref.split("/").pop()!]
+
+      const failures: Array<{ request: string; status: number; body: unknown }> = []
+      let requests = 0
+      const statuses: Record<number, number> = {}
+      const check = (request: string, response: TestResponse) => {
+        requests++
+        statuses[response.status] = (statuses[response.status] ?? 0) + 1
+        const envelope = typeof response.body === "object" && response.body !== null && "statusCode" in response.body
+        if (response.status >= 500 || (response.status >= 400 && !envelope)) {
+          failures.push({ request, status: response.status, body: response.body })
+        }
+      }
+
+      for (const [template, operations] of Object.entries<Record<string, any>>(document.paths)) {
+        for (const [method, operation] of Object.entries<any>(operations)) {
+          if (skipped.has(`${method} ${template}`)) continue
+          const headers = template.startsWith("/api/webhooks") ? adminToken : root.auth
+          const send = (path: string, body?: string) =>
+            client.request(path, {
+              method: method.toUpperCase(),
+              headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+              body
+            })
+          const withIds = (id: string) => template.replace(/\{[^}]+\}/g, id)
+          const hasIds = template.includes("{")
+
+          if (hasIds) {
+            for (const id of PATH_IDS) check(`${method} ${withIds(id)}`, yield* send(withIds(id)))
+          }
+          const target = withIds("9999999")
+          if (operation.requestBody !== undefined) {
+            const schema = resolve(operation.requestBody.content?.["application/json"]?.schema)
+            for (const body of bodiesFor(schema)) check(`${method} ${target} ${body.slice(0, 80)}`, yield* send(target, body))
+          }
+          for (const query of QUERIES) check(`${method} ${target}${query}`, yield* send(`${target}${query}`))
+        }
+      }
+      expect(requests).toBeGreaterThan(1_000)
+      // Handlers were reached too, not only the decoding in front of them.
+      expect(statuses[404]).toBeGreaterThan(50)
+      expect(statuses[200]).toBeGreaterThan(50)
+      expect(failures).toEqual([])
+    }), { timeout: 120_000 })
+})
