@@ -1,7 +1,7 @@
 /**
  * Every operation of the OpenAPI document, fed malformed input: odd path ids, bodies that are not
- * JSON or not objects, fields of the wrong type or out of range, nonsense query parameters. Whatever
- * the input, the answer is a 4xx (or a success) in the D3 shape, never a 5xx.
+ * JSON or not objects, fields of the wrong type or out of range, nonsense query parameters, no or
+ * unknown sessions. Whatever the input, the answer is a 4xx (or a success) in the D3 shape, never a 5xx.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -115,6 +115,10 @@ layer(TestDatabase)("bad input", (it) => {
             for (const body of bodiesFor(schema)) check(`${method} ${target} ${body.slice(0, 80)}`, yield* send(target, body))
           }
           for (const query of QUERIES) check(`${method} ${target}${query}`, yield* send(`${target}${query}`))
+          // Without credentials, and with a session id that does not exist.
+          for (const anonymous of [{}, { authorization: "Bearer 0123456789abcdef0123456789abcdef" }]) {
+            check(`${method} ${target} (no session)`, yield* client.request(target, { method: method.toUpperCase(), headers: anonymous }))
+          }
         }
       }
       expect(requests).toBeGreaterThan(1_000)
