@@ -116,7 +116,8 @@ layer(TestDatabase)("bad input", (it) => {
           }
           for (const query of QUERIES) check(`${method} ${target}${query}`, yield* send(`${target}${query}`))
           // Without credentials, and with a session id that does not exist.
-          for (const anonymous of [{}, { authorization: "Bearer 0123456789abcdef0123456789abcdef" }]) {
+          const anonymousHeaders: ReadonlyArray<Record<string, string>> = [{}, { authorization: "Bearer 0123456789abcdef0123456789abcdef" }]
+          for (const anonymous of anonymousHeaders) {
             check(`${method} ${target} (no session)`, yield* client.request(target, { method: method.toUpperCase(), headers: anonymous }))
           }
         }
