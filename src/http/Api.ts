@@ -61,6 +61,7 @@ export class Api extends HttpApi.make("game-platform")
   .addError(HttpError.Unauthenticated)
   .addError(HttpError.RateLimited)
   .addError(HttpError.Internal)
+  .addError(HttpError.ServiceUnavailable)
   .annotate(OpenApi.Title, "Game Platform API")
   .annotate(OpenApi.Version, "0.1.0")
   .annotate(

@@ -4,12 +4,14 @@
  * - request decoding failures -> 400 ValidationError naming each bad field,
  * - malformed JSON (a defect inside HttpApi) -> 400,
  * - unknown routes -> 404,
+ * - a dependency that is unreachable (src/http/Outage.ts) -> 503 "Service unavailable", logged,
  * - any other defect -> 500 "Internal server error", its cause logged, never sent.
  */
 import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerError } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
-import { BadRequest, FieldError, InternalError, NotFound, ValidationError } from "../schema/Errors"
+import { BadRequest, FieldError, InternalError, NotFound, ServiceUnavailable, ValidationError } from "../schema/Errors"
 import { Api } from "./Api"
+import { isOutage } from "./Outage"
 
 /** `["items", 2, "dropChance"]` -> `items[2].dropChance` */
 export const fieldName = (path: ReadonlyArray<PropertyKey>): string =>
@@ -53,6 +55,9 @@ const rewriteError = (app: HttpApp.Default): HttpApp.Default<ApiError> =>
     const defect = Cause.dieOption(cause)
     if (Option.isSome(defect)) {
       if (isMalformedBody(defect.value)) return Effect.fail(new BadRequest({ message: "Malformed JSON body" }))
+      if (isOutage(defect.value)) {
+        return Effect.logWarning("A dependency is unavailable", cause).pipe(Effect.zipRight(Effect.fail(new ServiceUnavailable())))
+      }
       return Effect.logError("Unhandled defect", cause).pipe(Effect.zipRight(Effect.fail(new InternalError())))
     }
     return Effect.failCause(cause as Cause.Cause<ApiError>)

@@ -41,8 +41,14 @@ const Docs = Layer.mergeAll(
   HttpApiScalar.layer({ path: DOCS_PATH })
 )
 
+/**
+ * API-level middlewares: the one added last wraps the others, so the error envelope is added after
+ * the rate limiter and also rewrites what fails inside it (a store outage while counting).
+ */
+const Middlewares = ErrorEnvelopeLive.pipe(Layer.provide(RateLimitLive))
+
 /** Everything the HTTP layer serves; needs the domain services and infrastructure beneath it. */
-export const ApiLive = Layer.mergeAll(Docs, ErrorEnvelopeLive, RateLimitLive).pipe(
+export const ApiLive = Layer.mergeAll(Docs, Middlewares).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api)),
   Layer.provide([
     HealthLive,

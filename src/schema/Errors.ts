@@ -61,7 +61,7 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   retryAfterSeconds: Schema.optionalWith(Schema.Number, { default: () => 60 })
 }) {}
 
-/** A dependency (database, Redis) is unreachable; only /api/ready reports it. */
+/** A dependency (database, Redis) is unreachable: /api/ready, and any request that needed it (503). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
   "ServiceUnavailable",
   message("Service unavailable")
