@@ -30,6 +30,7 @@ import { RealtimeLive } from "./RealtimeHttp"
 import { SandboxLive } from "./SandboxHttp"
 import { UpgradesLive } from "./UpgradesHttp"
 import { RateLimitLive } from "./RateLimit"
+import { ResponseHeadersLive } from "./ResponseHeaders"
 import { WebhooksLive } from "./WebhooksHttp"
 import { WithdrawalsLive } from "./WithdrawalsHttp"
 
@@ -45,7 +46,7 @@ const Docs = Layer.mergeAll(
  * API-level middlewares: the one added last wraps the others, so the error envelope is added after
  * the rate limiter and also rewrites what fails inside it (a store outage while counting).
  */
-const Middlewares = ErrorEnvelopeLive.pipe(Layer.provide(RateLimitLive))
+const Middlewares = ErrorEnvelopeLive.pipe(Layer.provide(RateLimitLive), Layer.provide(ResponseHeadersLive))
 
 /** Everything the HTTP layer serves; needs the domain services and infrastructure beneath it. */
 export const ApiLive = Layer.mergeAll(Docs, Middlewares).pipe(

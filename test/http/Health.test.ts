@@ -57,6 +57,19 @@ layer(TestDatabase)("health and docs", (it) => {
         .toContainEqual({ $ref: "#/components/schemas/ValidationError" })
     }))
 
+  it.scoped("API answers are never stored by browsers or proxies; the reference may be", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient()
+      for (const path of ["/api/health", "/api/auth/me", "/api/nowhere"]) {
+        const response = yield* client.get(path)
+        expect([path, response.headers.get("cache-control"), response.headers.get("x-content-type-options")])
+          .toEqual([path, "no-store", "nosniff"])
+      }
+      const reference = yield* client.get("/api/docs-json")
+      expect(reference.headers.get("cache-control")).toBeNull()
+      expect(reference.headers.get("x-content-type-options")).toBe("nosniff")
+    }))
+
   it.scoped("GET /api/docs serves the interactive reference", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient()
