@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Ledger } from "../../src/services/Ledger"
-import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -15,14 +15,6 @@ const appOptions = {
 }
 
 /** Entries of the fixture case's items (100, 5000 and 50000 cents) for the user; returns their ids. */
-const grant = (userId: string, itemIds: ReadonlyArray<bigint>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.forEach(itemIds, (itemId) =>
-      Effect.map(
-        sql<{ id: string }>`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-                            VALUES (${userId}, ${itemId}, 'CASE_OPEN', now(), now()) RETURNING id`,
-        (rows) => rows[0]!.id
-      )))
 
 const balanceOf = (client: TestClient, auth: Record<string, string>) =>
   Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
@@ -47,7 +39,7 @@ layer(TestDatabase)("inventory", (it) => {
       const client = yield* makeTestClient(appOptions)
       const { items } = yield* makeCase()
       const player = yield* fundedPlayer(client, "collector", 0)
-      const [common, rare, jackpot] = yield* grant(player.id, [items.common!.id, items.rare!.id, items.jackpot!.id])
+      const [common, rare, jackpot] = yield* grantItems(player.id, [items.common!.id, items.rare!.id, items.jackpot!.id])
 
       const all = yield* client.get("/api/inventory", player.auth)
       expect(all.status).toBe(200)
@@ -79,8 +71,8 @@ layer(TestDatabase)("inventory", (it) => {
       const { items } = yield* makeCase()
       const player = yield* fundedPlayer(client, "seller", 0)
       const other = yield* fundedPlayer(client, "neighbour", 0)
-      const [mine] = yield* grant(player.id, [items.rare!.id])
-      const [theirs] = yield* grant(other.id, [items.jackpot!.id])
+      const [mine] = yield* grantItems(player.id, [items.rare!.id])
+      const [theirs] = yield* grantItems(other.id, [items.jackpot!.id])
 
       const sale = yield* client.post(`/api/inventory/${mine}/sell`, undefined, player.auth)
       expect(sale.status).toBe(200)
@@ -104,7 +96,7 @@ layer(TestDatabase)("inventory", (it) => {
       const client = yield* makeTestClient(appOptions)
       const { items } = yield* makeCase()
       const player = yield* fundedPlayer(client, "liquidator", 250)
-      const entries = yield* grant(player.id, [items.common!.id, items.common!.id, items.rare!.id])
+      const entries = yield* grantItems(player.id, [items.common!.id, items.common!.id, items.rare!.id])
       yield* client.post(`/api/inventory/${entries[0]}/sell`, undefined, player.auth)
 
       const all = yield* client.post("/api/inventory/sell-all", undefined, player.auth)
@@ -123,7 +115,7 @@ layer(TestDatabase, { excludeTestServices: true })("inventory in parallel", (it)
       const client = yield* makeTestClient(appOptions)
       const { items } = yield* makeCase()
       const player = yield* fundedPlayer(client, "rush", 0)
-      const [entry] = yield* grant(player.id, [items.jackpot!.id])
+      const [entry] = yield* grantItems(player.id, [items.jackpot!.id])
       const sales = yield* Effect.all(
         Array.from({ length: 20 }, () => client.post(`/api/inventory/${entry}/sell`, undefined, player.auth)),
         { concurrency: "unbounded" }
@@ -132,7 +124,7 @@ layer(TestDatabase, { excludeTestServices: true })("inventory in parallel", (it)
       expect(sales.filter((s) => s.status === 400).length).toBe(19)
       expect(yield* balanceOf(client, player.auth)).toBe(50_000)
 
-      const more = yield* grant(player.id, Array(10).fill(items.rare!.id))
+      const more = yield* grantItems(player.id, Array(10).fill(items.rare!.id))
       const mixed = yield* Effect.all(
         [
           client.post("/api/inventory/sell-all", undefined, player.auth),

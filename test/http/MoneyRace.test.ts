@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Ledger } from "../../src/services/Ledger"
-import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
 import { gatewayCall, initiateDeposit, paidEvent } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestResponse, testConfig } from "../support/TestApp"
@@ -18,14 +18,6 @@ import { TestDatabase } from "../support/TestDatabase"
 
 const lifted = { count: 1_000_000, windowMs: 60_000 }
 
-const grant = (userId: string, itemIds: ReadonlyArray<bigint>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.forEach(itemIds, (itemId) =>
-      Effect.map(
-        sql<{ id: string }>`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-                            VALUES (${userId}, ${itemId}, 'CASE_OPEN', now(), now()) RETURNING id`,
-        (rows) => rows[0]!.id
-      )))
 
 type Kind = "open" | "sell" | "sellAll" | "upgrade" | "withdraw" | "battle" | "tickets" | "adjust" | "deposit"
 
@@ -43,7 +35,7 @@ layer(TestDatabase, { excludeTestServices: true })("every money movement at once
       // Far less money than everything would cost: debits race credits for it.
       const player = yield* fundedPlayer(client, "everything-at-once", 2_000)
       const admin = yield* signIn(client, "root")
-      const entries = yield* grant(player.id, Array(3).fill(items.rare!.id))
+      const entries = yield* grantItems(player.id, Array(3).fill(items.rare!.id))
       const raffle = yield* client.post(
         "/api/admin/raffles",
         { itemId: String(items.jackpot!.id), ticketPriceCents: 300, maxTickets: 1_000, endsAt: new Date(Date.now() + 86_400_000).toISOString() },

@@ -10,7 +10,7 @@ import { createHash, createHmac } from "node:crypto"
 import { Catalog } from "../../src/services/Catalog"
 import { Ledger } from "../../src/services/Ledger"
 import { UPGRADE_RULES, upgradeOdds } from "../../src/services/Upgrades"
-import { fundedPlayer } from "../support/GameFixtures"
+import { fundedPlayer, grantItems } from "../support/GameFixtures"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -30,13 +30,7 @@ const items = (values: ReadonlyArray<number>, isUpgradable = true) =>
     )).pipe(Effect.provide(Catalog.Default))
 
 /** Puts an entry of `itemId` into the user's inventory, as an opening would; returns the entry id. */
-const grant = (userId: string, itemId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ id: string }>`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-                          VALUES (${userId}, ${itemId}, 'CASE_OPEN', now(), now()) RETURNING id`,
-      (rows) => rows[0]!.id
-    ))
+const grant = (userId: string, itemId: string) => Effect.map(grantItems(userId, [itemId]), ([id]) => id!)
 
 const statusOf = (entryId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

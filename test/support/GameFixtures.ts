@@ -1,4 +1,5 @@
 /** A catalog and funded players for game tests, made through the services and the public API. */
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { ItemId } from "../../src/schema/Ids"
 import { Catalog } from "../../src/services/Catalog"
@@ -49,3 +50,13 @@ export const fundedPlayer = (client: TestClient, login: string, balanceCents: nu
     }
     return { ...player, id: me.id as string }
   })
+
+/** Puts entries of `itemIds` into the user's inventory, as openings would; returns the entry ids in order. */
+export const grantItems = (userId: string, itemIds: ReadonlyArray<bigint | string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.forEach(itemIds, (itemId) =>
+      Effect.map(
+        sql<{ id: string }>`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+                            VALUES (${userId}, ${itemId}, 'CASE_OPEN', now(), now()) RETURNING id`,
+        (rows) => rows[0]!.id
+      )))
