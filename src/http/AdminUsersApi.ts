@@ -6,6 +6,7 @@ import { PageParams } from "../schema/Pagination"
 import { Role } from "../schema/User"
 import { AdminAuthentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { PlainString, Reason } from "../schema/Text"
 
 const AdminUser = Schema.Struct({
   id: UserId,
@@ -18,18 +19,13 @@ const AdminUser = Schema.Struct({
   lastActiveAt: Schema.NullOr(Schema.Date)
 })
 
-const Reason = Schema.String.pipe(
-  Schema.trimmed({ message: () => "must not start or end with spaces" }),
-  Schema.nonEmptyString({ message: () => "is required" }),
-  Schema.maxLength(500, { message: () => "must be at most 500 characters" })
-)
 
 export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
   .add(
     HttpApiEndpoint.get("list", "/admin/users")
       .setUrlParams(Schema.Struct({
         ...PageParams,
-        search: Schema.optional(Schema.String.pipe(Schema.maxLength(100, { message: () => "must be at most 100 characters" })))
+        search: Schema.optional(PlainString.pipe(Schema.maxLength(100, { message: () => "must be at most 100 characters" })))
       }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(Schema.Struct({ users: Schema.Array(AdminUser), total: Schema.Int, page: Schema.Int }))
   )

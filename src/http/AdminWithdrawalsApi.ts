@@ -7,6 +7,7 @@ import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../schema/Withdrawal
 import { AdminAuthentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
 import { WithdrawalView } from "./WithdrawalsApi"
+import { Reason } from "../schema/Text"
 
 const AdminWithdrawal = Schema.extend(
   WithdrawalView,
@@ -24,11 +25,6 @@ const AdminWithdrawal = Schema.extend(
   })
 )
 
-const Reason = Schema.String.pipe(
-  Schema.trimmed({ message: () => "must not start or end with spaces" }),
-  Schema.nonEmptyString({ message: () => "is required" }),
-  Schema.maxLength(500, { message: () => "must be at most 500 characters" })
-)
 
 const IdPath = Schema.Struct({ id: WithdrawalId })
 

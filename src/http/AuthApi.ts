@@ -5,6 +5,7 @@ import { UserId } from "../schema/Ids"
 import { Role } from "../schema/User"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { PlainString } from "../schema/Text"
 
 /** Public: the two steps of an OpenID Connect sign-in. */
 export class IdpApi extends HttpApiGroup.make("idp")
@@ -47,7 +48,7 @@ const SessionView = Schema.Struct({
 const Message = Schema.Struct({ message: Schema.String })
 
 export const TwoFactorCode = Schema.Struct({
-  code: Schema.String.pipe(
+  code: PlainString.pipe(
     Schema.nonEmptyString({ message: () => "is required" }),
     Schema.maxLength(64, { message: () => "must be at most 64 characters" })
   )

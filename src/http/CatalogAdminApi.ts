@@ -10,8 +10,9 @@ import { CaseId, ItemId } from "../schema/Ids"
 import { PageQuery } from "../schema/Pagination"
 import { AdminAuthentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { PlainString } from "../schema/Text"
 
-const Name = Schema.String.pipe(
+const Name = PlainString.pipe(
   Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
   Schema.maxLength(100, { message: () => "must be at most 100 characters" })
 )
@@ -23,13 +24,13 @@ const Slug = Schema.String.pipe(
   Schema.maxLength(64, { message: () => "must be at most 64 characters" })
 )
 
-const ImageUrl = Schema.String.pipe(
+const ImageUrl = PlainString.pipe(
   Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
   Schema.maxLength(500, { message: () => "must be at most 500 characters" })
 )
 
 const Description = Schema.NullOr(
-  Schema.String.pipe(Schema.maxLength(1000, { message: () => "must be at most 1000 characters" }))
+  PlainString.pipe(Schema.maxLength(1000, { message: () => "must be at most 1000 characters" }))
 )
 
 /** Cents in a JSON integer, more than zero. */

@@ -8,6 +8,7 @@ import { Schema } from "effect"
 import { Authentication } from "./Authentication"
 import { DepositView } from "./DepositsApi"
 import * as HttpError from "./HttpErrors"
+import { PlainString } from "../schema/Text"
 
 export const SandboxAction = Schema.Literal("pay", "fail", "expire").annotations({
   message: () => ({ message: "must be one of pay, fail, expire", override: true })
@@ -16,7 +17,7 @@ export const SandboxAction = Schema.Literal("pay", "fail", "expire").annotations
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .add(
     HttpApiEndpoint.post("charge", "/sandbox/charges/:externalId/:action")
-      .setPath(Schema.Struct({ externalId: Schema.String, action: SandboxAction }))
+      .setPath(Schema.Struct({ externalId: PlainString, action: SandboxAction }))
       .addSuccess(Schema.Struct({
         /** The gateway event sent: charge.paid, charge.failed or charge.expired. */
         event: Schema.String,

@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { idFromString } from "./Ids"
+import { PlainString } from "./Text"
 
 export const DepositId = idFromString("DepositId")
 export type DepositId = typeof DepositId.Type
@@ -60,8 +61,8 @@ export type DepositRequest = typeof DepositRequest.Type
 export const GatewayEvent = Schema.Struct({
   event: Schema.String,
   data: Schema.Struct({
-    id: Schema.String.pipe(Schema.nonEmptyString({ message: () => "is required" })),
-    failReason: Schema.optional(Schema.String)
+    id: PlainString.pipe(Schema.nonEmptyString({ message: () => "is required" })),
+    failReason: Schema.optional(PlainString)
   })
 }).annotations({ parseOptions: { errors: "all" } })
 export type GatewayEvent = typeof GatewayEvent.Type

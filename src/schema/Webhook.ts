@@ -1,6 +1,7 @@
 /** Outbound webhook registrations (SPEC "Webhook registration", DECISIONS D12). */
 import { Schema } from "effect"
 import { idFromString } from "./Ids"
+import { PlainString } from "./Text"
 
 export const WebhookId = idFromString("WebhookId")
 export type WebhookId = typeof WebhookId.Type
@@ -8,7 +9,7 @@ export type WebhookId = typeof WebhookId.Type
 export const WebhookEvent = Schema.Literal("deposit.confirmed", "withdrawal.completed", "battle.finished")
 export type WebhookEvent = typeof WebhookEvent.Type
 
-const WebhookUrl = Schema.String.pipe(
+const WebhookUrl = PlainString.pipe(
   Schema.maxLength(2048, { message: () => "must be at most 2048 characters" }),
   Schema.filter((url) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol), {
     message: () => "must be an absolute http(s) URL"
@@ -21,7 +22,7 @@ export const WebhookRegistration = Schema.Struct({
     Schema.minItems(1, { message: () => "must name at least one event" }),
     Schema.filter((events) => new Set(events).size === events.length, { message: () => "must not repeat an event" })
   ),
-  secret: Schema.String.pipe(
+  secret: PlainString.pipe(
     Schema.minLength(16, { message: () => "must be at least 16 characters" }),
     Schema.maxLength(256, { message: () => "must be at most 256 characters" })
   )

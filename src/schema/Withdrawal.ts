@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { idFromString } from "./Ids"
+import { PlainString } from "./Text"
 
 export const WithdrawalId = idFromString("WithdrawalId")
 export type WithdrawalId = typeof WithdrawalId.Type
@@ -107,7 +108,7 @@ export const WithdrawalRequest = Schema.Struct({
   paymentMethod: WithdrawalMethod,
   paymentDetails: PixDetails,
   twoFactorCode: Schema.optional(
-    Schema.String.pipe(Schema.maxLength(64, { message: () => "must be at most 64 characters" }))
+    PlainString.pipe(Schema.maxLength(64, { message: () => "must be at most 64 characters" }))
   )
 }).annotations({ identifier: "WithdrawalRequest", parseOptions: { errors: "all" } })
 export type WithdrawalRequest = typeof WithdrawalRequest.Type

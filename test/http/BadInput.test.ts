@@ -9,7 +9,16 @@ import { fundedPlayer } from "../support/GameFixtures"
 import { makeTestClient, type TestResponse, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
-type Schema = { readonly $ref?: string; readonly type?: string | ReadonlyArray<string>; readonly properties?: Record<string, Schema>; readonly anyOf?: ReadonlyArray<Schema> }
+type Schema = {
+  readonly $ref?: string
+  readonly type?: string | ReadonlyArray<string>
+  readonly properties?: Record<string, Schema>
+  readonly items?: Schema
+  readonly enum?: ReadonlyArray<unknown>
+  readonly pattern?: string
+  readonly minimum?: number
+  readonly anyOf?: ReadonlyArray<Schema>
+}
 
 /** Streams never end, sign-out and unbanning would undo this test's own sessions and admin rights. */
 const skipped = new Set([
@@ -48,13 +57,18 @@ const bodiesFor = (schema: Schema | undefined): ReadonlyArray<string> => {
   return [...fixed, ...perField]
 }
 
+/** Values a schema accepts at its edges, or just past them: where arithmetic and the database can break. */
+const EDGE_NUMBERS = [0, -1, 0.5, 2_147_483_648, Number.MAX_SAFE_INTEGER, 1e20]
+const EDGE_STRINGS = ["", " ", "\u0000", "ü".repeat(300), "9223372036854775808", "'; DROP TABLE users; --"]
+
 const QUERIES = [
   "?page=-1&limit=abc",
   "?page=0&limit=0",
   "?page=99999999999999999999&limit=1e9",
   "?status=NOPE&period=1y&type=nope&caseId=abc&category=x&sortBy=x&limit=1000",
   "?type=opening",
-  "?page=1.5&limit=-5&minPrice=abc&maxPrice=-1"
+  "?page=1.5&limit=-5&minPrice=abc&maxPrice=-1",
+  "?search=%00&status=%00&category=%00&q=%00"
 ]
 
 layer(TestDatabase)("bad input", (it) => {
@@ -93,6 +107,26 @@ layer(TestDatabase)("bad input", (it) => {
         }
       }
 
+      /** A body the schema accepts (or nearly): the first enum value, "1" for ids, the minimum, a day ahead. */
+      const plausible = (schema: Schema | undefined, depth = 0): unknown => {
+        const resolved = resolve(schema)
+        if (resolved === undefined || depth > 4) return "x"
+        if (resolved.anyOf !== undefined) return plausible(resolved.anyOf[0], depth + 1)
+        if (resolved.enum !== undefined) return resolved.enum[0]
+        const type = Array.isArray(resolved.type) ? resolved.type[0] : resolved.type
+        if (type === "string") {
+          if (resolved.pattern?.includes("[1-9]") === true) return "1"
+          return resolved.pattern === undefined ? "x" : "x1"
+        }
+        if (type === "number" || type === "integer") return resolved.minimum ?? 1
+        if (type === "boolean") return true
+        if (type === "array") return [plausible(resolved.items, depth + 1)]
+        if (resolved.properties !== undefined) {
+          return Object.fromEntries(Object.entries(resolved.properties).map(([name, p]) => [name, plausible(p, depth + 1)]))
+        }
+        return new Date(Date.now() + 86_400_000).toISOString()
+      }
+
       for (const [template, operations] of Object.entries<Record<string, any>>(document.paths)) {
         for (const [method, operation] of Object.entries<any>(operations)) {
           if (skipped.has(`${method} ${template}`)) continue
@@ -113,6 +147,18 @@ layer(TestDatabase)("bad input", (it) => {
           if (operation.requestBody !== undefined) {
             const schema = resolve(operation.requestBody.content?.["application/json"]?.schema)
             for (const body of bodiesFor(schema)) check(`${method} ${target} ${body.slice(0, 80)}`, yield* send(target, body))
+          }
+          // A plausible body with one field at an edge, on an id that may exist: the handlers run.
+          if (operation.requestBody !== undefined) {
+            const schema = resolve(operation.requestBody.content?.["application/json"]?.schema)
+            const base = plausible(schema) as Record<string, unknown>
+            for (const [name, value] of Object.entries(base)) {
+              const edges = typeof value === "number" ? EDGE_NUMBERS : typeof value === "string" ? EDGE_STRINGS : []
+              for (const edge of edges) {
+                const body = JSON.stringify({ ...base, [name]: edge })
+                check(`${method} ${withIds("1")} ${body.slice(0, 120)}`, yield* send(withIds("1"), body))
+              }
+            }
           }
           for (const query of QUERIES) check(`${method} ${target}${query}`, yield* send(`${target}${query}`))
           // Without credentials, and with a session id that does not exist.
