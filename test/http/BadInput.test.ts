@@ -152,10 +152,16 @@ layer(TestDatabase)("bad input", (it) => {
           if (operation.requestBody !== undefined) {
             const schema = resolve(operation.requestBody.content?.["application/json"]?.schema)
             const base = plausible(schema) as Record<string, unknown>
-            for (const [name, value] of Object.entries(base)) {
-              const edges = typeof value === "number" ? EDGE_NUMBERS : typeof value === "string" ? EDGE_STRINGS : []
+            // Top-level fields, and the fields of nested objects (e.g. paymentDetails.pixKey).
+            const leaves = Object.entries(base).flatMap(([name, value]) =>
+              typeof value === "object" && value !== null && !Array.isArray(value)
+                ? Object.entries(value).map(([inner, v]) => ({ value: v, set: (edge: unknown) => ({ ...base, [name]: { ...value, [inner]: edge } }) }))
+                : [{ value, set: (edge: unknown) => ({ ...base, [name]: edge }) }]
+            )
+            for (const leaf of leaves) {
+              const edges = typeof leaf.value === "number" ? EDGE_NUMBERS : typeof leaf.value === "string" ? EDGE_STRINGS : []
               for (const edge of edges) {
-                const body = JSON.stringify({ ...base, [name]: edge })
+                const body = JSON.stringify(leaf.set(edge))
                 check(`${method} ${withIds("1")} ${body.slice(0, 120)}`, yield* send(withIds("1"), body))
               }
             }
