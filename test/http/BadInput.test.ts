@@ -77,6 +77,7 @@ layer(TestDatabase)("bad input", (it) => {
       const client = yield* makeTestClient({
         config: {
           adminIdpIds: ["root"],
+          trustProxy: true,
           rateLimits: {
             ...testConfig.rateLimits,
             global: { count: 1_000_000, windowMs: 60_000 },
@@ -173,6 +174,23 @@ layer(TestDatabase)("bad input", (it) => {
             check(`${method} ${target} (no session)`, yield* client.request(target, { method: method.toUpperCase(), headers: anonymous }))
           }
         }
+      }
+      // Odd client headers on a signed-in request (addresses are trusted from X-Forwarded-For here).
+      const oddHeaders: ReadonlyArray<Record<string, string>> = [
+        { "x-forwarded-for": "not-an-address" },
+        { "x-forwarded-for": "999.999.999.999" },
+        { "x-forwarded-for": "1.2.3.4, 5.6.7.8" },
+        { "x-forwarded-for": "::ffff:200.160.2.3" },
+        { "x-forwarded-for": "[2001:db8::1]:443" },
+        { "x-forwarded-for": "" },
+        { "x-device-id": "d".repeat(8_000) },
+        { "x-device-id": "" },
+        { cookie: "sessionId=; sessionId=%ZZ; other=\u00e9" },
+        { authorization: "Bearer" },
+        { authorization: "Basic dXNlcjpwYXNz" }
+      ]
+      for (const headers of oddHeaders) {
+        check(`get /api/auth/me ${JSON.stringify(headers).slice(0, 80)}`, yield* client.get("/api/auth/me", { ...root.auth, ...headers }))
       }
       expect(requests).toBeGreaterThan(1_000)
       // Handlers were reached too, not only the decoding in front of them.
