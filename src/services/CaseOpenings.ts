@@ -22,13 +22,6 @@ import { LiveDrops } from "./LiveDrops"
 import { Realtime } from "./Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair, type RollSeeds } from "./ProvablyFair"
 
-const CaseRow = Schema.Struct({
-  id: CaseId,
-  name: Schema.String,
-  priceCents: Schema.BigInt,
-  flipChance: Schema.Number
-})
-
 const RangeRow = Schema.Struct({
   itemId: ItemId,
   dropChance: Schema.NumberFromString,
@@ -40,6 +33,12 @@ const RangeRow = Schema.Struct({
   imageUrl: Schema.String
 })
 type RangeRow = typeof RangeRow.Type
+
+/** A range of a case, with the case's own fields repeated on each row. */
+const CaseRangeRow = Schema.extend(
+  RangeRow,
+  Schema.Struct({ caseName: Schema.String, priceCents: Schema.BigInt, flipChance: Schema.Number })
+)
 
 const view = (row: RangeRow): ItemView => ({
   id: row.itemId,
@@ -72,29 +71,25 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     const liveDrops = yield* LiveDrops
     const realtime = yield* Realtime
 
-    const activeCase = SqlSchema.findOne({
+    /** An active case with its ranges, in one query: no rows when the case is absent or inactive. */
+    const activeCaseRanges = SqlSchema.findAll({
       Request: CaseId,
-      Result: CaseRow,
-      execute: (id) => sql`SELECT id, name, price_cents, flip_chance FROM cases WHERE id = ${id} AND is_active`
-    })
-
-    const rangesOf = SqlSchema.findAll({
-      Request: CaseId,
-      Result: RangeRow,
+      Result: CaseRangeRow,
       execute: (id) =>
-        sql`SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
-            FROM case_items ci JOIN items i ON i.id = ci.item_id
-            WHERE ci.case_id = ${id} ORDER BY ci.range_start`
+        sql`SELECT c.name AS case_name, c.price_cents, c.flip_chance,
+                   ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
+            FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id
+            WHERE c.id = ${id} AND c.is_active ORDER BY ci.range_start`
     })
 
     const open = Effect.fn("CaseOpenings.open")(function*(userId: UserId, caseId: CaseId) {
       return yield* lock.withLock(
         `user:${userId}`,
         Effect.gen(function*() {
-          const found = yield* activeCase(caseId).pipe(Effect.orDie)
-          if (Option.isNone(found)) return yield* new CaseNotFound()
-          const kase = found.value
-          const ranges = yield* rangesOf(caseId).pipe(Effect.orDie)
+          // A saved case always has items (D6), so no rows means no active case.
+          const ranges = yield* activeCaseRanges(caseId).pipe(Effect.orDie)
+          if (ranges.length === 0) return yield* new CaseNotFound()
+          const kase = { name: ranges[0]!.caseName, priceCents: ranges[0]!.priceCents, flipChance: ranges[0]!.flipChance }
 
           const { balanceCents, dropId, result } = yield* Effect.gen(function*() {
             const debit = yield* ledger.debit({
@@ -115,21 +110,24 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
             const won = flip !== undefined && flip.item.valueCents > first.valueCents ? flip.item : first
             const now = new Date(yield* Clock.currentTimeMillis)
 
-            const [entry] = yield* sql<{ id: string }>`
-              INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-              VALUES (${userId}, ${won.itemId}, 'CASE_OPEN', ${now}, ${now}) RETURNING id`
             const profit = won.valueCents - kase.priceCents
+            // The inventory entry and the opening that points to it, in one statement.
             const [opening] = yield* sql<{ id: string }>`
+              WITH entry AS (
+                INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+                VALUES (${userId}, ${won.itemId}, 'CASE_OPEN', ${now}, ${now}) RETURNING id
+              )
               INSERT INTO case_openings (case_id, user_id, item_id, inventory_item_id, server_seed, server_seed_hash,
                 client_seed, nonce, roll, roll_item_id, roll_range_start, roll_range_end, is_flip, flip_server_seed,
                 flip_client_seed, flip_nonce, flip_roll, flip_item_id, flip_range_start, flip_range_end,
                 price_paid_cents, item_value_cents, profit, created_at)
-              VALUES (${caseId}, ${userId}, ${won.itemId}, ${entry!.id}, ${seeds.serverSeed}, ${seeds.serverSeedHash},
+              SELECT ${caseId}, ${userId}, ${won.itemId}, entry.id, ${seeds.serverSeed}, ${seeds.serverSeedHash},
                 ${seeds.clientSeed}, ${seeds.nonce}, ${roll}, ${first.itemId}, ${first.rangeStart}, ${first.rangeEnd},
                 ${flip !== undefined}, ${flip?.seeds.serverSeed ?? null}, ${flip?.seeds.clientSeed ?? null},
                 ${flip?.seeds.nonce ?? null}, ${flip?.roll ?? null}, ${flip?.item.itemId ?? null},
                 ${flip?.item.rangeStart ?? null}, ${flip?.item.rangeEnd ?? null},
-                ${kase.priceCents}, ${won.valueCents}, ${profit}, ${now})
+                ${kase.priceCents}, ${won.valueCents}, ${profit}, ${now}
+              FROM entry
               RETURNING id`
             // Atomic increments: parallel openings of one user (other instances, no lock) still add up.
             yield* sql`
