@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { idFromString } from "./Ids"
+import { amountBoundsProblem } from "./Money"
 import { PlainString } from "./Text"
 
 export const DepositId = idFromString("DepositId")
@@ -35,20 +36,7 @@ export const MIN_DEPOSIT_CENTS = 500n
 export const MAX_DEPOSIT_CENTS = 10_000_000n
 
 /** SPEC deposit rule 1: the message for an amount out of bounds, if it is. */
-export const depositAmountProblem = (amountCents: bigint): string | undefined =>
-  amountCents < MIN_DEPOSIT_CENTS
-    ? "Minimum deposit is R$ 5.00"
-    : amountCents > MAX_DEPOSIT_CENTS
-    ? "Maximum deposit is R$ 100,000.00"
-    : undefined
-
-/** `R$ 1,234.56`: the notation of SPEC's own messages (`R$ 100,000.00`). */
-export const formatBrl = (cents: bigint): string => {
-  const sign = cents < 0n ? "-" : ""
-  const abs = cents < 0n ? -cents : cents
-  const units = (abs / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",")
-  return `${sign}R$ ${units}.${(abs % 100n).toString().padStart(2, "0")}`
-}
+export const depositAmountProblem = amountBoundsProblem("deposit", MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS)
 
 /** `POST /payment/deposit/initiate`: the amount range is checked by the service, for SPEC's messages. */
 export const DepositRequest = Schema.Struct({

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { idFromString } from "./Ids"
+import { amountBoundsProblem } from "./Money"
 import { PlainString } from "./Text"
 
 export const WithdrawalId = idFromString("WithdrawalId")
@@ -29,12 +30,7 @@ export const MAX_WITHDRAWAL_CENTS = 10_000_000n
 export const TWO_FACTOR_THRESHOLD_CENTS = 10_000n
 
 /** The problem with an amount, if any (field `amountCents`). */
-export const amountProblem = (amountCents: bigint): string | undefined =>
-  amountCents < MIN_WITHDRAWAL_CENTS
-    ? "Minimum withdrawal is R$ 10.00"
-    : amountCents > MAX_WITHDRAWAL_CENTS
-    ? "Maximum withdrawal is R$ 100,000.00"
-    : undefined
+export const amountProblem = amountBoundsProblem("withdrawal", MIN_WITHDRAWAL_CENTS, MAX_WITHDRAWAL_CENTS)
 
 const digitsOf = (text: string) => Array.from(text, Number)
 

@@ -18,6 +18,7 @@ import { settle } from "./BattleSettlement"
 import { itemForRoll } from "./CaseRanges"
 import { LiveDrops } from "./LiveDrops"
 import { caseRoll, ProvablyFair } from "./ProvablyFair"
+import { rowsOf } from "./SqlRows"
 import { WebhookOutbox } from "./WebhookOutbox"
 
 export interface BattlePlayer {
@@ -76,8 +77,6 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
     const audit = yield* Audit
     const liveDrops = yield* LiveDrops
     const outbox = yield* WebhookOutbox
-    const decode = <A, I>(schema: Schema.Schema<A, I>) => (rows: unknown) =>
-      Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows))
 
     /**
      * Call inside the transaction that filled the battle. Returns the live drops to announce after
@@ -86,23 +85,17 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
     const run = Effect.fn("BattleRun.run")(function*(battleId: BattleId, mode: BattleMode) {
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* sql`UPDATE battles SET status = 'RUNNING' WHERE id = ${battleId}`
-      const rounds = yield* Effect.flatMap(
-        sql`SELECT round_number, case_id::text AS case_id FROM battle_cases WHERE battle_id = ${battleId} ORDER BY round_number`,
-        decode(RoundRow)
-      )
-      const players = yield* Effect.flatMap(
-        sql`SELECT slot, user_id, team FROM battle_players WHERE battle_id = ${battleId} ORDER BY slot`,
-        decode(PlayerRow)
-      )
+      const rounds = yield* rowsOf(RoundRow, sql`
+        SELECT round_number, case_id::text AS case_id FROM battle_cases WHERE battle_id = ${battleId} ORDER BY round_number`)
+      const players = yield* rowsOf(PlayerRow, sql`
+        SELECT slot, user_id, team FROM battle_players WHERE battle_id = ${battleId} ORDER BY slot`)
       const caseIds = [...new Set(rounds.map((r) => r.caseId))]
-      const ranges = yield* Effect.flatMap(
-        sql`SELECT ci.case_id::text AS case_id, c.name AS case_name, ci.item_id, ci.range_start, ci.range_end,
-                   i.value_cents, i.name, i.rarity
-            FROM case_items ci JOIN items i ON i.id = ci.item_id JOIN cases c ON c.id = ci.case_id
-            WHERE ci.case_id IN ${sql.in(caseIds)} ORDER BY ci.range_start`,
-        decode(RangeRow)
-      )
-      const rangesOf = (caseId: string) => ranges.filter((r) => r.caseId === caseId)
+      const ranges = yield* rowsOf(RangeRow, sql`
+        SELECT ci.case_id::text AS case_id, c.name AS case_name, ci.item_id, ci.range_start, ci.range_end,
+               i.value_cents, i.name, i.rarity
+        FROM case_items ci JOIN items i ON i.id = ci.item_id JOIN cases c ON c.id = ci.case_id
+        WHERE ci.case_id IN ${sql.in(caseIds)} ORDER BY ci.range_start`)
+      const rangesOfCase = new Map(caseIds.map((id) => [id, ranges.filter((r) => r.caseId === id)]))
 
       const drops: Array<{ userId: UserId; itemId: ItemId; valueCents: bigint; roundNumber: number; caseName: string }> = []
       const rolls: Array<Record<string, unknown>> = []
@@ -111,7 +104,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         for (const [i, round] of rounds.entries()) {
           const { clientSeed, nonce, serverSeed, serverSeedHash } = seeds[i]!
           const roll = caseRoll(serverSeed, clientSeed, nonce)
-          const won: RangeRow = yield* Either.match(itemForRoll(rangesOf(round.caseId), roll), {
+          const won: RangeRow = yield* Either.match(itemForRoll(rangesOfCase.get(round.caseId)!, roll), {
             onLeft: (error) => Effect.die(error),
             onRight: Effect.succeed
           })
@@ -141,7 +134,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         totalValueCents: drops.filter((d) => d.userId === p.userId).reduce((sum, d) => sum + d.valueCents, 0n)
       }))
       const winners = winnersOf(mode, totals)
-      const pool = yield* Effect.flatMap(sql`SELECT id AS item_id, value_cents FROM items ORDER BY id`, decode(PoolRow))
+      const pool = yield* rowsOf(PoolRow, sql`SELECT id AS item_id, value_cents FROM items ORDER BY id`)
       const settlement = settle({
         drops: drops.map(({ itemId, roundNumber, userId, valueCents }) => ({ userId, itemId, valueCents, roundNumber })),
         winners: winners.map(({ slot, userId }) => ({ userId, slot })),
@@ -159,8 +152,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         value_cents: String(record.valueCents),
         round_number: record.roundNumber
       }))
-      const saved = yield* Effect.flatMap(
-        sql`
+      const saved = yield* rowsOf(SavedRecordRow, sql`
           WITH input AS (
             SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
               AS r(ord integer, user_id bigint, item_id bigint, type text, value_cents bigint, round_number integer)
@@ -180,9 +172,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
           LEFT JOIN numbered_input ni ON ni.ord = i.ord
           LEFT JOIN numbered_entries e ON e.user_id = ni.user_id AND e.item_id = ni.item_id AND e.n = ni.n
           ORDER BY i.ord
-          RETURNING id::text, user_id, item_id, type, value_cents, round_number, inventory_item_id::text`,
-        decode(SavedRecordRow)
-      )
+          RETURNING id::text, user_id, item_id, type, value_cents, round_number, inventory_item_id::text`)
       const movements: Array<AuditEntry> = saved.map((record) => ({
         userId: record.userId,
         action: "BATTLE_SETTLEMENT",

@@ -20,7 +20,6 @@ import { Rarity } from "../schema/Catalog"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
 import { rowsOf } from "./SqlRows"
 
-export { percentChange } from "./DashboardMath"
 /** A day is cached once it ended this long ago. */
 const SETTLED_AFTER_MS = 3_600_000
 

@@ -19,7 +19,6 @@
  * a payment. Administrators confirm only PENDING deposits (SPEC).
  */
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
@@ -29,19 +28,19 @@ import {
   depositAmountProblem,
   type DepositRequest,
   DepositStatus,
-  formatBrl,
   type GatewayEvent,
   PaymentMethod
 } from "../schema/Deposit"
 import { BadRequest, FieldError, GatewayUnavailable, NotFound, ValidationError } from "../schema/Errors"
 import { UserId } from "../schema/Ids"
+import { formatBrl } from "../schema/Money"
 import type { Notification } from "../schema/Notification"
 import { Audit } from "./Audit"
 import { Ledger } from "./Ledger"
 import { Notifications } from "./Notifications"
 import { Realtime } from "./Realtime"
 import { WebhookOutbox } from "./WebhookOutbox"
-import { firstOf, inTransaction, rowsOf } from "./SqlRows"
+import { firstOf, inTransaction, rowsOf, type Statement } from "./SqlRows"
 
 /** Deposits the expiry job closes per transaction. */
 export const EXPIRY_BATCH = 200
@@ -118,8 +117,8 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
     const columns = sql.literal(COLUMNS)
 
     /** Rows of statements selecting COLUMNS. */
-    const selectRows = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) => rowsOf(Row, statement)
-    const selectFirst = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) => firstOf(Row, statement)
+    const selectRows = (statement: Statement) => rowsOf(Row, statement)
+    const selectFirst = (statement: Statement) => firstOf(Row, statement)
     const transaction = inTransaction(sql)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 

@@ -22,7 +22,7 @@ import { LiveDrops } from "./LiveDrops"
 import { Notifications } from "./Notifications"
 import { ProvablyFair, raffleTicket } from "./ProvablyFair"
 import { Realtime } from "./Realtime"
-import { inTransaction, rowsOf } from "./SqlRows"
+import { firstOf, inTransaction, rowsOf } from "./SqlRows"
 
 const RaffleRow = Schema.Struct({
   id: RaffleId,
@@ -78,7 +78,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const findRow = (id: RaffleId) =>
-      Effect.map(rowsOf(RaffleRow, sql`SELECT ${columns} FROM ${from} WHERE r.id = ${id}`), (rows) => rows[0])
+      firstOf(RaffleRow, sql`SELECT ${columns} FROM ${from} WHERE r.id = ${id}`)
 
     /** D14's body; `myTickets` are the viewer's numbers. */
     const viewsOf = (rows: ReadonlyArray<RaffleRow>, viewerId: UserId) =>

@@ -43,10 +43,11 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const OWNERS_KEPT = 10_000
 
     const remove = (session: { readonly id: string; readonly userId: bigint }) =>
-      Effect.zipRight(
+      Effect.all([
         Effect.sync(() => owners.delete(session.id)),
-        Effect.zipRight(kv.delete(sessionKey(session.id)), kv.setRemove(indexKey(session.userId), session.id))
-      )
+        kv.delete(sessionKey(session.id)),
+        kv.setRemove(indexKey(session.userId), session.id)
+      ], { discard: true })
 
     /** The owner of a session, without refreshing it (rate limits count per user). */
     const peekUserId = (id: string) =>

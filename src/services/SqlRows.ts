@@ -6,7 +6,8 @@ import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 
-type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
+/** A statement as the SQL client runs it. */
+export type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
 
 /** The rows of `statement`, decoded with `schema`. */
 export const rowsOf = <A, I>(schema: Schema.Schema<A, I>, statement: Statement): Effect.Effect<ReadonlyArray<A>> =>

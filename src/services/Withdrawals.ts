@@ -17,7 +17,6 @@
  * Balance pushes go out after the commit.
  */
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Either, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { PaymentGateway } from "../layers/PaymentGateway"
@@ -49,7 +48,7 @@ import { Ledger } from "./Ledger"
 import { Realtime } from "./Realtime"
 import { TwoFactor } from "./TwoFactor"
 import { WebhookOutbox } from "./WebhookOutbox"
-import { firstOf, inTransaction, rowsOf } from "./SqlRows"
+import { firstOf, inTransaction, rowsOf, type Statement } from "./SqlRows"
 
 /**
  * How long an approval's claim protects its gateway call. An older claim (its approval crashed or
@@ -151,8 +150,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const columns = sql.literal(COLUMNS)
 
     /** Rows of statements selecting COLUMNS. */
-    const selectRows = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) => rowsOf(Row, statement)
-    const selectFirst = (statement: Effect.Effect<ReadonlyArray<unknown>, SqlError>) => firstOf(Row, statement)
+    const selectRows = (statement: Statement) => rowsOf(Row, statement)
+    const selectFirst = (statement: Statement) => firstOf(Row, statement)
 
     const findById = (id: WithdrawalId) =>
       selectFirst(sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id WHERE w.id = ${id}`)
