@@ -7,6 +7,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Layer, Option } from "effect"
 import { AppConfigLive, StartupError } from "./layers/AppConfig"
 import { DatabaseFromConfig } from "./layers/Infrastructure"
+import { Randomness } from "./layers/Randomness"
 import { Catalog } from "./services/Catalog"
 import { CatalogSeed } from "./services/CatalogSeed"
 import { Users } from "./services/Users"
@@ -47,6 +48,7 @@ const command = Object.hasOwn(commands, name) ? commands[name] : undefined
 const CliLive = Layer.merge(CatalogSeed.DefaultWithoutDependencies, Users.Default).pipe(
   Layer.provide(Catalog.Default),
   Layer.provideMerge(DatabaseFromConfig),
+  Layer.provide(Randomness.live),
   Layer.provide(AppConfigLive),
   Layer.provide(NodeContext.layer)
 )

@@ -19,6 +19,14 @@ const Item = Schema.Struct({
 const Battle = Schema.Struct({
   id: Schema.String,
   status: BattleStatus,
+  /**
+   * SHA-256 of the battle's server seed, committed at creation: every round's roll is
+   * HMAC(serverSeed, `${player clientSeed}:${player nonce}`). Null only for battles finished before
+   * seeds were committed per battle (each of their rounds shows its own).
+   */
+  serverSeedHash: Schema.NullOr(Schema.String),
+  /** Revealed once the battle is FINISHED. */
+  serverSeed: Schema.NullOr(Schema.String),
   mode: BattleMode,
   maxPlayers: Schema.Int,
   entryPriceCents: Schema.BigIntFromNumber,

@@ -15,6 +15,8 @@ export const OpeningVerification = Schema.Struct({
   nonce: Schema.Number,
   roll: Schema.Number,
   calculatedRoll: Schema.Number,
+  /** The case's flip chance when the opening was rolled: FLIP when (t mod 10000000) < flipChance x 10000000. */
+  flipChance: Schema.Number,
   isFlip: Schema.Boolean,
   flipServerSeed: Schema.optional(Schema.String),
   flipServerSeedHash: Schema.optional(Schema.String),
@@ -39,6 +41,7 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
         item: ItemView,
         roll: Schema.Number,
         serverSeedHash: Schema.String,
+        nextServerSeedHash: Schema.String,
         isFlip: Schema.Boolean,
         flipRoll: Schema.optional(Schema.Number),
         flipItems: Schema.optional(Schema.Array(ItemView))

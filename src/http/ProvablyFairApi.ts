@@ -1,4 +1,4 @@
-/** The user's client seed and nonce, and the generic verification endpoint (D5). */
+/** The user's client seed, nonce and committed next server seed, and the generic verification endpoint (D5, D17). */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { IdString } from "../schema/Ids"
@@ -7,10 +7,11 @@ import { UpgradeVerification } from "../schema/Upgrade"
 import { BattleRollVerification } from "./BattlesApi"
 import { OpeningVerification } from "./OpeningsApi"
 
-const ClientSeed = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Number })
+/** The next roll uses `clientSeed`, nonce + 1 and the server seed whose SHA-256 is `nextServerSeedHash`. */
+const FairnessState = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Number, nextServerSeedHash: Schema.String })
 
 export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
-  .add(HttpApiEndpoint.get("clientSeed", "/provably-fair/client-seed").addSuccess(ClientSeed))
+  .add(HttpApiEndpoint.get("clientSeed", "/provably-fair/client-seed").addSuccess(FairnessState))
   .add(
     HttpApiEndpoint.put("setClientSeed", "/provably-fair/client-seed")
       .setPayload(Schema.Struct({
@@ -18,7 +19,7 @@ export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
           Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/, { message: () => "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -" })
         )
       }))
-      .addSuccess(ClientSeed)
+      .addSuccess(FairnessState)
   )
   .add(
     HttpApiEndpoint.get("verify", "/provably-fair/verify/:id")

@@ -1,4 +1,4 @@
-/** Handlers of the client seed and the generic verification (D5). */
+/** Handlers of the fairness state and the generic verification (D5, D17). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import type { BattleRollId } from "../schema/Battle"
@@ -16,7 +16,7 @@ export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", (handl
     const upgrades = yield* Upgrades
     const battles = yield* Battles
     return handlers
-      .handle("clientSeed", () => Effect.flatMap(CurrentUser, ({ user }) => fairness.clientSeed(user.id)))
+      .handle("clientSeed", () => Effect.flatMap(CurrentUser, ({ user }) => fairness.state(user.id)))
       .handle("setClientSeed", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => fairness.setClientSeed(user.id, payload.clientSeed)))
       .handle("verify", ({ path, urlParams }) =>

@@ -26,6 +26,18 @@ export const Raffle = Schema.Struct({
   /** Revealed once the raffle is closed. */
   serverSeed: Schema.NullOr(Schema.String),
   winningTicket: Schema.NullOr(Schema.Int),
+  /**
+   * Once drawn: SHA-256 (hex) of every ticket's client seed in ticket order, joined by ":"; the draw is
+   * (HMAC-SHA256(serverSeed, `${id}:${ticketsSold}:${ticketSeedsDigest}`) mod ticketsSold) + 1. Null
+   * before the draw, and for raffles drawn before client seeds were recorded.
+   */
+  ticketSeedsDigest: Schema.NullOr(Schema.String),
+  /** Once drawn, in `GET /raffles/:id` (null in lists): each purchase's tickets and the buyer's client seed. */
+  ticketSeeds: Schema.NullOr(Schema.Array(Schema.Struct({
+    firstTicket: Schema.Int,
+    lastTicket: Schema.Int,
+    clientSeed: Schema.String
+  }))),
   winner: Schema.NullOr(Schema.Struct({ id: UserId, username: Schema.String })),
   /** The caller's ticket numbers. */
   myTickets: Schema.Array(Schema.Int)

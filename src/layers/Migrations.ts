@@ -18,7 +18,7 @@ const MIGRATION_LOCK_KEY = 727_001
 export const migrationsDirectory = fileURLToPath(new URL("../../sql/", import.meta.url))
 
 /** Reads `sql/` into `{ "0001_name": <effect running that file> }`. */
-const loadSqlFiles = Effect.gen(function*() {
+export const loadSqlFiles = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const names = (yield* fs.readDirectory(migrationsDirectory)).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name))

@@ -24,6 +24,8 @@ export const UpgradeResult = Schema.Struct({
   probability: Schema.Number,
   roll: Schema.Int,
   serverSeedHash: Schema.String,
+  /** The commitment that replaced the seed this upgrade used. */
+  nextServerSeedHash: Schema.String,
   fromItem: NamedItem,
   toItem: Schema.NullOr(NamedItem)
 })

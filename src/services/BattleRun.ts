@@ -1,11 +1,13 @@
 /**
- * Running a full battle (D13, D5; SPEC "Battle settlement" step 7), inside the transaction of the join
- * that filled its last slot: every player opens every round's case with a provably fair roll, the
+ * Running a full battle (D13, D17; SPEC "Battle settlement" step 7), inside the transaction of the join
+ * that filled its last slot: every player opens every round's case with a provably fair roll of the
+ * battle's own server seed (committed when the battle was created) with the player's client seed and
+ * the player's next nonces, one per round, the
  * winners are decided, the settlement (a pure function) is applied (inventory entries for what
  * winners receive, records for every movement, an audit entry per movement), and the battle is
  * FINISHED with its outbound webhook queued. No balance changes here: entries were paid at join.
  *
- * Rolls take each player's nonce row in ascending user id order, so two battles finishing at once
+ * Rolls take each player's nonces in ascending user id order, so two battles finishing at once
  * with players in common never wait on each other in a cycle.
  */
 import { SqlClient } from "@effect/sql"
@@ -17,7 +19,7 @@ import { Audit, type AuditEntry } from "./Audit"
 import { settle } from "./BattleSettlement"
 import { itemForRoll } from "./CaseRanges"
 import { LiveDrops } from "./LiveDrops"
-import { caseRoll, ProvablyFair } from "./ProvablyFair"
+import { caseRoll, ProvablyFair, type ServerSeed } from "./ProvablyFair"
 import { rowsOf } from "./SqlRows"
 import { WebhookOutbox } from "./WebhookOutbox"
 
@@ -82,7 +84,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
      * Call inside the transaction that filled the battle. Returns the live drops to announce after
      * the commit.
      */
-    const run = Effect.fn("BattleRun.run")(function*(battleId: BattleId, mode: BattleMode) {
+    const run = Effect.fn("BattleRun.run")(function*(battleId: BattleId, mode: BattleMode, seed: ServerSeed) {
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* sql`UPDATE battles SET status = 'RUNNING' WHERE id = ${battleId}`
       const rounds = yield* rowsOf(RoundRow, sql`
@@ -100,10 +102,10 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
       const drops: Array<{ userId: UserId; itemId: ItemId; valueCents: bigint; roundNumber: number; caseName: string }> = []
       const rolls: Array<Record<string, unknown>> = []
       for (const player of [...players].sort((a, b) => (a.userId < b.userId ? -1 : 1))) {
-        const seeds = yield* fairness.nextRolls(player.userId, rounds.length)
+        const { clientSeed, firstNonce } = yield* fairness.takeNonces(player.userId, rounds.length)
         for (const [i, round] of rounds.entries()) {
-          const { clientSeed, nonce, serverSeed, serverSeedHash } = seeds[i]!
-          const roll = caseRoll(serverSeed, clientSeed, nonce)
+          const nonce = firstNonce + i
+          const roll = caseRoll(seed.serverSeed, clientSeed, nonce)
           const won: RangeRow = yield* Either.match(itemForRoll(rangesOfCase.get(round.caseId)!, roll), {
             onLeft: (error) => Effect.die(error),
             onRight: Effect.succeed
@@ -115,8 +117,8 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
             caseId: round.caseId,
             itemId: won.itemId,
             valueCents: won.valueCents,
-            serverSeed,
-            serverSeedHash,
+            serverSeed: seed.serverSeed,
+            serverSeedHash: seed.serverSeedHash,
             clientSeed,
             nonce,
             roll,

@@ -27,7 +27,7 @@ import type { User } from "../schema/User"
 import { BattleRun } from "./BattleRun"
 import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
-import { hashServerSeed, caseRoll } from "./ProvablyFair"
+import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "./ProvablyFair"
 import { Realtime } from "./Realtime"
 import { inTransaction, rowsOf } from "./SqlRows"
 
@@ -42,7 +42,10 @@ const BattleRow = Schema.Struct({
   fairShareCents: Schema.NullOr(Schema.BigInt),
   winnersCount: Schema.NullOr(Schema.Number),
   createdAt: Schema.DateFromSelf,
-  finishedAt: Schema.NullOr(Schema.DateFromSelf)
+  finishedAt: Schema.NullOr(Schema.DateFromSelf),
+  // Null only for battles finished before seeds were committed per battle (their rolls hold their seeds).
+  serverSeed: Schema.NullOr(Schema.String),
+  serverSeedHash: Schema.NullOr(Schema.String)
 })
 type BattleRow = typeof BattleRow.Type
 
@@ -96,6 +99,12 @@ const SettlementRow = Schema.Struct({
   ...ItemColumns
 })
 
+/** The seed a WAITING battle committed at creation (the database guarantees one). */
+const seedOf = (battle: BattleRow): Effect.Effect<ServerSeed> =>
+  battle.serverSeed === null || battle.serverSeedHash === null
+    ? Effect.dieMessage(`Battle ${battle.id} has no committed server seed`)
+    : Effect.succeed({ serverSeed: battle.serverSeed, serverSeedHash: battle.serverSeedHash })
+
 const notOpen = () => new Conflict({ message: "Battle is not open" })
 const battleNotFound = () => NotFound.of("Battle")
 
@@ -104,6 +113,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
     const runner = yield* BattleRun
+    const fairness = yield* ProvablyFair
     const realtime = yield* Realtime
     const liveDrops = yield* LiveDrops
 
@@ -111,7 +121,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     const battleColumns = sql.literal(
-      "id::text AS id, creator_id, mode, max_players, status, entry_price_cents, player_count, fair_share_cents, winners_count, created_at, finished_at"
+      "id::text AS id, creator_id, mode, max_players, status, entry_price_cents, player_count, fair_share_cents, " +
+        "winners_count, created_at, finished_at, server_seed, server_seed_hash"
     )
 
     /** The views of `GET /battles/:id` for these battles, in the order given. */
@@ -138,6 +149,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         return battles.map((battle) => ({
           id: battle.id,
           status: battle.status,
+          serverSeedHash: battle.serverSeedHash,
+          serverSeed: battle.status === "FINISHED" ? battle.serverSeed : null,
           mode: battle.mode,
           maxPlayers: battle.maxPlayers,
           entryPriceCents: battle.entryPriceCents,
@@ -194,6 +207,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     const teamOf = (mode: BattleMode, slot: number) => (mode === "TEAM" ? (slot <= 2 ? 1 : 2) : null)
 
+    /** D13; the battle's server seed is committed here, its hash shown from the start (D17). */
     const create = Effect.fn("Battles.create")(function*(userId: UserId, request: CreateBattleRequest) {
       const distinct = [...new Set(request.caseIds)]
       const cases = yield* rowsOf(
@@ -204,10 +218,14 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const priceOf = new Map(cases.map((c) => [c.id, c.priceCents]))
       const entry = request.caseIds.reduce((sum, id) => sum + priceOf.get(id)!, 0n)
       const at = yield* now
+      const seed = yield* fairness.newServerSeed
       const { balanceCents, id } = yield* transaction(Effect.gen(function*() {
         const [battle] = yield* sql<{ id: string }>`
-          INSERT INTO battles (creator_id, mode, max_players, entry_price_cents, player_count, created_at)
-          VALUES (${userId}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${at}) RETURNING id`
+          INSERT INTO battles (creator_id, mode, max_players, entry_price_cents, player_count, server_seed, server_seed_hash,
+                               created_at)
+          VALUES (${userId}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed}, ${seed.serverSeedHash},
+                  ${at})
+          RETURNING id`
         const id = battle!.id
         for (const [index, caseId] of request.caseIds.entries()) {
           yield* sql`INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents)
@@ -246,7 +264,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           amountCents: battle.entryPriceCents,
           reference: { type: "BATTLE", id }
         })
-        const dropIds = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode) : []
+        const dropIds = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
         return { balanceCents: posting.balanceAfterCents, dropIds }
       }))
       yield* realtime.balanceChanged(userId, joined.balanceCents)

@@ -1,12 +1,13 @@
 /**
- * Opening a case (SPEC open-case rules 1-6, D5, D7). Under the user's lock, ONE database transaction
- * debits the price through the Ledger, takes the next nonce, rolls, records the opening, adds the item
- * to the inventory, updates the user's statistics and records the live drop; nothing of it exists
- * unless all of it does. The drop is announced after the commit.
+ * Opening a case (SPEC open-case rules 1-6, D5, D7, D17). Under the user's lock, ONE database
+ * transaction debits the price through the Ledger, takes the user's committed server seed and next
+ * nonce (committing a fresh seed in its place), rolls, records the opening, adds the item to the
+ * inventory, updates the user's statistics and records the live drop; nothing of it exists unless all
+ * of it does. The drop is announced after the commit.
  *
- * FLIP (D7): with the opening's own seeds, a second HMAC over `${clientSeed}:${nonce}:flip` decides
- * whether FLIP happens; then a second roll with a fresh server seed and the next nonce selects item B,
- * and the user receives the more valuable of A and B (A on a tie).
+ * FLIP (D7, D17): with the opening's own seeds, a second HMAC over `${clientSeed}:${nonce}:flip`
+ * decides whether FLIP happens; then a second roll of the same seed with the following nonce selects
+ * item B, and the user receives the more valuable of A and B (A on a tie).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
@@ -20,7 +21,7 @@ import { itemForRoll, type ItemRange } from "./CaseRanges"
 import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { Realtime } from "./Realtime"
-import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair, type RollSeeds } from "./ProvablyFair"
+import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
 
 const RangeRow = Schema.Struct({
   itemId: ItemId,
@@ -53,6 +54,8 @@ export interface OpeningResult {
   readonly item: ItemView
   readonly roll: number
   readonly serverSeedHash: string
+  /** The commitment that replaced the seed this opening used. */
+  readonly nextServerSeedHash: string
   readonly isFlip: boolean
   readonly flipRoll?: number
   readonly flipItems?: ReadonlyArray<ItemView>
@@ -98,14 +101,15 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
               amountCents: kase.priceCents,
               reference: { type: "CASE", id: caseId }
             })
-            const seeds = yield* fairness.nextRoll(userId)
+            const seeds = yield* fairness.takeCommittedRoll(userId)
             const roll = caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
             const first = yield* select(ranges, roll)
-            let flip: { readonly seeds: RollSeeds; readonly roll: number; readonly item: RangeRow & ItemRange } | undefined
+            // FLIP rolls the same committed seed with the following nonce.
+            let flip: { readonly nonce: number; readonly roll: number; readonly item: RangeRow & ItemRange } | undefined
             if (kase.flipChance > 0 && flipTriggered(seeds.serverSeed, seeds.clientSeed, seeds.nonce, kase.flipChance)) {
-              const flipSeeds = yield* fairness.nextRoll(userId)
-              const flipRoll = caseRoll(flipSeeds.serverSeed, flipSeeds.clientSeed, flipSeeds.nonce)
-              flip = { seeds: flipSeeds, roll: flipRoll, item: yield* select(ranges, flipRoll) }
+              const { firstNonce } = yield* fairness.takeNonces(userId, 1)
+              const flipRoll = caseRoll(seeds.serverSeed, seeds.clientSeed, firstNonce)
+              flip = { nonce: firstNonce, roll: flipRoll, item: yield* select(ranges, flipRoll) }
             }
             const won = flip !== undefined && flip.item.valueCents > first.valueCents ? flip.item : first
             const now = new Date(yield* Clock.currentTimeMillis)
@@ -118,15 +122,16 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
                 VALUES (${userId}, ${won.itemId}, 'CASE_OPEN', ${now}, ${now}) RETURNING id
               )
               INSERT INTO case_openings (case_id, user_id, item_id, inventory_item_id, server_seed, server_seed_hash,
-                client_seed, nonce, roll, roll_item_id, roll_range_start, roll_range_end, is_flip, flip_server_seed,
-                flip_client_seed, flip_nonce, flip_roll, flip_item_id, flip_range_start, flip_range_end,
-                price_paid_cents, item_value_cents, profit, created_at)
+                client_seed, nonce, roll, roll_item_id, roll_range_start, roll_range_end, roll_item_value_cents,
+                flip_chance, is_flip, flip_server_seed, flip_client_seed, flip_nonce, flip_roll, flip_item_id,
+                flip_range_start, flip_range_end, flip_item_value_cents, price_paid_cents, item_value_cents, profit,
+                created_at)
               SELECT ${caseId}, ${userId}, ${won.itemId}, entry.id, ${seeds.serverSeed}, ${seeds.serverSeedHash},
                 ${seeds.clientSeed}, ${seeds.nonce}, ${roll}, ${first.itemId}, ${first.rangeStart}, ${first.rangeEnd},
-                ${flip !== undefined}, ${flip?.seeds.serverSeed ?? null}, ${flip?.seeds.clientSeed ?? null},
-                ${flip?.seeds.nonce ?? null}, ${flip?.roll ?? null}, ${flip?.item.itemId ?? null},
-                ${flip?.item.rangeStart ?? null}, ${flip?.item.rangeEnd ?? null},
-                ${kase.priceCents}, ${won.valueCents}, ${profit}, ${now}
+                ${first.valueCents}, ${kase.flipChance}, ${flip !== undefined}, ${flip === undefined ? null : seeds.serverSeed},
+                ${flip === undefined ? null : seeds.clientSeed}, ${flip?.nonce ?? null}, ${flip?.roll ?? null},
+                ${flip?.item.itemId ?? null}, ${flip?.item.rangeStart ?? null}, ${flip?.item.rangeEnd ?? null},
+                ${flip?.item.valueCents ?? null}, ${kase.priceCents}, ${won.valueCents}, ${profit}, ${now}
               FROM entry
               RETURNING id`
             // Atomic increments: parallel openings of one user (other instances, no lock) still add up.
@@ -148,6 +153,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
               item: view(won),
               roll,
               serverSeedHash: seeds.serverSeedHash,
+              nextServerSeedHash: seeds.nextServerSeedHash,
               isFlip: flip !== undefined,
               ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
             }
@@ -230,14 +236,16 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
       flipRangeStart: Schema.NullOr(Schema.Number),
       flipRangeEnd: Schema.NullOr(Schema.Number),
       flipChance: Schema.Number,
-      rollItemValue: Schema.BigInt,
-      flipItemValue: Schema.NullOr(Schema.BigInt)
+      rollItemValueCents: Schema.BigInt,
+      flipItemValueCents: Schema.NullOr(Schema.BigInt)
     })
 
     /**
      * D5 verification, for the owner and administrators (anyone else: 404). Recomputes every roll from
-     * the revealed seeds; isValid needs the hash, the roll, the selected item's block, the FLIP trigger,
-     * and with FLIP the second roll and the better-of-two award.
+     * the revealed seeds as they were recorded; isValid needs the hash, the roll, the selected item's
+     * block, the FLIP trigger with the flip chance of that moment, and with FLIP the second roll (the
+     * next nonce) and the better-of-two award by the values of that moment. (Openings since D17 roll
+     * FLIP with their own seed; older ones recorded a seed of its own, and verify as recorded.)
      */
     const verify = Effect.fn("CaseOpenings.verify")(function*(requester: User, openingId: string) {
       const found = yield* SqlSchema.findOne({
@@ -246,11 +254,9 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         execute: (id) =>
           sql`SELECT o.id, o.user_id, o.case_id, o.item_id, o.server_seed, o.server_seed_hash, o.client_seed, o.nonce, o.roll,
                      o.roll_item_id, o.roll_range_start, o.roll_range_end, o.is_flip, o.flip_server_seed, o.flip_client_seed,
-                     o.flip_nonce, o.flip_roll, o.flip_item_id, o.flip_range_start, o.flip_range_end, c.flip_chance,
-                     a.value_cents AS roll_item_value, b.value_cents AS flip_item_value
-              FROM case_openings o JOIN cases c ON c.id = o.case_id JOIN items a ON a.id = o.roll_item_id
-              LEFT JOIN items b ON b.id = o.flip_item_id
-              WHERE o.id = ${id}`
+                     o.flip_nonce, o.flip_roll, o.flip_item_id, o.flip_range_start, o.flip_range_end, o.flip_chance,
+                     o.roll_item_value_cents, o.flip_item_value_cents
+              FROM case_openings o WHERE o.id = ${id}`
       })(openingId).pipe(Effect.orDie)
       if (Option.isNone(found) || (found.value.userId !== String(requester.id) && requester.role !== "ADMIN")) {
         return yield* NotFound.of("Opening")
@@ -265,7 +271,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
       let flipFields = {}
       if (o.isFlip && o.flipServerSeed !== null && o.flipClientSeed !== null && o.flipNonce !== null) {
         const calculatedFlipRoll = caseRoll(o.flipServerSeed, o.flipClientSeed, o.flipNonce)
-        const better = o.flipItemValue !== null && o.flipItemValue > o.rollItemValue ? o.flipItemId : o.rollItemId
+        const better = o.flipItemValueCents !== null && o.flipItemValueCents > o.rollItemValueCents ? o.flipItemId : o.rollItemId
         isValid = isValid && calculatedFlipRoll === o.flipRoll && o.flipNonce === o.nonce + 1 &&
           inBlock(o.flipRoll ?? 0, o.flipRangeStart ?? 1, o.flipRangeEnd ?? 0) && better === o.itemId
         flipFields = {
@@ -287,6 +293,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         nonce: o.nonce,
         roll: o.roll,
         calculatedRoll,
+        flipChance: o.flipChance,
         isFlip: o.isFlip,
         ...flipFields,
         isValid

@@ -1,18 +1,23 @@
 /**
- * Provably fair rolls (D5). A roll is HMAC-SHA256 keyed with the UTF-8 bytes of the server seed's hex
- * string over `${clientSeed}:${nonce}`, read as one unsigned 256-bit integer `h`:
+ * Provably fair rolls (docs/fairness.md). A roll is HMAC-SHA256 keyed with the UTF-8 bytes of the
+ * server seed's hex string over `${clientSeed}:${nonce}`, read as one unsigned 256-bit integer `h`:
  *   case roll (also FLIP and battle rolls) = (h mod 10000000) + 1, in 1..10000000
  *   upgrade roll = h mod 100000, in 0..99999; success exactly when roll < floor(probability x 100000)
- * The server seed is revealed only by verification; its SHA-256 is shown when the roll happens.
- * docs/fairness.md works an example by hand.
+ *
+ * Commitment: every server seed is made, and its SHA-256 published, before the roll that uses it.
+ * Each user always has one committed next seed (`nextServerSeedHash`); an opening or an upgrade rolls
+ * with it and, in the same transaction, commits a fresh one. A battle commits its own seed when it is
+ * created, a raffle when it is published. A refused operation rolls back with its transaction, so it
+ * consumes neither the seed nor a nonce.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { Randomness } from "../layers/Randomness"
 import { chanceUnits, ROLL_SPACE } from "../schema/Catalog"
 import { BadRequest } from "../schema/Errors"
 import type { UserId } from "../schema/Ids"
+import { firstOf } from "./SqlRows"
 
 export const UPGRADE_SCALE = 100_000
 
@@ -20,10 +25,6 @@ export const hashServerSeed = (serverSeed: string): string => createHash("sha256
 
 const hmacInteger = (serverSeed: string, message: string): bigint =>
   BigInt(`0x${createHmac("sha256", Buffer.from(serverSeed, "utf8")).update(message).digest("hex")}`)
-
-/** D14: the winning raffle ticket, 1..ticketsSold, from HMAC(serverSeed, `${raffleId}:${ticketsSold}`). */
-export const raffleTicket = (serverSeed: string, raffleId: bigint | string, ticketsSold: number): number =>
-  Number(hmacInteger(serverSeed, `${raffleId}:${ticketsSold}`) % BigInt(ticketsSold)) + 1
 
 /** The roll of a case opening, a FLIP or a battle: 1..10000000, matched to the item ranges. */
 export const caseRoll = (serverSeed: string, clientSeed: string, nonce: number): number =>
@@ -39,19 +40,79 @@ export const upgradeThreshold = (probability: number): number => {
   return units === undefined ? Math.floor(probability * UPGRADE_SCALE) : Math.floor(units / (ROLL_SPACE / UPGRADE_SCALE))
 }
 
-/** D7: FLIP happens when (t mod 10000000) < floor(flipChance x 10000000), t over `${clientSeed}:${nonce}:flip`. */
+/** An upgrade succeeds exactly when its roll is below the threshold: a roll equal to it fails. */
+export const upgradeSucceeds = (roll: number, threshold: number): boolean => roll < threshold
+
+/** FLIP happens when (t mod 10000000) < floor(flipChance x 10000000), t over `${clientSeed}:${nonce}:flip`. */
 export const flipTriggered = (serverSeed: string, clientSeed: string, nonce: number, flipChance: number): boolean => {
   const units = chanceUnits(flipChance) ?? Math.floor(flipChance * ROLL_SPACE)
   return Number(hmacInteger(serverSeed, `${clientSeed}:${nonce}:flip`) % BigInt(ROLL_SPACE)) < units
 }
 
-/** The state of a roll before it happens: what the user is shown, and what verification reveals. */
-export interface RollSeeds {
+/** A block of consecutive raffle tickets bought at once, with the buyer's client seed at purchase. */
+export interface TicketBlock {
+  readonly firstTicket: number
+  readonly lastTicket: number
+  readonly clientSeed: string
+}
+
+/** SHA-256 hex of every ticket's client seed, in ticket order, joined by ":". Blocks in ticket order. */
+export const ticketSeedsDigest = (blocks: ReadonlyArray<TicketBlock>): string => {
+  const hash = createHash("sha256")
+  let first = true
+  for (const block of blocks) {
+    for (let ticket = block.firstTicket; ticket <= block.lastTicket; ticket++) {
+      hash.update(first ? block.clientSeed : `:${block.clientSeed}`)
+      first = false
+    }
+  }
+  return hash.digest("hex")
+}
+
+/**
+ * The winning raffle ticket, 1..ticketsSold:
+ * (HMAC(serverSeed, `${raffleId}:${ticketsSold}:${ticketSeedsDigest}`) mod ticketsSold) + 1.
+ */
+export const raffleTicket = (serverSeed: string, raffleId: bigint, ticketsSold: number, seedsDigest: string): number =>
+  Number(hmacInteger(serverSeed, `${raffleId}:${ticketsSold}:${seedsDigest}`) % BigInt(ticketsSold)) + 1
+
+/** A server seed and its SHA-256, the commitment published before it is used. */
+export interface ServerSeed {
   readonly serverSeed: string
   readonly serverSeedHash: string
+}
+
+/** What a user is shown of their fairness state: `GET`/`PUT /provably-fair/client-seed`. */
+export interface FairnessState {
+  readonly clientSeed: string
+  /** The last nonce used; the next roll uses nonce + 1. */
+  readonly nonce: number
+  /** The hash of the server seed the next opening or upgrade will use. */
+  readonly nextServerSeedHash: string
+}
+
+/** The seeds of one roll with the user's committed seed, and the commitment that replaced it. */
+export interface CommittedRoll extends ServerSeed {
   readonly clientSeed: string
   readonly nonce: number
+  readonly nextServerSeedHash: string
 }
+
+const StateRow = Schema.Struct({
+  clientSeed: Schema.String,
+  nonce: Schema.NumberFromString,
+  nextServerSeedHash: Schema.String
+})
+
+const RollRow = Schema.Struct({
+  serverSeed: Schema.String,
+  serverSeedHash: Schema.String,
+  clientSeed: Schema.String,
+  nonce: Schema.NumberFromString,
+  nextServerSeedHash: Schema.String
+})
+
+const NoncesRow = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.NumberFromString })
 
 const CLIENT_SEED_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 
@@ -61,55 +122,86 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
     const randomness = yield* Randomness
 
     const hex = (length: number) => Effect.map(randomness.bytes(length), (bytes) => bytes.toString("hex"))
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** 32 random bytes as 64 lowercase hex characters, and its SHA-256. */
-    const newServerSeed = Effect.map(hex(32), (serverSeed) => ({ serverSeed, serverSeedHash: hashServerSeed(serverSeed) }))
+    const newServerSeed: Effect.Effect<ServerSeed> = Effect.map(
+      hex(32),
+      (serverSeed) => ({ serverSeed, serverSeedHash: hashServerSeed(serverSeed) })
+    )
 
     /**
-     * The seeds of the user's next `count` rolls, for rolls inside the caller's database transaction:
-     * a fresh server seed each, the client seed, and consecutive nonces (the first is the counter plus
-     * one). The counter's row stays locked until the caller commits, and a rolled-back operation
-     * consumes no nonce (D5).
+     * The user's fairness state, created on first need (at sign-up): a random client seed, nonce 0
+     * and a committed server seed. A no-op when it exists.
      */
-    const nextRolls = Effect.fn("ProvablyFair.nextRolls")(function*(userId: UserId, count: number) {
-      const seeds = yield* Effect.replicateEffect(newServerSeed, count)
-      const clientSeed = yield* hex(16)
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const [row] = yield* sql<{ clientSeed: string; nonce: string }>`
-        INSERT INTO fairness_seeds (user_id, client_seed, nonce, updated_at) VALUES (${userId}, ${clientSeed}, ${count}, ${now})
-        ON CONFLICT (user_id) DO UPDATE SET nonce = fairness_seeds.nonce + ${count}, updated_at = ${now}
-        RETURNING client_seed, nonce`.pipe(Effect.orDie)
-      const first = Number(row!.nonce) - count + 1
-      return seeds.map((seed, i) => ({ ...seed, clientSeed: row!.clientSeed, nonce: first + i }) satisfies RollSeeds)
+    const ensure = (userId: UserId) =>
+      Effect.gen(function*() {
+        const clientSeed = yield* hex(16)
+        const next = yield* newServerSeed
+        yield* sql`
+          INSERT INTO fairness_seeds (user_id, client_seed, nonce, next_server_seed, next_server_seed_hash, updated_at)
+          VALUES (${userId}, ${clientSeed}, 0, ${next.serverSeed}, ${next.serverSeedHash}, ${yield* now})
+          ON CONFLICT (user_id) DO NOTHING`.pipe(Effect.orDie)
+      })
+
+    /** `GET /provably-fair/client-seed`. */
+    const state = Effect.fn("ProvablyFair.state")(function*(userId: UserId) {
+      yield* ensure(userId)
+      const row = yield* firstOf(StateRow, sql`
+        SELECT client_seed, nonce, next_server_seed_hash FROM fairness_seeds WHERE user_id = ${userId}`)
+      return row! satisfies FairnessState
     })
 
-    /** The seeds of the user's next roll (see `nextRolls`). */
-    const nextRoll = (userId: UserId) => Effect.map(nextRolls(userId, 1), (rolls) => rolls[0]!)
-
-    /** `GET /provably-fair/client-seed`: created on first need (D5). */
-    const clientSeed = Effect.fn("ProvablyFair.clientSeed")(function*(userId: UserId) {
-      const fresh = yield* hex(16)
-      const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql`INSERT INTO fairness_seeds (user_id, client_seed, nonce, updated_at) VALUES (${userId}, ${fresh}, 0, ${now})
-                 ON CONFLICT (user_id) DO NOTHING`.pipe(Effect.orDie)
-      const [row] = yield* sql<{ clientSeed: string; nonce: string }>`
-        SELECT client_seed, nonce FROM fairness_seeds WHERE user_id = ${userId}`.pipe(Effect.orDie)
-      return { clientSeed: row!.clientSeed, nonce: Number(row!.nonce) }
-    })
-
-    /** `PUT /provably-fair/client-seed`: 1 to 64 characters of [A-Za-z0-9_-]; the nonce continues. */
+    /** `PUT /provably-fair/client-seed`: 1 to 64 characters of [A-Za-z0-9_-]; nonce and commitment stay. */
     const setClientSeed = Effect.fn("ProvablyFair.setClientSeed")(function*(userId: UserId, seed: string) {
       if (!CLIENT_SEED_PATTERN.test(seed)) {
         return yield* new BadRequest({ message: "Client seed must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -" })
       }
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const [row] = yield* sql<{ clientSeed: string; nonce: string }>`
-        INSERT INTO fairness_seeds (user_id, client_seed, nonce, updated_at) VALUES (${userId}, ${seed}, 0, ${now})
-        ON CONFLICT (user_id) DO UPDATE SET client_seed = ${seed}, updated_at = ${now}
-        RETURNING client_seed, nonce`.pipe(Effect.orDie)
-      return { clientSeed: row!.clientSeed, nonce: Number(row!.nonce) }
+      yield* ensure(userId)
+      const row = yield* firstOf(StateRow, sql`
+        UPDATE fairness_seeds SET client_seed = ${seed}, updated_at = ${yield* now} WHERE user_id = ${userId}
+        RETURNING client_seed, nonce, next_server_seed_hash`)
+      return row! satisfies FairnessState
     })
 
-    return { newServerSeed, nextRoll, nextRolls, clientSeed, setClientSeed } as const
+    /** Runs `take`; when the user has no fairness state yet, creates it first and runs it again. */
+    const withState = <A>(userId: UserId, take: Effect.Effect<A | undefined>) =>
+      Effect.flatMap(take, (taken) =>
+        taken !== undefined ? Effect.succeed(taken) : Effect.zipRight(ensure(userId), Effect.map(take, (again) => again!)))
+
+    /**
+     * Inside the caller's transaction: the user's committed seed with the next nonce, for one roll;
+     * a fresh seed is committed in its place. The state row stays locked until the caller commits,
+     * so concurrent rolls of one user queue here and each gets its own seed and nonce.
+     */
+    const takeCommittedRoll = Effect.fn("ProvablyFair.takeCommittedRoll")(function*(userId: UserId) {
+      const next = yield* newServerSeed
+      const at = yield* now
+      const roll: CommittedRoll = yield* withState(userId, firstOf(RollRow, sql`
+        WITH used AS (
+          SELECT user_id, next_server_seed, next_server_seed_hash FROM fairness_seeds WHERE user_id = ${userId} FOR UPDATE
+        )
+        UPDATE fairness_seeds f
+        SET nonce = f.nonce + 1, next_server_seed = ${next.serverSeed}, next_server_seed_hash = ${next.serverSeedHash},
+            updated_at = ${at}
+        FROM used WHERE f.user_id = used.user_id
+        RETURNING used.next_server_seed AS server_seed, used.next_server_seed_hash AS server_seed_hash, f.client_seed,
+                  f.nonce, f.next_server_seed_hash`))
+      return roll
+    })
+
+    /**
+     * Inside the caller's transaction: the user's next `count` nonces (the first is returned) and
+     * client seed, for rolls with a seed committed elsewhere (a FLIP's second roll, a battle's rounds).
+     */
+    const takeNonces = Effect.fn("ProvablyFair.takeNonces")(function*(userId: UserId, count: number) {
+      const at = yield* now
+      const row = yield* withState(userId, firstOf(NoncesRow, sql`
+        UPDATE fairness_seeds SET nonce = nonce + ${count}, updated_at = ${at} WHERE user_id = ${userId}
+        RETURNING client_seed, nonce`))
+      return { clientSeed: row.clientSeed, firstNonce: row.nonce - count + 1 }
+    })
+
+    return { newServerSeed, ensure, state, setClientSeed, takeCommittedRoll, takeNonces } as const
   })
 }) {}

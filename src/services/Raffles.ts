@@ -1,7 +1,10 @@
 /**
- * Raffles (D14; docs/decisions.md "Raffles"). Commit-reveal: the server seed's hash is public from
- * creation; the seed is revealed by the draw, and anyone can recompute the winning ticket,
- * `(HMAC-SHA256(serverSeed, "${raffleId}:${ticketsSold}") mod ticketsSold) + 1`.
+ * Raffles (D14, D17; docs/decisions.md "Raffles"). Commit-reveal: the server seed's hash is public from
+ * creation; each purchase records the buyer's client seed; the seed is revealed by the draw, and anyone
+ * can recompute the winning ticket from what `GET /raffles/:id` then shows:
+ * `(HMAC-SHA256(serverSeed, "${raffleId}:${ticketsSold}:${ticketSeedsDigest}") mod ticketsSold) + 1`,
+ * the digest being SHA-256 of every ticket's client seed in ticket order, joined by ":". The winning
+ * number therefore depends on every ticket sold, and is unknown until the last one sells.
  *
  * A purchase reserves its block of consecutive numbers with one conditional increment of
  * `tickets_sold` (OPEN, before endsAt, not past maxTickets), which also locks the raffle row: buyers
@@ -20,7 +23,7 @@ import { Audit } from "./Audit"
 import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { Notifications } from "./Notifications"
-import { ProvablyFair, raffleTicket } from "./ProvablyFair"
+import { ProvablyFair, raffleTicket, ticketSeedsDigest } from "./ProvablyFair"
 import { Realtime } from "./Realtime"
 import { firstOf, inTransaction, rowsOf } from "./SqlRows"
 
@@ -41,16 +44,18 @@ const RaffleRow = Schema.Struct({
   winningTicket: Schema.NullOr(Schema.Number),
   winnerId: Schema.NullOr(UserId),
   winnerName: Schema.NullOr(Schema.String),
+  ticketSeedsDigest: Schema.NullOr(Schema.String),
   createdAt: Schema.DateFromSelf
 })
 type RaffleRow = typeof RaffleRow.Type
 
 const COLUMNS = `r.id, r.item_id, i.name AS item_name, i.rarity, i.value_cents, i.image_url, r.ticket_price_cents,
   r.max_tickets, r.tickets_sold, r.ends_at, r.status, r.server_seed, r.server_seed_hash, r.winning_ticket, r.winner_id,
-  w.username AS winner_name, r.created_at`
+  w.username AS winner_name, r.ticket_seeds_digest, r.created_at`
 const FROM = `raffles r JOIN items i ON i.id = r.item_id LEFT JOIN users w ON w.id = r.winner_id`
 
 const BlockRow = Schema.Struct({ raffleId: Schema.String, firstTicket: Schema.Number, lastTicket: Schema.Number, userId: UserId })
+const SeedBlockRow = Schema.Struct({ firstTicket: Schema.Number, lastTicket: Schema.Number, clientSeed: Schema.String })
 
 const notOpen = () => new Conflict({ message: "Raffle is not open" })
 const raffleNotFound = () => NotFound.of("Raffle")
@@ -80,7 +85,12 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     const findRow = (id: RaffleId) =>
       firstOf(RaffleRow, sql`SELECT ${columns} FROM ${from} WHERE r.id = ${id}`)
 
-    /** D14's body; `myTickets` are the viewer's numbers. */
+    /** Every purchase's block of tickets with the buyer's client seed, in ticket order. */
+    const seedBlocks = (id: RaffleId) =>
+      rowsOf(SeedBlockRow, sql`
+        SELECT first_ticket, last_ticket, client_seed FROM raffle_tickets WHERE raffle_id = ${id} ORDER BY first_ticket`)
+
+    /** D14's body; `myTickets` are the viewer's numbers. `ticketSeeds` are only in `get`. */
     const viewsOf = (rows: ReadonlyArray<RaffleRow>, viewerId: UserId) =>
       Effect.gen(function*() {
         if (rows.length === 0) return []
@@ -98,6 +108,8 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
           serverSeedHash: row.serverSeedHash,
           serverSeed: row.status === "OPEN" ? null : row.serverSeed,
           winningTicket: row.winningTicket,
+          ticketSeedsDigest: row.ticketSeedsDigest,
+          ticketSeeds: null as ReadonlyArray<typeof SeedBlockRow.Type> | null,
           winner: row.winnerId === null ? null : { id: row.winnerId, username: row.winnerName! },
           myTickets: blocks
             .filter((b) => b.raffleId === String(row.id))
@@ -108,7 +120,9 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     const get = Effect.fn("Raffles.get")(function*(id: RaffleId, viewerId: UserId) {
       const row = yield* findRow(id)
       if (row === undefined) return yield* raffleNotFound()
-      return (yield* viewsOf([row], viewerId))[0]!
+      const view = (yield* viewsOf([row], viewerId))[0]!
+      // Once drawn, what the digest covers, so anyone can recompute the draw.
+      return row.ticketSeedsDigest === null ? view : { ...view, ticketSeeds: yield* seedBlocks(id) }
     })
 
     const list = Effect.fn("Raffles.list")(function*(
@@ -148,7 +162,8 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
           yield* audit.record({ userId: null, action: "RAFFLE_CANCELLED", entityType: "Raffle", entityId: raffle.id, metadata: {} })
           return Option.none<Drawn>()
         }
-        const winningTicket = raffleTicket(raffle.serverSeed, raffle.id, raffle.ticketsSold)
+        const digest = ticketSeedsDigest(yield* seedBlocks(raffle.id))
+        const winningTicket = raffleTicket(raffle.serverSeed, raffle.id, raffle.ticketsSold, digest)
         const [holder] = yield* rowsOf(BlockRow, sql`
           SELECT raffle_id::text AS raffle_id, first_ticket, last_ticket, user_id FROM raffle_tickets
           WHERE raffle_id = ${raffle.id} AND first_ticket <= ${winningTicket} AND last_ticket >= ${winningTicket}`)
@@ -157,7 +172,8 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
           INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
           VALUES (${winnerId}, ${raffle.itemId}, 'RAFFLE', ${at}, ${at}) RETURNING id`
         yield* sql`UPDATE raffles SET status = 'DRAWN', closed_at = ${at}, winning_ticket = ${winningTicket},
-                     winner_id = ${winnerId}, inventory_item_id = ${entry!.id} WHERE id = ${raffle.id}`
+                     winner_id = ${winnerId}, inventory_item_id = ${entry!.id}, ticket_seeds_digest = ${digest}
+                   WHERE id = ${raffle.id}`
         const notification = yield* notifications.create(winnerId, {
           type: "RAFFLE_WON",
           title: "You won a raffle",
@@ -195,8 +211,10 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         }
         const last = reserved.ticketsSold
         const first = last - count + 1
-        yield* sql`INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, created_at)
-                   VALUES (${id}, ${first}, ${last}, ${userId}, ${at})`
+        // The buyer's client seed at purchase goes into the draw (D17).
+        yield* fairness.ensure(userId)
+        yield* sql`INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, client_seed, created_at)
+                   SELECT ${id}, ${first}, ${last}, ${userId}, client_seed, ${at} FROM fairness_seeds WHERE user_id = ${userId}`
         const posting = yield* ledger.debit({
           userId,
           type: "RAFFLE_TICKET",

@@ -7,7 +7,8 @@
  *   1. stakes the entry: a conditional update AVAILABLE -> UPGRADED of the user's oldest AVAILABLE
  *      entry of `fromItemId` (or of the given entry, which must be of `fromItemId`); no row: ItemNotAvailable;
  *   2. validates the target and the odds (`upgradeOdds`); a refusal rolls the stake back;
- *   3. takes the next nonce (only now: a refused upgrade consumes none, D5) and rolls;
+ *   3. takes the committed server seed and the next nonce (only now: a refused upgrade consumes
+ *      neither, D17), commits a fresh seed in its place, and rolls;
  *   4. records the upgrade and, on success, adds the target to the inventory (source UPGRADE) and
  *      records a live drop, announced after the commit.
  * Correctness does not depend on the lock: the conditional update lets exactly one of any number of
@@ -37,7 +38,7 @@ import {
 import type { Role } from "../schema/User"
 import { Inventory } from "./Inventory"
 import { LiveDrops } from "./LiveDrops"
-import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeThreshold } from "./ProvablyFair"
+import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
 
 export interface UpgradeRules {
   /** SPEC: 10 (percent). */
@@ -232,9 +233,9 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
           const from = Option.getOrThrow(yield* findItem(request.fromItemId))
           const { odds, to } = yield* oddsAgainst(from, request.toItemId)
 
-          const seeds = yield* fairness.nextRoll(userId)
+          const seeds = yield* fairness.takeCommittedRoll(userId)
           const roll = upgradeRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
-          const success = roll < odds.threshold
+          const success = upgradeSucceeds(roll, odds.threshold)
           const [row] = yield* sql<{ readonly id: string }>`
             INSERT INTO upgrades (user_id, inventory_item_id, from_item_id, to_item_id, from_value_cents, to_value_cents,
               probability, threshold, roll, success, server_seed, server_seed_hash, client_seed, nonce, created_at)
@@ -254,6 +255,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
             probability: odds.probability,
             roll,
             serverSeedHash: seeds.serverSeedHash,
+            nextServerSeedHash: seeds.nextServerSeedHash,
             fromItem: { id: from.id, name: from.name },
             toItem: success ? { id: to.id, name: to.name } : null
           } satisfies UpgradeResult
@@ -291,7 +293,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
       const isValid = hashServerSeed(u.serverSeed) === u.serverSeedHash &&
         calculatedRoll === u.roll &&
         threshold === u.threshold &&
-        u.success === (u.roll < threshold)
+        u.success === upgradeSucceeds(u.roll, threshold)
       return {
         upgradeId: u.id,
         serverSeed: u.serverSeed,

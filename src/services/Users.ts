@@ -4,6 +4,7 @@ import { Clock, Effect, Schema } from "effect"
 import { NotFound } from "../schema/Errors"
 import { UserId } from "../schema/Ids"
 import { User } from "../schema/User"
+import { ProvablyFair } from "./ProvablyFair"
 
 const AdminUserRow = Schema.Struct({
   id: UserId,
@@ -21,6 +22,7 @@ const columns = "id, idp_id, username, role, balance_cents, two_factor_enabled, 
 export class Users extends Effect.Service<Users>()("app/Users", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const fairness = yield* ProvablyFair
 
     const insert = SqlSchema.single({
       Request: Schema.Struct({ idpId: Schema.String, username: Schema.String, now: Schema.DateFromSelf }),
@@ -51,6 +53,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     /**
      * The user of an identity at sign-in, created the first time (D2). `username` is kept from the
      * first sign-in (`user-<id>` when the provider gave none); `promote` makes the user an ADMIN.
+     * A new user gets their fairness state, so a server seed is committed before their first roll.
      */
     const signIn = Effect.fn("Users.signIn")(function*(input: {
       readonly idpId: string
@@ -67,6 +70,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
         RETURNING id`.pipe(Effect.orDie)
       const id = UserId.make(BigInt(row!.id))
       yield* sql`UPDATE users SET username = 'user-' || id WHERE id = ${id} AND username = ''`.pipe(Effect.orDie)
+      yield* fairness.ensure(id)
       return yield* findById(id)
     })
 
@@ -136,5 +140,6 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     })
 
     return { create, findById, signIn, grantAdmin, ban, unban, recordActivity, list } as const
-  })
+  }),
+  dependencies: [ProvablyFair.Default]
 }) {}

@@ -30,7 +30,8 @@ layer(TestDatabase)("opening cases", (it) => {
         openingId: expect.stringMatching(/^[1-9][0-9]*$/),
         item: { id: expect.any(String), name: expect.any(String), rarity: expect.any(String), valueCents: expect.any(Number), imageUrl: expect.any(String) },
         roll: expect.any(Number),
-        serverSeedHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        serverSeedHash: seed.nextServerSeedHash,
+        nextServerSeedHash: expect.stringMatching(/^[0-9a-f]{64}$/),
         isFlip: false
       })
       // The seeded randomness pins the roll and so the item.

@@ -54,9 +54,25 @@ const newRaffle = (client: TestClient, admin: { auth: Record<string, string> }, 
     return created.body as { id: string; serverSeedHash: string; item: { id: string } }
   })
 
-/** D14: (HMAC-SHA256(serverSeed, `${raffleId}:${ticketsSold}`) mod ticketsSold) + 1. */
-const recompute = (serverSeed: string, raffleId: string, sold: number) =>
-  Number(BigInt(`0x${createHmac("sha256", serverSeed).update(`${raffleId}:${sold}`).digest("hex")}`) % BigInt(sold)) + 1
+/**
+ * The draw recomputed from what `GET /raffles/:id` shows once drawn (docs/fairness.md): the digest of
+ * every ticket's client seed in ticket order, then
+ * (HMAC-SHA256(serverSeed, `${raffleId}:${ticketsSold}:${digest}`) mod ticketsSold) + 1.
+ */
+const recompute = (raffle: {
+  readonly id: string
+  readonly serverSeed: string
+  readonly ticketsSold: number
+  readonly ticketSeedsDigest: string
+  readonly ticketSeeds: ReadonlyArray<{ firstTicket: number; lastTicket: number; clientSeed: string }>
+}) => {
+  const seeds = raffle.ticketSeeds.flatMap((b) => Array(b.lastTicket - b.firstTicket + 1).fill(b.clientSeed))
+  expect(seeds.length).toBe(raffle.ticketsSold)
+  const digest = createHash("sha256").update(seeds.join(":")).digest("hex")
+  expect(digest).toBe(raffle.ticketSeedsDigest)
+  const h = createHmac("sha256", raffle.serverSeed).update(`${raffle.id}:${raffle.ticketsSold}:${digest}`).digest("hex")
+  return Number(BigInt(`0x${h}`) % BigInt(raffle.ticketsSold)) + 1
+}
 
 /** D4 plus: every raffle's ticket debits equal its price times the tickets sold. */
 const ledgerProblems = Effect.gen(function*() {
@@ -182,12 +198,28 @@ layer(TestDatabase)("raffles", (it) => {
       const admin = yield* fundedPlayer(client, "root", 0)
       const raffle = yield* newRaffle(client, admin, { maxTickets: 7, ticketPriceCents: 50 })
       const [a, b] = yield* buyers(client, 2, 1_000)
+      // Each purchase records its buyer's client seed at that moment.
+      const clientSeedA = (yield* client.get("/api/provably-fair/client-seed", a!.auth)).body.clientSeed
+      const clientSeedB = "b-chose-this"
+      yield* client.request("/api/provably-fair/client-seed", {
+        method: "PUT",
+        headers: { ...b!.auth, "content-type": "application/json" },
+        body: JSON.stringify({ clientSeed: clientSeedB })
+      })
       expect((yield* client.post(`/api/raffles/${raffle.id}/tickets`, { count: 3 }, a!.auth)).body.raffle.status).toBe("OPEN")
       const last = yield* client.post(`/api/raffles/${raffle.id}/tickets`, { count: 4 }, b!.auth)
       const drawn = last.body.raffle
       expect(drawn).toMatchObject({ status: "DRAWN", ticketsSold: 7, myTickets: [4, 5, 6, 7] })
       expect(createHash("sha256").update(drawn.serverSeed).digest("hex")).toBe(raffle.serverSeedHash)
-      expect(drawn.winningTicket).toBe(recompute(drawn.serverSeed, raffle.id, 7))
+      expect(drawn.ticketSeeds).toEqual([
+        { firstTicket: 1, lastTicket: 3, clientSeed: clientSeedA },
+        { firstTicket: 4, lastTicket: 7, clientSeed: clientSeedB }
+      ])
+      expect(drawn.winningTicket).toBe(recompute(drawn))
+      // Lists carry the digest, not every ticket's seed.
+      const listed = (yield* client.get("/api/raffles?status=DRAWN", a!.auth)).body.raffles
+        .find((r: { id: string }) => r.id === raffle.id)
+      expect(listed).toMatchObject({ ticketSeedsDigest: drawn.ticketSeedsDigest, ticketSeeds: null })
       const winner = drawn.winningTicket <= 3 ? a! : b!
       const loser = winner === a ? b! : a!
       expect(drawn.winner).toEqual({ id: winner.id, username: expect.any(String) })
@@ -235,7 +267,7 @@ layer(TestDatabase)("raffles", (it) => {
         .toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
       const drawn = (yield* client.get(`/api/raffles/${raffle.id}`, admin.auth)).body
       expect(drawn).toMatchObject({ status: "DRAWN", ticketsSold: 10 })
-      expect(drawn.winningTicket).toBe(recompute(drawn.serverSeed, raffle.id, 10))
+      expect(drawn.winningTicket).toBe(recompute(drawn))
       const winnerIndex = bought.find((i) => answers[i]!.body.tickets.includes(drawn.winningTicket))!
       expect(drawn.winner.id).toBe(crowd[winnerIndex]!.id)
       expect((yield* auditsOf(raffle.id)).filter((a) => a.action === "RAFFLE_DRAWN").length).toBe(1)
@@ -271,7 +303,7 @@ layer(TestDatabase)("raffle draw job", (it) => {
 
       const drawn = (yield* client.get(`/api/raffles/${sold.id}`, buyer!.auth)).body
       expect(drawn).toMatchObject({ status: "DRAWN", ticketsSold: 5, winner: { id: buyer!.id }, myTickets: [1, 2, 3, 4, 5] })
-      expect(drawn.winningTicket).toBe(recompute(drawn.serverSeed, sold.id, 5))
+      expect(drawn.winningTicket).toBe(recompute(drawn))
       const cancelled = (yield* client.get(`/api/raffles/${empty.id}`, buyer!.auth)).body
       expect(cancelled).toMatchObject({ status: "CANCELLED", ticketsSold: 0, winningTicket: null, winner: null })
       expect(createHash("sha256").update(drawn.serverSeed).digest("hex")).toBe(sold.serverSeedHash)

@@ -110,6 +110,31 @@ describe("battle settlement, worked by hand", () => {
     })
     expect(small.records).toEqual([removed(10n, 250n, 1), dropped(1n, 11n, 150n, 1), added(2n, 2n, 200n)])
   })
+
+  it("a deficit of exactly 100 gets no compensation; 101 does", () => {
+    // total 400, fairShare 200: the 300 leaves, slot 1 gets the 100. Slot 1 is exactly 100 short (tolerated),
+    // slot 2 is 200 short (compensated).
+    const exactly = settle({
+      drops: [drop(1n, 10n, 300n, 1), drop(2n, 11n, 100n, 1)],
+      winners: winners(1n, 2n),
+      pool: pool([1n, 100n], [2n, 200n])
+    })
+    expect(exactly.fairShare).toBe(200n)
+    expect(exactly.records).toEqual([removed(10n, 300n, 1), dropped(1n, 11n, 100n, 1), added(2n, 2n, 200n)])
+    // total 402, fairShare 201: slot 1 holds 100, 101 short: compensated with the 100 (within ±100 of 101).
+    const oneMore = settle({
+      drops: [drop(1n, 10n, 302n, 1), drop(2n, 11n, 100n, 1)],
+      winners: winners(1n, 2n),
+      pool: pool([1n, 100n], [2n, 201n])
+    })
+    expect(oneMore.fairShare).toBe(201n)
+    expect(oneMore.records).toEqual([
+      removed(10n, 302n, 1),
+      dropped(1n, 11n, 100n, 1),
+      added(1n, 1n, 100n),
+      added(2n, 2n, 201n)
+    ])
+  })
 })
 
 const battle = fc.record({

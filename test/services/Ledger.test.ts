@@ -1,11 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, TestClock } from "effect"
+import { Randomness } from "../../src/layers/Randomness"
 import { Ledger } from "../../src/services/Ledger"
 import { Users } from "../../src/services/Users"
 import { TestDatabase } from "../support/TestDatabase"
 
-const Services = Layer.mergeAll(Ledger.Default, Users.Default).pipe(Layer.provideMerge(TestDatabase))
+const Services = Layer.mergeAll(Ledger.Default, Users.Default).pipe(
+  Layer.provide(Randomness.seeded("ledger")),
+  Layer.provideMerge(TestDatabase)
+)
 
 let seq = 0
 const newUser = Effect.flatMap(Users, (users) => users.create({ idpId: `ledger-${++seq}`, username: `player${seq}` }))

@@ -1,4 +1,7 @@
-/** The roll formulas of D5, pinned to the worked example of docs/fairness.md, and their distribution. */
+/**
+ * The roll formulas (docs/fairness.md), pinned to its worked example, the comparisons that decide an
+ * outcome at their exact boundaries, and the distribution of rolls.
+ */
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { randomBytes } from "node:crypto"
@@ -7,7 +10,10 @@ import {
   caseRoll,
   flipTriggered,
   hashServerSeed,
+  raffleTicket,
+  ticketSeedsDigest,
   upgradeRoll,
+  upgradeSucceeds,
   upgradeThreshold
 } from "../../src/services/ProvablyFair"
 
@@ -21,6 +27,28 @@ describe("provably fair rolls", () => {
     expect(flipTriggered(serverSeed, "player-seed", 1, 0.05)).toBe(false)
     expect(flipTriggered(serverSeed, "player-seed", 1, 0.22)).toBe(true) // 2139723 < 2200000
     expect(flipTriggered(serverSeed, "player-seed", 1, 0)).toBe(false)
+    // A FLIP rolls the same seed with the next nonce.
+    expect(caseRoll(serverSeed, "player-seed", 2)).toBe(6731858)
+    // Raffle 12, three tickets: two bought with "alice-seed", then one with "bob-seed".
+    const digest = ticketSeedsDigest([
+      { firstTicket: 1, lastTicket: 2, clientSeed: "alice-seed" },
+      { firstTicket: 3, lastTicket: 3, clientSeed: "bob-seed" }
+    ])
+    expect(digest).toBe("cde831ca612b23728900933efd515a846b0849a3cb78bab00bfc986b07c5a3a9")
+    expect(raffleTicket(serverSeed, 12n, 3, digest)).toBe(2)
+  })
+
+  it("FLIP at exactly its chance's units does not trigger; one unit more does", () => {
+    // t mod 10000000 = 2139723 for the worked example's seed, client seed and nonce 1.
+    expect(flipTriggered(serverSeed, "player-seed", 1, 0.2139723)).toBe(false)
+    expect(flipTriggered(serverSeed, "player-seed", 1, 0.2139724)).toBe(true)
+  })
+
+  it("an upgrade roll equal to the threshold fails, one below succeeds", () => {
+    expect(upgradeSucceeds(44_999, 45_000)).toBe(true)
+    expect(upgradeSucceeds(45_000, 45_000)).toBe(false)
+    expect(upgradeSucceeds(0, 1)).toBe(true)
+    expect(upgradeSucceeds(0, 0)).toBe(false)
   })
 
   it("thresholds are exact: floor(probability x 100000)", () => {

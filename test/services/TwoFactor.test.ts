@@ -10,6 +10,7 @@ import { createHash } from "node:crypto"
 import { authenticator } from "otplib"
 import QRCode from "qrcode"
 import { AppConfig } from "../../src/layers/AppConfig"
+import { Randomness } from "../../src/layers/Randomness"
 import { KeyValue } from "../../src/layers/stores/KeyValue"
 import { Stores } from "../../src/layers/stores/Stores"
 import { Audit } from "../../src/services/Audit"
@@ -22,7 +23,7 @@ import { TestDatabase } from "../support/TestDatabase"
 
 const Services = TwoFactor.DefaultWithoutDependencies.pipe(
   Layer.provideMerge(Layer.mergeAll(Users.Default, Audit.Default, Notifications.Default)),
-  Layer.provideMerge(Layer.mergeAll(Stores.memory, Layer.succeed(AppConfig, testConfig))),
+  Layer.provideMerge(Layer.mergeAll(Stores.memory, Layer.succeed(AppConfig, testConfig), Randomness.seeded("two-factor"))),
   Layer.provideMerge(TestDatabase)
 )
 

@@ -1,10 +1,11 @@
 /** Users at sign-in and the grant-admin command (D2). */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { Randomness } from "../../src/layers/Randomness"
 import { Users } from "../../src/services/Users"
 import { TestDatabase } from "../support/TestDatabase"
 
-layer(Users.Default.pipe(Layer.provideMerge(TestDatabase)))("Users", (it) => {
+layer(Users.Default.pipe(Layer.provide(Randomness.seeded("users")), Layer.provideMerge(TestDatabase)))("Users", (it) => {
   it.effect("the first sign-in creates the user; later ones keep the name and never demote", () =>
     Effect.gen(function*() {
       const users = yield* Users
