@@ -15,7 +15,7 @@ import { IdentityProvider } from "./layers/IdentityProvider"
 import { Randomness } from "./layers/Randomness"
 import { DatabaseFromConfig, StoresFromConfig } from "./layers/Infrastructure"
 import { CatalogSeedOnStart } from "./services/CatalogSeed"
-import { DashboardCacheJob, DepositExpiryJob, RaffleDrawJob } from "./services/BackgroundJobs"
+import { DashboardCacheJob, DepositExpiryJob, IdempotencyCleanupJob, RaffleDrawJob } from "./services/BackgroundJobs"
 import { DomainLive } from "./services/DomainLive"
 import { WebhookDeliveryWorker } from "./services/WebhookDelivery"
 
@@ -76,6 +76,8 @@ const AppLive = Banner.pipe(
   Layer.provide(RaffleDrawJob),
   // Computes the dashboard chart's settled days ahead of requests.
   Layer.provide(DashboardCacheJob),
+  // Forgets idempotency keys older than 24 hours.
+  Layer.provide(IdempotencyCleanupJob),
   Layer.provideMerge(DomainLive),
   Layer.provideMerge(IdentityProvider.layer),
   Layer.provideMerge(GatewayFromConfig),

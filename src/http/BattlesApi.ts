@@ -7,6 +7,7 @@ import { CaseId, ItemId, UserId } from "../schema/Ids"
 import { PageParams } from "../schema/Pagination"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { IdempotencyKeyHeader } from "./Idempotent"
 
 const Item = Schema.Struct({
   id: ItemId,
@@ -16,7 +17,7 @@ const Item = Schema.Struct({
   imageUrl: Schema.String
 })
 
-const Battle = Schema.Struct({
+export const Battle = Schema.Struct({
   id: Schema.String,
   status: BattleStatus,
   /**
@@ -94,9 +95,12 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   .add(
     HttpApiEndpoint.post("create", "/battles")
       .setPayload(CreateBattleRequest)
+      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(Battle, { status: 201 })
       .addError(HttpError.CaseNotFound)
       .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
       .annotate(
         OpenApi.Description,
         "Entry price = the sum of the cases' prices; the creator pays it and takes slot 1. TEAM needs 4 players."
@@ -114,9 +118,12 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   .add(
     HttpApiEndpoint.post("join", "/battles/:id/join")
       .setPath(IdPath)
+      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(Battle)
       .addError(HttpError.Conflict)
       .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
       .annotate(
         OpenApi.Description,
         "Pays the entry and takes the next slot; 409 `Battle is not open` (full, finished or cancelled), 409 " +

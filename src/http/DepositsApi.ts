@@ -5,6 +5,7 @@ import { DepositId, DepositRequest, DepositStatus, PaymentMethod } from "../sche
 import { PageQuery } from "../schema/Pagination"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { IdempotencyKeyHeader } from "./Idempotent"
 
 /** One deposit in a list; `amountCents` is a string, as SPEC types it. */
 export const DepositView = Schema.Struct({
@@ -22,7 +23,7 @@ export const DepositView = Schema.Struct({
   failureReason: Schema.NullOr(Schema.String)
 })
 
-const Initiated = Schema.Struct({
+export const DepositInitiated = Schema.Struct({
   depositId: DepositId,
   /** PNG data URL of the QR code. */
   qrCode: Schema.String,
@@ -38,8 +39,11 @@ const DepositList = Schema.Struct({ deposits: Schema.Array(DepositView), total: 
 const initiate = <const Name extends string>(name: Name, path: `/${string}`) =>
   HttpApiEndpoint.post(name, path)
     .setPayload(DepositRequest)
-    .addSuccess(Initiated, { status: 201 })
+    .setHeaders(IdempotencyKeyHeader)
+    .addSuccess(DepositInitiated, { status: 201 })
     .addError(HttpError.GatewayUnavailable)
+    .addError(HttpError.IdempotencyKeyReused)
+    .addError(HttpError.OperationInProgress)
     .annotate(
       OpenApi.Description,
       "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum deposit is R$ 5.00`) " +

@@ -5,22 +5,30 @@ import { type DepositId, PAYMENT_METHODS } from "../schema/Deposit"
 import { Deposits } from "../services/Deposits"
 import { Api } from "./Api"
 import { CurrentUser } from "./Authentication"
+import { DepositInitiated } from "./DepositsApi"
+import { idempotent } from "./Idempotent"
 
 export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
   Effect.gen(function*() {
     const deposits = yield* Deposits
-    const initiate = ({ payload }: { readonly payload: Parameters<typeof deposits.initiate>[1] }) =>
+    // Both paths are one operation: a retry may use either.
+    const initiate = ({ headers, payload }: {
+      readonly headers: { readonly "idempotency-key"?: string | undefined }
+      readonly payload: Parameters<typeof deposits.initiate>[1]
+    }) =>
       Effect.gen(function*() {
         const { user } = yield* CurrentUser
-        const row = yield* deposits.initiate(user.id, payload)
-        return {
-          depositId: row.id,
-          qrCode: row.qrCode,
-          qrCodeText: row.qrCodeText,
-          expiresAt: row.expiresAt,
-          amountCents: row.amountCents,
-          externalId: row.externalId
-        }
+        return yield* idempotent(
+          { userId: user.id, headers, operation: "deposits.initiate", input: { payload }, response: DepositInitiated },
+          Effect.map(deposits.initiate(user.id, payload), (row) => ({
+            depositId: row.id,
+            qrCode: row.qrCode,
+            qrCodeText: row.qrCodeText,
+            expiresAt: row.expiresAt,
+            amountCents: row.amountCents,
+            externalId: row.externalId
+          }))
+        )
       })
     const list = ({ urlParams }: { readonly urlParams: { readonly page: number; readonly limit: number } }) =>
       Effect.flatMap(CurrentUser, ({ user }) => deposits.list(user.id, urlParams))

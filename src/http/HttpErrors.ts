@@ -58,6 +58,11 @@ export const ServiceUnavailable = withStatus(
   (message) => new Errors.ServiceUnavailable({ message }),
   503
 )
+export const IdempotencyKeyReused = withStatus(
+  Errors.IdempotencyKeyReused,
+  (message) => new Errors.IdempotencyKeyReused({ message }),
+  422
+)
 export const Internal = withStatus(Errors.InternalError, (message) => new Errors.InternalError({ message }), 500)
 export const Validation = withFieldErrors(
   Errors.ValidationError,

@@ -5,6 +5,7 @@ import { InventoryItemId, InventoryPage, InventoryStatus, SaleResult, SellAllRes
 import { PageParams } from "../schema/Pagination"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { IdempotencyKeyHeader } from "./Idempotent"
 
 /** `status` absent: entries of every status. */
 export const InventoryQuery = Schema.Struct({
@@ -19,9 +20,18 @@ export class InventoryApi extends HttpApiGroup.make("inventory")
   .add(
     HttpApiEndpoint.post("sell", "/inventory/:id/sell")
       .setPath(Schema.Struct({ id: InventoryItemId }))
+      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(SaleResult)
       .addError(HttpError.ItemNotAvailable)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
   )
-  .add(HttpApiEndpoint.post("sellAll", "/inventory/sell-all").addSuccess(SellAllResult))
+  .add(
+    HttpApiEndpoint.post("sellAll", "/inventory/sell-all")
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(SellAllResult)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
+  )
   .middleware(Authentication)
 {}

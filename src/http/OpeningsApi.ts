@@ -1,11 +1,12 @@
 /** Opening cases and their history, verification and statistics (SPEC "Cases", D5, D7, D6 stats). */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { ItemView } from "../schema/Game"
+import { ItemView, OpeningResult } from "../schema/Game"
 import { CaseId, IdString } from "../schema/Ids"
 import { PageQuery } from "../schema/Pagination"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { IdempotencyKeyHeader } from "./Idempotent"
 
 export const OpeningVerification = Schema.Struct({
   openingId: Schema.String,
@@ -36,20 +37,13 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
   .add(
     HttpApiEndpoint.post("open", "/cases/:id/open")
       .setPath(IdPath)
-      .addSuccess(Schema.Struct({
-        openingId: Schema.String,
-        item: ItemView,
-        roll: Schema.Number,
-        serverSeedHash: Schema.String,
-        nextServerSeedHash: Schema.String,
-        isFlip: Schema.Boolean,
-        flipRoll: Schema.optional(Schema.Number),
-        flipItems: Schema.optional(Schema.Array(ItemView))
-      }))
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(OpeningResult)
       .addError(HttpError.CaseNotFound)
       .addError(HttpError.InsufficientBalance)
       .addError(HttpError.OperationInProgress)
       .addError(HttpError.InvalidRoll)
+      .addError(HttpError.IdempotencyKeyReused)
   )
   .add(
     HttpApiEndpoint.get("history", "/cases/openings")

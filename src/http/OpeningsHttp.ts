@@ -1,17 +1,24 @@
 /** Handlers of case openings, their verification and statistics. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { OpeningResult } from "../schema/Game"
 import { CaseOpenings } from "../services/CaseOpenings"
 import { GameStats } from "../services/GameStats"
 import { Api } from "./Api"
 import { CurrentUser } from "./Authentication"
+import { idempotent } from "./Idempotent"
 
 export const OpeningsLive = HttpApiBuilder.group(Api, "openings", (handlers) =>
   Effect.gen(function*() {
     const openings = yield* CaseOpenings
     const stats = yield* GameStats
     return handlers
-      .handle("open", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => openings.open(user.id, path.id)))
+      .handle("open", ({ headers, path }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          idempotent(
+            { userId: user.id, headers, operation: "cases.open", input: { path }, response: OpeningResult },
+            openings.open(user.id, path.id)
+          )))
       .handle("history", ({ urlParams }) =>
         Effect.flatMap(CurrentUser, ({ user }) => openings.history(user.id, urlParams.page, urlParams.limit)))
       .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => openings.verify(user, path.id)))

@@ -7,6 +7,7 @@ import { PageParams } from "../schema/Pagination"
 import { BuyTicketsRequest, RaffleId, RaffleStatus } from "../schema/Raffle"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { IdempotencyKeyHeader } from "./Idempotent"
 
 export const Raffle = Schema.Struct({
   id: RaffleId,
@@ -43,6 +44,9 @@ export const Raffle = Schema.Struct({
   myTickets: Schema.Array(Schema.Int)
 })
 
+/** `POST /raffles/:id/tickets`: the numbers bought, the balance after, and the raffle. */
+export const TicketPurchase = Schema.Struct({ tickets: Schema.Array(Schema.Int), balanceCents: Schema.BigIntFromNumber, raffle: Raffle })
+
 const IdPath = Schema.Struct({ id: RaffleId })
 
 export class RafflesApi extends HttpApiGroup.make("raffles")
@@ -58,9 +62,12 @@ export class RafflesApi extends HttpApiGroup.make("raffles")
     HttpApiEndpoint.post("buy", "/raffles/:id/tickets")
       .setPath(IdPath)
       .setPayload(BuyTicketsRequest)
-      .addSuccess(Schema.Struct({ tickets: Schema.Array(Schema.Int), balanceCents: Schema.BigIntFromNumber, raffle: Raffle }))
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(TicketPurchase)
       .addError(HttpError.Conflict)
       .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
       .annotate(
         OpenApi.Description,
         "Buys `count` (1 to 100) consecutive ticket numbers for count x ticketPriceCents. 409 `Raffle is not open` " +

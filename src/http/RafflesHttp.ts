@@ -4,6 +4,8 @@ import { Effect } from "effect"
 import { Raffles } from "../services/Raffles"
 import { Api } from "./Api"
 import { CurrentUser } from "./Authentication"
+import { idempotent } from "./Idempotent"
+import { TicketPurchase } from "./RafflesApi"
 
 export const RafflesLive = HttpApiBuilder.group(Api, "raffles", (handlers) =>
   Effect.gen(function*() {
@@ -11,6 +13,10 @@ export const RafflesLive = HttpApiBuilder.group(Api, "raffles", (handlers) =>
     return handlers
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.list(urlParams, user.id)))
       .handle("get", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.get(path.id, user.id)))
-      .handle("buy", ({ path, payload }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => raffles.buy(user.id, path.id, payload.count)))
+      .handle("buy", ({ headers, path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          idempotent(
+            { userId: user.id, headers, operation: "raffles.buy", input: { path, payload }, response: TicketPurchase },
+            raffles.buy(user.id, path.id, payload.count)
+          )))
   }))

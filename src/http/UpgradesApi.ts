@@ -7,6 +7,7 @@ import { PageQuery } from "../schema/Pagination"
 import { UpgradeHistory, UpgradeId, UpgradeProbability, UpgradeResult, UpgradeVerification } from "../schema/Upgrade"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { IdempotencyKeyHeader } from "./Idempotent"
 
 export const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
   parseOptions: { errors: "all" }
@@ -32,6 +33,7 @@ export class UpgradesApi extends HttpApiGroup.make("upgrades")
   .add(
     HttpApiEndpoint.post("upgrade", "/upgrades")
       .setPayload(UpgradePayload)
+      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(UpgradeResult)
       .addError(HttpError.ItemNotAvailable)
       .addError(HttpError.ItemNotUpgradable)
@@ -39,6 +41,7 @@ export class UpgradesApi extends HttpApiGroup.make("upgrades")
       .addError(HttpError.MultiplierTooHigh)
       .addError(HttpError.ProbabilityTooLow)
       .addError(HttpError.OperationInProgress)
+      .addError(HttpError.IdempotencyKeyReused)
   )
   .add(
     HttpApiEndpoint.get("verify", "/upgrades/:id/verify")

@@ -5,6 +5,7 @@ import { PageQuery } from "../schema/Pagination"
 import { WithdrawalId, WithdrawalMethod, WithdrawalRequest, WithdrawalStatus } from "../schema/Withdrawal"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
+import { IdempotencyKeyHeader } from "./Idempotent"
 
 /** One withdrawal as its owner sees it (D9 `GET /withdrawals`). */
 export const WithdrawalView = Schema.Struct({
@@ -17,22 +18,24 @@ export const WithdrawalView = Schema.Struct({
   rejectionReason: Schema.NullOr(Schema.String)
 })
 
+/** `POST /withdrawals/request` (SPEC). */
+export const WithdrawalRequested = Schema.Struct({
+  id: WithdrawalId,
+  amountCents: Schema.BigIntFromNumber,
+  status: WithdrawalStatus,
+  requestedAt: Schema.Date
+})
+
 export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
   .add(
     HttpApiEndpoint.post("request", "/withdrawals/request")
       .setPayload(WithdrawalRequest)
-      .addSuccess(
-        Schema.Struct({
-          id: WithdrawalId,
-          amountCents: Schema.BigIntFromNumber,
-          status: WithdrawalStatus,
-          requestedAt: Schema.Date
-        }),
-        { status: 201 }
-      )
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(WithdrawalRequested, { status: 201 })
       .addError(HttpError.TwoFactorRequired)
       .addError(HttpError.InsufficientBalance)
       .addError(HttpError.OperationInProgress)
+      .addError(HttpError.IdempotencyKeyReused)
       .annotate(
         OpenApi.Description,
         "Debits the amount at once (it is refunded if the withdrawal is cancelled or rejected). With 2FA on, " +

@@ -67,6 +67,12 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   message("Service unavailable")
 ) {}
 
+/** An `Idempotency-Key` sent again by the same user with a different request (D20, 422). */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()(
+  "IdempotencyKeyReused",
+  message("Idempotency-Key was already used for a different request")
+) {}
+
 /** A defect: answered as 500 with no internals; the cause goes to the log only. */
 export class InternalError extends Schema.TaggedError<InternalError>()(
   "InternalError",

@@ -19,6 +19,23 @@ export const ItemView = Schema.Struct({
 })
 export type ItemView = typeof ItemView.Type
 
+/**
+ * `POST /cases/:id/open` (SPEC open-case response, D7, D17): with FLIP, `flipRoll` and `flipItems`
+ * [the main roll's item, the FLIP roll's item]; `item` is the more valuable of the two.
+ */
+export const OpeningResult = Schema.Struct({
+  openingId: Schema.String,
+  item: ItemView,
+  roll: Schema.Number,
+  serverSeedHash: Schema.String,
+  /** The commitment that replaced the seed this opening used. */
+  nextServerSeedHash: Schema.String,
+  isFlip: Schema.Boolean,
+  flipRoll: Schema.optional(Schema.Number),
+  flipItems: Schema.optional(Schema.Array(ItemView))
+})
+export type OpeningResult = typeof OpeningResult.Type
+
 export const LiveDrop = Schema.Struct({
   id: Schema.String,
   user: Schema.Struct({ id: Schema.String, username: Schema.String }),

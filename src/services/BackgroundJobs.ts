@@ -6,6 +6,7 @@
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { Dashboard } from "./Dashboard"
 import { Deposits } from "./Deposits"
+import { Idempotency } from "./Idempotency"
 import { Raffles } from "./Raffles"
 
 const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Effect<unknown, never, R>) =>
@@ -32,6 +33,13 @@ export const RaffleDrawJob = every(
   "Raffle draw",
   Effect.flatMap(Raffles, (raffles) =>
     Effect.tap(raffles.drawDue(), (count) => count > 0 ? Effect.logInfo(`Raffle draw: ${count} closed`) : Effect.void))
+)
+
+/** Idempotency keys are answered for 24 hours, then forgotten. */
+export const IdempotencyCleanupJob = every(
+  Duration.hours(1),
+  "Idempotency cleanup",
+  Effect.flatMap(Idempotency, (idempotency) => idempotency.forgetExpired())
 )
 
 /** The dashboard chart's settled days, computed ahead of requests (see `Dashboard.warmCache`). */

@@ -14,7 +14,7 @@ import { Clock, Effect, Either, Option, Schema } from "effect"
 import { UserLock } from "../layers/stores/UserLock"
 import { Rarity } from "../schema/Catalog"
 import { CaseNotFound, NotFound } from "../schema/Errors"
-import type { ItemView } from "../schema/Game"
+import type { ItemView, OpeningResult } from "../schema/Game"
 import { CaseId, ItemId, type UserId } from "../schema/Ids"
 import type { User } from "../schema/User"
 import { itemForRoll, type ItemRange } from "./CaseRanges"
@@ -48,18 +48,6 @@ const view = (row: RangeRow): ItemView => ({
   valueCents: row.valueCents,
   imageUrl: row.imageUrl
 })
-
-export interface OpeningResult {
-  readonly openingId: string
-  readonly item: ItemView
-  readonly roll: number
-  readonly serverSeedHash: string
-  /** The commitment that replaced the seed this opening used. */
-  readonly nextServerSeedHash: string
-  readonly isFlip: boolean
-  readonly flipRoll?: number
-  readonly flipItems?: ReadonlyArray<ItemView>
-}
 
 /** The item a roll selects; a saved case always covers 1..10000000 (D6), so a miss is InvalidRoll. */
 const select = (ranges: ReadonlyArray<RangeRow & ItemRange>, roll: number) =>

@@ -8,6 +8,7 @@ import { Dashboard } from "./Dashboard"
 import { Deposits } from "./Deposits"
 import { CatalogSeed } from "./CatalogSeed"
 import { GameStats } from "./GameStats"
+import { Idempotency } from "./Idempotency"
 import { Inventory } from "./Inventory"
 import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
@@ -48,5 +49,6 @@ export const DomainLive = Layer.mergeAll(
   Deposits.Default,
   Battles.Default,
   Raffles.Default,
-  Dashboard.Default
+  Dashboard.Default,
+  Idempotency.Default
 ).pipe(Layer.provideMerge(Foundation))

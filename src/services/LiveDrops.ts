@@ -8,6 +8,7 @@ import { Broadcast } from "../layers/stores/Broadcast"
 import { type DropSource, LiveDrop } from "../schema/Game"
 import { NotFound } from "../schema/Errors"
 import type { ItemId, UserId } from "../schema/Ids"
+import { afterCommit } from "./SqlRows"
 
 export const LIVE_DROPS_CHANNEL = "live-drops"
 
@@ -68,10 +69,12 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
 
     const record = (drop: NewDrop) => Effect.map(recordMany([drop]), (ids) => ids[0]!)
 
-    /** Publishes a committed drop to every instance's subscribers. */
+    /** Publishes a committed drop to every instance's subscribers (see `afterCommit`). */
     const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
-      const row = yield* byId(dropId).pipe(Effect.orDie)
-      yield* broadcast.publish(LIVE_DROPS_CHANNEL, JSON.stringify(Schema.encodeSync(LiveDrop)(toDrop(row))))
+      yield* afterCommit(Effect.gen(function*() {
+        const row = yield* byId(dropId).pipe(Effect.orDie)
+        yield* broadcast.publish(LIVE_DROPS_CHANNEL, JSON.stringify(Schema.encodeSync(LiveDrop)(toDrop(row))))
+      }))
     })
 
     const recent = Effect.fn("LiveDrops.recent")(function*(limit: number) {

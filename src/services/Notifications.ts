@@ -10,6 +10,7 @@ import { Clock, Effect, Schema } from "effect"
 import { Broadcast } from "../layers/stores/Broadcast"
 import { NotFound } from "../schema/Errors"
 import { Notification, NotificationId, type NotificationType } from "../schema/Notification"
+import { afterCommit } from "./SqlRows"
 
 export interface NewNotification {
   readonly type: NotificationType
@@ -62,10 +63,10 @@ export class Notifications extends Effect.Service<Notifications>()("app/Notifica
     })
 
     const push = Effect.fn("Notifications.push")(function*(userId: bigint, n: Notification) {
-      yield* broadcast.publish(
+      yield* afterCommit(broadcast.publish(
         userChannel(userId),
         JSON.stringify({ event: "notification", data: { id: String(n.id), type: n.type, title: n.title, message: n.message } })
-      )
+      ))
     })
 
     const notify = Effect.fn("Notifications.notify")(function*(userId: bigint, notification: NewNotification) {

@@ -6,17 +6,18 @@
 import { Effect, type Scope, type Stream } from "effect"
 import { Broadcast } from "../layers/stores/Broadcast"
 import { userChannel } from "./Notifications"
+import { afterCommit } from "./SqlRows"
 
 export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
   effect: Effect.gen(function*() {
     const broadcast = yield* Broadcast
 
-    /** Call after the transaction that changed the balance has committed. */
+    /** Call after the transaction that changed the balance (see `afterCommit`). */
     const balanceChanged = Effect.fn("Realtime.balanceChanged")(function*(userId: bigint, balanceCents: bigint) {
-      yield* broadcast.publish(
+      yield* afterCommit(broadcast.publish(
         userChannel(userId),
         JSON.stringify({ event: "balance.updated", data: { balanceCents: Number(balanceCents) } })
-      )
+      ))
     })
 
     /** The user's `{event, data}` messages published after subscribing, until the scope closes. */

@@ -4,7 +4,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect, Schema } from "effect"
+import { Effect, FiberRef, Schema } from "effect"
 
 /** A statement as the SQL client runs it. */
 export type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
@@ -23,3 +23,23 @@ export const inTransaction = (sql: SqlClient.SqlClient) =>
   sql.withTransaction(effect).pipe(
     Effect.catchAll((error) => error instanceof SqlError ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError>))
   )
+
+/**
+ * Publications that must only follow a commit (balance pushes, notifications, live drops) are made
+ * right away, unless a caller holds a transaction open around the service (`publishingAfterCommit`):
+ * then they wait until that transaction has committed, and are dropped if it rolls back.
+ */
+const heldPublications = FiberRef.unsafeMake<Array<Effect.Effect<void>> | undefined>(undefined)
+
+/** Publishes now, or once the transaction held around the caller commits. */
+export const afterCommit = (publish: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.flatMap(FiberRef.get(heldPublications), (held) => held === undefined ? publish : Effect.sync(() => void held.push(publish)))
+
+/** Runs `transaction` (which commits when it succeeds), then the publications made inside it. */
+export const publishingAfterCommit = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const held: Array<Effect.Effect<void>> = []
+    return Effect.locally(transaction, heldPublications, held).pipe(
+      Effect.tap(() => Effect.forEach(held, (publish) => publish, { discard: true }))
+    )
+  })

@@ -3,8 +3,11 @@
  * token, released by compare-and-delete so that a holder whose lock expired never deletes the lock of
  * the next holder. A waiter retries every 50 ms for up to 5 s, then fails with OperationInProgress.
  * Correctness never depends on the lock (D4): it only keeps a user's operations from interleaving.
+ *
+ * The lock is reentrant within a fiber: an operation that already holds `user:<id>` (an idempotent
+ * request holds it around the whole service call) runs a nested `withLock` of that key at once.
  */
-import { Clock, Context, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Effect, FiberRef, Layer, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { OperationInProgress } from "../../schema/Errors"
 import { toTtl } from "./KeyValue"
@@ -16,7 +19,7 @@ export interface LockOptions {
 }
 
 export interface UserLockShape {
-  /** Runs `effect` while holding the lock named `key`. Not reentrant. */
+  /** Runs `effect` while holding the lock named `key`; at once when this fiber already holds it. */
   readonly withLock: <A, E, R>(
     key: string,
     effect: Effect.Effect<A, E, R>,
@@ -37,21 +40,27 @@ interface LockBackend {
   readonly release: (key: string, token: string) => Effect.Effect<void>
 }
 
+/** The lock keys the current fiber holds. */
+const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
+
 const fromBackend = (backend: LockBackend): UserLockShape => ({
   withLock: (key, effect, options) =>
-    Effect.acquireUseRelease(
-      Effect.sync(() => randomBytes(16).toString("hex")),
-      // Waiting happens in `use`, so it stays interruptible. The release below is harmless when the
-      // lock was never taken: it deletes only a lock holding this call's token.
-      (token) =>
-        backend.tryAcquire(key, token, toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)).pipe(
-          Effect.filterOrFail((acquired) => acquired, () => new Busy()),
-          Effect.retry(RETRY),
-          Effect.catchTag("Busy", () => new OperationInProgress()),
-          Effect.zipRight(effect)
-        ),
-      (token) => backend.release(key, token)
-    ).pipe(Effect.withSpan("UserLock.withLock", { attributes: { key } }))
+    Effect.flatMap(FiberRef.get(held), (keys) =>
+      keys.has(key)
+        ? effect
+        : Effect.acquireUseRelease(
+          Effect.sync(() => randomBytes(16).toString("hex")),
+          // Waiting happens in `use`, so it stays interruptible. The release below is harmless when the
+          // lock was never taken: it deletes only a lock holding this call's token.
+          (token) =>
+            backend.tryAcquire(key, token, toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)).pipe(
+              Effect.filterOrFail((acquired) => acquired, () => new Busy()),
+              Effect.retry(RETRY),
+              Effect.catchTag("Busy", () => new OperationInProgress()),
+              Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key])))
+            ),
+          (token) => backend.release(key, token)
+        ).pipe(Effect.withSpan("UserLock.withLock", { attributes: { key } })))
 })
 
 const makeMemory = Effect.sync((): UserLockShape => {
