@@ -68,3 +68,19 @@ UPDATE case_openings o SET
                                ELSE (SELECT value_cents FROM items WHERE id = o.flip_item_id) END;
 ALTER TABLE case_openings ALTER COLUMN roll_item_value_cents SET NOT NULL;
 ALTER TABLE case_openings ADD CONSTRAINT case_openings_flip_value CHECK (is_flip = (flip_item_value_cents IS NOT NULL));
+
+-- Each round of a battle keeps its case's items with their ranges and values as they were when the
+-- battle was created (in roll order), so editing a case cannot change a battle already paid for.
+-- Battles still waiting take their cases as they are now; finished ones rolled long ago.
+ALTER TABLE battle_cases ADD COLUMN items jsonb;
+UPDATE battle_cases bc SET items = (
+  SELECT jsonb_agg(jsonb_build_object('itemId', ci.item_id::text, 'rangeStart', ci.range_start,
+                                      'rangeEnd', ci.range_end, 'valueCents', i.value_cents::text)
+                   ORDER BY ci.range_start)
+  FROM case_items ci JOIN items i ON i.id = ci.item_id WHERE ci.case_id = bc.case_id)
+FROM battles b WHERE b.id = bc.battle_id AND b.status = 'WAITING';
+
+-- Which openings rolled a committed seed: their FLIP must reuse that seed (older ones recorded a
+-- FLIP seed of their own). Existing rows get false, every later one true.
+ALTER TABLE case_openings ADD COLUMN committed_seed boolean NOT NULL DEFAULT false;
+ALTER TABLE case_openings ALTER COLUMN committed_seed SET DEFAULT true;

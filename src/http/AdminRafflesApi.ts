@@ -12,7 +12,8 @@ export class AdminRafflesApi extends HttpApiGroup.make("adminRaffles")
       .annotate(
         OpenApi.Description,
         "Publishes serverSeedHash now; the seed is revealed at the draw (when sold out, or at endsAt). Winning ticket = " +
-          "(HMAC-SHA256(serverSeed, `${raffleId}:${ticketsSold}`) mod ticketsSold) + 1."
+          "(HMAC-SHA256(serverSeed, `${raffleId}:${ticketsSold}:${ticketSeedsDigest}`) mod ticketsSold) + 1, the digest " +
+          "being SHA-256 of every ticket's client seed at purchase, in ticket order, joined by \":\" (docs/fairness.md)."
       )
   )
   .middleware(AdminAuthentication)

@@ -31,11 +31,12 @@ export const CaseSummaryView = Schema.Struct({
   bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber })
 })
 
-/** SPEC `GET /cases/:id`: the items in roll order. */
+/** SPEC `GET /cases/:id`: the items in roll order, and the chance of FLIP (docs/fairness.md). */
 export const CaseDetailView = Schema.Struct({
   id: CaseId,
   name: Schema.String,
   priceCents: Schema.BigIntFromNumber,
+  flipChance: Schema.Number,
   items: Schema.Array(Schema.Struct({
     id: ItemId,
     name: Schema.String,

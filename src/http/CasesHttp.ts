@@ -15,6 +15,7 @@ export const CasesLive = HttpApiBuilder.group(Api, "cases", (handlers) =>
           id: kase.id,
           name: kase.name,
           priceCents: kase.priceCents,
+          flipChance: kase.flipChance,
           items: items.map((item) => ({
             id: item.itemId,
             name: item.name,

@@ -5,7 +5,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { CaseCategory, DropChance, Rarity } from "../schema/Catalog"
+import { CaseCategory, DropChance, FlipChance, Rarity } from "../schema/Catalog"
 import { CaseId, ItemId } from "../schema/Ids"
 import { PageQuery } from "../schema/Pagination"
 import { AdminAuthentication } from "./Authentication"
@@ -90,7 +90,7 @@ const OptionalCaseFields = {
   isFeatured: Schema.optional(Flag),
   isActive: Schema.optional(Flag),
   houseEdge: Schema.optional(Fraction(0.5)),
-  flipChance: Schema.optional(Fraction(0.5))
+  flipChance: Schema.optional(FlipChance)
 }
 
 export const NewCasePayload = Schema.Struct({

@@ -16,6 +16,10 @@ export const OpeningVerification = Schema.Struct({
   nonce: Schema.Number,
   roll: Schema.Number,
   calculatedRoll: Schema.Number,
+  /** The item the roll selected and its block of the case's ranges at that moment. */
+  rollItemId: Schema.String,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
   /** The case's flip chance when the opening was rolled: FLIP when (t mod 10000000) < flipChance x 10000000. */
   flipChance: Schema.Number,
   isFlip: Schema.Boolean,
@@ -25,6 +29,9 @@ export const OpeningVerification = Schema.Struct({
   flipNonce: Schema.optional(Schema.Number),
   flipRoll: Schema.optional(Schema.NullOr(Schema.Number)),
   calculatedFlipRoll: Schema.optional(Schema.Number),
+  flipItemId: Schema.optional(Schema.String),
+  flipRangeStart: Schema.optional(Schema.Number),
+  flipRangeEnd: Schema.optional(Schema.Number),
   isValid: Schema.Boolean
 })
 

@@ -48,6 +48,14 @@ export const DropChance = Schema.Number.pipe(
   })
 )
 
+/** D6: a case's chance of FLIP, 0 to 0.5, exact to 7 decimal places like drop chances. */
+export const FlipChance = Schema.Number.pipe(
+  Schema.filter((chance) => chance >= 0 && chance <= 0.5, { message: () => "must be between 0 and 0.5" }),
+  Schema.filter((chance) => chanceUnits(chance) !== undefined, {
+    message: () => "must have at most 7 decimal places"
+  })
+)
+
 /** SPEC Item. */
 export class Item extends Schema.Class<Item>("Item")({
   id: ItemId,

@@ -12,7 +12,6 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
-import { Rarity } from "../schema/Catalog"
 import type { BattleId, BattleMode } from "../schema/Battle"
 import { ItemId, UserId } from "../schema/Ids"
 import { Audit, type AuditEntry } from "./Audit"
@@ -47,19 +46,13 @@ export const winnersOf = (mode: BattleMode, players: ReadonlyArray<BattlePlayer>
   return bySlot.filter((p) => p.totalValueCents === best)
 }
 
-const RangeRow = Schema.Struct({
+/** A round's case as it was when the battle was created: its items' ranges and values (`battle_cases.items`). */
+const RoundRow = Schema.Struct({
+  roundNumber: Schema.Number,
   caseId: Schema.String,
   caseName: Schema.String,
-  itemId: ItemId,
-  rangeStart: Schema.Number,
-  rangeEnd: Schema.Number,
-  valueCents: Schema.BigInt,
-  name: Schema.String,
-  rarity: Rarity
+  items: Schema.Array(Schema.Struct({ itemId: ItemId, rangeStart: Schema.Number, rangeEnd: Schema.Number, valueCents: Schema.BigInt }))
 })
-type RangeRow = typeof RangeRow.Type
-
-const RoundRow = Schema.Struct({ roundNumber: Schema.Number, caseId: Schema.String })
 const PlayerRow = Schema.Struct({ slot: Schema.Number, userId: UserId, team: Schema.NullOr(Schema.Number) })
 const PoolRow = Schema.Struct({ itemId: ItemId, valueCents: Schema.BigInt })
 const SavedRecordRow = Schema.Struct({
@@ -88,16 +81,10 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* sql`UPDATE battles SET status = 'RUNNING' WHERE id = ${battleId}`
       const rounds = yield* rowsOf(RoundRow, sql`
-        SELECT round_number, case_id::text AS case_id FROM battle_cases WHERE battle_id = ${battleId} ORDER BY round_number`)
+        SELECT bc.round_number, bc.case_id::text AS case_id, c.name AS case_name, bc.items
+        FROM battle_cases bc JOIN cases c ON c.id = bc.case_id WHERE bc.battle_id = ${battleId} ORDER BY bc.round_number`)
       const players = yield* rowsOf(PlayerRow, sql`
         SELECT slot, user_id, team FROM battle_players WHERE battle_id = ${battleId} ORDER BY slot`)
-      const caseIds = [...new Set(rounds.map((r) => r.caseId))]
-      const ranges = yield* rowsOf(RangeRow, sql`
-        SELECT ci.case_id::text AS case_id, c.name AS case_name, ci.item_id, ci.range_start, ci.range_end,
-               i.value_cents, i.name, i.rarity
-        FROM case_items ci JOIN items i ON i.id = ci.item_id JOIN cases c ON c.id = ci.case_id
-        WHERE ci.case_id IN ${sql.in(caseIds)} ORDER BY ci.range_start`)
-      const rangesOfCase = new Map(caseIds.map((id) => [id, ranges.filter((r) => r.caseId === id)]))
 
       const drops: Array<{ userId: UserId; itemId: ItemId; valueCents: bigint; roundNumber: number; caseName: string }> = []
       const rolls: Array<Record<string, unknown>> = []
@@ -106,7 +93,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         for (const [i, round] of rounds.entries()) {
           const nonce = firstNonce + i
           const roll = caseRoll(seed.serverSeed, clientSeed, nonce)
-          const won: RangeRow = yield* Either.match(itemForRoll(rangesOfCase.get(round.caseId)!, roll), {
+          const won = yield* Either.match(itemForRoll(round.items, roll), {
             onLeft: (error) => Effect.die(error),
             onRight: Effect.succeed
           })
@@ -126,7 +113,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
             rangeEnd: won.rangeEnd,
             createdAt: now
           })
-          drops.push({ userId: player.userId, itemId: won.itemId, valueCents: won.valueCents, roundNumber: round.roundNumber, caseName: won.caseName })
+          drops.push({ userId: player.userId, itemId: won.itemId, valueCents: won.valueCents, roundNumber: round.roundNumber, caseName: round.caseName })
         }
       }
       yield* sql`INSERT INTO battle_rolls ${sql.insert(rolls)}`

@@ -91,6 +91,8 @@ const RollRow = Schema.Struct({
   ...ItemColumns
 })
 
+const VerifiedRollRow = Schema.extend(RollRow, Schema.Struct({ battleSeedHash: Schema.NullOr(Schema.String) }))
+
 const SettlementRow = Schema.Struct({
   id: Schema.String,
   type: SettlementType,
@@ -227,10 +229,21 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                   ${at})
           RETURNING id`
         const id = battle!.id
-        for (const [index, caseId] of request.caseIds.entries()) {
-          yield* sql`INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents)
-                     VALUES (${id}, ${index + 1}, ${caseId}, ${priceOf.get(caseId)!})`
-        }
+        // Each round keeps its case's ranges and values as they are now (`items`, in roll order), so
+        // that editing the case later cannot change a battle its players already paid for.
+        const rounds = request.caseIds.map((caseId, index) => ({
+          round_number: index + 1,
+          case_id: String(caseId),
+          price_cents: String(priceOf.get(caseId)!)
+        }))
+        yield* sql`
+          INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
+          SELECT ${id}, r.round_number, r.case_id, r.price_cents,
+                 (SELECT jsonb_agg(jsonb_build_object('itemId', ci.item_id::text, 'rangeStart', ci.range_start,
+                                                      'rangeEnd', ci.range_end, 'valueCents', i.value_cents::text)
+                                   ORDER BY ci.range_start)
+                  FROM case_items ci JOIN items i ON i.id = ci.item_id WHERE ci.case_id = r.case_id)
+          FROM jsonb_to_recordset(${JSON.stringify(rounds)}::jsonb) AS r(round_number integer, case_id bigint, price_cents bigint)`
         yield* sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
                    VALUES (${id}, 1, ${userId}, ${teamOf(request.mode, 1)}, ${at})`
         const posting = yield* ledger.debit({ userId, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id: BigInt(id) } })
@@ -343,10 +356,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * once the battle is FINISHED; anyone else (or earlier) gets 404 (D5).
      */
     const verifyRoll = Effect.fn("Battles.verifyRoll")(function*(requester: User, rollId: BattleRollId) {
-      const found = yield* rowsOf(RollRow, sql`
+      const found = yield* rowsOf(VerifiedRollRow, sql`
         SELECT r.id, r.battle_id::text AS battle_id, r.round_number, r.user_id, r.roll, r.server_seed, r.server_seed_hash,
                r.client_seed, r.nonce, r.range_start, r.range_end, r.item_id, i.name AS item_name, i.rarity,
-               r.value_cents, i.image_url
+               r.value_cents, i.image_url, b.server_seed_hash AS battle_seed_hash
         FROM battle_rolls r JOIN items i ON i.id = r.item_id JOIN battles b ON b.id = r.battle_id
         WHERE r.id = ${rollId} AND b.status = 'FINISHED'
           AND (${requester.role === "ADMIN"} OR EXISTS (
@@ -367,8 +380,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         roll: r.roll,
         calculatedRoll,
         item: itemOf(r),
+        // A battle with a committed seed (all since D17) rolled every round with it.
         isValid: hashServerSeed(r.serverSeed) === r.serverSeedHash && calculatedRoll === r.roll &&
-          r.rangeStart <= r.roll && r.roll <= r.rangeEnd
+          r.rangeStart <= r.roll && r.roll <= r.rangeEnd &&
+          (r.battleSeedHash === null || r.battleSeedHash === r.serverSeedHash)
       }
     })
 

@@ -224,6 +224,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
       flipRangeStart: Schema.NullOr(Schema.Number),
       flipRangeEnd: Schema.NullOr(Schema.Number),
       flipChance: Schema.Number,
+      committedSeed: Schema.Boolean,
       rollItemValueCents: Schema.BigInt,
       flipItemValueCents: Schema.NullOr(Schema.BigInt)
     })
@@ -242,7 +243,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         execute: (id) =>
           sql`SELECT o.id, o.user_id, o.case_id, o.item_id, o.server_seed, o.server_seed_hash, o.client_seed, o.nonce, o.roll,
                      o.roll_item_id, o.roll_range_start, o.roll_range_end, o.is_flip, o.flip_server_seed, o.flip_client_seed,
-                     o.flip_nonce, o.flip_roll, o.flip_item_id, o.flip_range_start, o.flip_range_end, o.flip_chance,
+                     o.flip_nonce, o.flip_roll, o.flip_item_id, o.flip_range_start, o.flip_range_end, o.flip_chance, o.committed_seed,
                      o.roll_item_value_cents, o.flip_item_value_cents
               FROM case_openings o WHERE o.id = ${id}`
       })(openingId).pipe(Effect.orDie)
@@ -260,7 +261,9 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
       if (o.isFlip && o.flipServerSeed !== null && o.flipClientSeed !== null && o.flipNonce !== null) {
         const calculatedFlipRoll = caseRoll(o.flipServerSeed, o.flipClientSeed, o.flipNonce)
         const better = o.flipItemValueCents !== null && o.flipItemValueCents > o.rollItemValueCents ? o.flipItemId : o.rollItemId
-        isValid = isValid && calculatedFlipRoll === o.flipRoll && o.flipNonce === o.nonce + 1 &&
+        // Since seeds are committed, a FLIP is the same seed and client seed with the next nonce.
+        const sameSeed = !o.committedSeed || (o.flipServerSeed === o.serverSeed && o.flipClientSeed === o.clientSeed)
+        isValid = isValid && sameSeed && calculatedFlipRoll === o.flipRoll && o.flipNonce === o.nonce + 1 &&
           inBlock(o.flipRoll ?? 0, o.flipRangeStart ?? 1, o.flipRangeEnd ?? 0) && better === o.itemId
         flipFields = {
           flipServerSeed: o.flipServerSeed,
@@ -268,7 +271,10 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
           flipClientSeed: o.flipClientSeed,
           flipNonce: o.flipNonce,
           flipRoll: o.flipRoll,
-          calculatedFlipRoll
+          calculatedFlipRoll,
+          flipItemId: o.flipItemId ?? undefined,
+          flipRangeStart: o.flipRangeStart ?? undefined,
+          flipRangeEnd: o.flipRangeEnd ?? undefined
         }
       } else {
         isValid = isValid && o.itemId === o.rollItemId
@@ -281,6 +287,9 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         nonce: o.nonce,
         roll: o.roll,
         calculatedRoll,
+        rollItemId: o.rollItemId,
+        rangeStart: o.rollRangeStart,
+        rangeEnd: o.rollRangeEnd,
         flipChance: o.flipChance,
         isFlip: o.isFlip,
         ...flipFields,

@@ -131,8 +131,8 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
     )
 
     /**
-     * The user's fairness state, created on first need (at sign-up): a random client seed, nonce 0
-     * and a committed server seed. A no-op when it exists.
+     * The user's fairness state, created when the user is (sign-up) and on first need: a random
+     * client seed, nonce 0 and a committed server seed. A no-op when it exists.
      */
     const ensure = (userId: UserId) =>
       Effect.gen(function*() {
@@ -164,10 +164,13 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
       return row! satisfies FairnessState
     })
 
-    /** Runs `take`; when the user has no fairness state yet, creates it first and runs it again. */
-    const withState = <A>(userId: UserId, take: Effect.Effect<A | undefined>) =>
+    /**
+     * What `take` found of the user's fairness state. Every user has one from sign-up (`ensure`), so a
+     * roll never makes a seed and uses it in the same request: without one, the operation fails.
+     */
+    const committed = <A>(userId: UserId, take: Effect.Effect<A | undefined>) =>
       Effect.flatMap(take, (taken) =>
-        taken !== undefined ? Effect.succeed(taken) : Effect.zipRight(ensure(userId), Effect.map(take, (again) => again!)))
+        taken !== undefined ? Effect.succeed(taken) : Effect.dieMessage(`User ${userId} has no committed server seed`))
 
     /**
      * Inside the caller's transaction: the user's committed seed with the next nonce, for one roll;
@@ -177,7 +180,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
     const takeCommittedRoll = Effect.fn("ProvablyFair.takeCommittedRoll")(function*(userId: UserId) {
       const next = yield* newServerSeed
       const at = yield* now
-      const roll: CommittedRoll = yield* withState(userId, firstOf(RollRow, sql`
+      const roll: CommittedRoll = yield* committed(userId, firstOf(RollRow, sql`
         WITH used AS (
           SELECT user_id, next_server_seed, next_server_seed_hash FROM fairness_seeds WHERE user_id = ${userId} FOR UPDATE
         )
@@ -196,7 +199,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
      */
     const takeNonces = Effect.fn("ProvablyFair.takeNonces")(function*(userId: UserId, count: number) {
       const at = yield* now
-      const row = yield* withState(userId, firstOf(NoncesRow, sql`
+      const row = yield* committed(userId, firstOf(NoncesRow, sql`
         UPDATE fairness_seeds SET nonce = nonce + ${count}, updated_at = ${at} WHERE user_id = ${userId}
         RETURNING client_seed, nonce`))
       return { clientSeed: row.clientSeed, firstNonce: row.nonce - count + 1 }

@@ -41,7 +41,9 @@ export class Users extends Effect.Service<Users>()("app/Users", {
 
     const create = Effect.fn("Users.create")(function*(input: { readonly idpId: string; readonly username: string }) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* insert({ ...input, now }).pipe(Effect.orDie)
+      const user = yield* insert({ ...input, now }).pipe(Effect.orDie)
+      yield* fairness.ensure(user.id)
+      return user
     })
 
     const findById = Effect.fn("Users.findById")(function*(id: UserId) {

@@ -180,6 +180,7 @@ layer(TestDatabase)("public cases", (it) => {
         id: kase.id,
         name: "Exact Chances",
         priceCents: 1_200,
+        flipChance: 0,
         items: [
           { id: rare.id, name: "M4A4 | Howl", rarity: "COVERT", valueCents: 80_000, imageUrl: rare.imageUrl, dropChance: 0.43 },
           { id: common.id, name: "MP9 | Storm", rarity: "INDUSTRIAL", valueCents: 300, imageUrl: common.imageUrl, dropChance: 0.57 }

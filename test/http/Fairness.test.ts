@@ -90,12 +90,16 @@ const verifierScript = (() => {
   return { dir, file }
 })()
 
-/** Runs the docs' verifier on `answer` with the hash shown before: its last line, "valid" or "invalid". */
-const runVerifier = (answer: unknown, shownHash: string) => {
+/**
+ * Runs the docs' verifier on `answer` with the hash shown before (and the client seed and nonce the
+ * user expects): its last line, "valid" or "invalid".
+ */
+const runVerifier = (answer: unknown, shownHash: string, ...expected: ReadonlyArray<string | number>) => {
   const input = join(verifierScript.dir, `answer-${++seq}.json`)
   writeFileSync(input, JSON.stringify(answer))
   try {
-    return execFileSync(process.execPath, [verifierScript.file, input, shownHash], { encoding: "utf8" }).trim().split("\n").at(-1)
+    return execFileSync(process.execPath, [verifierScript.file, input, shownHash, ...expected.map(String)], { encoding: "utf8" })
+      .trim().split("\n").at(-1)
   } catch (failed) {
     return String((failed as { stdout: string }).stdout).trim().split("\n").at(-1)
   }
@@ -130,10 +134,15 @@ layer(TestDatabase)("committed seeds", (it) => {
         nonce: 1,
         nextServerSeedHash: opened.nextServerSeedHash
       })
-      // The docs' verifier agrees, and refuses any other hash.
-      expect(runVerifier(verified, shown.nextServerSeedHash)).toBe("valid")
+      // The docs' verifier agrees, and refuses any other hash, inputs or a missing field.
+      expect(runVerifier(verified, shown.nextServerSeedHash, "chosen-after-the-hash", 1)).toBe("valid")
       expect(runVerifier(verified, opened.nextServerSeedHash)).toBe("invalid")
       expect(runVerifier({ ...verified, roll: verified.roll % 10_000_000 + 1 }, shown.nextServerSeedHash)).toBe("invalid")
+      expect(runVerifier(verified, shown.nextServerSeedHash, "someone-else", 1)).toBe("invalid")
+      expect(runVerifier(verified, shown.nextServerSeedHash, "chosen-after-the-hash", 7)).toBe("invalid")
+      const { flipChance: _, ...withoutFlipChance } = verified
+      expect(runVerifier(withoutFlipChance, shown.nextServerSeedHash)).toBe("invalid")
+      expect(runVerifier({ ...verified, rangeStart: verified.roll + 1 }, shown.nextServerSeedHash)).toBe("invalid")
     }))
 
   it.scoped("an upgrade uses the seed committed before it and commits the next", () =>
@@ -154,8 +163,9 @@ layer(TestDatabase)("committed seeds", (it) => {
       expect(upgraded.success).toBe(upgraded.roll < 45_000)
       expect(upgraded.nextServerSeedHash).not.toBe(shown.nextServerSeedHash)
       expect((yield* stateOf(client, player.auth)).nextServerSeedHash).toBe(upgraded.nextServerSeedHash)
-      expect(runVerifier(verified, shown.nextServerSeedHash)).toBe("valid")
+      expect(runVerifier(verified, shown.nextServerSeedHash, "upgrade-seed", shown.nonce + 1)).toBe("valid")
       expect(runVerifier({ ...verified, success: !verified.success }, shown.nextServerSeedHash)).toBe("invalid")
+      expect(runVerifier({ ...verified, threshold: verified.threshold - 1 }, shown.nextServerSeedHash)).toBe("invalid")
     }))
 
   it.scoped("a FLIP rolls the opening's committed seed again with the following nonce", () =>
@@ -192,7 +202,9 @@ layer(TestDatabase)("committed seeds", (it) => {
         nonce: shown.nonce + 2,
         nextServerSeedHash: opened.nextServerSeedHash
       })
-      expect(runVerifier(verified, shown.nextServerSeedHash)).toBe("valid")
+      expect(runVerifier(verified, shown.nextServerSeedHash, shown.clientSeed, shown.nonce + 1)).toBe("valid")
+      expect(runVerifier({ ...verified, flipServerSeed: "0".repeat(64) }, shown.nextServerSeedHash)).toBe("invalid")
+      expect(runVerifier({ ...verified, flipNonce: verified.flipNonce + 1 }, shown.nextServerSeedHash)).toBe("invalid")
     }))
 
   it.scoped("a battle shows its seed's hash before anyone joins; rounds roll it with each player's seed and nonces", () =>
@@ -223,13 +235,48 @@ layer(TestDatabase)("committed seeds", (it) => {
         expect(caseRoll(finished.serverSeed, player.clientSeed, round.nonce)).toBe(round.roll)
         const verified = (yield* client.get(`/api/provably-fair/verify/${round.id}?type=battle-roll`, joiner.auth)).body
         expect(verified.isValid).toBe(true)
-        expect(runVerifier(verified, created.serverSeedHash)).toBe("valid")
+        expect(runVerifier(verified, created.serverSeedHash, player.clientSeed, round.nonce)).toBe("valid")
       }
       expect(finished.rounds.find((r: { userId: string }) => r.userId === joiner.id).clientSeed).toBe("joiner-fixed-this")
       // Battles use the players' nonces, not their own committed seeds.
       for (const [id, auth] of [[creator.id, creator.auth], [joiner.id, joiner.auth]] as const) {
         expect(yield* stateOf(client, auth)).toEqual({ ...before[id]!, nonce: before[id]!.nonce + 3 })
       }
+    }))
+
+  it.scoped("a battle rolls its cases as they were at creation; a case's flip chance is public and exact", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase, items } = yield* makeCase({ priceCents: 100n, flipChance: 0.1 })
+      const [creator, joiner] = [yield* fundedPlayer(client, "snapshot-a", 1_000), yield* fundedPlayer(client, "snapshot-b", 1_000)]
+      const admin = yield* fundedPlayer(client, "root", 0)
+      const created = (yield* client.post("/api/battles", { caseIds: Array(5).fill(String(kase.id)), mode: "NORMAL", maxPlayers: 2 }, creator.auth)).body
+      // The administrator makes the case all Jackpot after the battle was paid for.
+      const edited = yield* client.request(`/api/admin/cases/${kase.id}`, {
+        method: "PUT",
+        headers: { ...admin.auth, "content-type": "application/json" },
+        body: JSON.stringify({ items: [{ itemId: String(items.jackpot!.id), dropChance: 1 }] })
+      })
+      expect(edited.status).toBe(200)
+      const finished = (yield* client.post(`/api/battles/${created.id}/join`, undefined, joiner.auth)).body
+      expect(finished.status).toBe("FINISHED")
+      // 10 rolls of the original ranges (90% Common, 9% Rare, 1% Jackpot): never all Jackpot, and each
+      // item is the one its roll selects there.
+      const original = [[1, 100_000, items.jackpot!.id], [100_001, 1_000_000, items.rare!.id], [1_000_001, 10_000_000, items.common!.id]] as const
+      for (const round of finished.rounds) {
+        const [, , expected] = original.find(([start, end]) => start <= round.roll && round.roll <= end)!
+        expect(round.item.id).toBe(String(expected))
+      }
+      expect(finished.rounds.some((r: { item: { id: string } }) => r.item.id !== String(items.jackpot!.id))).toBe(true)
+
+      expect((yield* client.get(`/api/cases/${kase.id}`, creator.auth)).body.flipChance).toBe(0.1)
+      const tooPrecise = yield* client.request(`/api/admin/cases/${kase.id}`, {
+        method: "PUT",
+        headers: { ...admin.auth, "content-type": "application/json" },
+        body: JSON.stringify({ flipChance: 0.12345678 })
+      })
+      expect(tooPrecise.status).toBe(400)
+      expect(tooPrecise.body.errors).toEqual([{ field: "flipChance", message: "must have at most 7 decimal places" }])
     }))
 
   it.scoped("a raffle's draw is recomputed by the docs' verifier from what GET /raffles/:id shows", () =>
@@ -248,6 +295,8 @@ layer(TestDatabase)("committed seeds", (it) => {
       expect(runVerifier(drawn, raffle.serverSeedHash)).toBe("valid")
       expect(runVerifier({ ...drawn, winningTicket: drawn.winningTicket % 5 + 1 }, raffle.serverSeedHash)).toBe("invalid")
       expect(runVerifier({ ...drawn, ticketSeeds: [...drawn.ticketSeeds].reverse() }, raffle.serverSeedHash)).toBe("invalid")
+      expect(runVerifier({ ...drawn, ticketSeeds: null }, raffle.serverSeedHash)).toBe("invalid")
+      expect(runVerifier({ ...drawn, ticketsSold: 0 }, raffle.serverSeedHash)).toBe("invalid")
     }))
 
   it.scoped("a refused opening or upgrade consumes neither the committed seed nor a nonce", () =>
