@@ -1,7 +1,9 @@
 /**
  * The service: configuration -> infrastructure (database, Redis or in-memory stores) -> domain
- * services -> HTTP API, served by Node until SIGTERM/SIGINT. On a signal the server stops accepting,
- * lets in-flight requests finish, then the pools close (layers close in reverse order).
+ * services -> HTTP API, served by Node until SIGTERM/SIGINT. Layers close in reverse order, so on a
+ * signal (D20): shutdown begins (readiness 503, event streams end), the server stops accepting and
+ * lets requests in flight finish (at most SHUTDOWN_GRACE), the background jobs stop after their
+ * current run, then the pools close and the process exits 0.
  */
 import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
@@ -12,6 +14,7 @@ import { AppConfig, AppConfigLive, StartupError } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
+import { Lifecycle } from "./layers/Lifecycle"
 import { Randomness } from "./layers/Randomness"
 import { DatabaseFromConfig, StoresFromConfig } from "./layers/Infrastructure"
 import { CatalogSeedOnStart } from "./services/CatalogSeed"
@@ -19,15 +22,15 @@ import { DashboardCacheJob, DepositExpiryJob, IdempotencyCleanupJob, RaffleDrawJ
 import { DomainLive } from "./services/DomainLive"
 import { WebhookDeliveryWorker } from "./services/WebhookDelivery"
 
-const Infrastructure = Layer.mergeAll(DatabaseFromConfig, StoresFromConfig, Randomness.live)
+const Infrastructure = Layer.mergeAll(DatabaseFromConfig, StoresFromConfig, Randomness.live, Lifecycle.live)
 
-/** How long shutdown waits for in-flight requests before it closes their connections. */
-const SHUTDOWN_GRACE = Duration.seconds(10)
+/** How long shutdown waits for in-flight requests before it closes their connections (D20). */
+const SHUTDOWN_GRACE = Duration.seconds(20)
 
 /**
  * Node's server, served by the API. On shutdown the server stops accepting and waits for open
- * connections; the deadline below closes those still open after SHUTDOWN_GRACE (a stuck client, an
- * event stream), so a stop never hangs.
+ * connections; the deadline below closes those still open after SHUTDOWN_GRACE (a stuck client), so a
+ * stop never hangs.
  */
 const HttpServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
@@ -64,7 +67,15 @@ const Banner = Layer.effectDiscard(
   })
 )
 
-const AppLive = Banner.pipe(
+/** The first step of shutdown, before the server stops: readiness 503, event streams end. */
+const ShutdownSignal = Layer.scopedDiscard(
+  Effect.flatMap(Lifecycle, (lifecycle) =>
+    Effect.addFinalizer(() =>
+      Effect.zipRight(Effect.logInfo("Shutting down: readiness is 503, event streams end"), lifecycle.beginShutdown)
+    ))
+)
+
+const AppLive = Layer.merge(Banner, ShutdownSignal).pipe(
   Layer.provideMerge(HttpServerLive),
   Layer.provide(ApiLive),
   Layer.provide(CatalogSeedOnStart),

@@ -1,23 +1,32 @@
 /** Server-Sent Events responses from a stream of messages, with a heartbeat for proxies. */
 import { HttpServerResponse } from "@effect/platform"
 import { Chunk, Effect, Schedule, type Scope, Stream } from "effect"
+import { Lifecycle } from "../layers/Lifecycle"
 
 const HEARTBEAT = "15 seconds"
 const encoder = new TextEncoder()
 
+/** The last event of every stream when the service shuts down: clients reconnect to another instance. */
+export const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
+
 /**
  * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a
- * message into `event: <name>\ndata: <json>\n\n`.
+ * message into `event: <name>\ndata: <json>\n\n`. Ends with SHUTDOWN_EVENT when the service stops.
  */
 export const eventStream = <E>(
   subscribe: Effect.Effect<Stream.Stream<string, E>, never, Scope.Scope>,
   toEvent: (message: string) => string
 ) =>
-  HttpServerResponse.stream(
-    Stream.unwrapScoped(Effect.map(subscribe, (messages) =>
-      Stream.merge(
-        Stream.map(messages, toEvent),
-        Stream.fromSchedule(Schedule.spaced(HEARTBEAT)).pipe(Stream.as(": heartbeat\n\n"))
-      ).pipe(Stream.prepend(Chunk.of(": connected\n\n"))))).pipe(Stream.map((text) => encoder.encode(text))),
-    { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }
-  )
+  Effect.map(Lifecycle, (lifecycle) =>
+    HttpServerResponse.stream(
+      Stream.unwrapScoped(Effect.map(subscribe, (messages) =>
+        Stream.merge(
+          Stream.map(messages, toEvent),
+          Stream.fromSchedule(Schedule.spaced(HEARTBEAT)).pipe(Stream.as(": heartbeat\n\n"))
+        ).pipe(
+          Stream.prepend(Chunk.of(": connected\n\n")),
+          Stream.interruptWhen(lifecycle.shutdown),
+          Stream.concat(Stream.succeed(SHUTDOWN_EVENT))
+        ))).pipe(Stream.map((text) => encoder.encode(text))),
+      { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }
+    ))

@@ -1,8 +1,12 @@
-/** Liveness always answers; readiness checks the database and Redis, each within a second. */
+/**
+ * Liveness always answers; readiness checks the database and Redis, each within a second, and is 503
+ * once shutdown has begun.
+ */
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option } from "effect"
 import { AppConfig } from "../layers/AppConfig"
+import { Lifecycle } from "../layers/Lifecycle"
 import { StoreHealth } from "../layers/stores/Stores"
 import { ServiceUnavailable } from "../schema/Errors"
 import { Api } from "./Api"
@@ -13,6 +17,7 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const stores = yield* StoreHealth
+    const lifecycle = yield* Lifecycle
     const redisKind = Option.isSome((yield* AppConfig).redisUrl) ? "up" as const : "in-memory" as const
 
     const database = sql`SELECT 1`.pipe(
@@ -28,6 +33,7 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
       .handle("health", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
         Effect.gen(function*() {
+          if (yield* lifecycle.draining) return yield* new ServiceUnavailable({ message: "Service unavailable: shutting down" })
           yield* database
           yield* redis
           return { status: "ready" as const, checks: { database: "up" as const, redis: redisKind } }

@@ -11,7 +11,7 @@ export const LiveDropsLive = HttpApiBuilder.group(Api, "liveDrops", (handlers) =
     return handlers
       .handle("recent", ({ urlParams }) => Effect.map(drops.recent(urlParams.limit), (list) => ({ drops: list })))
       .handle("stream", () =>
-        Effect.succeed(eventStream(drops.subscribe, (json) => `event: drop\ndata: ${json}\n\n`)))
+        eventStream(drops.subscribe, (json) => `event: drop\ndata: ${json}\n\n`))
   }))
 
 export const LiveDropsAdminLive = HttpApiBuilder.group(Api, "liveDropsAdmin", (handlers) =>

@@ -15,5 +15,5 @@ export const RealtimeLive = HttpApiBuilder.group(Api, "realtime", (handlers) =>
   Effect.gen(function*() {
     const realtime = yield* Realtime
     return handlers.handle("stream", () =>
-      Effect.map(CurrentUser, ({ user }) => eventStream(realtime.subscribe(user.id), toEvent)))
+      Effect.flatMap(CurrentUser, ({ user }) => eventStream(realtime.subscribe(user.id), toEvent)))
   }))

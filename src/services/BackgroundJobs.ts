@@ -1,7 +1,8 @@
 /**
  * The service's periodic jobs, each a fiber for the service's lifetime that runs at start and then
  * every interval. Every instance runs them; each job is safe with several instances (see the service
- * functions they call). A failed run is logged, and the next one runs on schedule.
+ * functions they call). A failed run is logged, and the next one runs on schedule. At shutdown a job
+ * stops between runs: a run in progress is finished first.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { Dashboard } from "./Dashboard"
@@ -14,6 +15,7 @@ const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Ef
     Effect.forkScoped(
       run.pipe(
         Effect.catchAllCause((cause) => Effect.logError(`${name} failed`, cause)),
+        Effect.uninterruptible,
         Effect.repeat(Schedule.spaced(interval))
       )
     )

@@ -171,9 +171,10 @@ layer(TestDatabase)("idempotency keys", (it) => {
       // The cleanup job forgets keys once they are 24 hours old.
       const idempotency = yield* Effect.provide(Idempotency, Idempotency.Default.pipe(Layer.provide(Stores.memory)))
       yield* TestClock.adjust("23 hours")
-      expect(yield* idempotency.forgetExpired()).toBe(0)
+      yield* idempotency.forgetExpired()
+      expect(yield* count("idempotency_keys", player.id)).toBe(1)
       yield* TestClock.adjust("1 hour")
-      expect(yield* idempotency.forgetExpired()).toBe(1)
+      expect(yield* idempotency.forgetExpired()).toBeGreaterThanOrEqual(1)
       expect(yield* count("idempotency_keys", player.id)).toBe(0)
     }))
 

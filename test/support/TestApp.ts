@@ -10,6 +10,7 @@ import { Effect, Layer, Redacted, Option } from "effect"
 import { ApiLive } from "../../src/http/HttpLive"
 import { AppConfig, type AppConfigShape, type StartupError } from "../../src/layers/AppConfig"
 import type { KeyValue } from "../../src/layers/stores/KeyValue"
+import { Lifecycle } from "../../src/layers/Lifecycle"
 import { Randomness } from "../../src/layers/Randomness"
 import { type StoreServices, Stores } from "../../src/layers/stores/Stores"
 import { DomainLive } from "../../src/services/DomainLive"
@@ -80,6 +81,8 @@ export interface TestAppOptions {
   readonly randomness?: Layer.Layer<Randomness>
   /** The payment gateway; `TestGateway` (payouts and charges succeed) unless a test brings its own. */
   readonly gateway?: Layer.Layer<PaymentGateway>
+  /** The process lifecycle; a fresh one unless a test needs to begin the shutdown itself. */
+  readonly lifecycle?: Layer.Layer<Lifecycle>
 }
 
 /** Builds the application over the surrounding database. */
@@ -94,6 +97,7 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
         Layer.provideMerge(DomainLive),
         Layer.provideMerge(options.identityProvider ?? TestIdentityProvider),
         Layer.provideMerge(options.randomness ?? Randomness.seeded("test")),
+        Layer.provideMerge(options.lifecycle ?? Lifecycle.live),
         Layer.provideMerge(options.gateway ?? TestGateway),
         Layer.provideMerge(sandboxCallback),
         Layer.provideMerge(options.stores ?? Stores.memory),
