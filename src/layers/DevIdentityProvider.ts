@@ -6,14 +6,14 @@
  * Its sign-in page is our own minimal form at `/interaction/:uid`: any login name, no password; the
  * name becomes `sub` and `preferred_username`. The form is shown on every sign-in, even when the browser
  * still has a provider session, so switching users needs no cookie clearing. There is no consent page:
- * `loadExistingGrant` grants the one (first-party) client whatever it asked for. State lives in
- * oidc-provider's in-memory adapter and is lost on restart.
+ * `loadExistingGrant` grants the one (first-party) client whatever it asked for. State lives in memory
+ * (`memoryStore`) and is lost on restart.
  */
 import { Context, Effect, Layer, Redacted, type Scope } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
-import type { Configuration, JWK } from "oidc-provider"
+import type { Adapter, AdapterPayload, Configuration, JWK } from "oidc-provider"
 import type Provider from "oidc-provider"
 import { AppConfig, StartupError } from "./AppConfig"
 
@@ -69,6 +69,71 @@ const interaction = async (provider: Provider, req: IncomingMessage, res: Server
   send(res, 405, "text/plain", "Method not allowed")
 }
 
+/**
+ * oidc-provider's storage: entries until they expire, however many sign-ins are under way. (Its
+ * built-in memory adapter keeps at most 1000 entries, about 200 sign-ins in progress; beyond that it
+ * drops authorization codes, and the exchange fails with `invalid_grant`.)
+ */
+const GRANTABLE = new Set(["AccessToken", "AuthorizationCode", "RefreshToken", "DeviceCode", "BackchannelAuthenticationRequest"])
+
+const memoryStore = () => {
+  const entries = new Map<string, { readonly payload: AdapterPayload; readonly expiresAt: number }>()
+  const byUid = new Map<string, string>()
+  const byUserCode = new Map<string, string>()
+  const byGrant = new Map<string, Set<string>>()
+  let writes = 0
+  const sweep = () => {
+    const now = Date.now()
+    for (const [key, entry] of entries) if (entry.expiresAt <= now) entries.delete(key)
+    for (const index of [byUid, byUserCode]) for (const [name, key] of index) if (!entries.has(key)) index.delete(name)
+    for (const [grantId, keys] of byGrant) {
+      for (const key of keys) if (!entries.has(key)) keys.delete(key)
+      if (keys.size === 0) byGrant.delete(grantId)
+    }
+  }
+  const live = (key: string | undefined) => {
+    const entry = key === undefined ? undefined : entries.get(key)
+    return entry !== undefined && entry.expiresAt > Date.now() ? entry.payload : undefined
+  }
+  return class MemoryAdapter implements Adapter {
+    constructor(private readonly model: string) {}
+    private key(id: string) {
+      return `${this.model}:${id}`
+    }
+    async upsert(id: string, payload: AdapterPayload, expiresIn?: number) {
+      if (++writes % 1000 === 0) sweep()
+      const key = this.key(id)
+      entries.set(key, { payload, expiresAt: expiresIn === undefined ? Infinity : Date.now() + expiresIn * 1000 })
+      // As oidc-provider's own adapter: sessions are found by uid, tokens of a grant revoked together.
+      if (this.model === "Session" && payload.uid !== undefined) byUid.set(payload.uid, key)
+      if (payload.userCode !== undefined) byUserCode.set(payload.userCode, key)
+      if (GRANTABLE.has(this.model) && payload.grantId !== undefined) {
+        byGrant.set(payload.grantId, (byGrant.get(payload.grantId) ?? new Set()).add(key))
+      }
+    }
+    async find(id: string) {
+      return live(this.key(id))
+    }
+    async findByUid(uid: string) {
+      return live(byUid.get(uid))
+    }
+    async findByUserCode(userCode: string) {
+      return live(byUserCode.get(userCode))
+    }
+    async consume(id: string) {
+      const payload = live(this.key(id))
+      if (payload !== undefined) payload.consumed = Math.floor(Date.now() / 1000)
+    }
+    async destroy(id: string) {
+      entries.delete(this.key(id))
+    }
+    async revokeByGrantId(grantId: string) {
+      for (const key of byGrant.get(grantId) ?? []) entries.delete(key)
+      byGrant.delete(grantId)
+    }
+  }
+}
+
 const listen = (port: number) =>
   Effect.acquireRelease(
     Effect.async<Server, StartupError>((resume) => {
@@ -118,6 +183,7 @@ const make: Effect.Effect<{ readonly issuer: string }, StartupError, AppConfig |
     pkce: { required: () => true },
     claims: { openid: ["sub"], profile: ["preferred_username"] },
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, preferred_username: sub }) }),
+    adapter: memoryStore(),
     features: { devInteractions: { enabled: false } },
     interactions: { policy, url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     // Auto-consent (oidc-provider's recipe for first-party clients): a grant of exactly what was asked.

@@ -55,6 +55,15 @@ layer(IdentityProvider.layer.pipe(Layer.provideMerge(KeyValue.memory), Layer.pro
       expect(params.code_challenge).toBe(createHash("sha256").update(pending.codeVerifier).digest("base64url"))
     }))
 
+  it.effect("300 sign-ins at once all complete (its storage holds every sign-in in progress)", () =>
+    Effect.gen(function*() {
+      const idp = yield* IdentityProvider
+      const logins = Array.from({ length: 300 }, (_, i) => `crowd-${i}`)
+      const callbacks = yield* Effect.forEach(logins, (login) => signInUpToCallback(login), { concurrency: "unbounded" })
+      const claims = yield* Effect.forEach(callbacks, ({ callback }) => idp.completeLogin(callback), { concurrency: "unbounded" })
+      expect(claims.map((c) => c.idpId)).toEqual(logins)
+    }), { timeout: 120_000 })
+
   it.effect("a sign-in completes once with the login name as idpId and username; the same callback again is refused", () =>
     Effect.gen(function*() {
       const idp = yield* IdentityProvider
