@@ -8,7 +8,7 @@ import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Console, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import { createServer } from "node:http"
 import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
-import { AppConfig, AppConfigLive, StartupError } from "./layers/AppConfig"
+import { AppConfig, AppConfigLive, isProduction, StartupError, usesDevIdentityProvider } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
@@ -53,7 +53,7 @@ const Banner = Layer.effectDiscard(
     yield* Effect.logInfo(`Listening on port ${config.port}`)
     yield* Console.log(`API reference: ${config.publicUrl}${DOCS_PATH}`)
     yield* Console.log(`OpenAPI 3.1:   ${config.publicUrl}${OPENAPI_PATH}`)
-    if (Option.isNone(config.oidc.issuer)) {
+    if (usesDevIdentityProvider(config)) {
       yield* Console.log(`Sign in (development provider, any login name): ${config.publicUrl}/api/auth/idp/login`)
     }
     if (config.secretsGenerated) {
@@ -88,7 +88,7 @@ const AppLive = Banner.pipe(
 /** JSON lines in production (for log shippers), readable lines otherwise; LOG_LEVEL sets the floor. */
 const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
-    const production = (yield* Config.string("NODE_ENV").pipe(Config.withDefault(""))) === "production"
+    const production = yield* isProduction
     const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
     return Layer.merge(production ? Logger.json : Logger.pretty, Logger.minimumLogLevel(level))
   }).pipe(

@@ -77,7 +77,7 @@ layer(TestDatabase)("bad input", (it) => {
       const client = yield* makeTestClient({
         config: {
           adminIdpIds: ["root"],
-          trustProxy: true,
+          trustProxy: 1,
           rateLimits: {
             ...testConfig.rateLimits,
             global: { count: 1_000_000, windowMs: 60_000 },

@@ -27,7 +27,8 @@ export const testConfig: AppConfigShape = {
   databaseUrl: Option.none(),
   redisUrl: Option.none(),
   redisKeyPrefix: "test:",
-  trustProxy: false,
+  trustProxy: 0,
+  sandbox: true,
   serviceName: "GamePlatform",
   webhookBlockPrivateTargets: false,
   oidc: {
@@ -43,7 +44,8 @@ export const testConfig: AppConfigShape = {
     auth: { count: 10, windowMs: 60_000 },
     caseOpen: { count: 5, windowMs: 60_000 },
     withdrawal: { count: 3, windowMs: 60_000 },
-    twoFactorVerify: { count: 5, windowMs: 300_000 }
+    twoFactorVerify: { count: 5, windowMs: 300_000 },
+    twoFactorDisable: { count: 5, windowMs: 300_000 }
   },
   gateway: { url: Option.none(), key: Option.none(), allowedIps: [], depositTtlMinutes: 30 },
   secretsGenerated: false,
