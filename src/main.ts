@@ -6,8 +6,8 @@
 import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Console, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
-import { createServer } from "node:http"
 import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
+import { createHttpServer } from "./http/NodeServer"
 import { AppConfig, AppConfigLive, isProduction, StartupError, usesDevIdentityProvider } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
@@ -31,7 +31,7 @@ const SHUTDOWN_GRACE = Duration.seconds(10)
  */
 const HttpServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
-    const server = createServer()
+    const server = createHttpServer()
     const ShutdownDeadline = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
         Effect.zipRight(

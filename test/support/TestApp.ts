@@ -3,10 +3,13 @@
  * middleware and error envelope, without a socket. Built inside the test's fiber, so TestClock drives
  * everything the handlers do with time. The database comes from the surrounding `layer(TestDatabase)`.
  */
-import { HttpApiBuilder, HttpApp } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, type HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import type { Server } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, Option } from "effect"
+import { Effect, Layer, Redacted, Option, type Runtime, type Scope } from "effect"
+import { createHttpServer } from "../../src/http/NodeServer"
 import { ApiLive } from "../../src/http/HttpLive"
 import { AppConfig, type AppConfigShape, type StartupError } from "../../src/layers/AppConfig"
 import type { KeyValue } from "../../src/layers/stores/KeyValue"
@@ -69,6 +72,11 @@ export interface TestClient {
   readonly open: (path: string, init?: RequestInit) => Effect.Effect<Response>
   readonly get: (path: string, headers?: Record<string, string>) => Effect.Effect<TestResponse>
   readonly post: (path: string, body?: unknown, headers?: Record<string, string>) => Effect.Effect<TestResponse>
+  /**
+   * Serves the same app over a real socket (Node's server, as in production; `createServer` chooses its
+   * options) until the scope closes; the base URL, e.g. `http://127.0.0.1:40123`.
+   */
+  readonly listen: (createServer?: () => Server) => Effect.Effect<string, never, Scope.Scope>
 }
 
 export interface TestAppOptions {
@@ -117,7 +125,16 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
         return { status: response.status, headers: response.headers, body: isJson && text ? JSON.parse(text) : text }
       })
 
+    const listen = (createServer: () => Server = () => createHttpServer()) =>
+      Effect.gen(function*() {
+        const server = yield* NodeHttpServer.make(createServer, { port: 0, host: "127.0.0.1" }).pipe(Effect.orDie)
+        yield* server.serve(app).pipe(Effect.provide(runtime as Runtime.Runtime<never>), Effect.provide(NodeHttpServer.layerContext))
+        const address = server.address as HttpServer.TcpAddress
+        return `http://127.0.0.1:${address.port}`
+      })
+
     const client: TestClient = {
+      listen,
       request,
       open: (path, init) => Effect.promise(() => handler!(new Request(`http://localhost${path}`, init))),
       get: (path, headers) => request(path, { headers }),
