@@ -1,4 +1,4 @@
-/** Handlers of withdrawal administration (D9). */
+/** Handlers of withdrawal administration (D9, D18). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Withdrawals } from "../services/Withdrawals"
@@ -13,4 +13,5 @@ export const AdminWithdrawalsLive = HttpApiBuilder.group(Api, "adminWithdrawals"
       .handle("approve", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.approve(user.id, path.id)))
       .handle("reject", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reject(user.id, path.id, payload.reason)))
+      .handle("reconcile", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reconcile(user.id, path.id)))
   }))

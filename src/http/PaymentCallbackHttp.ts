@@ -7,8 +7,10 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, ParseResult, Redacted, Schema } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { GatewayEvent } from "../schema/Deposit"
+import { PayoutEvent } from "../schema/Withdrawal"
 import { Forbidden, InvalidWebhookSignature } from "../schema/Errors"
 import { Deposits } from "../services/Deposits"
+import { Withdrawals } from "../services/Withdrawals"
 import { verifyGatewaySignature } from "../services/GatewaySignature"
 import { Api } from "./Api"
 import { clientIpOf } from "./ClientInfo"
@@ -21,14 +23,20 @@ const plainAddress = (ip: string) => ip.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i
 /** Lowercase (or uppercase) hex HMAC-SHA256: anything else cannot match, and its body is not read. */
 const SIGNATURE_SHAPE = /^\s*[0-9a-fA-F]{64}\s*$/
 
-const decodeEvent = (body: unknown) =>
-  Schema.decodeUnknown(GatewayEvent)(body).pipe(
+const decode = <A, I>(schema: Schema.Schema<A, I>, body: unknown) =>
+  Schema.decodeUnknown(schema)(body).pipe(
     Effect.mapError((error) => validationErrorOf(ParseResult.ArrayFormatter.formatErrorSync(error)))
   )
+
+/** `payout.*` events settle withdrawals (D18); every other event is about a deposit's charge. */
+const isPayoutEvent = (body: unknown) =>
+  typeof body === "object" && body !== null && "event" in body && typeof body.event === "string" &&
+  body.event.startsWith("payout.")
 
 export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", (handlers) =>
   Effect.gen(function*() {
     const deposits = yield* Deposits
+    const withdrawals = yield* Withdrawals
     const config = yield* AppConfig
     const secret = Redacted.value(config.secrets.webhookSecret)
     const allowed = new Set(config.gateway.allowedIps.map(plainAddress))
@@ -43,8 +51,9 @@ export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", 
         if (signature === undefined || !SIGNATURE_SHAPE.test(signature)) return yield* new InvalidWebhookSignature()
         const raw = yield* Effect.mapError(request.text, bodyProblem)
         if (!verifyGatewaySignature(secret, raw, signature)) return yield* new InvalidWebhookSignature()
-        const event = yield* Effect.flatMap(Effect.mapError(request.json, bodyProblem), decodeEvent)
-        yield* deposits.handleGatewayEvent(event)
+        const body = yield* Effect.mapError(request.json, bodyProblem)
+        if (isPayoutEvent(body)) yield* withdrawals.handlePayoutEvent(yield* decode(PayoutEvent, body))
+        else yield* deposits.handleGatewayEvent(yield* decode(GatewayEvent, body))
         return { received: true } as const
       }))
   }))

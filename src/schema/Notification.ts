@@ -5,7 +5,13 @@ import { idFromString } from "./Ids"
 export const NotificationId = idFromString("NotificationId")
 export type NotificationId = typeof NotificationId.Type
 
-export const NotificationType = Schema.Literal("DEPOSIT_CONFIRMED", "DEPOSIT_EXPIRED", "SECURITY_ALERT", "RAFFLE_WON")
+export const NotificationType = Schema.Literal(
+  "DEPOSIT_CONFIRMED",
+  "DEPOSIT_EXPIRED",
+  "SECURITY_ALERT",
+  "RAFFLE_WON",
+  "WITHDRAWAL_REQUESTED"
+)
 export type NotificationType = typeof NotificationType.Type
 
 export class Notification extends Schema.Class<Notification>("Notification")({
@@ -35,6 +41,9 @@ export type AuditAction =
   | "WITHDRAWAL_APPROVED"
   | "WITHDRAWAL_REJECTED"
   | "WITHDRAWAL_PAYOUT_FAILED"
+  | "WITHDRAWAL_PAYOUT_UNCONFIRMED"
+  | "WITHDRAWAL_PAYOUT_CONFLICT"
+  | "WITHDRAWAL_FAILED"
   | "DEPOSIT_FAILED"
   | "DEPOSIT_EXPIRED"
   | "DEPOSIT_PAID_LATE"

@@ -41,7 +41,7 @@ export const LOCK_MS = 15 * 60_000
 
 const setupKey = (userId: bigint) => `2fa-setup:${userId}`
 const usedKey = (userId: bigint, step: number) => `2fa-used:${userId}:${step}`
-/** Members `<instant>:<random>`: wrong codes of the window, and checks in flight. */
+/** Members `<instant>:<random>` for a check in flight, `<instant>:<random>:wrong` for a wrong code. */
 const attemptsKey = (userId: bigint) => `2fa-attempts:${userId}`
 /** The instant the lock ends. */
 const lockedKey = (userId: bigint) => `2fa-locked:${userId}`
@@ -150,16 +150,19 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         (value) => Option.getOrElse(Option.filter(Option.map(value, Number), Number.isFinite), () => 0)
       )
 
-    /** The attempts of the last FAILURE_WINDOW_MS (wrong codes and checks in flight), oldest first; drops older ones. */
+    /**
+     * The attempts of the last FAILURE_WINDOW_MS, one per check: `wrong` once answered with a wrong
+     * code, else still in flight. Drops older members.
+     */
     const recentAttempts = (userId: bigint, now: number) =>
       Effect.gen(function*() {
-        const recent: Array<number> = []
+        const attempts = new Map<string, { readonly at: number; readonly wrong: boolean }>()
         for (const member of yield* kv.setMembers(attemptsKey(userId))) {
-          const at = Number(member.split(":")[0])
-          if (at > now - FAILURE_WINDOW_MS) recent.push(at)
-          else yield* kv.setRemove(attemptsKey(userId), member)
+          const [at = "", id = "", wrong] = member.split(":")
+          if (Number(at) <= now - FAILURE_WINDOW_MS) yield* kv.setRemove(attemptsKey(userId), member)
+          else if (wrong !== undefined || !attempts.has(id)) attempts.set(id, { at: Number(at), wrong: wrong !== undefined })
         }
-        return recent.sort((a, b) => a - b)
+        return [...attempts.values()].sort((x, y) => x.at - y.at)
       })
 
     const lockOut = (userId: bigint, now: number, failures: number) =>
@@ -193,8 +196,9 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
     /**
      * Runs a code check (true: the code was accepted) unless the user is locked out, counting it when
      * the code was wrong. Each check first records itself as an attempt (an atomic set insert), and
-     * proceeds only when at most MAX_FAILURES attempts are recent: so parallel guesses cannot get past
-     * the count. An accepted code, or a check that failed for another reason, removes its attempt.
+     * proceeds only when at most MAX_FAILURES attempts (wrong codes and checks in flight) are recent:
+     * so parallel guesses cannot get past the count. A wrong code stays as such; an accepted code,
+     * or a check that failed for another reason, removes its attempt. The 5th wrong code locks.
      */
     const guarded = <E>(userId: bigint, check: Effect.Effect<boolean, E>) =>
       Effect.gen(function*() {
@@ -202,21 +206,21 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         const until = yield* lockedUntil(userId)
         if (until > now) return yield* tooMany(until - now)
         const attempt = `${now}:${randomBytes(6).toString("hex")}`
-        yield* kv.setAdd(attemptsKey(userId), attempt)
-        yield* kv.touch(attemptsKey(userId), FAILURE_WINDOW_MS)
+        const attempts = attemptsKey(userId)
+        yield* kv.setAdd(attempts, attempt)
+        yield* kv.touch(attempts, FAILURE_WINDOW_MS)
         const before = yield* recentAttempts(userId, now)
         // Over the count, or locked by a check that finished meanwhile: this one is not checked.
         const lockedNow = yield* lockedUntil(userId)
         if (before.length > MAX_FAILURES || lockedNow > now) {
-          yield* kv.setRemove(attemptsKey(userId), attempt)
-          return yield* tooMany(lockedNow > now ? lockedNow - now : before[0]! + FAILURE_WINDOW_MS - now)
+          yield* kv.setRemove(attempts, attempt)
+          return yield* tooMany(lockedNow > now ? lockedNow - now : before[0]!.at + FAILURE_WINDOW_MS - now)
         }
-        const accepted = yield* check.pipe(Effect.onError(() => kv.setRemove(attemptsKey(userId), attempt)))
-        if (accepted) {
-          yield* kv.setRemove(attemptsKey(userId), attempt)
-          return true
-        }
-        const failures = (yield* recentAttempts(userId, now)).length
+        const accepted = yield* check.pipe(Effect.onError(() => kv.setRemove(attempts, attempt)))
+        if (!accepted) yield* kv.setAdd(attempts, `${attempt}:wrong`) // added before the removal: never under-counted
+        yield* kv.setRemove(attempts, attempt)
+        if (accepted) return true
+        const failures = (yield* recentAttempts(userId, now)).filter((a) => a.wrong).length
         if (failures >= MAX_FAILURES) yield* lockOut(userId, now, failures)
         return false
       })
