@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import { UserId } from "../schema/Ids"
 import { PageParams } from "../schema/Pagination"
 import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../schema/Withdrawal"
+import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
 import { WithdrawalView } from "./WithdrawalsApi"
@@ -43,23 +44,31 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   .add(
     HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve")
       .setPath(IdPath)
+      .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.Conflict)
       .addError(HttpError.PayoutFailed)
+      .addError(HttpError.TwoFactorRequired)
       .annotate(
         OpenApi.Description,
         "PENDING -> PROCESSING, then the payout through the gateway: paid -> COMPLETED and webhook " +
           "withdrawal.completed; refused -> 502 and PENDING again (approve again or reject); no answer (timeout, " +
-          "5xx) -> 200 still PROCESSING, settled by the gateway's payout event or by reconcile. 409 while PROCESSING."
+          "5xx) -> 200 still PROCESSING, settled by the gateway's payout event or by reconcile. 409 while PROCESSING. " +
+          STEP_UP
       )
   )
   .add(
     HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject")
       .setPath(IdPath)
       .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
+      .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.Conflict)
-      .annotate(OpenApi.Description, "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING.")
+      .addError(HttpError.TwoFactorRequired)
+      .annotate(
+        OpenApi.Description,
+        "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP
+      )
   )
   .add(
     HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile")
