@@ -21,8 +21,16 @@ export interface ResolvedEndpoint {
 
 export type ResolveEndpoint = (method: string, url: string) => ResolvedEndpoint | undefined
 
-const endpoints: ReadonlyArray<{ readonly name: EndpointName; readonly method: string; readonly path: string }> = Object
-  .entries(Api.groups).flatMap(([group, { endpoints }]) =>
+interface Route {
+  readonly name: EndpointName
+  readonly method: string
+  readonly path: string
+}
+
+// Read on first use: modules the API itself imports (the security middleware) use this too.
+let routes: ReadonlyArray<Route> | undefined
+const allRoutes = (): ReadonlyArray<Route> =>
+  routes ??= Object.entries(Api.groups).flatMap(([group, { endpoints }]) =>
     Object.entries(endpoints).map(([name, endpoint]) => ({
       name: `${group}.${name}` as const,
       method: endpoint.method,
@@ -32,7 +40,7 @@ const endpoints: ReadonlyArray<{ readonly name: EndpointName; readonly method: s
 
 /** Fails at start-up when a rule names an endpoint the API does not have (a renamed endpoint). */
 export const endpoint = (name: EndpointName): EndpointName => {
-  if (!endpoints.some((e) => e.name === name)) throw new Error(`Routes: the API has no endpoint ${name}`)
+  if (!allRoutes().some((e) => e.name === name)) throw new Error(`Routes: the API has no endpoint ${name}`)
   return name
 }
 
@@ -41,7 +49,7 @@ export const makeResolveEndpoint: Effect.Effect<ResolveEndpoint> = Effect.map(
   FiberRef.get(HttpRouter.currentRouterConfig),
   (config) => {
     const router = FindMyWay.make<ResolvedEndpoint>(config)
-    for (const { method, name, path } of endpoints) router.on(method, path as FindMyWay.PathInput, { name, path })
+    for (const { method, name, path } of allRoutes()) router.on(method, path as FindMyWay.PathInput, { name, path })
     return (method, url) => {
       // As the platform's router: HEAD is answered by the GET route.
       const found = router.find(method, url) ?? (method === "HEAD" ? router.find("GET", url) : undefined)
