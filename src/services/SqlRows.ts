@@ -23,3 +23,9 @@ export const inTransaction = (sql: SqlClient.SqlClient) =>
   sql.withTransaction(effect).pipe(
     Effect.catchAll((error) => error instanceof SqlError ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError>))
   )
+
+/** A unique index refused the write (PostgreSQL 23505). */
+export const isUniqueViolation = (error: SqlError): boolean => {
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && (cause as { readonly code?: unknown }).code === "23505"
+}
