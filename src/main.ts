@@ -3,9 +3,10 @@
  * services -> HTTP API, served by Node until SIGTERM/SIGINT. On a signal the server stops accepting,
  * lets in-flight requests finish, then the pools close (layers close in reverse order).
  */
-import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Console, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import { makeAccessLog } from "./http/AccessLog"
 import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
 import { createHttpServer } from "./http/NodeServer"
 import { AppConfig, AppConfigLive, isProduction, StartupError, usesDevIdentityProvider } from "./layers/AppConfig"
@@ -40,7 +41,8 @@ const HttpServerLive = Layer.unwrapEffect(
         )
       )
     )
-    return Layer.merge(HttpApiBuilder.serve(HttpMiddleware.logger), ShutdownDeadline).pipe(
+    const Serve = Layer.unwrapEffect(Effect.map(makeAccessLog, (accessLog) => HttpApiBuilder.serve(accessLog)))
+    return Layer.merge(Serve, ShutdownDeadline).pipe(
       Layer.provide(NodeHttpServer.layer(() => server, { port: config.port }))
     )
   })

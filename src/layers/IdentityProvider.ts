@@ -110,13 +110,14 @@ const make = Effect.gen(function*() {
       if (username === undefined && client.serverMetadata().userinfo_endpoint !== undefined) {
         username = yield* Effect.tryPromise(() => oidc.fetchUserInfo(client, tokens.access_token, claims.sub)).pipe(
           Effect.map(usernameOf),
-          Effect.catchAll((error) => Effect.as(Effect.logDebug("UserInfo request failed", error), undefined))
+          Effect.catchAll((error) => Effect.as(Effect.logDebug(`UserInfo request failed: ${describe(error)}`), undefined))
         )
       }
       return { idpId: claims.sub, username } satisfies IdentityClaims
     },
-    // The reason stays in the debug log; the client only learns that the callback was invalid.
-    Effect.tapError((error) => Effect.logDebug("Sign-in callback rejected", error)),
+    // The reason stays in the debug log (in words: the error objects can hold the request and its
+    // code, D19); the client only learns that the callback was invalid.
+    Effect.tapError((error) => Effect.logDebug(`Sign-in callback rejected: ${describe(error)}`)),
     Effect.mapError(() => new InvalidLoginCallback())
   )
 

@@ -9,6 +9,7 @@ import type { Server } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted, Option, type Runtime, type Scope } from "effect"
+import { makeAccessLog } from "../../src/http/AccessLog"
 import { createHttpServer } from "../../src/http/NodeServer"
 import { ApiLive } from "../../src/http/HttpLive"
 import { AppConfig, type AppConfigShape, type StartupError } from "../../src/layers/AppConfig"
@@ -90,6 +91,10 @@ export interface TestAppOptions {
   readonly randomness?: Layer.Layer<Randomness>
   /** The payment gateway; `TestGateway` (payouts and charges succeed) unless a test brings its own. */
   readonly gateway?: Layer.Layer<PaymentGateway>
+  /** The app's logger and level (`Logger.replace`, `Logger.minimumLogLevel`), e.g. to read what it logs. */
+  readonly logging?: Layer.Layer<never>
+  /** Serves through the access log, as `npm start` does. */
+  readonly accessLog?: boolean
 }
 
 /** Builds the application over the surrounding database. */
@@ -110,10 +115,12 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
         Layer.provideMerge(Layer.succeed(AppConfig, { ...testConfig, ...options.config })),
         Layer.provideMerge(Layer.succeedContext(database)),
         Layer.provideMerge(HttpApiBuilder.Router.Live),
-        Layer.provideMerge(HttpApiBuilder.Middleware.layer)
+        Layer.provideMerge(HttpApiBuilder.Middleware.layer),
+        Layer.provideMerge(options.logging ?? Layer.empty)
       )
     )
-    const app = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
+    const api = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
+    const app = options.accessLog === true ? (yield* makeAccessLog)(api) : api
     // The runtime holds every service the app needs; its type lists them, the app's does not.
     handler = HttpApp.toWebHandlerRuntime(runtime as any)(app)
 
