@@ -91,7 +91,7 @@ const listen = (port: number) =>
 const make: Effect.Effect<{ readonly issuer: string }, StartupError, AppConfig | Scope.Scope> = Effect.gen(function*() {
   const config = yield* AppConfig
   if (config.production || !config.sandbox) {
-    return yield* new StartupError({ message: "The development identity provider runs only with SANDBOX=true, never in production: set OIDC_ISSUER" })
+    return yield* new StartupError({ message: "The development identity provider never runs in production, and only with SANDBOX=true: set OIDC_ISSUER" })
   }
   const server = yield* listen(config.oidc.devIdpPort)
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

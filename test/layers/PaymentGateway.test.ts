@@ -1,9 +1,10 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted, TestClock } from "effect"
+import { Context, Effect, Layer, Option, Redacted, TestClock } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { brCode, crc16 } from "../../src/layers/gateway/PixBrCode"
+import { GatewayFromConfig } from "../../src/layers/gateway/GatewayFromConfig"
 import { HttpGateway } from "../../src/layers/gateway/HttpGateway"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
 import { ChargeAlreadyPaid, GatewayError, PaymentGateway, PayoutRefused } from "../../src/layers/PaymentGateway"
@@ -218,4 +219,23 @@ layer(Layer.succeed(AppConfig, testConfig))("sandbox payouts", (it) => {
       const paid = yield* gateway.payout({ withdrawalId: 5n, amountCents: 1000n, pixKeyType: "EMAIL", pixKey: "a@b.co" })
       expect(yield* gateway.payoutStatus(5n)).toEqual({ _tag: "Paid", payoutId: paid.payoutId })
     }).pipe(Effect.provide(SandboxGateway)))
+})
+
+describe("the gateway chosen by the configuration", () => {
+  const chosen = (config: Partial<typeof testConfig>) =>
+    Layer.build(GatewayFromConfig).pipe(Effect.provide(Layer.succeed(AppConfig, { ...testConfig, ...config })), Effect.either)
+
+  it.scoped("the sandbox only with SANDBOX on and no PAYMENT_GATEWAY_URL; otherwise the real one or no start", () =>
+    Effect.gen(function*() {
+      expect((yield* chosen({ sandbox: true }))._tag).toBe("Right")
+      const refused = yield* chosen({ sandbox: false })
+      expect(refused._tag === "Left" && refused.left.message).toBe(
+        "PAYMENT_GATEWAY_URL and PAYMENT_GATEWAY_KEY are required without SANDBOX=true"
+      )
+      const real = yield* chosen({
+        sandbox: false,
+        gateway: { ...testConfig.gateway, url: Option.some("https://gw.example.com"), key: Option.some(Redacted.make("k")) }
+      })
+      expect(real._tag).toBe("Right")
+    }))
 })
