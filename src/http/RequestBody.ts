@@ -74,13 +74,13 @@ class LimitedBodyRequest extends Inspectable.Class implements HttpServerRequest.
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
   private readonly body: Effect.Effect<Uint8Array, HttpServerError.RequestError>
 
+  /** `limit`: read at most this many bytes; `body`: share the body already read by the request this one modifies. */
   constructor(
     private readonly inner: HttpServerRequest.HttpServerRequest,
-    limit: number,
-    body?: Effect.Effect<Uint8Array, HttpServerError.RequestError>
+    from: { readonly limit: number } | { readonly body: Effect.Effect<Uint8Array, HttpServerError.RequestError> }
   ) {
     super()
-    this.body = body ?? Effect.runSync(Effect.cached(this.read(limit)))
+    this.body = "body" in from ? from.body : Effect.runSync(Effect.cached(this.read(from.limit)))
   }
 
   private fail(cause: unknown): HttpServerError.RequestError {
@@ -162,7 +162,7 @@ class LimitedBodyRequest extends Inspectable.Class implements HttpServerRequest.
     return this.inner.upgrade
   }
   modify(options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]): HttpServerRequest.HttpServerRequest {
-    return new LimitedBodyRequest(this.inner.modify(options), 0, this.body)
+    return new LimitedBodyRequest(this.inner.modify(options), { body: this.body })
   }
   toJSON() {
     return this.inner.toJSON()
@@ -183,7 +183,7 @@ export const RequestBodyLive = HttpApiBuilder.middleware(
         if (length > limit) return yield* new PayloadTooLarge()
         const carriesBody = length > 0 || request.headers["transfer-encoding"] !== undefined
         if (carriesBody && !isJson(request.headers["content-type"])) return yield* new UnsupportedMediaType()
-        return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, new LimitedBodyRequest(request, limit))
+        return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, new LimitedBodyRequest(request, { limit }))
       })
   })
 )
