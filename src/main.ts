@@ -5,12 +5,13 @@
  * lets requests in flight finish (at most SHUTDOWN_GRACE), the background jobs stop after their
  * current run, then the pools close and the process exits 0.
  */
-import { HttpApiBuilder, HttpMiddleware } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { NodeContext, NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Console, Duration, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
-import { createServer } from "node:http"
+import { makeAccessLog } from "./http/AccessLog"
 import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
-import { AppConfig, AppConfigLive, StartupError } from "./layers/AppConfig"
+import { createHttpServer } from "./http/NodeServer"
+import { AppConfig, AppConfigLive, isProduction, StartupError, usesDevIdentityProvider } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
@@ -34,7 +35,7 @@ const SHUTDOWN_GRACE = Duration.seconds(20)
  */
 const HttpServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
-    const server = createServer()
+    const server = createHttpServer()
     const ShutdownDeadline = Layer.scopedDiscard(
       Effect.addFinalizer(() =>
         Effect.zipRight(
@@ -43,7 +44,8 @@ const HttpServerLive = Layer.unwrapEffect(
         )
       )
     )
-    return Layer.merge(HttpApiBuilder.serve(HttpMiddleware.logger), ShutdownDeadline).pipe(
+    const Serve = Layer.unwrapEffect(Effect.map(makeAccessLog, (accessLog) => HttpApiBuilder.serve(accessLog)))
+    return Layer.merge(Serve, ShutdownDeadline).pipe(
       Layer.provide(NodeHttpServer.layer(() => server, { port: config.port }))
     )
   })
@@ -56,7 +58,7 @@ const Banner = Layer.effectDiscard(
     yield* Effect.logInfo(`Listening on port ${config.port}`)
     yield* Console.log(`API reference: ${config.publicUrl}${DOCS_PATH}`)
     yield* Console.log(`OpenAPI 3.1:   ${config.publicUrl}${OPENAPI_PATH}`)
-    if (Option.isNone(config.oidc.issuer)) {
+    if (usesDevIdentityProvider(config)) {
       yield* Console.log(`Sign in (development provider, any login name): ${config.publicUrl}/api/auth/idp/login`)
     }
     if (config.secretsGenerated) {
@@ -101,7 +103,7 @@ const AppLive = Layer.merge(Banner, ShutdownSignal).pipe(
 /** JSON lines in production (for log shippers), readable lines otherwise; LOG_LEVEL sets the floor. */
 const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
-    const production = (yield* Config.string("NODE_ENV").pipe(Config.withDefault(""))) === "production"
+    const production = yield* isProduction
     const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
     return Layer.merge(production ? Logger.json : Logger.pretty, Logger.minimumLogLevel(level))
   }).pipe(

@@ -4,7 +4,9 @@ import { Schema } from "effect"
 import { DepositId, DepositStatus } from "../schema/Deposit"
 import { UserId } from "../schema/Ids"
 import { PageParams } from "../schema/Pagination"
+import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "./Authentication"
+import * as HttpError from "./HttpErrors"
 import { DepositView } from "./DepositsApi"
 
 const AdminDeposit = Schema.extend(DepositView, Schema.Struct({ user: Schema.Struct({ id: UserId, username: Schema.String }) }))
@@ -21,11 +23,13 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
   .add(
     HttpApiEndpoint.post("confirm", "/admin/deposits/:id/confirm")
       .setPath(Schema.Struct({ id: DepositId }))
+      .setHeaders(StepUpHeaders)
       .addSuccess(Schema.Struct({ id: DepositId, status: DepositStatus, confirmedAt: Schema.Date }))
+      .addError(HttpError.TwoFactorRequired)
       .annotate(
         OpenApi.Description,
         "Confirms a PENDING deposit as the gateway's charge.paid would (credit, notification, audit, webhook) and " +
-          "records ADMIN_CONFIRM_DEPOSIT. Any other status: 400 `Deposit is not pending`."
+          "records ADMIN_CONFIRM_DEPOSIT. Any other status: 400 `Deposit is not pending`. " + STEP_UP
       )
   )
   .middleware(AdminAuthentication)

@@ -3,12 +3,15 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Deposits } from "../services/Deposits"
 import { Api } from "./Api"
+import { makeAdminStepUp } from "./AdminStepUp"
 import { CurrentUser } from "./Authentication"
 
 export const AdminDepositsLive = HttpApiBuilder.group(Api, "adminDeposits", (handlers) =>
   Effect.gen(function*() {
     const deposits = yield* Deposits
+    const stepUp = yield* makeAdminStepUp
     return handlers
       .handle("list", ({ urlParams }) => deposits.adminList(urlParams))
-      .handle("confirm", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => deposits.confirmByAdmin(user.id, path.id)))
+      .handle("confirm", ({ headers, path }) =>
+        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => deposits.confirmByAdmin(user.id, path.id))))
   }))

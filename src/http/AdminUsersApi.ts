@@ -1,9 +1,10 @@
 /** Administration of users (D2): list, ban, unban, balance adjustments. ADMIN sessions only. */
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { TransactionId, UserId } from "../schema/Ids"
 import { PageParams } from "../schema/Pagination"
 import { Role } from "../schema/User"
+import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
 import { PlainString, Reason } from "../schema/Text"
@@ -49,8 +50,11 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
         ),
         reason: Reason
       }).annotations({ parseOptions: { errors: "all" } }))
+      .setHeaders(StepUpHeaders)
       .addSuccess(Schema.Struct({ userId: UserId, balanceCents: Schema.BigIntFromNumber, transactionId: TransactionId }))
       .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.TwoFactorRequired)
+      .annotate(OpenApi.Description, STEP_UP)
   )
   .middleware(AdminAuthentication)
 {}

@@ -9,6 +9,7 @@ import { Realtime } from "../services/Realtime"
 import { Sessions } from "../services/Sessions"
 import { Users } from "../services/Users"
 import { Api } from "./Api"
+import { makeAdminStepUp } from "./AdminStepUp"
 import { CurrentUser } from "./Authentication"
 
 export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", (handlers) =>
@@ -19,6 +20,7 @@ export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", (handlers)
     const ledger = yield* Ledger
     const sql = yield* SqlClient.SqlClient
     const realtime = yield* Realtime
+    const stepUp = yield* makeAdminStepUp
 
     return handlers
       .handle("list", ({ urlParams }) => users.list(urlParams))
@@ -50,8 +52,9 @@ export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", (handlers)
           })
           return { message: "User unbanned" }
         }))
-      .handle("adjustBalance", ({ path, payload }) =>
+      .handle("adjustBalance", ({ headers, path, payload }) =>
         Effect.gen(function*() {
+          yield* stepUp(headers)
           const { user: admin } = yield* CurrentUser
           yield* users.findById(path.id)
           const posted = yield* Effect.gen(function*() {

@@ -1,9 +1,13 @@
-/** Administration of withdrawals (D9): the queue, approval (payout through the gateway) and rejection. */
+/**
+ * Administration of withdrawals (D9, D18): the queue, approval (payout through the gateway),
+ * rejection, and reconciliation of a payout whose outcome is not known.
+ */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { UserId } from "../schema/Ids"
 import { PageParams } from "../schema/Pagination"
 import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../schema/Withdrawal"
+import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
 import { WithdrawalView } from "./WithdrawalsApi"
@@ -16,11 +20,11 @@ const AdminWithdrawal = Schema.extend(
     pixKeyType: PixKeyType,
     pixKey: Schema.String,
     payoutId: Schema.NullOr(Schema.String),
-    /** Gateway calls started; after a failed one the owner can no longer cancel. */
+    /** Gateway calls started; after the first the owner can no longer cancel. */
     payoutAttempts: Schema.Int,
-    /** The gateway's message for the last failed payout. */
+    /** What went wrong with the last payout (refused, no answer, failed). */
     payoutError: Schema.NullOr(Schema.String),
-    /** An approval is calling the gateway right now. */
+    /** PROCESSING: the gateway has the payout and has not told its outcome yet. */
     payoutInProgress: Schema.Boolean
   })
 )
@@ -40,22 +44,43 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   .add(
     HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve")
       .setPath(IdPath)
+      .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.Conflict)
       .addError(HttpError.PayoutFailed)
+      .addError(HttpError.TwoFactorRequired)
       .annotate(
         OpenApi.Description,
-        "Pays out through the gateway, then COMPLETED and webhook withdrawal.completed. 409 while another approval " +
-          "is paying it out; 502 when the gateway fails (the withdrawal stays PENDING and can be approved again)."
+        "PENDING -> PROCESSING, then the payout through the gateway: paid -> COMPLETED and webhook " +
+          "withdrawal.completed; refused -> 502 and PENDING again (approve again or reject); no answer (timeout, " +
+          "5xx) -> 200 still PROCESSING, settled by the gateway's payout event or by reconcile. 409 while PROCESSING. " +
+          STEP_UP
       )
   )
   .add(
     HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject")
       .setPath(IdPath)
       .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
+      .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.Conflict)
-      .annotate(OpenApi.Description, "PENDING -> REJECTED with the reason; the amount is refunded.")
+      .addError(HttpError.TwoFactorRequired)
+      .annotate(
+        OpenApi.Description,
+        "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile")
+      .setPath(IdPath)
+      .addSuccess(AdminWithdrawal)
+      .addError(HttpError.GatewayUnavailable)
+      .annotate(
+        OpenApi.Description,
+        "Asks the gateway about the payout of a PROCESSING withdrawal: paid -> COMPLETED; failed -> FAILED and " +
+          "refunded; never received (handed over more than 2 minutes ago) -> PENDING; still processing -> unchanged. " +
+          "Not PROCESSING: 400 `Withdrawal is not processing`; gateway unreachable: 502."
+      )
   )
   .middleware(AdminAuthentication)
 {}

@@ -54,6 +54,10 @@ export const TwoFactorCode = Schema.Struct({
   )
 }).annotations({ parseOptions: { errors: "all" } })
 
+/** D18, for every endpoint that checks a 2FA code. */
+export const LOCKOUT = "Wrong 2FA codes count per user across every check; the 5th within 15 minutes locks every " +
+  "2FA-protected action for 15 minutes: 429 with Retry-After (audit 2FA_LOCKED, a SECURITY_ALERT notification)."
+
 /** Everything here needs a session. */
 export class AuthApi extends HttpApiGroup.make("auth")
   .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(Message))
@@ -84,8 +88,14 @@ export class AuthApi extends HttpApiGroup.make("auth")
     HttpApiEndpoint.post("verify2fa", "/auth/2fa/verify")
       .setPayload(TwoFactorCode)
       .addSuccess(Schema.Struct({ valid: Schema.Boolean }))
+      .annotate(OpenApi.Description, LOCKOUT)
   )
-  .add(HttpApiEndpoint.post("disable2fa", "/auth/2fa/disable").setPayload(TwoFactorCode).addSuccess(Message))
+  .add(
+    HttpApiEndpoint.post("disable2fa", "/auth/2fa/disable")
+      .setPayload(TwoFactorCode)
+      .addSuccess(Message)
+      .annotate(OpenApi.Description, LOCKOUT)
+  )
   .addError(HttpError.Forbidden)
   .middleware(Authentication)
 {}

@@ -2,8 +2,9 @@
  * Session authentication for every endpoint that needs a signed-in user (SPEC Authentication, D2):
  * the `sessionId` cookie or `Authorization: Bearer <session id>`. Provides `CurrentUser`.
  *
- * A banned user is refused with 403 `Account banned`; a device mismatch with 401 `Device mismatch`.
- * The first request of a user in a UTC day records the day (D15).
+ * A banned user is refused with 403 `Account banned`; a device mismatch with 401 `Device mismatch`
+ * (event streams may come without a device id, D19). The first request of a user in a UTC day
+ * records the day (D15).
  */
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Clock, Context, Effect, Exit, Layer, Schema } from "effect"
@@ -16,6 +17,7 @@ import { Sessions } from "../services/Sessions"
 import { Users } from "../services/Users"
 import { currentClient, sessionIdOf } from "./ClientInfo"
 import * as HttpError from "./HttpErrors"
+import { endpoint, makeResolveEndpoint } from "./Routes"
 
 export class CurrentUser extends Context.Tag("app/CurrentUser")<CurrentUser, {
   readonly user: User
@@ -55,6 +57,9 @@ const makeAuthenticate = Effect.gen(function*() {
   const users = yield* Users
   const kv = yield* KeyValue
   const config = yield* AppConfig
+  const resolve = yield* makeResolveEndpoint
+  /** Server-Sent Events endpoints: browsers' EventSource cannot send X-Device-Id. */
+  const streams: ReadonlySet<string> = new Set([endpoint("realtime.stream"), endpoint("liveDrops.stream")])
   /** Activity throttle keys this instance knows are set in the store, and until when. */
   const throttledUntil = new Map<string, number>()
 
@@ -63,7 +68,8 @@ const makeAuthenticate = Effect.gen(function*() {
     const id = sessionIdOf(request)
     if (id === undefined) return yield* new Unauthenticated()
     const client = yield* Effect.provideService(currentClient, AppConfig, config)
-    const session = yield* sessions.validate(id, client)
+    const stream = streams.has(resolve(request.method, request.url)?.name ?? "")
+    const session = yield* sessions.validate(id, client, { stream })
     const user = yield* users.findById(session.userId).pipe(Effect.catchTag("NotFound", () => new Unauthenticated()))
     if (user.bannedAt !== null) return yield* new Forbidden({ message: "Account banned" })
     const now = yield* Clock.currentTimeMillis

@@ -2,16 +2,28 @@
  * Every error leaves in the body shape of DECISIONS D3. HttpApi answers some failures in its own
  * shapes; this API-level middleware rewrites them before they are encoded:
  * - request decoding failures -> 400 ValidationError naming each bad field,
- * - malformed JSON (a defect inside HttpApi) -> 400,
+ * - a body that could not be read (a defect inside HttpApi): over its limit -> 413, not JSON -> 415,
+ *   nested too deep or malformed -> 400 (src/http/RequestBody.ts),
+ * - 429 (a rate limit, a 2FA lock-out) -> with Retry-After; 413 -> with `Connection: close` (the rest
+ *   of the body is not read),
  * - unknown routes -> 404,
  * - a dependency that is unreachable (src/http/Outage.ts) -> 503 "Service unavailable", logged,
  * - any other defect -> 500 "Internal server error", its cause logged, never sent.
  */
-import { HttpApiBuilder, HttpApiError, type HttpApp, HttpServerError } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, HttpApp, HttpServerError, HttpServerResponse } from "@effect/platform"
 import { Cause, Effect, Option } from "effect"
-import { BadRequest, FieldError, InternalError, NotFound, ServiceUnavailable, ValidationError } from "../schema/Errors"
+import {
+  FieldError,
+  InternalError,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  ServiceUnavailable,
+  ValidationError
+} from "../schema/Errors"
 import { Api } from "./Api"
 import { isOutage } from "./Outage"
+import { bodyProblem } from "./RequestBody"
 
 /** `["items", 2, "dropChance"]` -> `items[2].dropChance` */
 export const fieldName = (path: ReadonlyArray<PropertyKey>): string =>
@@ -35,10 +47,21 @@ export const validationErrorOf = (
 export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError =>
   validationErrorOf(error.issues)
 
-const isMalformedBody = (defect: unknown) =>
+const isUnreadableBody = (defect: unknown): defect is HttpServerError.RequestError =>
   HttpServerError.isServerError(defect) && defect._tag === "RequestError" && defect.reason === "Decode"
 
 type ApiError = typeof Api extends { readonly errorSchema: { readonly Type: infer E } } ? E : never
+
+const withHeaders = (headers: Record<string, string>) =>
+  HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+/** Headers some errors need besides their body. */
+const failWith = (error: ApiError): Effect.Effect<never, ApiError> =>
+  error instanceof RateLimited
+    ? Effect.zipRight(withHeaders({ "retry-after": String(Math.max(1, Math.ceil(error.retryAfterSeconds))) }), Effect.fail(error))
+    : error instanceof PayloadTooLarge
+    ? Effect.zipRight(withHeaders({ connection: "close" }), Effect.fail(error))
+    : Effect.fail(error)
 
 const rewriteError = (app: HttpApp.Default): HttpApp.Default<ApiError> =>
   Effect.catchAllCause(app, (cause): Effect.Effect<never, ApiError> => {
@@ -50,11 +73,11 @@ const rewriteError = (app: HttpApp.Default): HttpApp.Default<ApiError> =>
       if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") {
         return Effect.fail(new NotFound({ message: "Route not found" }))
       }
-      return Effect.failCause(cause as Cause.Cause<ApiError>)
+      return failWith(error as ApiError)
     }
     const defect = Cause.dieOption(cause)
     if (Option.isSome(defect)) {
-      if (isMalformedBody(defect.value)) return Effect.fail(new BadRequest({ message: "Malformed JSON body" }))
+      if (isUnreadableBody(defect.value)) return failWith(bodyProblem(defect.value))
       if (isOutage(defect.value)) {
         return Effect.logWarning("A dependency is unavailable", cause).pipe(Effect.zipRight(Effect.fail(new ServiceUnavailable())))
       }

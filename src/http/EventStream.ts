@@ -11,22 +11,29 @@ export const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
 
 /**
  * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a
- * message into `event: <name>\ndata: <json>\n\n`. Ends with SHUTDOWN_EVENT when the service stops.
+ * message into `event: <name>\ndata: <json>\n\n`. The response ends when `ended` completes (the
+ * session it was opened with is revoked, D19), and with SHUTDOWN_EVENT when the service stops (D20).
  */
 export const eventStream = <E>(
   subscribe: Effect.Effect<Stream.Stream<string, E>, never, Scope.Scope>,
-  toEvent: (message: string) => string
+  toEvent: (message: string) => string,
+  ended: Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
 ) =>
   Effect.map(Lifecycle, (lifecycle) =>
     HttpServerResponse.stream(
-      Stream.unwrapScoped(Effect.map(subscribe, (messages) =>
-        Stream.merge(
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const messages = yield* subscribe
+        const end = yield* ended
+        return Stream.merge(
           Stream.map(messages, toEvent),
           Stream.fromSchedule(Schedule.spaced(HEARTBEAT)).pipe(Stream.as(": heartbeat\n\n"))
         ).pipe(
           Stream.prepend(Chunk.of(": connected\n\n")),
+          Stream.interruptWhen(end),
           Stream.interruptWhen(lifecycle.shutdown),
-          Stream.concat(Stream.succeed(SHUTDOWN_EVENT))
-        ))).pipe(Stream.map((text) => encoder.encode(text))),
+          // After either end; only a shutdown says goodbye.
+          Stream.concat(Stream.fromEffect(lifecycle.draining).pipe(Stream.filter((draining) => draining), Stream.as(SHUTDOWN_EVENT)))
+        )
+      })).pipe(Stream.map((text) => encoder.encode(text))),
       { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }
     ))

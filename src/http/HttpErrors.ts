@@ -53,6 +53,12 @@ export const OperationInProgress = withStatus(
   409
 )
 export const RateLimited = withStatus(Errors.RateLimited, (message) => new Errors.RateLimited({ message }), 429)
+export const PayloadTooLarge = withStatus(Errors.PayloadTooLarge, (message) => new Errors.PayloadTooLarge({ message }), 413)
+export const UnsupportedMediaType = withStatus(
+  Errors.UnsupportedMediaType,
+  (message) => new Errors.UnsupportedMediaType({ message }),
+  415
+)
 export const ServiceUnavailable = withStatus(
   Errors.ServiceUnavailable,
   (message) => new Errors.ServiceUnavailable({ message }),

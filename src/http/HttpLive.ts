@@ -30,6 +30,7 @@ import { RealtimeLive } from "./RealtimeHttp"
 import { SandboxLive } from "./SandboxHttp"
 import { UpgradesLive } from "./UpgradesHttp"
 import { RateLimitLive } from "./RateLimit"
+import { RequestBodyLive } from "./RequestBody"
 import { ResponseHeadersLive } from "./ResponseHeaders"
 import { WebhooksLive } from "./WebhooksHttp"
 import { WithdrawalsLive } from "./WithdrawalsHttp"
@@ -44,9 +45,14 @@ const Docs = Layer.mergeAll(
 
 /**
  * API-level middlewares: the one added last wraps the others, so the error envelope is added after
- * the rate limiter and also rewrites what fails inside it (a store outage while counting).
+ * the rate limiter and also rewrites what fails inside it (a store outage while counting). The body
+ * limits come first, closest to the endpoints: a request over a rate limit is refused before them.
  */
-const Middlewares = ErrorEnvelopeLive.pipe(Layer.provide(RateLimitLive), Layer.provide(ResponseHeadersLive))
+const Middlewares = ErrorEnvelopeLive.pipe(
+  Layer.provide(RateLimitLive),
+  Layer.provide(ResponseHeadersLive),
+  Layer.provide(RequestBodyLive)
+)
 
 /** Everything the HTTP layer serves; needs the domain services and infrastructure beneath it. */
 export const ApiLive = Layer.mergeAll(Docs, Middlewares).pipe(

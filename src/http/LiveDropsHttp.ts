@@ -2,16 +2,20 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { LiveDrops } from "../services/LiveDrops"
+import { Sessions } from "../services/Sessions"
 import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
 import { eventStream } from "./EventStream"
 
 export const LiveDropsLive = HttpApiBuilder.group(Api, "liveDrops", (handlers) =>
   Effect.gen(function*() {
     const drops = yield* LiveDrops
+    const sessions = yield* Sessions
     return handlers
       .handle("recent", ({ urlParams }) => Effect.map(drops.recent(urlParams.limit), (list) => ({ drops: list })))
       .handle("stream", () =>
-        eventStream(drops.subscribe, (json) => `event: drop\ndata: ${json}\n\n`))
+        Effect.flatMap(CurrentUser, ({ session }) =>
+          eventStream(drops.subscribe, (json) => `event: drop\ndata: ${json}\n\n`, sessions.whenEnded(session.id))))
   }))
 
 export const LiveDropsAdminLive = HttpApiBuilder.group(Api, "liveDropsAdmin", (handlers) =>

@@ -1,32 +1,42 @@
 /**
- * The gateway callback's handler. The body is read raw: the signature covers the bytes sent, so it
- * is checked before anything is parsed (allowed addresses first, D9).
+ * The gateway callback's handler. Allowed addresses and the signature header's shape are checked
+ * before the body is read (D9, D19); the body is read raw (at most 64 KiB, src/http/RequestBody.ts),
+ * because the signature covers the bytes sent, and parsed only once the signature matches.
  */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, ParseResult, Redacted, Schema } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { GatewayEvent } from "../schema/Deposit"
-import { BadRequest, Forbidden, InvalidWebhookSignature } from "../schema/Errors"
+import { PayoutEvent } from "../schema/Withdrawal"
+import { Forbidden, InvalidWebhookSignature } from "../schema/Errors"
 import { Deposits } from "../services/Deposits"
+import { Withdrawals } from "../services/Withdrawals"
 import { verifyGatewaySignature } from "../services/GatewaySignature"
 import { Api } from "./Api"
 import { clientIpOf } from "./ClientInfo"
 import { validationErrorOf } from "./ErrorEnvelope"
+import { bodyProblem } from "./RequestBody"
 
 /** `::ffff:10.0.0.1` (an IPv4 client of a dual-stack socket) is `10.0.0.1`. */
 const plainAddress = (ip: string) => ip.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, "$1")
 
-const parseJson = (raw: string) =>
-  Effect.try({ try: () => JSON.parse(raw) as unknown, catch: () => new BadRequest({ message: "Malformed JSON body" }) })
+/** Lowercase (or uppercase) hex HMAC-SHA256: anything else cannot match, and its body is not read. */
+const SIGNATURE_SHAPE = /^\s*[0-9a-fA-F]{64}\s*$/
 
-const decodeEvent = (body: unknown) =>
-  Schema.decodeUnknown(GatewayEvent)(body).pipe(
+const decode = <A, I>(schema: Schema.Schema<A, I>, body: unknown) =>
+  Schema.decodeUnknown(schema)(body).pipe(
     Effect.mapError((error) => validationErrorOf(ParseResult.ArrayFormatter.formatErrorSync(error)))
   )
+
+/** `payout.*` events settle withdrawals (D18); every other event is about a deposit's charge. */
+const isPayoutEvent = (body: unknown) =>
+  typeof body === "object" && body !== null && "event" in body && typeof body.event === "string" &&
+  body.event.startsWith("payout.")
 
 export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", (handlers) =>
   Effect.gen(function*() {
     const deposits = yield* Deposits
+    const withdrawals = yield* Withdrawals
     const config = yield* AppConfig
     const secret = Redacted.value(config.secrets.webhookSecret)
     const allowed = new Set(config.gateway.allowedIps.map(plainAddress))
@@ -37,12 +47,13 @@ export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", 
         if (allowed.size > 0 && !allowed.has(plainAddress(clientIpOf(request, config.trustProxy)))) {
           return yield* new Forbidden({ message: "Address not allowed" })
         }
-        const raw = yield* Effect.orElseFail(request.text, () => new BadRequest({ message: "Unreadable body" }))
-        if (!verifyGatewaySignature(secret, raw, request.headers["x-webhook-signature"])) {
-          return yield* new InvalidWebhookSignature()
-        }
-        const event = yield* Effect.flatMap(parseJson(raw), decodeEvent)
-        yield* deposits.handleGatewayEvent(event)
+        const signature = request.headers["x-webhook-signature"]
+        if (signature === undefined || !SIGNATURE_SHAPE.test(signature)) return yield* new InvalidWebhookSignature()
+        const raw = yield* Effect.mapError(request.text, bodyProblem)
+        if (!verifyGatewaySignature(secret, raw, signature)) return yield* new InvalidWebhookSignature()
+        const body = yield* Effect.mapError(request.json, bodyProblem)
+        if (isPayoutEvent(body)) yield* withdrawals.handlePayoutEvent(yield* decode(PayoutEvent, body))
+        else yield* deposits.handleGatewayEvent(yield* decode(GatewayEvent, body))
         return { received: true } as const
       }))
   }))

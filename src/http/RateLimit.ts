@@ -2,7 +2,8 @@
  * Rate limits (SPEC "Limits", D16) on every /api request, counted in fixed windows per signed-in user
  * (per client address otherwise, and always for the sign-in endpoints). Every response carries the
  * X-RateLimit headers of the tightest limit that applies; a request over any limit gets 429 with
- * Retry-After and does not reach the endpoint.
+ * Retry-After and does not reach the endpoint. Rules name endpoints, resolved as the router resolves
+ * the request (src/http/Routes.ts), so no spelling of a path escapes its limit (D19).
  */
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
@@ -11,22 +12,31 @@ import { type RateCount, RateCounter } from "../layers/stores/RateCounter"
 import { Sessions } from "../services/Sessions"
 import { Api } from "./Api"
 import { clientIpOf, sessionIdOf } from "./ClientInfo"
+import { endpoint, type EndpointName, makeResolveEndpoint } from "./Routes"
 
 interface Rule {
   readonly name: keyof RateLimits
-  readonly applies: (method: string, path: string) => boolean
+  /** Whether the rule counts a request for this endpoint (undefined: no endpoint, e.g. an unknown path). */
+  readonly applies: (endpoint: EndpointName | undefined) => boolean
   /** Counted per client address even for a signed-in user. */
   readonly perAddress?: boolean
 }
 
+const only = (...names: ReadonlyArray<EndpointName>) => {
+  const set = new Set(names.map(endpoint))
+  return (name: EndpointName | undefined) => name !== undefined && set.has(name)
+}
+// The gateway's callback is exempt: it comes from a few addresses at the gateway's pace, and is
+// authenticated by its signature (D16, docs/decisions.md "Deposits").
+const paymentCallback = only("paymentCallback.payment")
+
 const rules: ReadonlyArray<Rule> = [
-  // The gateway's callback is exempt: it comes from a few addresses at the gateway's pace, and is
-  // authenticated by its signature (D16, docs/decisions.md "Deposits").
-  { name: "global", applies: (_, p) => p !== "/api/webhooks/payment" },
-  { name: "auth", applies: (m, p) => m === "GET" && /^\/api\/auth\/idp\/(login|callback)$/.test(p), perAddress: true },
-  { name: "caseOpen", applies: (m, p) => m === "POST" && /^\/api\/cases\/[^/]+\/open$/.test(p) },
-  { name: "withdrawal", applies: (m, p) => m === "POST" && p === "/api/withdrawals/request" },
-  { name: "twoFactorVerify", applies: (m, p) => m === "POST" && p === "/api/auth/2fa/verify" }
+  { name: "global", applies: (name) => !paymentCallback(name) },
+  { name: "auth", applies: only("idp.login", "idp.callback"), perAddress: true },
+  { name: "caseOpen", applies: only("openings.open") },
+  { name: "withdrawal", applies: only("withdrawals.request") },
+  { name: "twoFactorVerify", applies: only("auth.verify2fa") },
+  { name: "twoFactorDisable", applies: only("auth.disable2fa") }
 ]
 
 interface Counted {
@@ -48,12 +58,13 @@ export const RateLimitLive = HttpApiBuilder.middleware(
     const counter = yield* RateCounter
     const sessions = yield* Sessions
     const config = yield* AppConfig
+    const resolve = yield* makeResolveEndpoint
 
     return (app: HttpApp.Default) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const path = new URL(request.url, "http://localhost").pathname
-        const applicable = rules.filter((rule) => rule.applies(request.method, path))
+        const name = resolve(request.method, request.url)?.name
+        const applicable = rules.filter((rule) => rule.applies(name))
         if (applicable.length === 0) return yield* app
         const address = `ip:${clientIpOf(request, config.trustProxy)}`
         const sessionId = sessionIdOf(request)

@@ -2,6 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Realtime } from "../services/Realtime"
+import { Sessions } from "../services/Sessions"
 import { Api } from "./Api"
 import { CurrentUser } from "./Authentication"
 import { eventStream } from "./EventStream"
@@ -14,6 +15,8 @@ const toEvent = (message: string) => {
 export const RealtimeLive = HttpApiBuilder.group(Api, "realtime", (handlers) =>
   Effect.gen(function*() {
     const realtime = yield* Realtime
+    const sessions = yield* Sessions
     return handlers.handle("stream", () =>
-      Effect.flatMap(CurrentUser, ({ user }) => eventStream(realtime.subscribe(user.id), toEvent)))
+      Effect.flatMap(CurrentUser, ({ session, user }) =>
+        eventStream(realtime.subscribe(user.id), toEvent, sessions.whenEnded(session.id))))
   }))

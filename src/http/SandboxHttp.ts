@@ -1,7 +1,7 @@
 /** Handlers of the sandbox gateway's controls (D9). */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option } from "effect"
-import { AppConfig } from "../layers/AppConfig"
+import { Effect } from "effect"
+import { AppConfig, usesSandboxGateway } from "../layers/AppConfig"
 import { SandboxCallback, type SandboxEvent } from "../layers/gateway/SandboxCallback"
 import { BadRequest, GatewayUnavailable, NotFound } from "../schema/Errors"
 import { depositView, Deposits } from "../services/Deposits"
@@ -19,7 +19,7 @@ export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
   Effect.gen(function*() {
     const deposits = yield* Deposits
     const callback = yield* SandboxCallback
-    const sandboxInUse = Option.isNone((yield* AppConfig).gateway.url)
+    const sandboxInUse = usesSandboxGateway(yield* AppConfig)
 
     return handlers.handle("charge", ({ path }) =>
       Effect.gen(function*() {

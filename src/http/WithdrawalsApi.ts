@@ -1,4 +1,4 @@
-/** A user's withdrawals (SPEC "Deposits and withdrawals", Withdrawal rule; D9). */
+/** A user's withdrawals (SPEC "Deposits and withdrawals", Withdrawal rule; D9, D18). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PageQuery } from "../schema/Pagination"
@@ -38,9 +38,12 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
       .addError(HttpError.IdempotencyKeyReused)
       .annotate(
         OpenApi.Description,
-        "Debits the amount at once (it is refunded if the withdrawal is cancelled or rejected). With 2FA on, " +
-          "more than 10000 cents needs `twoFactorCode`: without it 400 `{statusCode: 400, error: \"2FA_REQUIRED\", " +
-          "message}`, with a wrong one 400 `Invalid 2FA code`."
+        "Debits the amount at once (refunded if the withdrawal is cancelled, rejected or its payout fails). With 2FA " +
+          "on, `twoFactorCode` is needed when the amount plus the withdrawals of the last 24 hours (PENDING, " +
+          "PROCESSING, COMPLETED) exceeds 10000 cents, and for a PIX key no payout has gone to yet: without it 400 " +
+          "`{statusCode: 400, error: \"2FA_REQUIRED\", message}`, with a wrong one 400 `Invalid 2FA code` (the 5th " +
+          "wrong code in 15 minutes locks 2FA for 15 minutes: 429). Every request sends the owner a " +
+          "WITHDRAWAL_REQUESTED notification (amount, key type, masked key)."
       )
   )
   .add(

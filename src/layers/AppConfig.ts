@@ -1,9 +1,13 @@
 /**
- * Configuration from environment variables (DECISIONS D1). Every variable is listed in README.md.
+ * Configuration from environment variables (DECISIONS D1, D19). Every variable is listed in README.md.
  *
- * Secrets: in production every one must be set, and start-up fails with one message naming all that
- * are missing. Elsewhere a missing secret is generated once and kept in DATA_DIR/dev-secrets.json, so
- * restarts keep sessions' 2FA secrets decryptable and gateway signatures stable.
+ * Secrets: in production every one must be set, at least 32 bytes long, and start-up fails with one
+ * message naming every problem. Elsewhere a missing secret is generated once and kept in
+ * DATA_DIR/dev-secrets.json, so restarts keep sessions' 2FA secrets decryptable and gateway
+ * signatures stable.
+ *
+ * The embedded sandbox gateway and development identity provider run only with SANDBOX=true (the
+ * default outside production), never in production, and only when no real one is configured.
  */
 import { FileSystem, Path } from "@effect/platform"
 import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, Redacted } from "effect"
@@ -35,6 +39,7 @@ export interface RateLimits {
   readonly caseOpen: RateLimit
   readonly withdrawal: RateLimit
   readonly twoFactorVerify: RateLimit
+  readonly twoFactorDisable: RateLimit
 }
 
 /** Sign-in (D2): an external OpenID provider, or the embedded development one when `issuer` is absent. */
@@ -55,7 +60,13 @@ export interface AppConfigShape {
   readonly redisUrl: Option.Option<Redacted.Redacted>
   /** Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis. */
   readonly redisKeyPrefix: string
-  readonly trustProxy: boolean
+  /**
+   * Proxies in front of the service (D19): the client address is the X-Forwarded-For entry this many
+   * places from the right; 0: the socket's address, X-Forwarded-For ignored.
+   */
+  readonly trustProxy: number
+  /** The embedded sandbox gateway and development identity provider may run (never in production). */
+  readonly sandbox: boolean
   readonly serviceName: string
   /** Refuse outbound webhook targets on loopback or private addresses (D12, against SSRF). */
   readonly webhookBlockPrivateTargets: boolean
@@ -79,6 +90,13 @@ export interface AppConfigShape {
 }
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppConfigShape>() {}
+
+/** The embedded sandbox gateway serves payments: SANDBOX on and no PAYMENT_GATEWAY_URL (D9, D19). */
+export const usesSandboxGateway = (config: AppConfigShape): boolean => config.sandbox && Option.isNone(config.gateway.url)
+
+/** The embedded development identity provider serves sign-in: SANDBOX on and no OIDC_ISSUER (D2, D19). */
+export const usesDevIdentityProvider = (config: AppConfigShape): boolean =>
+  config.sandbox && Option.isNone(config.oidc.issuer)
 
 const generators: Record<SecretName, () => string> = {
   WEBHOOK_SECRET: () => randomBytes(32).toString("hex"),
@@ -138,31 +156,84 @@ const rateLimit = (name: string, fallback: RateLimit) =>
     Config.withDefault(fallback)
   )
 
+/** `NODE_ENV` says production, in any letter case (`Production` is production, D19). */
+export const isProduction: Config.Config<boolean> = Config.string("NODE_ENV").pipe(
+  Config.withDefault(""),
+  Config.map((value) => value.trim().toLowerCase() === "production")
+)
+
+/** `TRUST_PROXY`: a number of proxies, or `true` (one) / `false` (none). */
+const proxyHops = Config.string("TRUST_PROXY").pipe(
+  Config.mapOrFail((text) => {
+    const value = text.trim().toLowerCase()
+    if (value === "true") return Either.right(1)
+    if (value === "false" || value === "") return Either.right(0)
+    return /^\d{1,2}$/.test(value)
+      ? Either.right(Number(value))
+      : Either.left(ConfigError.InvalidData(["TRUST_PROXY"], "Expected a number of proxies (0 to 99), true or false"))
+  }),
+  Config.withDefault(0)
+)
+
+/** Shortest secret production accepts (D19): 32 bytes, as UTF-8. */
+export const MIN_SECRET_BYTES = 32
+
+/** Everything production refuses, one phrase each; empty when it may start. */
+const productionProblems = (input: {
+  readonly given: Partial<Record<SecretName, string>>
+  readonly oidc: OidcConfig
+  readonly gateway: AppConfigShape["gateway"]
+  readonly sandbox: boolean
+  readonly oidcSecretGiven: boolean
+}): Array<string> => {
+  const { gateway, given, oidc } = input
+  const missing = [
+    ...SECRET_NAMES.filter((name) => given[name] === undefined),
+    ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : []),
+    ...(input.oidcSecretGiven ? [] : ["OIDC_CLIENT_SECRET"]),
+    ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : []),
+    ...(Option.isNone(gateway.key) ? ["PAYMENT_GATEWAY_KEY"] : [])
+  ]
+  const short = SECRET_NAMES.filter((name) =>
+    given[name] !== undefined && Buffer.byteLength(given[name]!, "utf8") < MIN_SECRET_BYTES
+  )
+  const insecure = [
+    ...(Option.exists(oidc.issuer, (url) => !url.startsWith("https://")) ? ["OIDC_ISSUER"] : []),
+    ...(Option.exists(gateway.url, (url) => !url.startsWith("https://")) ? ["PAYMENT_GATEWAY_URL"] : [])
+  ]
+  return [
+    ...(input.sandbox ? ["never runs the sandbox: unset SANDBOX or set it to false"] : []),
+    ...(missing.length > 0 ? [`requires these variables, which are not set: ${missing.join(", ")}`] : []),
+    ...(short.length > 0 ? [`requires secrets of at least ${MIN_SECRET_BYTES} bytes: ${short.join(", ")}`] : []),
+    ...(insecure.length > 0 ? [`requires https:// URLs: ${insecure.join(", ")}`] : [])
+  ]
+}
+
 export const loadAppConfig: Effect.Effect<
   AppConfigShape,
   StartupError,
   FileSystem.FileSystem | Path.Path
 > = Effect.gen(function*() {
-  const production = (yield* Config.string("NODE_ENV").pipe(Config.withDefault("development"))) === "production"
+  const production = yield* isProduction
   const port = yield* Config.port("PORT").pipe(Config.withDefault(3000))
   const publicUrl = yield* Config.string("PUBLIC_URL").pipe(Config.withDefault(`http://localhost:${port}`))
   const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
   const databaseUrl = yield* Config.option(Config.redacted("DATABASE_URL"))
   const redisUrl = yield* Config.option(Config.redacted("REDIS_URL"))
   const redisKeyPrefix = yield* Config.string("REDIS_KEY_PREFIX").pipe(Config.withDefault("gp:"))
-  const trustProxy = yield* Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false))
+  const trustProxy = yield* proxyHops
+  const sandbox = yield* Config.boolean("SANDBOX").pipe(Config.withDefault(!production))
   const serviceName = yield* Config.string("SERVICE_NAME").pipe(Config.withDefault("GamePlatform"))
   const webhookBlockPrivateTargets = yield* Config.boolean("WEBHOOK_BLOCK_PRIVATE_TARGETS").pipe(
     Config.withDefault(production)
   )
 
   const oidcIssuer = yield* Config.option(Config.url("OIDC_ISSUER"))
+  const oidcSecret = yield* Config.option(Config.redacted("OIDC_CLIENT_SECRET"))
   const oidc: OidcConfig = {
     issuer: Option.map(oidcIssuer, (url) => url.href.replace(/\/+$/, "")),
     clientId: yield* Config.string("OIDC_CLIENT_ID").pipe(Config.withDefault("game-platform")),
-    clientSecret: yield* Config.redacted("OIDC_CLIENT_SECRET").pipe(
-      Config.withDefault(Redacted.make("game-platform-development-secret"))
-    ),
+    clientSecret: Option.getOrElse(oidcSecret, () => Redacted.make("game-platform-development-secret")),
     devIdpPort: yield* Config.port("DEV_IDP_PORT").pipe(Config.withDefault(port + 1))
   }
   const loginRedirectUrl = yield* Config.string("LOGIN_REDIRECT_URL").pipe(Config.withDefault("/"))
@@ -173,7 +244,8 @@ export const loadAppConfig: Effect.Effect<
     auth: yield* rateLimit("RATE_LIMIT_AUTH", { count: 10, windowMs: 60_000 }),
     caseOpen: yield* rateLimit("RATE_LIMIT_CASE_OPEN", { count: 5, windowMs: 60_000 }),
     withdrawal: yield* rateLimit("RATE_LIMIT_WITHDRAWAL", { count: 3, windowMs: 60_000 }),
-    twoFactorVerify: yield* rateLimit("RATE_LIMIT_2FA_VERIFY", { count: 5, windowMs: 300_000 })
+    twoFactorVerify: yield* rateLimit("RATE_LIMIT_2FA_VERIFY", { count: 5, windowMs: 300_000 }),
+    twoFactorDisable: yield* rateLimit("RATE_LIMIT_2FA_DISABLE", { count: 5, windowMs: 300_000 })
   }
 
   const gateway = {
@@ -190,22 +262,23 @@ export const loadAppConfig: Effect.Effect<
   const given = yield* readGivenSecrets
   const { generated, values } = production
     ? yield* Effect.gen(function*() {
-      // The embedded identity provider (D2) and the sandbox gateway (D9: anyone could pay their own
-      // deposits) are for development only.
-      const missing = [
-        ...SECRET_NAMES.filter((name) => given[name] === undefined),
-        ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : []),
-        ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : []),
-        ...(Option.isNone(gateway.key) ? ["PAYMENT_GATEWAY_KEY"] : [])
-      ]
-      if (missing.length > 0) {
-        return yield* new StartupError({
-          message: `NODE_ENV=production requires these variables, which are not set: ${missing.join(", ")}`
-        })
+      const problems = productionProblems({ given, oidc, gateway, sandbox, oidcSecretGiven: Option.isSome(oidcSecret) })
+      if (problems.length > 0) {
+        return yield* new StartupError({ message: `NODE_ENV=production ${problems.join("; ")}` })
       }
       return { generated: false, values: given as Record<SecretName, string> }
     })
     : yield* developmentSecrets(dataDir, given)
+  if (!sandbox) {
+    // Without the embedded ones, the real gateway and provider must be configured.
+    const missing = [
+      ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : []),
+      ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : [])
+    ]
+    if (missing.length > 0) {
+      return yield* new StartupError({ message: `SANDBOX=false requires these variables, which are not set: ${missing.join(", ")}` })
+    }
+  }
 
   return {
     production,
@@ -216,6 +289,7 @@ export const loadAppConfig: Effect.Effect<
     redisUrl,
     redisKeyPrefix,
     trustProxy,
+    sandbox,
     serviceName,
     webhookBlockPrivateTargets,
     oidc,

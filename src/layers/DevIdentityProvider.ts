@@ -1,6 +1,7 @@
 /**
  * The embedded development OpenID provider (DECISIONS D2): `oidc-provider`, a certified OpenID
- * provider, served in-process on 127.0.0.1:DEV_IDP_PORT when OIDC_ISSUER is absent; never in production.
+ * provider, served in-process on 127.0.0.1:DEV_IDP_PORT when OIDC_ISSUER is absent and SANDBOX is on; never in
+ * production.
  *
  * One client is registered: this service (authorization code with PKCE S256, client_secret_basic).
  * Its sign-in page is our own minimal form at `/interaction/:uid`: any login name, no password; the
@@ -154,8 +155,8 @@ const listen = (port: number) =>
 /** Starts the provider for the life of the current scope; its issuer URL is `http://127.0.0.1:<port>`. */
 const make: Effect.Effect<{ readonly issuer: string }, StartupError, AppConfig | Scope.Scope> = Effect.gen(function*() {
   const config = yield* AppConfig
-  if (config.production) {
-    return yield* new StartupError({ message: "The development identity provider never runs in production: set OIDC_ISSUER" })
+  if (config.production || !config.sandbox) {
+    return yield* new StartupError({ message: "The development identity provider never runs in production, and only with SANDBOX=true: set OIDC_ISSUER" })
   }
   const server = yield* listen(config.oidc.devIdpPort)
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

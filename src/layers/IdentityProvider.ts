@@ -6,7 +6,7 @@
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as oidc from "openid-client"
 import { type IdentityClaims, InvalidLoginCallback, type LoginStart } from "../schema/Identity"
-import { AppConfig, StartupError } from "./AppConfig"
+import { AppConfig, StartupError, usesDevIdentityProvider } from "./AppConfig"
 import { DevIdentityProvider } from "./DevIdentityProvider"
 import { KeyValue } from "./stores/KeyValue"
 
@@ -41,7 +41,11 @@ const describe = (error: unknown): string => {
 const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const kv = yield* KeyValue
-  const issuer = Option.isSome(config.oidc.issuer) ? config.oidc.issuer.value : (yield* DevIdentityProvider.make).issuer
+  const issuer = Option.isSome(config.oidc.issuer)
+    ? config.oidc.issuer.value
+    : usesDevIdentityProvider(config)
+    ? (yield* DevIdentityProvider.make).issuer
+    : yield* new StartupError({ message: "OIDC_ISSUER is required without SANDBOX=true" })
   const redirectUri = `${config.publicUrl}${CALLBACK_PATH}`
 
   const client = yield* Effect.tryPromise({
@@ -106,13 +110,14 @@ const make = Effect.gen(function*() {
       if (username === undefined && client.serverMetadata().userinfo_endpoint !== undefined) {
         username = yield* Effect.tryPromise(() => oidc.fetchUserInfo(client, tokens.access_token, claims.sub)).pipe(
           Effect.map(usernameOf),
-          Effect.catchAll((error) => Effect.as(Effect.logDebug("UserInfo request failed", error), undefined))
+          Effect.catchAll((error) => Effect.as(Effect.logDebug(`UserInfo request failed: ${describe(error)}`), undefined))
         )
       }
       return { idpId: claims.sub, username } satisfies IdentityClaims
     },
-    // The reason stays in the debug log; the client only learns that the callback was invalid.
-    Effect.tapError((error) => Effect.logDebug("Sign-in callback rejected", error)),
+    // The reason stays in the debug log (in words: the error objects can hold the request and its
+    // code, D19); the client only learns that the callback was invalid.
+    Effect.tapError((error) => Effect.logDebug(`Sign-in callback rejected: ${describe(error)}`)),
     Effect.mapError(() => new InvalidLoginCallback())
   )
 
@@ -120,6 +125,6 @@ const make = Effect.gen(function*() {
 })
 
 export class IdentityProvider extends Context.Tag("app/IdentityProvider")<IdentityProvider, IdentityProviderShape>() {
-  /** When config.oidc.issuer is Some: discovery against it; else starts DevIdentityProvider and discovers it. Discovery failure => StartupError. */
+  /** When config.oidc.issuer is Some: discovery against it; else (SANDBOX only) starts DevIdentityProvider and discovers it. Discovery failure => StartupError. */
   static readonly layer: Layer.Layer<IdentityProvider, StartupError, AppConfig | KeyValue> = Layer.scoped(this, make)
 }

@@ -4,6 +4,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
+import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { AppConfig, StartupError } from "./AppConfig"
 import { DatabaseLive } from "./Database"
@@ -14,6 +15,13 @@ import { Stores } from "./stores/Stores"
 export const DatabaseFromConfig = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
+    if (Option.isNone(config.databaseUrl)) {
+      // PGlite creates its own directory, but not the missing parents of DATA_DIR.
+      yield* Effect.try({
+        try: () => mkdirSync(config.dataDir, { recursive: true }),
+        catch: (cause) => new StartupError({ message: `Cannot create DATA_DIR ${config.dataDir}: ${String(cause)}` })
+      })
+    }
     const database = Option.match(config.databaseUrl, {
       onNone: () => DatabaseLive({ _tag: "PGlite", dataDir: join(config.dataDir, "pglite") }),
       onSome: (url) => DatabaseLive({ _tag: "Postgres", url })
@@ -27,6 +35,7 @@ export const DatabaseFromConfig = Layer.unwrapEffect(
 ).pipe(
   // An unreachable database or a failed migration stops the start with one line saying why.
   Layer.mapError((error) => {
+    if (error instanceof StartupError) return error
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : ""
     return new StartupError({ message: `Database: ${error.message}${cause}` })
   })

@@ -31,8 +31,34 @@ export interface PayoutRequest {
   readonly pixKey: string
 }
 
-/** The gateway could not be reached or refused the request. */
+/**
+ * Our reference for a withdrawal's payout: the gateway's idempotency key for it (a repeated payout
+ * request pays once), what its payout events name, and what a status query asks about (D18).
+ */
+export const payoutReference = (withdrawalId: bigint): string => `withdrawal-${withdrawalId}`
+
+/** The withdrawal a payout reference names, if it is one of ours. */
+export const withdrawalOfReference = (reference: string): bigint | undefined => {
+  const match = /^withdrawal-([1-9][0-9]{0,18})$/.exec(reference)
+  return match === null ? undefined : BigInt(match[1]!)
+}
+
+/**
+ * The gateway could not be reached, timed out, or failed on its side (5xx). For a payout this means
+ * the outcome is unknown: the money may or may not have left.
+ */
 export class GatewayError extends Data.TaggedError("GatewayError")<{ readonly message: string }> {}
+
+/** The gateway answered that it will not make a payout (e.g. an unknown PIX key): nothing was paid. */
+export class PayoutRefused extends Data.TaggedError("PayoutRefused")<{ readonly message: string }> {}
+
+/** What the gateway knows about a payout, asked by reference (D18 reconcile). */
+export type PayoutStatus =
+  | { readonly _tag: "Paid"; readonly payoutId: string }
+  | { readonly _tag: "Failed"; readonly reason: string }
+  | { readonly _tag: "Processing" }
+  /** The gateway never received a payout with this reference. */
+  | { readonly _tag: "Unknown" }
 
 /** The gateway would not cancel the charge: it has been paid (the money arrives by charge.paid). */
 export class ChargeAlreadyPaid extends Data.TaggedError("ChargeAlreadyPaid")<{ readonly externalId: string }> {}
@@ -41,7 +67,9 @@ export interface PaymentGatewayShape {
   readonly createCharge: (request: ChargeRequest) => Effect.Effect<Charge, GatewayError>
   /** Cancels an unpaid charge, so that it can no longer be paid; cancelling twice is not an error. */
   readonly cancelCharge: (externalId: string) => Effect.Effect<void, GatewayError | ChargeAlreadyPaid>
-  readonly payout: (request: PayoutRequest) => Effect.Effect<{ readonly payoutId: string }, GatewayError>
+  /** Pays out, idempotent on the withdrawal (its `payoutReference`). */
+  readonly payout: (request: PayoutRequest) => Effect.Effect<{ readonly payoutId: string }, GatewayError | PayoutRefused>
+  readonly payoutStatus: (withdrawalId: bigint) => Effect.Effect<PayoutStatus, GatewayError>
 }
 
 export class PaymentGateway extends Context.Tag("app/PaymentGateway")<PaymentGateway, PaymentGatewayShape>() {}

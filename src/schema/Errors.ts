@@ -61,6 +61,18 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   retryAfterSeconds: Schema.optionalWith(Schema.Number, { default: () => 60 })
 }) {}
 
+/** A request body over the size limit (D19: 64 KiB on the gateway's callback, 1 MiB elsewhere) (413). */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  message("Payload too large")
+) {}
+
+/** A request body that is not JSON (D19): forms and text are refused, against cross-site form posts (415). */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()(
+  "UnsupportedMediaType",
+  message("Content-Type must be application/json")
+) {}
+
 /** A dependency (database, Redis) is unreachable: /api/ready, and any request that needed it (503). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
   "ServiceUnavailable",

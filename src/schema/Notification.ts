@@ -5,7 +5,13 @@ import { idFromString } from "./Ids"
 export const NotificationId = idFromString("NotificationId")
 export type NotificationId = typeof NotificationId.Type
 
-export const NotificationType = Schema.Literal("DEPOSIT_CONFIRMED", "DEPOSIT_EXPIRED", "SECURITY_ALERT", "RAFFLE_WON")
+export const NotificationType = Schema.Literal(
+  "DEPOSIT_CONFIRMED",
+  "DEPOSIT_EXPIRED",
+  "SECURITY_ALERT",
+  "RAFFLE_WON",
+  "WITHDRAWAL_REQUESTED"
+)
 export type NotificationType = typeof NotificationType.Type
 
 export class Notification extends Schema.Class<Notification>("Notification")({
@@ -22,6 +28,7 @@ export type AuditAction =
   | "2FA_ENABLED"
   | "2FA_DISABLED"
   | "2FA_BACKUP_CODE_USED"
+  | "2FA_LOCKED"
   | "SUSPICIOUS_IP_CHANGE"
   | "DEVICE_MISMATCH"
   | "DEPOSIT_CONFIRMED"
@@ -34,6 +41,9 @@ export type AuditAction =
   | "WITHDRAWAL_APPROVED"
   | "WITHDRAWAL_REJECTED"
   | "WITHDRAWAL_PAYOUT_FAILED"
+  | "WITHDRAWAL_PAYOUT_UNCONFIRMED"
+  | "WITHDRAWAL_PAYOUT_CONFLICT"
+  | "WITHDRAWAL_FAILED"
   | "DEPOSIT_FAILED"
   | "DEPOSIT_EXPIRED"
   | "DEPOSIT_PAID_LATE"

@@ -11,9 +11,15 @@ import { PlainString } from "./Text"
 export const WithdrawalId = idFromString("WithdrawalId")
 export type WithdrawalId = typeof WithdrawalId.Type
 
-export const WithdrawalStatus = Schema.Literal("PENDING", "COMPLETED", "REJECTED", "CANCELLED").annotations({
-  message: () => ({ message: "must be one of PENDING, COMPLETED, REJECTED, CANCELLED", override: true })
-})
+/**
+ * PENDING (requested, money debited), PROCESSING (a payout was handed to the gateway, outcome not yet
+ * known, D18), COMPLETED (paid out); REJECTED, CANCELLED and FAILED (the gateway reported the payout
+ * failed) were refunded.
+ */
+export const WithdrawalStatus = Schema.Literal("PENDING", "PROCESSING", "COMPLETED", "REJECTED", "CANCELLED", "FAILED")
+  .annotations({
+    message: () => ({ message: "must be one of PENDING, PROCESSING, COMPLETED, REJECTED, CANCELLED, FAILED", override: true })
+  })
 export type WithdrawalStatus = typeof WithdrawalStatus.Type
 
 export const WithdrawalMethod = Schema.Literal("PIX").annotations({ message: () => "must be PIX" })
@@ -26,8 +32,13 @@ export type PixKeyType = typeof PixKeyType.Type
 
 export const MIN_WITHDRAWAL_CENTS = 1_000n
 export const MAX_WITHDRAWAL_CENTS = 10_000_000n
-/** SPEC: with 2FA on, a withdrawal of MORE than this needs a code; exactly this does not. */
+/**
+ * D18: with 2FA on, a code is needed when this amount plus the user's withdrawals of the last 24 hours
+ * (PENDING, PROCESSING or COMPLETED) is MORE than this (exactly this needs none), and for a PIX key no
+ * payout of the user has gone to yet.
+ */
 export const TWO_FACTOR_THRESHOLD_CENTS = 10_000n
+export const TWO_FACTOR_WINDOW_MS = 24 * 60 * 60_000
 
 /** The problem with an amount, if any (field `amountCents`). */
 export const amountProblem = amountBoundsProblem("withdrawal", MIN_WITHDRAWAL_CENTS, MAX_WITHDRAWAL_CENTS)
@@ -83,6 +94,46 @@ export const pixKeyProblem = (type: PixKeyType, key: string): string | undefined
 /** The form a valid key is stored and paid out in: digits only for CPF/CNPJ, lower case for e-mail and UUID. */
 export const normalizePixKey = (type: PixKeyType, key: string): string =>
   type === "CPF" || type === "CNPJ" ? key.replace(/\D/g, "") : type === "PHONE" ? key : key.toLowerCase()
+
+/**
+ * A PIX key as shown to its owner in notifications (D18): enough to recognise it, not enough to use
+ * it. E-mail `m***@example.com`, CPF `***.982.247-**`, CNPJ `**.222.333/****-**`, phone
+ * `+55 11 *****-5678`, random key `123e…4000`. Takes the normalized key.
+ */
+export const maskPixKey = (type: PixKeyType, key: string): string => {
+  switch (type) {
+    case "EMAIL": {
+      const at = key.lastIndexOf("@")
+      return `${key.slice(0, 1)}***${key.slice(at)}`
+    }
+    case "CPF":
+      return `***.${key.slice(3, 6)}.${key.slice(6, 9)}-**`
+    case "CNPJ":
+      return `**.${key.slice(2, 5)}.${key.slice(5, 8)}/****-**`
+    case "PHONE":
+      return `${key.slice(0, 3)} ${key.slice(3, 5)} *****-${key.slice(-4)}`
+    case "RANDOM":
+      return `${key.slice(0, 4)}…${key.slice(-4)}`
+  }
+}
+
+const Text = (max: number) =>
+  PlainString.pipe(Schema.maxLength(max, { message: () => `must be at most ${max} characters` }))
+const Required = (max: number) => Text(max).pipe(Schema.nonEmptyString({ message: () => "is required" }))
+
+/**
+ * The gateway's payout events on the signed callback (D18): `data.reference` names the withdrawal
+ * (`withdrawal-<id>`), `data.id` is the gateway's payout id.
+ */
+export const PayoutEvent = Schema.Struct({
+  event: Schema.Literal("payout.paid", "payout.failed"),
+  data: Schema.Struct({
+    id: Required(200),
+    reference: Required(200),
+    failReason: Schema.optional(Text(500))
+  })
+}).annotations({ parseOptions: { errors: "all" } })
+export type PayoutEvent = typeof PayoutEvent.Type
 
 export const WithdrawalAmount = Schema.BigIntFromNumber.annotations({
   message: () => ({ message: "must be an integer number of cents", override: true })

@@ -5,9 +5,16 @@
  * Validation slides the session: lastActivity, expiresAt and the stored time to live all move to
  * now + 7 days. At most 5 sessions per user: creating a 6th deletes the one idle the longest. Creation
  * holds the user's lock so that parallel sign-ins cannot exceed the limit.
+ *
+ * Device binding (SPEC session rule 2, D19): a session is bound to the first `X-Device-Id` it sees
+ * (at sign-in, or on its first request that sends one; of two racing requests one wins, by a
+ * set-if-absent). After that a request with another device id, or with none, is a mismatch, except
+ * on event streams (browsers' EventSource cannot send the header). A removed session is announced on
+ * `session-ended:<id>` (across instances), so streams opened with it close.
  */
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option, Schema, type Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
+import { Broadcast } from "../layers/stores/Broadcast"
 import { KeyValue } from "../layers/stores/KeyValue"
 import { UserLock } from "../layers/stores/UserLock"
 import { Forbidden, NotFound, Unauthenticated } from "../schema/Errors"
@@ -23,12 +30,16 @@ const SESSION_TTL_MS = SESSION_TTL_SECONDS * 1000
 
 const sessionKey = (id: string) => `session:${id}`
 const indexKey = (userId: bigint) => `user-sessions:${userId}`
+/** The device a session bound itself to after its creation. */
+const deviceKey = (id: string) => `session-device:${id}`
+const endedChannel = (id: string) => `session-ended:${id}`
 const decode = Schema.decodeUnknownOption(Schema.parseJson(Session))
 const encode = (session: Session) => JSON.stringify(Schema.encodeSync(Session)(session))
 
 export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
   effect: Effect.gen(function*() {
     const kv = yield* KeyValue
+    const broadcast = yield* Broadcast
     const lock = yield* UserLock
     const audit = yield* Audit
     const notifications = yield* Notifications
@@ -46,7 +57,9 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       Effect.all([
         Effect.sync(() => owners.delete(session.id)),
         kv.delete(sessionKey(session.id)),
-        kv.setRemove(indexKey(session.userId), session.id)
+        kv.delete(deviceKey(session.id)),
+        kv.setRemove(indexKey(session.userId), session.id),
+        broadcast.publish(endedChannel(session.id), "ended")
       ], { discard: true })
 
     /** The owner of a session, without refreshing it (rate limits count per user). */
@@ -131,29 +144,46 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         })
       })
 
+    /** The session bound to the request's device when it is not bound yet; of racing requests, the first wins. */
+    const bindDevice = (session: Session, deviceId: string) =>
+      Effect.gen(function*() {
+        const won = yield* kv.setIfAbsent(deviceKey(session.id), deviceId, SESSION_TTL_MS)
+        const bound = won ? deviceId : Option.getOrElse(yield* kv.get(deviceKey(session.id)), () => deviceId)
+        return new Session({ ...session, deviceId: bound })
+      })
+
     /**
-     * The session of `id`, refreshed, or Unauthenticated. A request with a device id other than the
-     * session's is audited and refused (SPEC session rule 2); the session itself is kept.
+     * The session of `id`, refreshed, or Unauthenticated. A request from another device than the
+     * session's, or without one once the session is bound (`stream` requests excepted), is audited
+     * and refused (SPEC session rule 2, D19); the session itself is kept.
      */
-    const validate = Effect.fn("Sessions.validate")(function*(id: string, client: ClientInfo) {
+    const validate = Effect.fn("Sessions.validate")(function*(
+      id: string,
+      client: ClientInfo,
+      options: { readonly stream: boolean } = { stream: false }
+    ) {
       const found = yield* read(id)
       if (Option.isNone(found)) {
         owners.delete(id)
         return yield* new Unauthenticated()
       }
-      const session = found.value
       const now = yield* Clock.currentTimeMillis
-      if (session.expiresAt.getTime() <= now) {
-        yield* remove(session)
+      if (found.value.expiresAt.getTime() <= now) {
+        yield* remove(found.value)
         return yield* new Unauthenticated()
       }
-      if (session.deviceId !== undefined && client.deviceId !== undefined && client.deviceId !== session.deviceId) {
+      const session = found.value.deviceId === undefined && client.deviceId !== undefined
+        ? yield* bindDevice(found.value, client.deviceId)
+        : found.value
+      const mismatch = session.deviceId !== undefined &&
+        (client.deviceId === undefined ? !options.stream : client.deviceId !== session.deviceId)
+      if (mismatch) {
         yield* audit.record({
           userId: session.userId,
           action: "DEVICE_MISMATCH",
           entityType: "Session",
           entityId: session.id,
-          metadata: { expectedDevice: session.deviceId, receivedDevice: client.deviceId }
+          metadata: { expectedDevice: session.deviceId, receivedDevice: client.deviceId ?? null }
         })
         return yield* new Unauthenticated({ message: "Device mismatch" })
       }
@@ -162,6 +192,18 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       yield* write(refreshed)
       return refreshed
     })
+
+    /**
+     * For the scope: an effect that completes when the session is removed (revoked, signed out,
+     * its user banned) on any instance, or at once when it is gone already.
+     */
+    const whenEnded = (id: string): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
+      Effect.gen(function*() {
+        const ended = yield* broadcast.subscribe(endedChannel(id))
+        // Subscribed first: a removal from now on is heard, one before is seen here.
+        if (Option.isNone(yield* read(id))) return Effect.void
+        return Effect.asVoid(Stream.runHead(ended))
+      })
 
     const list = Effect.fn("Sessions.list")(function*(userId: UserId) {
       return yield* ofUser(userId)
@@ -181,6 +223,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return sessions.length
     })
 
-    return { create, validate, peekUserId, list, revoke, revokeAll } as const
+    return { create, validate, peekUserId, list, revoke, revokeAll, whenEnded } as const
   })
 }) {}

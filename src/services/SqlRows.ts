@@ -24,6 +24,12 @@ export const inTransaction = (sql: SqlClient.SqlClient) =>
     Effect.catchAll((error) => error instanceof SqlError ? Effect.die(error) : Effect.fail(error as Exclude<E, SqlError>))
   )
 
+/** A unique index refused the write (PostgreSQL 23505). */
+export const isUniqueViolation = (error: SqlError): boolean => {
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && (cause as { readonly code?: unknown }).code === "23505"
+}
+
 /**
  * Publications that must only follow a commit (balance pushes, notifications, live drops) are made
  * right away, unless a caller holds a transaction open around the service (`publishingAfterCommit`):

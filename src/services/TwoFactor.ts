@@ -7,6 +7,12 @@
  * accepted before for the same step (`2fa-used:<userId>:<step>`), or when it is an unused backup code,
  * which is removed in the same conditional UPDATE that finds it, so a code cannot be used twice even
  * by parallel requests. All time comes from the app Clock.
+ *
+ * Wrong codes count per user across every check (verify, disable, withdrawals, administrators'
+ * step-up; D18): the 5th wrong code within 15 minutes locks every 2FA-protected action of the user
+ * for 15 minutes (RateLimited, 429 with Retry-After), audited 2FA_LOCKED, with a SECURITY_ALERT.
+ * A right code does not wipe earlier wrong ones. The entries keep instants of the app Clock; their
+ * store time to live only cleans up.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
@@ -15,7 +21,7 @@ import { authenticator } from "otplib"
 import QRCode from "qrcode"
 import { AppConfig } from "../layers/AppConfig"
 import { KeyValue } from "../layers/stores/KeyValue"
-import { BadRequest } from "../schema/Errors"
+import { BadRequest, RateLimited } from "../schema/Errors"
 import { Audit } from "./Audit"
 import { Notifications } from "./Notifications"
 import * as SecretCipher from "./SecretCipher"
@@ -28,8 +34,17 @@ const STEP_MS = 30_000
 /** Bytes of a new secret (SPEC: base32 of 20 bytes). */
 const SECRET_BYTES = 20
 
+/** Wrong codes that lock (D18), within FAILURE_WINDOW_MS; the lock lasts LOCK_MS. */
+export const MAX_FAILURES = 5
+export const FAILURE_WINDOW_MS = 15 * 60_000
+export const LOCK_MS = 15 * 60_000
+
 const setupKey = (userId: bigint) => `2fa-setup:${userId}`
 const usedKey = (userId: bigint, step: number) => `2fa-used:${userId}:${step}`
+/** Members `<instant>:<random>` for a check in flight, `<instant>:<random>:wrong` for a wrong code. */
+const attemptsKey = (userId: bigint) => `2fa-attempts:${userId}`
+/** The instant the lock ends. */
+const lockedKey = (userId: bigint) => `2fa-locked:${userId}`
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
@@ -129,6 +144,87 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
             "Disable and enable 2FA again to get new ones."
       })
 
+    const lockedUntil = (userId: bigint) =>
+      Effect.map(
+        kv.get(lockedKey(userId)),
+        (value) => Option.getOrElse(Option.filter(Option.map(value, Number), Number.isFinite), () => 0)
+      )
+
+    /**
+     * The attempts of the last FAILURE_WINDOW_MS, one per check: `wrong` once answered with a wrong
+     * code, else still in flight. Drops older members.
+     */
+    const recentAttempts = (userId: bigint, now: number) =>
+      Effect.gen(function*() {
+        const attempts = new Map<string, { readonly at: number; readonly wrong: boolean }>()
+        for (const member of yield* kv.setMembers(attemptsKey(userId))) {
+          const [at = "", id = "", wrong] = member.split(":")
+          if (Number(at) <= now - FAILURE_WINDOW_MS) yield* kv.setRemove(attemptsKey(userId), member)
+          else if (wrong !== undefined || !attempts.has(id)) attempts.set(id, { at: Number(at), wrong: wrong !== undefined })
+        }
+        return [...attempts.values()].sort((x, y) => x.at - y.at)
+      })
+
+    const lockOut = (userId: bigint, now: number, failures: number) =>
+      Effect.gen(function*() {
+        const until = now + LOCK_MS
+        // Of two wrong codes that both reach the limit, one locks, audits and alerts. (A lock that
+        // ended by the clock but is still stored is replaced.) The wrong codes stay: they leave the
+        // window as the lock ends (LOCK_MS = FAILURE_WINDOW_MS).
+        if (!(yield* kv.setIfAbsent(lockedKey(userId), String(until), LOCK_MS))) {
+          if ((yield* lockedUntil(userId)) > now) return
+          yield* kv.set(lockedKey(userId), String(until), LOCK_MS)
+        }
+        yield* audit.record({
+          userId,
+          action: "2FA_LOCKED",
+          entityType: "User",
+          entityId: userId,
+          metadata: { failures, lockedUntil: new Date(until).toISOString() }
+        })
+        yield* notifications.notify(userId, {
+          type: "SECURITY_ALERT",
+          title: "Two-factor checks locked",
+          message: `${failures} wrong 2FA codes in ${FAILURE_WINDOW_MS / 60_000} minutes: withdrawals and other ` +
+            `actions that need a code are locked until ${new Date(until).toISOString()}. If this was not you, ` +
+            "sign out of all sessions."
+        })
+      })
+
+    const tooMany = (retryAfterMs: number) => new RateLimited({ retryAfterSeconds: Math.ceil(retryAfterMs / 1000) })
+
+    /**
+     * Runs a code check (true: the code was accepted) unless the user is locked out, counting it when
+     * the code was wrong. Each check first records itself as an attempt (an atomic set insert), and
+     * proceeds only when at most MAX_FAILURES attempts (wrong codes and checks in flight) are recent:
+     * so parallel guesses cannot get past the count. A wrong code stays as such; an accepted code,
+     * or a check that failed for another reason, removes its attempt. The 5th wrong code locks.
+     */
+    const guarded = <E>(userId: bigint, check: Effect.Effect<boolean, E>) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const until = yield* lockedUntil(userId)
+        if (until > now) return yield* tooMany(until - now)
+        const attempt = `${now}:${randomBytes(6).toString("hex")}`
+        const attempts = attemptsKey(userId)
+        yield* kv.setAdd(attempts, attempt)
+        yield* kv.touch(attempts, FAILURE_WINDOW_MS)
+        const before = yield* recentAttempts(userId, now)
+        // Over the count, or locked by a check that finished meanwhile: this one is not checked.
+        const lockedNow = yield* lockedUntil(userId)
+        if (before.length > MAX_FAILURES || lockedNow > now) {
+          yield* kv.setRemove(attempts, attempt)
+          return yield* tooMany(lockedNow > now ? lockedNow - now : before[0]!.at + FAILURE_WINDOW_MS - now)
+        }
+        const accepted = yield* check.pipe(Effect.onError(() => kv.setRemove(attempts, attempt)))
+        if (!accepted) yield* kv.setAdd(attempts, `${attempt}:wrong`) // added before the removal: never under-counted
+        yield* kv.setRemove(attempts, attempt)
+        if (accepted) return true
+        const failures = (yield* recentAttempts(userId, now)).filter((a) => a.wrong).length
+        if (failures >= MAX_FAILURES) yield* lockOut(userId, now, failures)
+        return false
+      })
+
     /** SPEC code rules 1 and 2, for a user with 2FA on. */
     const accept = (userId: bigint, encryptedSecret: string, rawCode: string, options: { readonly warnLow: boolean }) =>
       Effect.gen(function*() {
@@ -185,13 +281,15 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
     /** True when the code is accepted; false for a wrong one (D10: 200 `{valid: false}`). */
     const verify = Effect.fn("TwoFactor.verify")(function*(user: { readonly id: bigint }, code: string) {
       const secret = yield* enabledSecret(user.id)
-      return yield* accept(user.id, secret, code, { warnLow: true })
+      return yield* guarded(user.id, accept(user.id, secret, code, { warnLow: true }))
     })
 
     const disable = Effect.fn("TwoFactor.disable")(function*(user: { readonly id: bigint }, code: string) {
       const secret = yield* enabledSecret(user.id)
       // The codes are about to be cleared: warning that few are left would only confuse.
-      if (!(yield* accept(user.id, secret, code, { warnLow: false }))) return yield* fail("Invalid 2FA code")
+      if (!(yield* guarded(user.id, accept(user.id, secret, code, { warnLow: false })))) {
+        return yield* fail("Invalid 2FA code")
+      }
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* sql.withTransaction(Effect.gen(function*() {
         const rows = yield* sql`
@@ -204,12 +302,11 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       })).pipe(Effect.orDie)
     })
 
-    /** A code for a sensitive operation (withdrawals above 10000 cents). */
+    /** A code for a sensitive operation (withdrawals that need one, administrators' money actions). */
     const requireCode = Effect.fn("TwoFactor.require")(function*(userId: bigint, code: string | undefined) {
       const secret = yield* enabledSecret(userId)
-      if (code === undefined || !(yield* accept(userId, secret, code, { warnLow: true }))) {
-        return yield* fail("Invalid 2FA code")
-      }
+      // No code is no guess: refused, not counted.
+      if (code === undefined || !(yield* guarded(userId, accept(userId, secret, code, { warnLow: true })))) return yield* fail("Invalid 2FA code")
     })
 
     /** Whether the user has 2FA on, read from the database (a session's copy of the user may be stale). */

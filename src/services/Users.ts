@@ -3,8 +3,9 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { NotFound } from "../schema/Errors"
 import { UserId } from "../schema/Ids"
-import { User } from "../schema/User"
+import { User, usernameCandidates } from "../schema/User"
 import { ProvablyFair } from "./ProvablyFair"
+import { isUniqueViolation } from "./SqlRows"
 
 const AdminUserRow = Schema.Struct({
   id: UserId,
@@ -53,9 +54,29 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     })
 
     /**
-     * The user of an identity at sign-in, created the first time (D2). `username` is kept from the
-     * first sign-in (`user-<id>` when the provider gave none); `promote` makes the user an ADMIN.
-     * A new user gets their fairness state, so a server seed is committed before their first roll.
+     * Gives a new user (username '') the first free of its candidate names (usernameCandidates):
+     * each is one conditional UPDATE, and the unique index on lower(username) decides between
+     * sign-ins of different identities racing for the same name.
+     */
+    const assignUsername = (id: UserId, claim: string | undefined) =>
+      Effect.gen(function*() {
+        for (const candidate of usernameCandidates(claim, id)) {
+          // No row updated: a parallel sign-in of the same identity named it already.
+          const taken = yield* sql`UPDATE users SET username = ${candidate} WHERE id = ${id} AND username = ''`.pipe(
+            Effect.as(false),
+            Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.succeed(true) : Effect.die(error))
+          )
+          if (!taken) return
+        }
+        // `user-<id>` cannot be taken: the rules never give a name of that form to anyone else.
+        return yield* Effect.dieMessage(`Users: no username could be given to user ${id}`)
+      })
+
+    /**
+     * The user of an identity at sign-in, created the first time (D2). The username is taken from the
+     * provider's name at the first sign-in, made valid and unique (usernameCandidates), and kept;
+     * `promote` makes the user an ADMIN. A new user gets their fairness state, so a server seed is
+     * committed before their first roll.
      */
     const signIn = Effect.fn("Users.signIn")(function*(input: {
       readonly idpId: string
@@ -64,14 +85,14 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     }) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const role = input.promote ? "ADMIN" : "USER"
-      const [row] = yield* sql<{ id: string }>`
+      const [row] = yield* sql<{ id: string; username: string }>`
         INSERT INTO users (idp_id, username, role, created_at, updated_at)
-        VALUES (${input.idpId}, ${input.username ?? ""}, ${role}, ${now}, ${now})
+        VALUES (${input.idpId}, '', ${role}, ${now}, ${now})
         ON CONFLICT (idp_id) DO UPDATE
           SET role = CASE WHEN ${input.promote} THEN 'ADMIN' ELSE users.role END
-        RETURNING id`.pipe(Effect.orDie)
+        RETURNING id, username`.pipe(Effect.orDie)
       const id = UserId.make(BigInt(row!.id))
-      yield* sql`UPDATE users SET username = 'user-' || id WHERE id = ${id} AND username = ''`.pipe(Effect.orDie)
+      if (row!.username === "") yield* assignUsername(id, input.username)
       yield* fairness.ensure(id)
       return yield* findById(id)
     })

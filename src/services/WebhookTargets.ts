@@ -9,25 +9,30 @@ import { lookup as dnsLookup } from "node:dns"
 import { lookup } from "node:dns/promises"
 import { BlockList, isIP, type LookupFunction } from "node:net"
 
+/**
+ * Everything that is not plainly a public unicast address (IANA special-purpose registries): this
+ * network, private, shared (CGNAT), loopback, link-local, protocol assignments, documentation,
+ * benchmarking, the 6to4 relay, multicast, reserved and broadcast; and in IPv6 the unspecified and
+ * loopback addresses, IPv4-compatible, discard, protocol assignments (Teredo, ORCHID...),
+ * documentation, SRv6, unique-local, link- and site-local, multicast, and the translation prefixes
+ * that reach an IPv4 address of their own choosing: NAT64 (64:ff9b::/96, 64:ff9b:1::/48) and 6to4
+ * (2002::/16). IPv4-mapped addresses (::ffff:10.0.0.1, ::ffff:a00:1) are checked as the IPv4 address
+ * they carry (node's BlockList does so).
+ */
 const internal = new BlockList()
 for (const [network, prefix] of [
   ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16],
-  ["172.16.0.0", 12], ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 3]
+  ["172.16.0.0", 12], ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.88.99.0", 24], ["192.168.0.0", 16],
+  ["198.18.0.0", 15], ["198.51.100.0", 24], ["203.0.113.0", 24], ["224.0.0.0", 3]
 ] as const) internal.addSubnet(network, prefix, "ipv4")
-for (const [network, prefix] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8]] as const) {
-  internal.addSubnet(network, prefix, "ipv6")
-}
+for (const [network, prefix] of [
+  ["::", 96], ["64:ff9b::", 96], ["64:ff9b:1::", 48], ["100::", 64], ["2001::", 23], ["2001:db8::", 32],
+  ["2002::", 16], ["3fff::", 20], ["5f00::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8]
+] as const) internal.addSubnet(network, prefix, "ipv6")
 
 export const isInternalAddress = (address: string): boolean => {
   const family = isIP(address)
-  if (family === 0) return false
-  if (family === 6) {
-    // IPv4-mapped IPv6 (::ffff:10.0.0.1) is the IPv4 address in disguise.
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-    if (mapped) return internal.check(mapped[1]!, "ipv4")
-    return internal.check(address, "ipv6")
-  }
-  return internal.check(address, "ipv4")
+  return family !== 0 && internal.check(address, family === 6 ? "ipv6" : "ipv4")
 }
 
 /** True when the URL's host is internal, or is a name that does not resolve or resolves to one. */

@@ -1,30 +1,34 @@
 /**
- * Withdrawals (SPEC "Deposits and withdrawals" and its Withdrawal rule, D9; docs/decisions.md
+ * Withdrawals (SPEC "Deposits and withdrawals" and its Withdrawal rule, D9, D18; docs/decisions.md
  * "Withdrawals"). Every movement of money goes through the Ledger, in the same database transaction
  * as the status change it belongs to:
  *
- * - request: under the user's lock, amount and PIX key checked, 2FA asked for above 10000 cents, then
- *   ONE transaction inserts the PENDING row and debits it (WITHDRAWAL), so a row exists exactly when
- *   its money left the balance, and the conditional debit can never overdraw.
+ * - request: under the user's lock, amount and PIX key checked; with 2FA on, a code when the amount
+ *   and the last 24 hours' withdrawals exceed 10000 cents or when no payout has gone to the key yet
+ *   (D18). Then ONE transaction locks the user's row, checks the 2FA rule again (so two instances
+ *   racing cannot both slip under it), inserts the PENDING row, debits it (WITHDRAWAL) and writes a
+ *   WITHDRAWAL_REQUESTED notification: a row exists exactly when its money left the balance.
  * - cancel (owner) and reject (administrator): a conditional update `PENDING -> CANCELLED/REJECTED`
  *   and the refund (WITHDRAWAL_REFUND) in one transaction, so a withdrawal is refunded at most once.
- * - approve: the approval first CLAIMS the row (a committed conditional update that also refuses
- *   cancel and reject from then on), calls the gateway outside any transaction, then records the
- *   payout (`PENDING -> COMPLETED`, the outbound webhook, the audit) in one transaction. Two
- *   approvals: the second finds the row claimed or completed and pays nothing. A failed payout
- *   releases the claim: the withdrawal stays PENDING and the administrator gets 502.
+ * - approve: `PENDING -> PROCESSING` is committed before the gateway is asked for the payout, so from
+ *   then on cancel, reject and a second approval refuse it. The gateway's answer settles it: paid ->
+ *   COMPLETED (with the outbound webhook); a clear refusal -> back to PENDING (502 to the
+ *   administrator); no answer (timeout, transport, 5xx) -> stays PROCESSING, because the money may
+ *   have left. A PROCESSING withdrawal is settled by the gateway's payout event (`payout.paid`,
+ *   `payout.failed`) or by a reconciliation that asks the gateway. A failed payout ends FAILED with
+ *   its refund, by a conditional update, so it is refunded exactly once.
  *
  * Balance pushes go out after the commit.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
-import { randomBytes } from "node:crypto"
-import { PaymentGateway } from "../layers/PaymentGateway"
+import { PaymentGateway, withdrawalOfReference } from "../layers/PaymentGateway"
 import { UserLock } from "../layers/stores/UserLock"
 import {
   BadRequest,
   Conflict,
   FieldError,
+  GatewayUnavailable,
   InsufficientBalance,
   NotFound,
   PayoutFailed,
@@ -32,12 +36,16 @@ import {
   ValidationError
 } from "../schema/Errors"
 import { UserId } from "../schema/Ids"
+import { formatBrl } from "../schema/Money"
 import {
   amountProblem,
+  maskPixKey,
   normalizePixKey,
+  type PayoutEvent,
   PixKeyType,
   pixKeyProblem,
   TWO_FACTOR_THRESHOLD_CENTS,
+  TWO_FACTOR_WINDOW_MS,
   WithdrawalId,
   WithdrawalMethod,
   type WithdrawalRequest,
@@ -45,17 +53,18 @@ import {
 } from "../schema/Withdrawal"
 import { Audit } from "./Audit"
 import { Ledger } from "./Ledger"
+import { Notifications } from "./Notifications"
 import { Realtime } from "./Realtime"
 import { TwoFactor } from "./TwoFactor"
 import { WebhookOutbox } from "./WebhookOutbox"
 import { firstOf, inTransaction, rowsOf, type Statement } from "./SqlRows"
 
 /**
- * How long an approval's claim protects its gateway call. An older claim (its approval crashed or
- * hung) may be taken over by a new approval, which calls the gateway again with the same
- * withdrawalId: payouts must be idempotent on it (D9: the adapter sends it as the idempotency key).
+ * A reconciliation moves a PROCESSING withdrawal the gateway has never heard of back to PENDING only
+ * once its payout was handed over this long ago: the approval's own call (with its retries) may still
+ * be on its way to the gateway until then.
  */
-export const PAYOUT_CLAIM_TTL_MS = 5 * 60_000
+export const PAYOUT_SETTLE_MS = 2 * 60_000
 
 const Row = Schema.Struct({
   id: WithdrawalId,
@@ -70,7 +79,7 @@ const Row = Schema.Struct({
   rejectionReason: Schema.NullOr(Schema.String),
   requestedAt: Schema.DateFromSelf,
   processedAt: Schema.NullOr(Schema.DateFromSelf),
-  payoutClaim: Schema.NullOr(Schema.String),
+  payoutStartedAt: Schema.NullOr(Schema.DateFromSelf),
   payoutAttempts: Schema.Number,
   payoutError: Schema.NullOr(Schema.String)
 })
@@ -78,7 +87,7 @@ type Row = typeof Row.Type
 
 /** Selected from `w` (the withdrawals, or a CTE of updated ones) joined with `u` (users). */
 const COLUMNS = `w.id, w.user_id, u.username, w.amount_cents, w.status, w.payment_method, w.pix_key_type, w.pix_key,
-  w.payout_id, w.rejection_reason, w.requested_at, w.processed_at, w.payout_claim, w.payout_attempts, w.payout_error`
+  w.payout_id, w.rejection_reason, w.requested_at, w.processed_at, w.payout_started_at, w.payout_attempts, w.payout_error`
 
 /** What the owner sees (D9 `GET /withdrawals`). */
 export interface WithdrawalView {
@@ -120,7 +129,7 @@ const adminView = (row: Row): AdminWithdrawalView => ({
   payoutId: row.payoutId,
   payoutAttempts: row.payoutAttempts,
   payoutError: row.payoutError,
-  payoutInProgress: row.payoutClaim !== null
+  payoutInProgress: row.status === "PROCESSING"
 })
 
 const notPending = () => new BadRequest({ message: "Withdrawal is not pending" })
@@ -137,6 +146,9 @@ const validate = (input: WithdrawalRequest) => {
   return errors.length === 0 ? Effect.void : Effect.fail(new ValidationError({ errors }))
 }
 
+/** How a payout was settled, for the audit trail. */
+type SettledBy = "approval" | "event" | "reconcile"
+
 export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -144,6 +156,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const ledger = yield* Ledger
     const twoFactor = yield* TwoFactor
     const realtime = yield* Realtime
+    const notifications = yield* Notifications
     const outbox = yield* WebhookOutbox
     const audit = yield* Audit
     const gateway = yield* PaymentGateway
@@ -155,6 +168,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     const findById = (id: WithdrawalId) =>
       selectFirst(sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id WHERE w.id = ${id}`)
+
+    /** `UPDATE withdrawals SET ... WHERE ... RETURNING *`: the row in COLUMNS' shape, if it matched. */
+    const updateOne = (update: SqlStatement.Fragment) =>
+      selectFirst(sql`WITH w AS (${update}) SELECT ${columns} FROM w JOIN users u ON u.id = w.user_id`)
 
     const balanceOf = (userId: UserId) =>
       sql<{ balanceCents: string }>`SELECT balance_cents FROM users WHERE id = ${userId}`.pipe(
@@ -168,15 +185,29 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     const transaction = inTransaction(sql)
 
-    /** SPEC Withdrawal rule: 2FA on and more than 10000 cents -> a code, and a good one. */
-    const checkTwoFactor = (userId: UserId, input: WithdrawalRequest) =>
+    /**
+     * D18: with 2FA on, a code is needed when the amount and the user's withdrawals of the last 24
+     * hours (not refunded) exceed the threshold, or when no payout has gone to the key yet.
+     */
+    const codeNeeded = (userId: UserId, amountCents: bigint, pixKeyType: PixKeyType, pixKey: string, now: number) =>
       Effect.gen(function*() {
-        if (input.amountCents <= TWO_FACTOR_THRESHOLD_CENTS) return
-        if (!(yield* twoFactor.isEnabled(userId))) return
-        const code = input.twoFactorCode?.trim() ?? ""
-        if (code === "") return yield* new TwoFactorRequired()
-        yield* twoFactor.require(userId, code)
+        if (!(yield* twoFactor.isEnabled(userId))) return false
+        const [recent] = yield* sql<{ total: string; paidToKey: boolean }>`
+          SELECT
+            COALESCE(sum(amount_cents) FILTER (
+              WHERE status IN ('PENDING', 'PROCESSING', 'COMPLETED') AND requested_at > ${new Date(now - TWO_FACTOR_WINDOW_MS)}
+            ), 0)::text AS total,
+            COALESCE(bool_or(status = 'COMPLETED' AND pix_key_type = ${pixKeyType} AND pix_key = ${pixKey}), false) AS paid_to_key
+          FROM withdrawals WHERE user_id = ${userId}`.pipe(Effect.orDie)
+        return BigInt(recent!.total) + amountCents > TWO_FACTOR_THRESHOLD_CENTS || !recent!.paidToKey
       })
+
+    const requestedNotice = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string) => ({
+      type: "WITHDRAWAL_REQUESTED" as const,
+      title: "Withdrawal requested",
+      message: `A withdrawal of ${formatBrl(amountCents)} to the PIX key (${pixKeyType}) ${maskPixKey(pixKeyType, pixKey)} ` +
+        "was requested. If this was not you, cancel it and sign out of all sessions."
+    })
 
     const request = Effect.fn("Withdrawals.request")(function*(userId: UserId, input: WithdrawalRequest) {
       yield* validate(input)
@@ -188,12 +219,23 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           // Checked before the code, so a typo in the amount does not spend a one-time code. The
           // debit below is conditional anyway: this read is a courtesy, not the guard.
           if ((yield* balanceOf(userId)) < input.amountCents) return yield* new InsufficientBalance()
-          yield* checkTwoFactor(userId, input)
-          const now = new Date(yield* Clock.currentTimeMillis)
-          const { balanceCents, row } = yield* transaction(Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const withCode = yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now)
+          if (withCode) {
+            const code = input.twoFactorCode?.trim() ?? ""
+            if (code === "") return yield* new TwoFactorRequired()
+            yield* twoFactor.require(userId, code)
+          }
+          const { balanceCents, notification, row } = yield* transaction(Effect.gen(function*() {
+            // Requests of one user take turns from here, even on instances that share no lock; the
+            // rule is asked again of what is committed now.
+            yield* sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`
+            if (!withCode && (yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now))) {
+              return yield* new TwoFactorRequired()
+            }
             const [inserted] = yield* sql<{ id: string }>`
               INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at)
-              VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${now})
+              VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${new Date(now)})
               RETURNING id`
             const id = BigInt(inserted!.id) as WithdrawalId
             const posting = yield* ledger.debit({
@@ -207,12 +249,14 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
               action: "WITHDRAWAL_REQUESTED",
               entityType: "Withdrawal",
               entityId: id,
-              metadata: { amountCents: String(input.amountCents), pixKeyType }
+              metadata: { amountCents: String(input.amountCents), pixKeyType, twoFactor: withCode }
             })
+            const notification = yield* notifications.create(userId, requestedNotice(input.amountCents, pixKeyType, pixKey))
             const row = yield* findById(id)
-            return { balanceCents: posting.balanceAfterCents, row: row! }
+            return { balanceCents: posting.balanceAfterCents, notification, row: row! }
           }))
           yield* realtime.balanceChanged(userId, balanceCents)
+          yield* notifications.push(userId, notification)
           return { ...view(row), balanceCents }
         })
       )
@@ -233,15 +277,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     })
 
     /**
-     * Ends a PENDING withdrawal with its refund, in one transaction; `end` is the conditional update
-     * (returning the row when it matched). When nothing matched, says why.
+     * Ends a withdrawal with its refund, in one transaction; `end` is the conditional update
+     * (returning the row when it matched). Undefined when nothing matched.
      */
-    const endWithRefund = (
-      id: WithdrawalId,
-      end: Effect.Effect<Row | undefined>,
-      why: (row: Row | undefined) => Effect.Effect<never, NotFound | BadRequest | Conflict>,
-      auditOf: (row: Row) => Parameters<typeof audit.record>[0]
-    ) =>
+    const endWithRefund = (end: Effect.Effect<Row | undefined>, auditOf: (row: Row) => Parameters<typeof audit.record>[0]) =>
       Effect.gen(function*() {
         const ended = yield* transaction(Effect.gen(function*() {
           const row = yield* end
@@ -255,8 +294,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           yield* audit.record(auditOf(row))
           return { row, balanceCents: posting.balanceAfterCents }
         }))
-        if (ended === undefined) return yield* why(yield* findById(id))
-        yield* realtime.balanceChanged(ended.row.userId, ended.balanceCents)
+        if (ended !== undefined) yield* realtime.balanceChanged(ended.row.userId, ended.balanceCents)
         return ended
       })
 
@@ -267,21 +305,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const cancel = Effect.fn("Withdrawals.cancel")(function*(userId: UserId, id: WithdrawalId) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const ended = yield* endWithRefund(
-        id,
-        selectFirst(sql`
-          WITH w AS (
-            UPDATE withdrawals SET status = 'CANCELLED', processed_at = ${now}
-            WHERE id = ${id} AND user_id = ${userId} AND status = 'PENDING'
-              AND payout_claim IS NULL AND payout_attempts = 0
-            RETURNING *
-          )
-          SELECT ${columns} FROM w JOIN users u ON u.id = w.user_id`),
-        (row) =>
-          row === undefined || row.userId !== userId
-            ? Effect.fail(NotFound.of("Withdrawal"))
-            : row.status !== "PENDING"
-            ? Effect.fail(notPending())
-            : Effect.fail(new Conflict({ message: "Withdrawal is already being processed" })),
+        updateOne(sql`
+          UPDATE withdrawals SET status = 'CANCELLED', processed_at = ${now}
+          WHERE id = ${id} AND user_id = ${userId} AND status = 'PENDING' AND payout_attempts = 0
+          RETURNING *`),
         (row) => ({
           userId,
           action: "WITHDRAWAL_CANCELLED",
@@ -290,6 +317,14 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           metadata: { amountCents: String(row.amountCents) }
         })
       )
+      if (ended === undefined) {
+        const row = yield* findById(id)
+        if (row === undefined || row.userId !== userId) return yield* NotFound.of("Withdrawal")
+        if (row.status === "PENDING" || row.status === "PROCESSING") {
+          return yield* new Conflict({ message: "Withdrawal is already being processed" })
+        }
+        return yield* notPending()
+      }
       return { ...view(ended.row), balanceCents: ended.balanceCents }
     })
 
@@ -310,74 +345,41 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       return { withdrawals: rows.map(adminView), total: Number(count!.n), page: query.page }
     })
 
-    /** Why an approval could not claim the withdrawal. */
-    const unclaimable = (row: Row | undefined) =>
+    /** Why an administrator's action on a PENDING withdrawal found it in another state. */
+    const notActionable = (row: Row | undefined) =>
       row === undefined
         ? Effect.fail(NotFound.of("Withdrawal"))
-        : row.status !== "PENDING"
-        ? Effect.fail(notPending())
-        : Effect.fail(inProgress())
+        : row.status === "PROCESSING"
+        ? Effect.fail(inProgress())
+        : Effect.fail(notPending())
 
-    const approve = Effect.fn("Withdrawals.approve")(function*(adminId: UserId, id: WithdrawalId) {
-      const token = randomBytes(16).toString("hex")
-      const claimedAt = new Date(yield* Clock.currentTimeMillis)
-      const staleBefore = new Date(claimedAt.getTime() - PAYOUT_CLAIM_TTL_MS)
-      // Committed on its own: from here on, cancel and reject refuse this withdrawal, and so does a
-      // second approval (until the claim is released or goes stale).
-      const claimed = yield* selectFirst(sql`
-        WITH w AS (
-          UPDATE withdrawals
-          SET payout_claim = ${token}, payout_claimed_at = ${claimedAt}, payout_attempts = payout_attempts + 1
-          WHERE id = ${id} AND status = 'PENDING' AND (payout_claim IS NULL OR payout_claimed_at < ${staleBefore})
-          RETURNING *
-        )
-        SELECT ${columns} FROM w JOIN users u ON u.id = w.user_id`)
-      if (claimed === undefined) return yield* unclaimable(yield* findById(id))
+    /** A payout event that contradicts what is recorded: kept for a person to look at, never acted on. */
+    const conflict = (row: Row, reported: string, by: SettledBy) =>
+      Effect.gen(function*() {
+        yield* Effect.logError(`Withdrawal ${row.id}: the gateway reports the payout ${reported}, but it is ${row.status}`)
+        yield* audit.record({
+          userId: row.userId,
+          action: "WITHDRAWAL_PAYOUT_CONFLICT",
+          entityType: "Withdrawal",
+          entityId: row.id,
+          metadata: { status: row.status, reported, by }
+        })
+        return row
+      })
 
-      // From the claim to the record, not interruptible: a client that hangs up must not leave a
-      // payout made and unrecorded.
-      const completed = yield* Effect.uninterruptible(Effect.gen(function*() {
-        const payout = yield* Effect.either(gateway.payout({
-          withdrawalId: claimed.id,
-          amountCents: claimed.amountCents,
-          pixKeyType: claimed.pixKeyType,
-          pixKey: claimed.pixKey
-        }))
+    /**
+     * The gateway paid: PROCESSING (or PENDING after a payout that looked refused) -> COMPLETED with
+     * the outbound webhook. Already COMPLETED: nothing to do. Refunded meanwhile: a conflict.
+     */
+    const complete = (id: WithdrawalId, payoutId: string, by: SettledBy, adminId?: UserId) =>
+      Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        if (Either.isLeft(payout)) {
-          const reason = payout.left.message
-          yield* transaction(Effect.gen(function*() {
-            yield* sql`
-              UPDATE withdrawals SET payout_claim = NULL, payout_claimed_at = NULL, payout_error = ${reason}
-              WHERE id = ${id} AND payout_claim = ${token}`
-            yield* audit.record({
-              userId: claimed.userId,
-              action: "WITHDRAWAL_PAYOUT_FAILED",
-              entityType: "Withdrawal",
-              entityId: id,
-              metadata: { adminId: String(adminId), error: reason }
-            })
-          }))
-          return Either.left(reason)
-        }
-        const { payoutId } = payout.right
-        return Either.right(yield* transaction(Effect.gen(function*() {
-          const row = yield* selectFirst(sql`
-            WITH w AS (
-              UPDATE withdrawals
-              SET status = 'COMPLETED', payout_id = ${payoutId}, processed_at = ${now},
-                  payout_claim = NULL, payout_claimed_at = NULL, payout_error = NULL
-              WHERE id = ${id} AND status = 'PENDING' AND payout_claim = ${token}
-              RETURNING *
-            )
-            SELECT ${columns} FROM w JOIN users u ON u.id = w.user_id`)
-          if (row === undefined) {
-            // Our claim went stale and a later approval took over; with the same withdrawalId the
-            // gateway paid once, and whoever records first wins. Anything else is a broken invariant.
-            const current = yield* findById(id)
-            if (current?.status === "COMPLETED") return current
-            return yield* Effect.dieMessage(`Withdrawals: lost the claim on withdrawal ${id} after its payout`)
-          }
+        const completed = yield* transaction(Effect.gen(function*() {
+          const row = yield* updateOne(sql`
+            UPDATE withdrawals SET status = 'COMPLETED', payout_id = ${payoutId}, processed_at = ${now}, payout_error = NULL
+            WHERE id = ${id} AND (status = 'PROCESSING' OR (status = 'PENDING' AND payout_attempts > 0))
+            RETURNING *`)
+          if (row === undefined) return undefined
           yield* outbox.enqueue("withdrawal.completed", {
             withdrawalId: String(row.id),
             userId: String(row.userId),
@@ -388,32 +390,119 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             action: "WITHDRAWAL_APPROVED",
             entityType: "Withdrawal",
             entityId: row.id,
-            metadata: { adminId: String(adminId), payoutId, amountCents: String(row.amountCents) }
+            metadata: {
+              ...(adminId === undefined ? {} : { adminId: String(adminId) }),
+              payoutId,
+              amountCents: String(row.amountCents),
+              by
+            }
           })
           return row
+        }))
+        if (completed !== undefined) return completed
+        const current = (yield* findById(id))!
+        return current.status === "COMPLETED" ? current : yield* conflict(current, "paid", by)
+      })
+
+    /** The gateway reports the payout failed: PROCESSING -> FAILED with its refund, once. */
+    const fail = (id: WithdrawalId, reason: string, by: SettledBy) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const ended = yield* endWithRefund(
+          updateOne(sql`
+            UPDATE withdrawals SET status = 'FAILED', processed_at = ${now}, rejection_reason = ${`Payout failed: ${reason}`},
+                                   payout_error = ${reason}
+            WHERE id = ${id} AND status = 'PROCESSING'
+            RETURNING *`),
+          (row) => ({
+            userId: row.userId,
+            action: "WITHDRAWAL_FAILED",
+            entityType: "Withdrawal",
+            entityId: row.id,
+            metadata: { reason, amountCents: String(row.amountCents), by }
+          })
+        )
+        if (ended !== undefined) return ended.row
+        const current = (yield* findById(id))!
+        // Failed or refused before (PENDING, ended): told again. Paid: a contradiction.
+        return current.status === "COMPLETED" ? yield* conflict(current, "failed", by) : current
+      })
+
+    /** PROCESSING -> PENDING: nothing was paid (refused, or unknown to the gateway); the administrator decides. */
+    const reopen = (row: Row, reason: string, adminId: UserId, by: SettledBy) =>
+      Effect.gen(function*() {
+        const reopened = yield* transaction(Effect.gen(function*() {
+          const updated = yield* updateOne(sql`
+            UPDATE withdrawals SET status = 'PENDING', payout_error = ${reason}
+            WHERE id = ${row.id} AND status = 'PROCESSING'
+            RETURNING *`)
+          if (updated !== undefined) {
+            yield* audit.record({
+              userId: row.userId,
+              action: "WITHDRAWAL_PAYOUT_FAILED",
+              entityType: "Withdrawal",
+              entityId: row.id,
+              metadata: { adminId: String(adminId), error: reason, by }
+            })
+          }
+          return updated
+        }))
+        return reopened ?? (yield* findById(row.id))!
+      })
+
+    const approve = Effect.fn("Withdrawals.approve")(function*(adminId: UserId, id: WithdrawalId) {
+      const startedAt = new Date(yield* Clock.currentTimeMillis)
+      // Committed on its own: from here on cancel, reject and other approvals refuse this withdrawal.
+      const started = yield* updateOne(sql`
+        UPDATE withdrawals
+        SET status = 'PROCESSING', payout_started_at = ${startedAt}, payout_attempts = payout_attempts + 1
+        WHERE id = ${id} AND status = 'PENDING'
+        RETURNING *`)
+      if (started === undefined) return yield* notActionable(yield* findById(id))
+
+      // From here to the record, not interruptible: a client that hangs up must not leave a payout
+      // made and unrecorded.
+      const settled = yield* Effect.uninterruptible(Effect.gen(function*() {
+        const payout = yield* Effect.either(gateway.payout({
+          withdrawalId: started.id,
+          amountCents: started.amountCents,
+          pixKeyType: started.pixKeyType,
+          pixKey: started.pixKey
+        }))
+        if (Either.isRight(payout)) return Either.right(yield* complete(id, payout.right.payoutId, "approval", adminId))
+        if (payout.left._tag === "PayoutRefused") {
+          yield* reopen(started, payout.left.message, adminId, "approval")
+          return Either.left(payout.left.message)
+        }
+        // No answer: the money may have left. PROCESSING until the gateway's event or a reconciliation.
+        const unknown = `No answer from the gateway (${payout.left.message}); waiting for its payout event`
+        return Either.right(yield* transaction(Effect.gen(function*() {
+          const row = yield* updateOne(sql`
+            UPDATE withdrawals SET payout_error = ${unknown} WHERE id = ${id} AND status = 'PROCESSING' RETURNING *`)
+          yield* audit.record({
+            userId: started.userId,
+            action: "WITHDRAWAL_PAYOUT_UNCONFIRMED",
+            entityType: "Withdrawal",
+            entityId: id,
+            metadata: { adminId: String(adminId), error: payout.left.message }
+          })
+          return row ?? (yield* findById(id))!
         })))
       }))
-      if (Either.isLeft(completed)) {
-        return yield* new PayoutFailed({
-          message: `Payout failed: ${completed.left}. The withdrawal is still pending.`
-        })
+      if (Either.isLeft(settled)) {
+        return yield* new PayoutFailed({ message: `Payout failed: ${settled.left}. The withdrawal is still pending.` })
       }
-      return adminView(completed.right)
+      return adminView(settled.right)
     })
 
-    /** The administrator's refusal: PENDING, no payout in flight; refunded in the same transaction. */
+    /** The administrator's refusal: PENDING only (not while PROCESSING); refunded in the same transaction. */
     const reject = Effect.fn("Withdrawals.reject")(function*(adminId: UserId, id: WithdrawalId, reason: string) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const ended = yield* endWithRefund(
-        id,
-        selectFirst(sql`
-          WITH w AS (
-            UPDATE withdrawals SET status = 'REJECTED', processed_at = ${now}, rejection_reason = ${reason}
-            WHERE id = ${id} AND status = 'PENDING' AND payout_claim IS NULL
-            RETURNING *
-          )
-          SELECT ${columns} FROM w JOIN users u ON u.id = w.user_id`),
-        unclaimable,
+        updateOne(sql`
+          UPDATE withdrawals SET status = 'REJECTED', processed_at = ${now}, rejection_reason = ${reason}
+          WHERE id = ${id} AND status = 'PENDING'
+          RETURNING *`),
         (row) => ({
           userId: row.userId,
           action: "WITHDRAWAL_REJECTED",
@@ -422,10 +511,46 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           metadata: { adminId: String(adminId), reason, amountCents: String(row.amountCents) }
         })
       )
+      if (ended === undefined) return yield* notActionable(yield* findById(id))
       return adminView(ended.row)
     })
 
-    return { request, list, cancel, adminList, approve, reject } as const
+    /**
+     * Settles a PROCESSING withdrawal with what the gateway says about its payout: paid -> COMPLETED,
+     * failed -> FAILED and refunded, still processing -> unchanged, never received (and handed over
+     * more than PAYOUT_SETTLE_MS ago) -> PENDING again.
+     */
+    const reconcile = Effect.fn("Withdrawals.reconcile")(function*(adminId: UserId, id: WithdrawalId) {
+      const row = yield* findById(id)
+      if (row === undefined) return yield* NotFound.of("Withdrawal")
+      if (row.status !== "PROCESSING") return yield* new BadRequest({ message: "Withdrawal is not processing" })
+      const status = yield* gateway.payoutStatus(row.id).pipe(Effect.orElseFail(() => new GatewayUnavailable()))
+      const now = yield* Clock.currentTimeMillis
+      switch (status._tag) {
+        case "Paid":
+          return adminView(yield* complete(id, status.payoutId, "reconcile", adminId))
+        case "Failed":
+          return adminView(yield* fail(id, status.reason, "reconcile"))
+        case "Unknown":
+          if (row.payoutStartedAt !== null && row.payoutStartedAt.getTime() <= now - PAYOUT_SETTLE_MS) {
+            return adminView(yield* reopen(row, "The gateway has no payout for this withdrawal", adminId, "reconcile"))
+          }
+          return adminView(row)
+        case "Processing":
+          return adminView(row)
+      }
+    })
+
+    /** `payout.paid` / `payout.failed` from the gateway's signed callback (D18). */
+    const handlePayoutEvent = Effect.fn("Withdrawals.handlePayoutEvent")(function*(event: PayoutEvent) {
+      const withdrawalId = withdrawalOfReference(event.data.reference)
+      const row = withdrawalId === undefined ? undefined : yield* findById(withdrawalId as WithdrawalId)
+      if (row === undefined) return yield* NotFound.of("Withdrawal")
+      if (event.event === "payout.paid") yield* complete(row.id, event.data.id, "event")
+      else yield* fail(row.id, event.data.failReason ?? "reported by the gateway", "event")
+    })
+
+    return { request, list, cancel, adminList, approve, reject, reconcile, handlePayoutEvent } as const
   }),
   // TwoFactor lives in DomainLive's upper tier; the outbox may not be in DomainLive yet. Both are
   // memoized by reference, so DomainLive still builds each once.

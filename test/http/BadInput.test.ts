@@ -1,11 +1,14 @@
 /**
  * Every operation of the OpenAPI document, fed malformed input: odd path ids, bodies that are not
  * JSON or not objects, fields of the wrong type or out of range, nonsense query parameters, no or
- * unknown sessions. Whatever the input, the answer is a 4xx (or a success) in the D3 shape, never a 5xx.
+ * unknown sessions; and (D19) other spellings of each path, huge and deeply nested bodies, content
+ * types other than JSON, and bodies that arrive slowly or break off. Whatever the input, the answer
+ * is a 4xx (or a success) in the D3 shape, never a 5xx.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { fundedPlayer } from "../support/GameFixtures"
+import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestResponse, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -77,13 +80,14 @@ layer(TestDatabase)("bad input", (it) => {
       const client = yield* makeTestClient({
         config: {
           adminIdpIds: ["root"],
-          trustProxy: true,
+          trustProxy: 1,
           rateLimits: {
             ...testConfig.rateLimits,
             global: { count: 1_000_000, windowMs: 60_000 },
             caseOpen: { count: 1_000_000, windowMs: 60_000 },
             withdrawal: { count: 1_000_000, windowMs: 60_000 },
             twoFactorVerify: { count: 1_000_000, windowMs: 60_000 },
+            twoFactorDisable: { count: 1_000_000, windowMs: 60_000 },
             auth: { count: 1_000_000, windowMs: 60_000 }
           }
         }
@@ -192,10 +196,86 @@ layer(TestDatabase)("bad input", (it) => {
       for (const headers of oddHeaders) {
         check(`get /api/auth/me ${JSON.stringify(headers).slice(0, 80)}`, yield* client.get("/api/auth/me", { ...root.auth, ...headers }))
       }
+      // D19: spellings, sizes, nesting, content types and slow bodies, on every operation. A new
+      // session: the odd device ids above bound the first one to a device (D19 device binding).
+      const signedIn = (yield* signIn(client, "root")).auth
+      const spellings = (path: string) => [
+        `${path}/`,
+        path.toUpperCase(),
+        path.replace("/api/", "//api//"),
+        path.replace(/([a-z])/, (c) => `%${c.charCodeAt(0).toString(16)}`),
+        `${path};jsessionid=1`,
+        `${path}%ZZ`,
+        `${path}/%00`,
+        `${path}/..;/x`
+      ]
+      const huge = JSON.stringify({ padding: "x".repeat(1024 * 1024) })
+      const deep = ["[".repeat(5000), "[".repeat(5000) + "]".repeat(5000), `{"a":${"{\"a\":".repeat(100)}1${"}".repeat(101)}`]
+      const encoder = new TextEncoder()
+      /** `{}` in three chunks 20 ms apart, or a body that breaks off after its first chunk. */
+      const slowBody = (breaks: boolean) =>
+        new ReadableStream<Uint8Array>({
+          async start(controller) {
+            controller.enqueue(encoder.encode("{"))
+            await new Promise((r) => setTimeout(r, 20))
+            if (breaks) return controller.error(new Error("client went away"))
+            controller.enqueue(encoder.encode(" "))
+            await new Promise((r) => setTimeout(r, 20))
+            controller.enqueue(encoder.encode("}"))
+            controller.close()
+          }
+        })
+      const wrongTypes: ReadonlyArray<readonly [string | undefined, string | Uint8Array]> = [
+        ["application/x-www-form-urlencoded", "a=1&b=2"],
+        ["text/plain", "{}"],
+        ["multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--x--"],
+        ["application/xml", "<a/>"],
+        ["application/json-patch+json", "[]"],
+        [undefined, encoder.encode("{}")]
+      ]
+      let withBodies = 0
+      for (const [template, operations] of Object.entries<Record<string, any>>(document.paths)) {
+        for (const [method, operation] of Object.entries<any>(operations)) {
+          if (skipped.has(`${method} ${template}`)) continue
+          const headers = template.startsWith("/api/webhooks") ? adminToken : signedIn
+          const target = template.replace(/\{[^}]+\}/g, "1")
+          const send = (path: string, init: RequestInit = {}) =>
+            client.request(path, { method: method.toUpperCase(), ...init, headers: { ...headers, ...init.headers } })
+          for (const path of spellings(target)) check(`${method} ${path}`, yield* send(path))
+          if (method === "get" || method === "delete") continue
+          if (operation.requestBody !== undefined) withBodies++
+          check(`${method} ${target} (1 MiB + JSON)`, yield* send(target, { headers: { "content-type": "application/json" }, body: huge }))
+          for (const body of deep) {
+            check(`${method} ${target} (deep ${body.slice(0, 10)})`, yield* send(target, { headers: { "content-type": "application/json" }, body }))
+          }
+          for (const [contentType, body] of wrongTypes) {
+            check(
+              `${method} ${target} (${contentType ?? "no content type"})`,
+              yield* send(target, { headers: contentType === undefined ? {} : { "content-type": contentType }, body })
+            )
+          }
+          for (const breaks of [false, true]) {
+            check(
+              `${method} ${target} (slow body${breaks ? ", broken off" : ""})`,
+              yield* send(target, { headers: { "content-type": "application/json" }, body: slowBody(breaks), duplex: "half" } as RequestInit)
+            )
+          }
+        }
+      }
+      // The step-up header of administrators' money actions, malformed.
+      for (const code of ["x".repeat(100), "", "000000"]) {
+        check(
+          `post /api/admin/users/1/adjust-balance x-2fa-code=${code.slice(0, 10)}`,
+          yield* client.post("/api/admin/users/1/adjust-balance", { amountCents: 1, reason: "x" }, { ...signedIn, "x-2fa-code": code })
+        )
+      }
       expect(requests).toBeGreaterThan(1_000)
       // Handlers were reached too, not only the decoding in front of them.
       expect(statuses[404]).toBeGreaterThan(50)
       expect(statuses[200]).toBeGreaterThan(50)
       expect(failures).toEqual([])
+      // Every operation that reads a body refused the huge one (the others never read it).
+      expect(statuses[413]).toBeGreaterThanOrEqual(withBodies)
+      expect(statuses[415]).toBeGreaterThan(100)
     }), { timeout: 120_000 })
 })

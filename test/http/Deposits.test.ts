@@ -345,7 +345,7 @@ layer(TestDatabase)("deposits", (it) => {
 
   it.scoped("the callback's signature: raw body, compact re-serialization, wrong secret, missing header, allowed addresses", () =>
     Effect.gen(function*() {
-      const client = yield* makeTestClient(appOptions({ config: { trustProxy: true } }))
+      const client = yield* makeTestClient(appOptions({ config: { trustProxy: 1 } }))
       const player = yield* signIn(client, "signer")
       const a = yield* initiateDeposit(client, player.auth, 1_000)
       const b = yield* initiateDeposit(client, player.auth, 1_000)
@@ -371,7 +371,7 @@ layer(TestDatabase)("deposits", (it) => {
 
       // With an allow list, other addresses are refused before the signature is looked at.
       const guarded = yield* makeTestClient(appOptions({
-        config: { trustProxy: true, gateway: { ...testConfig.gateway, allowedIps: ["203.0.113.7", "::ffff:198.51.100.1"] } }
+        config: { trustProxy: 1, gateway: { ...testConfig.gateway, allowedIps: ["203.0.113.7", "::ffff:198.51.100.1"] } }
       }))
       const guardedPlayer = yield* signIn(guarded, "signer")
       const d = yield* initiateDeposit(guarded, guardedPlayer.auth, 1_000)

@@ -16,7 +16,7 @@ const repeat = (times: number, request: Effect.Effect<TestResponse>) =>
 
 const from = (ip: string, headers: Record<string, string> = {}) => ({ ...headers, "x-forwarded-for": ip })
 
-const client = makeTestClient({ config: { trustProxy: true } })
+const client = makeTestClient({ config: { trustProxy: 1 } })
 
 const expectTooMany = (response: TestResponse, retryAfter: number) => {
   expect(response.status).toBe(429)
@@ -123,5 +123,72 @@ layer(TestDatabase)("rate limits", (it) => {
       expectTooMany(yield* c.post("/api/withdrawals/request", {}, user.auth), 60)
       const other = yield* signIn(c, "rate-saver")
       expect((yield* c.post("/api/cases/1/open", {}, other.auth)).status).not.toBe(429)
+    }))
+
+  it.scoped("no spelling of a path escapes its limit: trailing slash, //, upper case, %-encoding, ;suffix", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(300_000 * 20)
+      const user = yield* signIn(c, "rate-speller")
+      const spellings = [
+        "/api/auth/2fa/verify",
+        "/api/auth/2fa/verify/",
+        "//api//auth/2fa/verify",
+        "/API/Auth/2FA/Verify",
+        "/api/auth/2fa/verif%79",
+        "/api/auth/2fa/verify;x",
+        "/api/auth/2fa/verify?x=1"
+      ]
+      const answers = yield* Effect.forEach(spellings, (path) => c.post(path, { code: "123456" }, user.auth))
+      // Every spelling reached the endpoint (2FA is not enabled: 400) and counted against its limit.
+      expect(answers.slice(0, 5).map((r) => r.status)).toEqual([400, 400, 400, 400, 400])
+      for (const answer of answers.slice(5)) expectTooMany(answer, 300)
+      expect(answers[4]!.body).toEqual({ statusCode: 400, message: "2FA not enabled" })
+
+      // The same for case openings, counted per user.
+      const opens = yield* Effect.forEach(
+        ["/api/cases/1/open", "/api/cases/1/open/", "/API/CASES/1/OPEN", "//api/cases/1//open", "/api/cases/1/op%65n"],
+        (path) => c.post(path, {}, user.auth)
+      )
+      expect(opens.every((r) => r.status !== 429)).toBe(true)
+      expectTooMany(yield* c.post("/api/cases/1/open;jsessionid=1", {}, user.auth), 60)
+
+      // And the gateway callback's exemption is not a door: only the callback itself is exempt.
+      const payment = yield* c.post("/api/webhooks/payment/", {}, user.auth)
+      expect(payment.headers.get("x-ratelimit-limit")).toBeNull()
+    }))
+
+  it.scoped("2FA disable has a limit of its own: 5 per 300000 ms", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(300_000 * 30)
+      const user = yield* signIn(c, "rate-disabler")
+      const disable = (path: string) => c.post(path, { code: "123456" }, user.auth)
+      const answers = yield* Effect.forEach(
+        ["/api/auth/2fa/disable", "/api/auth/2fa/disable/", "/api/AUTH/2fa/disable", "/api/auth/2fa/disable;a", "//api/auth/2fa/disable"],
+        disable
+      )
+      expect(answers.map((r) => r.status)).toEqual([400, 400, 400, 400, 400])
+      expect(limitHeaders(answers[0]!)).toMatchObject({ limit: "5", remaining: "4" })
+      expectTooMany(yield* disable("/api/auth/2fa/disable"), 300)
+    }))
+
+  it.scoped("TRUST_PROXY counts proxies from the right: an address the client writes into X-Forwarded-For is ignored", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      yield* TestClock.setTime(60_000 * 50)
+      // Behind one proxy, which appends the address it saw (203.0.113.40) to whatever the client sent.
+      const spoofed = (n: number) => ({ "x-forwarded-for": `198.51.100.${n}, 203.0.113.40` })
+      const answers = yield* Effect.forEach(Array.from({ length: 10 }, (_, i) => i), (i) => c.get("/api/auth/idp/login", spoofed(i)))
+      expect(answers.every((r) => r.status === 302)).toBe(true)
+      expectTooMany(yield* c.get("/api/auth/idp/login", spoofed(99)), 60)
+      expectTooMany(yield* c.get("/api/auth/idp/login", { "x-forwarded-for": "203.0.113.40" }), 60)
+
+      // Two proxies: the second entry from the right is the client.
+      const twoProxies = yield* makeTestClient({ config: { trustProxy: 2 } })
+      const behindTwo = (client: string) => ({ "x-forwarded-for": `6.6.6.6, ${client}, 10.0.0.2` })
+      yield* repeat(10, twoProxies.get("/api/auth/idp/login", behindTwo("203.0.113.41")))
+      expectTooMany(yield* twoProxies.get("/api/auth/idp/login", behindTwo("203.0.113.41")), 60)
+      expect((yield* twoProxies.get("/api/auth/idp/login", behindTwo("203.0.113.42"))).status).toBe(302)
     }))
 })

@@ -23,7 +23,7 @@ const readEvents = (reader: ReadableStreamDefaultReader<Uint8Array>, count: numb
 layer(TestDatabase)("realtime", (it) => {
   it.scoped("balance changes and new notifications reach only their user's stream", () =>
     Effect.gen(function*() {
-      const client = yield* makeTestClient({ config: { adminIdpIds: ["root"], trustProxy: true } })
+      const client = yield* makeTestClient({ config: { adminIdpIds: ["root"], trustProxy: 1 } })
       const { kase } = yield* makeCase({ priceCents: 300n })
       const player = yield* fundedPlayer(client, "listener", 0)
       const other = yield* fundedPlayer(client, "other-listener", 0)

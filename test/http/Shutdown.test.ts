@@ -9,17 +9,21 @@ import { signIn } from "../support/SignIn"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
-/** Everything a stream sends until it ends. */
-const readToEnd = (response: Response) =>
+/** A stream's reader: its first chunk now, and later everything else it sends until it ends. */
+const reading = (response: Response) =>
   Effect.promise(async () => {
     const reader = response.body!.getReader()
     const decoder = new TextDecoder()
-    let text = ""
-    while (true) {
-      const { done, value } = await reader.read()
-      if (done) return text
-      text += decoder.decode(value)
-    }
+    const first = decoder.decode((await reader.read()).value)
+    const rest = Effect.promise(async () => {
+      let text = ""
+      while (true) {
+        const { done, value } = await reader.read()
+        if (done) return text
+        text += decoder.decode(value)
+      }
+    })
+    return { first, rest }
   })
 
 layer(TestDatabase)("shutdown", (it) => {
@@ -32,14 +36,12 @@ layer(TestDatabase)("shutdown", (it) => {
       const realtime = yield* client.open("/api/realtime", { headers: player.auth })
       const drops = yield* client.open("/api/live-drops/stream", { headers: player.auth })
       expect([realtime.status, drops.status]).toEqual([200, 200])
-      const ends = yield* Effect.fork(Effect.all([readToEnd(realtime), readToEnd(drops)], { concurrency: 2 }))
+      const streams = [yield* reading(realtime), yield* reading(drops)]
+      for (const { first } of streams) expect(first).toBe(": connected\n\n")
+      const ends = yield* Effect.fork(Effect.all(streams.map(({ rest }) => rest), { concurrency: 2 }))
 
       yield* Context.get(lifecycle, Lifecycle).beginShutdown
-      const [realtimeText, dropsText] = yield* ends
-      for (const text of [realtimeText, dropsText]) {
-        expect(text.startsWith(": connected\n\n")).toBe(true)
-        expect(text.endsWith("event: shutdown\ndata: {}\n\n")).toBe(true)
-      }
+      expect(yield* ends).toEqual(["event: shutdown\ndata: {}\n\n", "event: shutdown\ndata: {}\n\n"])
       const ready = yield* client.get("/api/ready")
       expect(ready.status).toBe(503)
       expect(ready.body).toEqual({ statusCode: 503, message: "Service unavailable: shutting down" })

@@ -37,7 +37,16 @@ layer(TestDatabase)("webhook registration", (it) => {
   it.scoped("refuses loopback and private targets when WEBHOOK_BLOCK_PRIVATE_TARGETS is on", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient({ config: { webhookBlockPrivateTargets: true } })
-      for (const url of ["http://127.0.0.1:8080/hook", "http://10.1.2.3/hook", "http://[::1]/hook", "http://localhost/hook"]) {
+      const internal = [
+        "http://127.0.0.1:8080/hook", "http://10.1.2.3/hook", "http://[::1]/hook", "http://localhost/hook",
+        // Ways around a short list (D19): NAT64 and 6to4 prefixes that carry an IPv4 address of their
+        // choosing, IPv4-mapped addresses in both notations, IPv4 spelled as one number or in hex.
+        "http://[64:ff9b::a9fe:a9fe]/latest/meta-data", "http://[64:ff9b:1::a00:1]/", "http://[2002:a9fe:a9fe::1]/",
+        "http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/", "http://[::a00:1]/", "http://2130706433/",
+        "http://0x7f.1/", "http://0.0.0.0/", "http://100.64.1.1/", "http://224.0.0.1/", "http://255.255.255.255/",
+        "http://[2001:0:4136:e378::1]/", "http://[fec0::1]/", "http://[ff02::1]/", "http://[2001:db8::1]/"
+      ]
+      for (const url of internal) {
         const response = yield* client.post("/api/webhooks", { ...registration, url }, admin)
         expect(response.status, url).toBe(400)
         expect(response.body).toEqual({

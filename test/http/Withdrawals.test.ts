@@ -6,8 +6,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Effect, Fiber, Layer, TestClock } from "effect"
-import { authenticator } from "otplib"
+import { Effect, Fiber, Layer, TestClock } from "effect"
 import { Ledger } from "../../src/services/Ledger"
 import { signPayload } from "../../src/services/WebhookOutbox"
 import { fundedPlayer } from "../support/GameFixtures"
@@ -15,6 +14,7 @@ import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway } from "../support/TestGateway"
+import { balanceOf, codeNow, enableTwoFactor, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 /** Root is an administrator; the withdrawal rate limit (3 a minute) is lifted where tests make many. */
 const appOptions = (extra: TestAppOptions = {}): TestAppOptions => ({
@@ -28,58 +28,6 @@ const appOptions = (extra: TestAppOptions = {}): TestAppOptions => ({
 
 const adminToken = { authorization: "Bearer test-admin-token" }
 const receiverSecret = "receiver-secret-0123"
-
-const withdrawal = (amountCents: unknown, details: { pixKeyType: string; pixKey: string } = { pixKeyType: "EMAIL", pixKey: "player@example.com" }, extra: Record<string, unknown> = {}) => ({
-  amountCents,
-  paymentMethod: "PIX",
-  paymentDetails: details,
-  ...extra
-})
-
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
-
-const codeNow = (secret: string) =>
-  Effect.map(Clock.currentTimeMillis, (ms) => authenticator.clone({ epoch: ms }).generate(secret))
-
-/** Turns 2FA on through the API; returns the secret. Moves the clock to the next step, so a fresh code is not a replay. */
-const enableTwoFactor = (client: TestClient, auth: Record<string, string>) =>
-  Effect.gen(function*() {
-    const { secret } = (yield* client.post("/api/auth/2fa/generate", undefined, auth)).body as { secret: string }
-    const enabled = yield* client.post("/api/auth/2fa/enable", { code: yield* codeNow(secret) }, auth)
-    expect(enabled.status).toBe(200)
-    yield* TestClock.adjust(30_000)
-    return secret
-  })
-
-/**
- * Everything that must hold after any scenario: D4 reconciliation (Ledger.discrepancies), and per
- * withdrawal exactly one WITHDRAWAL debit of its amount plus one WITHDRAWAL_REFUND exactly when it
- * is CANCELLED or REJECTED; no withdrawal movement without its withdrawal.
- */
-const ledgerProblems = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const discrepancies = yield* Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(Effect.provide(Ledger.Default))
-  const withdrawals = yield* sql<{ id: string; status: string; debits: number; refunds: number; movements: number }>`
-    SELECT w.id::text AS id, w.status,
-           count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL' AND t.amount_cents = -w.amount_cents)::int AS debits,
-           count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL_REFUND' AND t.amount_cents = w.amount_cents)::int AS refunds,
-           count(t.id)::int AS movements
-    FROM withdrawals w
-    LEFT JOIN transactions t ON t.reference_type = 'WITHDRAWAL' AND t.reference_id = w.id
-    GROUP BY w.id
-    HAVING count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL' AND t.amount_cents = -w.amount_cents) <> 1
-        OR count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL_REFUND' AND t.amount_cents = w.amount_cents)
-           <> CASE WHEN w.status IN ('CANCELLED', 'REJECTED') THEN 1 ELSE 0 END
-        OR count(t.id) <> 1 + CASE WHEN w.status IN ('CANCELLED', 'REJECTED') THEN 1 ELSE 0 END`
-  const orphans = yield* sql<{ id: string }>`
-    SELECT t.id::text AS id FROM transactions t
-    LEFT JOIN withdrawals w ON t.reference_type = 'WITHDRAWAL' AND w.id = t.reference_id
-    WHERE t.type IN ('WITHDRAWAL', 'WITHDRAWAL_REFUND') AND w.id IS NULL`
-  return { discrepancies, withdrawals, orphans }
-})
-
-const healthyLedger = { discrepancies: [], withdrawals: [], orphans: [] }
 
 const movementsOf = (withdrawalId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -159,40 +107,49 @@ layer(TestDatabase)("withdrawals", (it) => {
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 
-  it.scoped("2FA: no code up to 10000 cents; above it a missing code is 2FA_REQUIRED, a wrong one refused, a right one accepted", () =>
+  it.scoped("2FA (D18): a new key needs a code; a paid-to key none up to 10000 cents in 24 h; above, a missing code is 2FA_REQUIRED, a wrong one refused, a right one accepted", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions())
       yield* TestClock.setTime(1_800_000_000_000)
       const player = yield* fundedPlayer(client, "careful", 100_000)
+      const root = yield* signIn(client, "root")
       // Without 2FA, no code is ever asked for.
       const plain = yield* fundedPlayer(client, "carefree", 100_000)
       expect((yield* client.post("/api/withdrawals/request", withdrawal(50_000), plain.auth)).status).toBe(201)
 
       const secret = yield* enableTwoFactor(client, player.auth)
+      // No payout has gone to this key yet: even a small amount needs a code.
+      const newKey = yield* client.post("/api/withdrawals/request", withdrawal(1_000), player.auth)
+      expect(newKey.body).toEqual({ statusCode: 400, error: "2FA_REQUIRED", message: "2FA code required" })
+      const first = yield* client.post("/api/withdrawals/request", withdrawal(1_000, undefined, { twoFactorCode: yield* codeNow(secret) }), player.auth)
+      expect(first.status).toBe(201)
+      expect((yield* client.post(`/api/admin/withdrawals/${first.body.id}/approve`, undefined, root.auth)).body.status).toBe("COMPLETED")
+      // A day later the key is known and the rolling 24 hours are empty.
+      yield* TestClock.adjust(24 * 60 * 60_000)
       const atThreshold = yield* client.post("/api/withdrawals/request", withdrawal(10_000), player.auth)
       expect(atThreshold.status).toBe(201)
-      expect(yield* balanceOf(client, player.auth)).toBe(90_000)
+      expect(yield* balanceOf(client, player.auth)).toBe(89_000)
 
       for (const extra of [{}, { twoFactorCode: "" }, { twoFactorCode: "   " }]) {
-        const missing = yield* client.post("/api/withdrawals/request", withdrawal(10_001, undefined, extra), player.auth)
+        const missing = yield* client.post("/api/withdrawals/request", withdrawal(1_000, undefined, extra), player.auth)
         expect(missing.status).toBe(400)
         expect(missing.body).toEqual({ statusCode: 400, error: "2FA_REQUIRED", message: "2FA code required" })
       }
-      const wrong = yield* client.post("/api/withdrawals/request", withdrawal(10_001, undefined, { twoFactorCode: "000000" }), player.auth)
+      const wrong = yield* client.post("/api/withdrawals/request", withdrawal(1_000, undefined, { twoFactorCode: "000000" }), player.auth)
       expect(wrong.status).toBe(400)
       expect(wrong.body).toEqual({ statusCode: 400, message: "Invalid 2FA code" })
-      expect(yield* balanceOf(client, player.auth)).toBe(90_000)
+      expect(yield* balanceOf(client, player.auth)).toBe(89_000)
 
       const code = yield* codeNow(secret)
-      const right = yield* client.post("/api/withdrawals/request", withdrawal(10_001, undefined, { twoFactorCode: code }), player.auth)
+      const right = yield* client.post("/api/withdrawals/request", withdrawal(1_000, undefined, { twoFactorCode: code }), player.auth)
       expect(right.status).toBe(201)
-      expect(right.body.amountCents).toBe(10_001)
-      expect(yield* balanceOf(client, player.auth)).toBe(79_999)
+      expect(right.body.amountCents).toBe(1_000)
+      expect(yield* balanceOf(client, player.auth)).toBe(88_000)
       // The same code is not accepted twice (D10 replay protection).
-      const replay = yield* client.post("/api/withdrawals/request", withdrawal(10_001, undefined, { twoFactorCode: code }), player.auth)
+      const replay = yield* client.post("/api/withdrawals/request", withdrawal(1_000, undefined, { twoFactorCode: code }), player.auth)
       expect(replay.body).toEqual({ statusCode: 400, message: "Invalid 2FA code" })
-      expect(yield* balanceOf(client, player.auth)).toBe(79_999)
-      expect((yield* client.get("/api/withdrawals", player.auth)).body.total).toBe(2)
+      expect(yield* balanceOf(client, player.auth)).toBe(88_000)
+      expect((yield* client.get("/api/withdrawals", player.auth)).body.total).toBe(3)
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 
@@ -574,7 +531,7 @@ layer(TestDatabase)("withdrawals", (it) => {
       expect(paged.withdrawals[0].id).toBe(all.withdrawals[1].id)
 
       expect((yield* client.get("/api/admin/withdrawals?status=LOST", root.auth)).body.errors).toEqual([
-        { field: "status", message: "must be one of PENDING, COMPLETED, REJECTED, CANCELLED" }
+        { field: "status", message: "must be one of PENDING, PROCESSING, COMPLETED, REJECTED, CANCELLED, FAILED" }
       ])
       expect((yield* client.get("/api/admin/withdrawals?limit=0", root.auth)).body.errors[0].field).toBe("limit")
       expect((yield* client.get("/api/admin/withdrawals", a.auth)).status).toBe(403)
@@ -596,8 +553,9 @@ layer(TestDatabase)("withdrawals", (it) => {
       const events = yield* Effect.promise(async () => {
         const decoder = new TextDecoder()
         let text = ""
+        // Each request also sends a WITHDRAWAL_REQUESTED notification (D18); the balances are what this is about.
         const parsed = () =>
-          text.split("\n\n").filter((block) => block.startsWith("event: ")).map((block) => JSON.parse(block.split("\n")[1]!.slice(6)))
+          text.split("\n\n").filter((block) => block.startsWith("event: balance.updated")).map((block) => JSON.parse(block.split("\n")[1]!.slice(6)))
         while (parsed().length < 4) text += decoder.decode((await stream.read()).value)
         return parsed()
       })
@@ -672,8 +630,9 @@ layer(Layer.merge(TestDatabase, Ledger.Default.pipe(Layer.provide(TestDatabase))
         const reject = yield* client.post(`/api/admin/withdrawals/${requested.id}/reject`, { reason: "too late" }, root.auth)
         expect(reject.status).toBe(409)
         expect(reject.body).toEqual({ statusCode: 409, message: "Withdrawal payout is in progress" })
-        const listed = (yield* client.get("/api/admin/withdrawals?status=PENDING", root.auth)).body.withdrawals
-        expect(listed.find((w: any) => w.id === requested.id)).toMatchObject({ payoutInProgress: true })
+        // PROCESSING while the gateway has it (D18).
+        const listed = (yield* client.get("/api/admin/withdrawals?status=PROCESSING", root.auth)).body.withdrawals
+        expect(listed.find((w: any) => w.id === requested.id)).toMatchObject({ status: "PROCESSING", payoutInProgress: true })
 
         const approved = yield* Fiber.join(approving)
         expect(approved.status).toBe(200)

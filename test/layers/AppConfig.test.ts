@@ -1,11 +1,14 @@
-/** Configuration from the environment (D1): production refuses missing secrets, development keeps its own. */
+/**
+ * Configuration from the environment (D1, D19): production refuses missing or short secrets, http URLs
+ * and the sandbox; development keeps its own secrets.
+ */
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
 import { mkdtempSync, readFileSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { loadAppConfig } from "../../src/layers/AppConfig"
+import { loadAppConfig, usesDevIdentityProvider, usesSandboxGateway } from "../../src/layers/AppConfig"
 
 const load = (env: Record<string, string>) =>
   loadAppConfig.pipe(
@@ -16,6 +19,21 @@ const load = (env: Record<string, string>) =>
 
 const dataDir = () => mkdtempSync(join(tmpdir(), "gp-config-"))
 const TWO_FACTOR_KEY = "ab".repeat(32)
+const ADMIN_TOKEN = "an-admin-token-of-at-least-32-bytes"
+const WEBHOOK_SECRET = "a-gateway-shared-secret-of-32-bytes"
+
+/** Everything production needs. */
+const productionEnv = (): Record<string, string> => ({
+  NODE_ENV: "production",
+  DATA_DIR: dataDir(),
+  WEBHOOK_SECRET,
+  ADMIN_TOKEN,
+  TWO_FACTOR_KEY,
+  OIDC_ISSUER: "https://id.example.com/",
+  OIDC_CLIENT_SECRET: "issued-by-the-provider",
+  PAYMENT_GATEWAY_URL: "https://gateway.example.com/v1/",
+  PAYMENT_GATEWAY_KEY: "gateway-api-key"
+})
 
 describe("configuration", () => {
   it.effect("production refuses to start with one message naming every missing secret", () =>
@@ -23,31 +41,24 @@ describe("configuration", () => {
       const result = yield* load({ NODE_ENV: "production", DATA_DIR: dataDir() })
       expect(Either.isLeft(result) && result.left.message).toBe(
         "NODE_ENV=production requires these variables, which are not set: WEBHOOK_SECRET, ADMIN_TOKEN, TWO_FACTOR_KEY, OIDC_ISSUER, " +
-          "PAYMENT_GATEWAY_URL, PAYMENT_GATEWAY_KEY"
+          "OIDC_CLIENT_SECRET, PAYMENT_GATEWAY_URL, PAYMENT_GATEWAY_KEY"
       )
-      const partly = yield* load({ NODE_ENV: "production", DATA_DIR: dataDir(), ADMIN_TOKEN: "a-long-admin-token" })
-      expect(Either.isLeft(partly) && partly.left.message).toMatch(/not set: WEBHOOK_SECRET, TWO_FACTOR_KEY, OIDC_ISSUER, PAYMENT_GATEWAY_URL, PAYMENT_GATEWAY_KEY$/)
+      const partly = yield* load({ NODE_ENV: "production", DATA_DIR: dataDir(), ADMIN_TOKEN: ADMIN_TOKEN })
+      expect(Either.isLeft(partly) && partly.left.message).toMatch(
+        /not set: WEBHOOK_SECRET, TWO_FACTOR_KEY, OIDC_ISSUER, OIDC_CLIENT_SECRET, PAYMENT_GATEWAY_URL, PAYMENT_GATEWAY_KEY$/
+      )
     }))
 
   it.effect("production with every secret given starts and generates nothing", () =>
     Effect.gen(function*() {
-      const dir = dataDir()
-      const config = Either.getOrThrow(
-        yield* load({
-          NODE_ENV: "production",
-          DATA_DIR: dir,
-          WEBHOOK_SECRET: "gateway-shared-secret",
-          ADMIN_TOKEN: "a-long-admin-token",
-          TWO_FACTOR_KEY,
-          OIDC_ISSUER: "https://id.example.com/",
-          PAYMENT_GATEWAY_URL: "https://gateway.example.com/v1/",
-          PAYMENT_GATEWAY_KEY: "gateway-api-key"
-        })
-      )
+      const env = productionEnv()
+      const dir = env.DATA_DIR!
+      const config = Either.getOrThrow(yield* load(env))
       expect(config.production).toBe(true)
+      expect(config.sandbox).toBe(false)
       expect(config.secretsGenerated).toBe(false)
       expect(config.webhookBlockPrivateTargets).toBe(true)
-      expect(Redacted.value(config.secrets.adminToken)).toBe("a-long-admin-token")
+      expect(Redacted.value(config.secrets.adminToken)).toBe(ADMIN_TOKEN)
       expect(config.oidc.issuer).toEqual(Option.some("https://id.example.com"))
       expect(config.gateway.url).toEqual(Option.some("https://gateway.example.com/v1"))
       expect(() => statSync(join(dir, "dev-secrets.json"))).toThrow()
@@ -81,12 +92,14 @@ describe("configuration", () => {
       expect(config.databaseUrl).toEqual(Option.none())
       expect(config.redisUrl).toEqual(Option.none())
       expect(config.redisKeyPrefix).toBe("gp:")
-      expect(config.trustProxy).toBe(false)
+      expect(config.trustProxy).toBe(0)
+      expect(config.sandbox).toBe(true)
       expect(config.serviceName).toBe("GamePlatform")
       expect(config.webhookBlockPrivateTargets).toBe(false)
       expect(config.oidc).toMatchObject({ issuer: Option.none(), clientId: "game-platform", devIdpPort: 3001 })
       expect(config.rateLimits.global).toEqual({ count: 100, windowMs: 60_000 })
       expect(config.rateLimits.twoFactorVerify).toEqual({ count: 5, windowMs: 300_000 })
+      expect(config.rateLimits.twoFactorDisable).toEqual({ count: 5, windowMs: 300_000 })
     }))
 
   it.effect("a bad value is refused with a message naming the variable", () =>
@@ -99,5 +112,78 @@ describe("configuration", () => {
       expect(custom.rateLimits.caseOpen).toEqual({ count: 50, windowMs: 1000 })
       const key = yield* load({ DATA_DIR: dataDir(), TWO_FACTOR_KEY: "short" })
       expect(Either.isLeft(key) && key.left.message).toBe("TWO_FACTOR_KEY must be 64 hexadecimal characters (32 bytes)")
+    }))
+
+  it.effect("NODE_ENV is production in any letter case: the sandbox does not start and secrets are required", () =>
+    Effect.gen(function*() {
+      for (const spelling of ["Production", "PRODUCTION", " production "]) {
+        const result = yield* load({ NODE_ENV: spelling, DATA_DIR: dataDir() })
+        expect(Either.isLeft(result) && result.left.message, spelling).toMatch(/^NODE_ENV=production requires these variables/)
+        const config = Either.getOrThrow(yield* load({ ...productionEnv(), NODE_ENV: spelling }))
+        expect(config.production).toBe(true)
+        expect(config.sandbox).toBe(false)
+      }
+      // Anything else is not production.
+      expect(Either.getOrThrow(yield* load({ NODE_ENV: "staging", DATA_DIR: dataDir() })).production).toBe(false)
+    }))
+
+  it.effect("production refuses the sandbox, secrets shorter than 32 bytes and http:// URLs, naming each", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* load({ ...productionEnv(), SANDBOX: "true" })
+      expect(Either.isLeft(sandbox) && sandbox.left.message).toBe(
+        "NODE_ENV=production never runs the sandbox: unset SANDBOX or set it to false"
+      )
+      const weak = yield* load({ ...productionEnv(), WEBHOOK_SECRET: "a", ADMIN_TOKEN: "x".repeat(31) })
+      expect(Either.isLeft(weak) && weak.left.message).toBe(
+        "NODE_ENV=production requires secrets of at least 32 bytes: WEBHOOK_SECRET, ADMIN_TOKEN"
+      )
+      // 32 bytes: 16 two-byte characters are enough, 31 ASCII ones are not.
+      expect(Either.isRight(yield* load({ ...productionEnv(), ADMIN_TOKEN: "é".repeat(16) }))).toBe(true)
+      const plain = yield* load({
+        ...productionEnv(),
+        OIDC_ISSUER: "http://id.example.com",
+        PAYMENT_GATEWAY_URL: "http://gateway.example.com"
+      })
+      expect(Either.isLeft(plain) && plain.left.message).toBe(
+        "NODE_ENV=production requires https:// URLs: OIDC_ISSUER, PAYMENT_GATEWAY_URL"
+      )
+      const everything = yield* load({ ...productionEnv(), SANDBOX: "true", WEBHOOK_SECRET: "a", PAYMENT_GATEWAY_URL: "http://gw" })
+      expect(Either.isLeft(everything) && everything.left.message).toBe(
+        "NODE_ENV=production never runs the sandbox: unset SANDBOX or set it to false; " +
+          "requires secrets of at least 32 bytes: WEBHOOK_SECRET; requires https:// URLs: PAYMENT_GATEWAY_URL"
+      )
+    }))
+
+  it.effect("SANDBOX=false outside production: the real gateway and identity provider must be configured", () =>
+    Effect.gen(function*() {
+      const off = yield* load({ DATA_DIR: dataDir(), SANDBOX: "false" })
+      expect(Either.isLeft(off) && off.left.message).toBe(
+        "SANDBOX=false requires these variables, which are not set: OIDC_ISSUER, PAYMENT_GATEWAY_URL"
+      )
+      const configured = Either.getOrThrow(yield* load({
+        DATA_DIR: dataDir(),
+        SANDBOX: "false",
+        OIDC_ISSUER: "http://localhost:8080/realms/dev",
+        PAYMENT_GATEWAY_URL: "http://localhost:9000"
+      }))
+      expect(configured.sandbox).toBe(false)
+      expect(usesSandboxGateway(configured)).toBe(false)
+      expect(usesDevIdentityProvider(configured)).toBe(false)
+      // The default: sandbox on, used for whichever of the two is not configured.
+      const mixed = Either.getOrThrow(yield* load({ DATA_DIR: dataDir(), OIDC_ISSUER: "http://localhost:8080/realms/dev" }))
+      expect(usesSandboxGateway(mixed)).toBe(true)
+      expect(usesDevIdentityProvider(mixed)).toBe(false)
+    }))
+
+  it.effect("TRUST_PROXY is a number of proxies; true is one, false is none", () =>
+    Effect.gen(function*() {
+      const hops = (value: string) => Effect.map(load({ DATA_DIR: dataDir(), TRUST_PROXY: value }), Either.map((c) => c.trustProxy))
+      expect(yield* hops("true")).toEqual(Either.right(1))
+      expect(yield* hops("TRUE")).toEqual(Either.right(1))
+      expect(yield* hops("false")).toEqual(Either.right(0))
+      expect(yield* hops("0")).toEqual(Either.right(0))
+      expect(yield* hops("2")).toEqual(Either.right(2))
+      const bad = yield* load({ DATA_DIR: dataDir(), TRUST_PROXY: "yes please" })
+      expect(Either.isLeft(bad) && bad.left.message).toMatch(/TRUST_PROXY/)
     }))
 })

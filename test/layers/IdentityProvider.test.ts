@@ -154,4 +154,13 @@ describe("IdentityProvider start-up", () => {
       expect(error).toBeInstanceOf(StartupError)
       expect(error.message).toMatch(/never runs in production/)
     }))
+
+  it.scoped("without SANDBOX the development provider does not start: OIDC_ISSUER is required", () =>
+    Effect.gen(function*() {
+      const noSandbox = config({}, { sandbox: false })
+      const direct = yield* Effect.flip(DevIdentityProvider.make.pipe(Effect.provide(noSandbox)))
+      expect(direct.message).toMatch(/only with SANDBOX=true/)
+      const error = yield* Effect.flip(Layer.build(IdentityProvider.layer).pipe(Effect.provide(KeyValue.memory), Effect.provide(noSandbox)))
+      expect(error).toEqual(new StartupError({ message: "OIDC_ISSUER is required without SANDBOX=true" }))
+    }))
 })

@@ -1,12 +1,13 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted, TestClock } from "effect"
+import { Context, Effect, Layer, Option, Redacted, TestClock } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { brCode, crc16 } from "../../src/layers/gateway/PixBrCode"
+import { GatewayFromConfig } from "../../src/layers/gateway/GatewayFromConfig"
 import { HttpGateway } from "../../src/layers/gateway/HttpGateway"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
-import { ChargeAlreadyPaid, GatewayError, PaymentGateway } from "../../src/layers/PaymentGateway"
+import { ChargeAlreadyPaid, GatewayError, PaymentGateway, PayoutRefused } from "../../src/layers/PaymentGateway"
 import { testConfig } from "../support/TestApp"
 
 /** Splits an EMV payload into its top-level fields. */
@@ -152,4 +153,89 @@ describe("HTTP gateway adapter", () => {
       expect(error).toBeInstanceOf(GatewayError)
       expect(server.seen).toHaveLength(4)
     }).pipe(Effect.scoped))
+
+  /** A gateway that answers each request with `answer(method, path)`: a status and a JSON body. */
+  const scriptedGateway = (answer: (method: string, path: string) => readonly [number, unknown]) =>
+    Effect.acquireRelease(
+      Effect.async<{ url: string; close: () => void }>((resume) => {
+        const server = createServer((request, response) => {
+          request.resume()
+          request.on("end", () => {
+            const [status, body] = answer(request.method!, request.url!)
+            response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
+          })
+        })
+        server.listen(0, "127.0.0.1", () =>
+          resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() })))
+      }),
+      (server) => Effect.sync(server.close)
+    )
+
+  const payout = { withdrawalId: 9n, amountCents: 1000n, pixKeyType: "EMAIL", pixKey: "a@b.co" }
+
+  it.live("a payout refused with a 4xx is PayoutRefused with the gateway's message; 408, 409 and 429 leave the outcome unknown", () =>
+    Effect.gen(function*() {
+      for (const [status, body, expected] of [
+        [422, { message: "PIX key not found" }, new PayoutRefused({ message: "PIX key not found" })],
+        [400, "not json", new PayoutRefused({ message: "status 400" })],
+        [409, { message: "in progress" }, new GatewayError({ message: "The payment gateway is unavailable" })],
+        [429, {}, new GatewayError({ message: "The payment gateway is unavailable" })],
+        [408, {}, new GatewayError({ message: "The payment gateway is unavailable" })]
+      ] as const) {
+        const server = yield* scriptedGateway(() => [status, body])
+        const gateway = yield* adapter(server.url, "k")
+        expect(yield* Effect.flip(gateway.payout(payout)), String(status)).toEqual(expected)
+      }
+    }).pipe(Effect.scoped))
+
+  it.live("the payout status is asked by reference: paid, failed, processing, or unknown (404)", () =>
+    Effect.gen(function*() {
+      const asked: Array<string> = []
+      const server = yield* scriptedGateway((method, path) => {
+        asked.push(`${method} ${path}`)
+        const id = path.split("-").pop()
+        return id === "1"
+          ? [200, { id: "po_1", status: "PAID" }]
+          : id === "2"
+          ? [200, { id: "po_2", status: "FAILED", failReason: "Account closed" }]
+          : id === "3"
+          ? [200, { id: "po_3", status: "PROCESSING" }]
+          : [404, { message: "no such payout" }]
+      })
+      const gateway = yield* adapter(server.url, "k")
+      expect(yield* gateway.payoutStatus(1n)).toEqual({ _tag: "Paid", payoutId: "po_1" })
+      expect(yield* gateway.payoutStatus(2n)).toEqual({ _tag: "Failed", reason: "Account closed" })
+      expect(yield* gateway.payoutStatus(3n)).toEqual({ _tag: "Processing" })
+      expect(yield* gateway.payoutStatus(4n)).toEqual({ _tag: "Unknown" })
+      expect(asked).toEqual(["GET /payouts/withdrawal-1", "GET /payouts/withdrawal-2", "GET /payouts/withdrawal-3", "GET /payouts/withdrawal-4"])
+    }).pipe(Effect.scoped))
+})
+
+layer(Layer.succeed(AppConfig, testConfig))("sandbox payouts", (it) => {
+  it.effect("pay once per withdrawal, and the status query knows them", () =>
+    Effect.gen(function*() {
+      const gateway = yield* PaymentGateway
+      expect(yield* gateway.payoutStatus(5n)).toEqual({ _tag: "Unknown" })
+      const paid = yield* gateway.payout({ withdrawalId: 5n, amountCents: 1000n, pixKeyType: "EMAIL", pixKey: "a@b.co" })
+      expect(yield* gateway.payoutStatus(5n)).toEqual({ _tag: "Paid", payoutId: paid.payoutId })
+    }).pipe(Effect.provide(SandboxGateway)))
+})
+
+describe("the gateway chosen by the configuration", () => {
+  const chosen = (config: Partial<typeof testConfig>) =>
+    Layer.build(GatewayFromConfig).pipe(Effect.provide(Layer.succeed(AppConfig, { ...testConfig, ...config })), Effect.either)
+
+  it.scoped("the sandbox only with SANDBOX on and no PAYMENT_GATEWAY_URL; otherwise the real one or no start", () =>
+    Effect.gen(function*() {
+      expect((yield* chosen({ sandbox: true }))._tag).toBe("Right")
+      const refused = yield* chosen({ sandbox: false })
+      expect(refused._tag === "Left" && refused.left.message).toBe(
+        "PAYMENT_GATEWAY_URL and PAYMENT_GATEWAY_KEY are required without SANDBOX=true"
+      )
+      const real = yield* chosen({
+        sandbox: false,
+        gateway: { ...testConfig.gateway, url: Option.some("https://gw.example.com"), key: Option.some(Redacted.make("k")) }
+      })
+      expect(real._tag).toBe("Right")
+    }))
 })

@@ -233,12 +233,18 @@ layer(Services)("TwoFactor", (it) => {
       expect(yield* failureOf(twoFactor.require(user.id, code))).toMatchObject({ _tag: "BadRequest", message: "Invalid 2FA code" })
       expect(yield* failureOf(twoFactor.disable(user, code))).toMatchObject({ _tag: "BadRequest", message: "Invalid 2FA code" })
 
-      // Still inside the window one step later, and still spent.
+      // Still inside the window one step later, and still spent. (The next step's code first: this
+      // replay is the 5th wrong code, which locks, D18.)
       yield* TestClock.adjust("30 seconds")
-      expect(yield* twoFactor.verify(user, code)).toBe(false)
       expect(yield* twoFactor.verify(user, yield* codeNow(secret))).toBe(true)
+      expect(yield* twoFactor.verify(user, code)).toBe(false)
+    }))
 
-      // Two parallel uses of one fresh code: one wins.
+  it.effect("two parallel uses of one fresh TOTP: one wins", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(T0)
+      const twoFactor = yield* TwoFactor
+      const { secret, user } = yield* enabledUser
       yield* TestClock.adjust("30 seconds")
       const fresh = yield* codeNow(secret)
       const results = yield* Effect.all([twoFactor.verify(user, fresh), twoFactor.verify(user, fresh)], { concurrency: 2 })

@@ -1,7 +1,8 @@
-/** Users at sign-in and the grant-admin command (D2). */
-import { expect, layer } from "@effect/vitest"
+/** Users at sign-in, their usernames, and the grant-admin command (D2). */
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Randomness } from "../../src/layers/Randomness"
+import { usernameCandidates, usernameFromClaim } from "../../src/schema/User"
 import { Users } from "../../src/services/Users"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -28,4 +29,65 @@ layer(Users.Default.pipe(Layer.provide(Randomness.seeded("users")), Layer.provid
       expect(unknown).toMatchObject({ _tag: "NotFound", message: "User not found" })
       expect(byIdp.role).toBe("USER")
     }))
+
+  it.effect("a provider's name is made valid and unique, ignoring letter case", () =>
+    Effect.gen(function*() {
+      const users = yield* Users
+      const first = yield* users.signIn({ idpId: "sub-maria-1", username: "Maria Silva", promote: false })
+      expect(first.username).toBe("Maria_Silva")
+      const second = yield* users.signIn({ idpId: "sub-maria-2", username: "maria silva", promote: false })
+      expect(second.username).toBe(`maria_silva-${second.id}`)
+      const third = yield* users.signIn({ idpId: "sub-maria-3", username: `MARIA_SILVA-${second.id}`, promote: false })
+      expect(third.username).toBe(`MARIA_SILVA-${second.id}-${third.id}`)
+      // Impersonation and the fallback's form are never taken as given.
+      const admin = yield* users.signIn({ idpId: "sub-admin", username: "Admin", promote: false })
+      expect(admin.username).toBe(`Admin-${admin.id}`)
+      const fake = yield* users.signIn({ idpId: "sub-fake", username: "user-1", promote: false })
+      expect(fake.username).toBe(`user-1-${fake.id}`)
+      const unusable = yield* users.signIn({ idpId: "sub-blank", username: "\u200b\u202e!!", promote: false })
+      expect(unusable.username).toBe(`user-${unusable.id}`)
+    }))
+
+  it.effect("parallel first sign-ins with one name: every user gets a different name", () =>
+    Effect.gen(function*() {
+      const users = yield* Users
+      const signedIn = yield* Effect.all(
+        Array.from({ length: 8 }, (_, i) => users.signIn({ idpId: `sub-twin-${i}`, username: "Twin", promote: false })),
+        { concurrency: "unbounded" }
+      )
+      const names = signedIn.map((u) => u.username.toLowerCase())
+      expect(new Set(names).size).toBe(8)
+      expect(names.filter((n) => n === "twin")).toHaveLength(1)
+      // The same identity signing in twice at once is one user with one name.
+      const same = yield* Effect.all(
+        Array.from({ length: 4 }, () => users.signIn({ idpId: "sub-once", username: "Once", promote: false })),
+        { concurrency: "unbounded" }
+      )
+      expect(new Set(same.map((u) => `${u.id}:${u.username}`)).size).toBe(1)
+    }))
+})
+
+describe("username rules", () => {
+  it("cleans a provider's name: letters, digits, . _ -, 3 to 32 characters", () => {
+    expect(usernameFromClaim("maria.silva")).toBe("maria.silva")
+    expect(usernameFromClaim("  João  da   Silva ")).toBe("João_da_Silva")
+    expect(usernameFromClaim("ｆｕｌｌｗｉｄｔｈ")).toBe("fullwidth")
+    expect(usernameFromClaim("zero\u200bwidth\u202eright-to-left")).toBe("zerowidthright-to-left")
+    expect(usernameFromClaim("<script>alert(1)</script>")).toBe("scriptalert1script")
+    expect(usernameFromClaim("a__..--b")).toBe("a_b")
+    expect(usernameFromClaim("--edge--")).toBe("edge")
+    // Stacked marks: composed where Unicode can (z + acute = ź), then one mark at most.
+    expect(usernameFromClaim(`z${"\u0301\u0302\u0303\u0304".repeat(20)}algo`)).toBe("\u017a\u0302algo")
+    expect(usernameFromClaim("x".repeat(40))).toBe("x".repeat(32))
+    expect(usernameFromClaim("ab")).toBeUndefined()
+    expect(usernameFromClaim("!!!")).toBeUndefined()
+    expect(usernameFromClaim("\u0000\u0001abc")).toBe("abc")
+  })
+
+  it("candidates: the name, the name with the id, user-<id>; reserved names only with the id", () => {
+    expect(usernameCandidates("Ana", 7n)).toEqual(["Ana", "Ana-7", "user-7"])
+    expect(usernameCandidates("support", 7n)).toEqual(["support-7", "user-7"])
+    expect(usernameCandidates(undefined, 7n)).toEqual(["user-7"])
+    expect(usernameCandidates("y".repeat(32), 123456n)).toEqual(["y".repeat(32), `${"y".repeat(25)}-123456`, "user-123456"])
+  })
 })

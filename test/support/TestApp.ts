@@ -3,10 +3,14 @@
  * middleware and error envelope, without a socket. Built inside the test's fiber, so TestClock drives
  * everything the handlers do with time. The database comes from the surrounding `layer(TestDatabase)`.
  */
-import { HttpApiBuilder, HttpApp } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, type HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import type { Server } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, Option } from "effect"
+import { Effect, Layer, Redacted, Option, type Runtime, type Scope } from "effect"
+import { makeAccessLog } from "../../src/http/AccessLog"
+import { createHttpServer } from "../../src/http/NodeServer"
 import { ApiLive } from "../../src/http/HttpLive"
 import { AppConfig, type AppConfigShape, type StartupError } from "../../src/layers/AppConfig"
 import type { KeyValue } from "../../src/layers/stores/KeyValue"
@@ -28,7 +32,8 @@ export const testConfig: AppConfigShape = {
   databaseUrl: Option.none(),
   redisUrl: Option.none(),
   redisKeyPrefix: "test:",
-  trustProxy: false,
+  trustProxy: 0,
+  sandbox: true,
   serviceName: "GamePlatform",
   webhookBlockPrivateTargets: false,
   oidc: {
@@ -44,7 +49,8 @@ export const testConfig: AppConfigShape = {
     auth: { count: 10, windowMs: 60_000 },
     caseOpen: { count: 5, windowMs: 60_000 },
     withdrawal: { count: 3, windowMs: 60_000 },
-    twoFactorVerify: { count: 5, windowMs: 300_000 }
+    twoFactorVerify: { count: 5, windowMs: 300_000 },
+    twoFactorDisable: { count: 5, windowMs: 300_000 }
   },
   gateway: { url: Option.none(), key: Option.none(), allowedIps: [], depositTtlMinutes: 30 },
   secretsGenerated: false,
@@ -68,6 +74,11 @@ export interface TestClient {
   readonly open: (path: string, init?: RequestInit) => Effect.Effect<Response>
   readonly get: (path: string, headers?: Record<string, string>) => Effect.Effect<TestResponse>
   readonly post: (path: string, body?: unknown, headers?: Record<string, string>) => Effect.Effect<TestResponse>
+  /**
+   * Serves the same app over a real socket (Node's server, as in production; `createServer` chooses its
+   * options) until the scope closes; the base URL, e.g. `http://127.0.0.1:40123`.
+   */
+  readonly listen: (createServer?: () => Server) => Effect.Effect<string, never, Scope.Scope>
 }
 
 export interface TestAppOptions {
@@ -83,6 +94,10 @@ export interface TestAppOptions {
   readonly gateway?: Layer.Layer<PaymentGateway>
   /** The process lifecycle; a fresh one unless a test needs to begin the shutdown itself. */
   readonly lifecycle?: Layer.Layer<Lifecycle>
+  /** The app's logger and level (`Logger.replace`, `Logger.minimumLogLevel`), e.g. to read what it logs. */
+  readonly logging?: Layer.Layer<never>
+  /** Serves through the access log, as `npm start` does. */
+  readonly accessLog?: boolean
 }
 
 /** Builds the application over the surrounding database. */
@@ -104,10 +119,12 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
         Layer.provideMerge(Layer.succeed(AppConfig, { ...testConfig, ...options.config })),
         Layer.provideMerge(Layer.succeedContext(database)),
         Layer.provideMerge(HttpApiBuilder.Router.Live),
-        Layer.provideMerge(HttpApiBuilder.Middleware.layer)
+        Layer.provideMerge(HttpApiBuilder.Middleware.layer),
+        Layer.provideMerge(options.logging ?? Layer.empty)
       )
     )
-    const app = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
+    const api = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
+    const app = options.accessLog === true ? (yield* makeAccessLog)(api) : api
     // The runtime holds every service the app needs; its type lists them, the app's does not.
     handler = HttpApp.toWebHandlerRuntime(runtime as any)(app)
 
@@ -119,7 +136,16 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
         return { status: response.status, headers: response.headers, body: isJson && text ? JSON.parse(text) : text }
       })
 
+    const listen = (createServer: () => Server = () => createHttpServer()) =>
+      Effect.gen(function*() {
+        const server = yield* NodeHttpServer.make(createServer, { port: 0, host: "127.0.0.1" }).pipe(Effect.orDie)
+        yield* server.serve(app).pipe(Effect.provide(runtime as Runtime.Runtime<never>), Effect.provide(NodeHttpServer.layerContext))
+        const address = server.address as HttpServer.TcpAddress
+        return `http://127.0.0.1:${address.port}`
+      })
+
     const client: TestClient = {
+      listen,
       request,
       open: (path, init) => Effect.promise(() => handler!(new Request(`http://localhost${path}`, init))),
       get: (path, headers) => request(path, { headers }),

@@ -1,6 +1,7 @@
 /**
  * A payment gateway for tests (D9's interface): records every payout and charge it is asked for and
- * can be told to fail them. `TestGateway` (always succeeds, records nothing anyone reads) is what
+ * can be told to fail them: payouts refused outright, or timing out (paid or not, D18); the payout
+ * status query answers from what it paid unless told otherwise. `TestGateway` (always succeeds, records nothing anyone reads) is what
  * `makeTestClient` uses unless a test passes its own `gateway`.
  */
 import { Clock, Duration, Effect, Layer, Ref } from "effect"
@@ -10,7 +11,9 @@ import {
   type ChargeRequest,
   GatewayError,
   PaymentGateway,
-  type PayoutRequest
+  PayoutRefused,
+  type PayoutRequest,
+  type PayoutStatus
 } from "../../src/layers/PaymentGateway"
 
 export interface TestGatewayControl {
@@ -19,8 +22,17 @@ export interface TestGatewayControl {
   readonly payouts: Effect.Effect<ReadonlyArray<PayoutRequest>>
   /** Every charge call, in order. */
   readonly charges: Effect.Effect<ReadonlyArray<ChargeRequest>>
-  /** From now on payouts fail with this message; `undefined` makes them succeed again. */
+  /** From now on the gateway refuses payouts with this message; `undefined` makes them succeed again. */
   readonly failPayouts: (message: string | undefined) => Effect.Effect<void>
+  /**
+   * From now on payouts time out (outcome unknown to the caller); with `paid` the gateway made the
+   * payout all the same. `undefined` makes them succeed again.
+   */
+  readonly timeOutPayouts: (mode: { readonly paid: boolean } | undefined) => Effect.Effect<void>
+  /** What the status query answers for a withdrawal from now on; `undefined`: what the gateway did. */
+  readonly answerPayoutStatus: (withdrawalId: bigint, status: PayoutStatus | undefined) => Effect.Effect<void>
+  /** Every payout status query (withdrawal ids), in order. */
+  readonly statusQueries: Effect.Effect<ReadonlyArray<bigint>>
   /** From now on charges fail with this message; `undefined` makes them succeed again. */
   readonly failCharges: (message: string | undefined) => Effect.Effect<void>
   /** Every charge cancellation asked for (external ids), in order. */
@@ -47,6 +59,11 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
     const chargeFailure = yield* Ref.make<string | undefined>(undefined)
     const cancels = yield* Ref.make<ReadonlyArray<string>>([])
     const cancelAnswer = yield* Ref.make<CancelAnswer>("cancelled")
+    const timeout = yield* Ref.make<{ readonly paid: boolean } | undefined>(undefined)
+    /** Payouts the gateway made, by withdrawal: one per withdrawal (idempotent on its reference). */
+    const paid = new Map<bigint, string>()
+    const statusAnswers = new Map<bigint, PayoutStatus>()
+    const statusQueries = yield* Ref.make<ReadonlyArray<bigint>>([])
     let seq = 0
 
     const layer = Layer.succeed(PaymentGateway, {
@@ -76,8 +93,26 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
           yield* Ref.update(payouts, (all) => [...all, request])
           if (options.payoutDelay !== undefined) yield* Effect.sleep(options.payoutDelay)
           const message = yield* Ref.get(failure)
-          if (message !== undefined) return yield* new GatewayError({ message })
-          return { payoutId: `po_test_${request.withdrawalId}_${++seq}` }
+          if (message !== undefined) return yield* new PayoutRefused({ message })
+          const pay = () => {
+            const payoutId = paid.get(request.withdrawalId) ?? `po_test_${request.withdrawalId}_${++seq}`
+            paid.set(request.withdrawalId, payoutId)
+            return payoutId
+          }
+          const timingOut = yield* Ref.get(timeout)
+          if (timingOut !== undefined) {
+            if (timingOut.paid) pay()
+            return yield* new GatewayError({ message: "The payment gateway is unavailable" })
+          }
+          return { payoutId: pay() }
+        }),
+      payoutStatus: (withdrawalId) =>
+        Effect.gen(function*() {
+          yield* Ref.update(statusQueries, (all) => [...all, withdrawalId])
+          const answer = statusAnswers.get(withdrawalId)
+          if (answer !== undefined) return answer
+          const payoutId = paid.get(withdrawalId)
+          return payoutId === undefined ? { _tag: "Unknown" as const } : { _tag: "Paid" as const, payoutId }
         })
     })
 
@@ -86,6 +121,10 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
       payouts: Ref.get(payouts),
       charges: Ref.get(charges),
       failPayouts: (message) => Ref.set(failure, message),
+      timeOutPayouts: (mode) => Ref.set(timeout, mode),
+      answerPayoutStatus: (withdrawalId, status) =>
+        Effect.sync(() => status === undefined ? statusAnswers.delete(withdrawalId) : statusAnswers.set(withdrawalId, status)),
+      statusQueries: Ref.get(statusQueries),
       failCharges: (message) => Ref.set(chargeFailure, message),
       cancels: Ref.get(cancels),
       answerCancels: (answer) => Ref.set(cancelAnswer, answer)

@@ -1,17 +1,34 @@
 /**
- * The adapter for a real payment gateway at PAYMENT_GATEWAY_URL (D9): JSON over HTTPS with the key as
- * a bearer token, a 10 s timeout per call, and up to 3 retries with backoff on network errors and 5xx.
- * Every call carries an `Idempotency-Key`, so a retry after a lost response never charges or pays twice.
+ * The adapter for a real payment gateway at PAYMENT_GATEWAY_URL (D9, D18): JSON over HTTPS with the key
+ * as a bearer token, a 10 s timeout per call, and up to 3 retries with backoff on network errors and
+ * 5xx. Every call carries an `Idempotency-Key`, so a retry after a lost response never charges or pays
+ * twice.
  *
  * Wire format: `POST /charges {amount, currency: "BRL", method, reference}` ->
  * `{id, qrCodeText, qrCode, expiresAt}`; `POST /charges/:id/cancel` -> 2xx, or 409 when the charge is
- * paid; `POST /payouts {amount, currency, pixKeyType, pixKey, reference}` -> `{id}`. Amounts are in
- * currency units (cents / 100, SPEC deposit rule 2).
+ * paid; `POST /payouts {amount, currency, pixKeyType, pixKey, reference}` -> `{id}`, or a 4xx
+ * `{message}` when the gateway refuses the payout; `GET /payouts/:reference` -> `{id, status: PAID |
+ * FAILED | PROCESSING, failReason?}`, or 404 when it never received that payout. Amounts are in
+ * currency units (cents / 100, SPEC deposit rule 2). Payout events (`payout.paid`, `payout.failed`)
+ * arrive on the signed callback with `data: {id, reference, failReason?}`.
+ *
+ * A payout that times out, fails in transport or gets a 5xx after the retries has an unknown outcome
+ * (GatewayError); only a 4xx is a refusal (PayoutRefused), except 408, 409 and 429, which say nothing
+ * about whether the money left. Logged failures name the call and what went wrong, never a request
+ * body (it holds the PIX key).
  */
-import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer, Redacted, Schedule, Schema } from "effect"
-import { ChargeAlreadyPaid, GatewayError, PaymentGateway } from "../PaymentGateway"
+import {
+  ChargeAlreadyPaid,
+  GatewayError,
+  PaymentGateway,
+  payoutReference,
+  PayoutRefused,
+  type PayoutRequest,
+  type PayoutStatus
+} from "../PaymentGateway"
 
 const ChargeResponse = Schema.Struct({
   id: Schema.String,
@@ -20,8 +37,25 @@ const ChargeResponse = Schema.Struct({
   expiresAt: Schema.Date
 })
 const PayoutResponse = Schema.Struct({ id: Schema.String })
+const PayoutStatusResponse = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("PAID", "FAILED", "PROCESSING"),
+  failReason: Schema.optional(Schema.String)
+})
+const Refusal = Schema.Struct({ message: Schema.String })
 
 const units = (cents: bigint) => Number(cents) / 100
+
+/** What went wrong, in words fit for a log line: no request or response bodies. */
+const describe = (error: unknown): string =>
+  HttpClientError.isHttpClientError(error)
+    ? error._tag === "ResponseError" ? `status ${error.response.status}` : `${error.reason} error`
+    : error instanceof Error
+    ? error.name
+    : "unexpected response"
+
+/** 4xx answers that do not mean "will not pay": the outcome stays unknown. */
+const NOT_A_REFUSAL = new Set([408, 409, 429])
 
 export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
   Layer.effect(
@@ -36,7 +70,7 @@ export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
       )
 
       const unavailable = (path: string) => (error: unknown) =>
-        Effect.logWarning(`Payment gateway ${path} failed`, error).pipe(
+        Effect.logWarning(`Payment gateway ${path} failed: ${describe(error)}`).pipe(
           Effect.zipRight(Effect.fail(new GatewayError({ message: "The payment gateway is unavailable" })))
         )
 
@@ -70,6 +104,55 @@ export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
         )
       }
 
+      const payout = (request: PayoutRequest): Effect.Effect<{ readonly payoutId: string }, GatewayError | PayoutRefused> => {
+        const reference = payoutReference(request.withdrawalId)
+        const body = {
+          amount: units(request.amountCents),
+          currency: "BRL",
+          pixKeyType: request.pixKeyType,
+          pixKey: request.pixKey,
+          reference
+        }
+        return post("/payouts", reference, body).pipe(
+          Effect.flatMap((response): Effect.Effect<{ readonly payoutId: string }, unknown> =>
+            response.status >= 200 && response.status < 300
+              ? Effect.map(HttpClientResponse.schemaBodyJson(PayoutResponse)(response), (p) => ({ payoutId: p.id }))
+              : NOT_A_REFUSAL.has(response.status)
+              ? Effect.fail(`status ${response.status}`)
+              : HttpClientResponse.schemaBodyJson(Refusal)(response).pipe(
+                Effect.orElseSucceed(() => ({ message: `status ${response.status}` })),
+                Effect.flatMap((refusal) => new PayoutRefused({ message: refusal.message.slice(0, 500) }))
+              )
+          ),
+          Effect.scoped,
+          Effect.catchAll((error): Effect.Effect<never, GatewayError | PayoutRefused> =>
+            error instanceof PayoutRefused ? Effect.fail(error) : unavailable("/payouts")(error)
+          )
+        )
+      }
+
+      const payoutStatus = (withdrawalId: bigint): Effect.Effect<PayoutStatus, GatewayError> => {
+        const path = `/payouts/${payoutReference(withdrawalId)}`
+        return HttpClientRequest.get(path).pipe(
+          client.execute,
+          Effect.flatMap((response): Effect.Effect<PayoutStatus, unknown> =>
+            response.status === 404
+              ? Effect.succeed({ _tag: "Unknown" })
+              : Effect.map(
+                Effect.flatMap(HttpClientResponse.filterStatusOk(response), HttpClientResponse.schemaBodyJson(PayoutStatusResponse)),
+                (status): PayoutStatus =>
+                  status.status === "PAID"
+                    ? { _tag: "Paid", payoutId: status.id }
+                    : status.status === "FAILED"
+                    ? { _tag: "Failed", reason: status.failReason ?? "The gateway reported the payout failed" }
+                    : { _tag: "Processing" }
+              )
+          ),
+          Effect.scoped,
+          Effect.catchAll(unavailable(path))
+        )
+      }
+
       return {
         createCharge: (request) =>
           call(
@@ -79,19 +162,8 @@ export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
             ChargeResponse
           ).pipe(Effect.map((charge) => ({ ...charge, externalId: charge.id }))),
         cancelCharge,
-        payout: (request) =>
-          call(
-            "/payouts",
-            `withdrawal-${request.withdrawalId}`,
-            {
-              amount: units(request.amountCents),
-              currency: "BRL",
-              pixKeyType: request.pixKeyType,
-              pixKey: request.pixKey,
-              reference: `withdrawal-${request.withdrawalId}`
-            },
-            PayoutResponse
-          ).pipe(Effect.map((payout) => ({ payoutId: payout.id })))
+        payout,
+        payoutStatus
       }
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))

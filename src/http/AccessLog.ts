@@ -1,0 +1,57 @@
+/**
+ * One log line per request: method, URL, status, duration (docs/decisions.md "HTTP"). Logs never
+ * carry credentials (D19): the id in `/api/auth/sessions/:id` is a session id, so that path is logged
+ * as its template (in any spelling the router accepts, for any method); the values of query
+ * parameters that carry OAuth codes, state or tokens (the sign-in callback's) are replaced.
+ */
+import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { Effect, Exit } from "effect"
+import { endpoint, type EndpointName, makeResolveEndpoint, type ResolveEndpoint } from "./Routes"
+
+/** Query parameters whose values are secrets. */
+const SECRET_PARAMS = new Set(["code", "state", "session_state", "id_token", "access_token", "refresh_token", "token"])
+
+/** Endpoints whose path carries a secret, with the method they are registered under. */
+const secretPaths = (): ReadonlyArray<readonly [string, EndpointName]> => [["DELETE", endpoint("auth.revokeSession")]]
+
+/** The request URL as it may be logged. */
+export const loggableUrl = (resolve: ResolveEndpoint, url: string): string => {
+  const queryAt = url.indexOf("?")
+  const path = queryAt === -1 ? url : url.slice(0, queryAt)
+  const template = secretPaths()
+    .map(([method, name]) => {
+      const resolved = resolve(method, path)
+      return resolved?.name === name ? resolved.path : undefined
+    })
+    .find((found) => found !== undefined)
+  const loggedPath = template ?? path
+  if (queryAt === -1) return loggedPath
+  const query = url.slice(queryAt + 1).split("&").map((pair) => {
+    const name = pair.split("=")[0]!
+    return SECRET_PARAMS.has(decodedName(name).toLowerCase()) ? `${name}=[redacted]` : pair
+  })
+  return `${loggedPath}?${query.join("&")}`
+}
+
+const decodedName = (name: string) => {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, " "))
+  } catch {
+    return name
+  }
+}
+
+/** The access log, for `HttpApiBuilder.serve` (and the tests' in-process app). */
+export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R>> = Effect.map(
+  makeResolveEndpoint,
+  (resolve) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const exit = yield* Effect.exit(app)
+      const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
+      yield* Effect.logInfo("Sent HTTP response").pipe(
+        Effect.annotateLogs({ "http.method": request.method, "http.url": loggableUrl(resolve, request.url), "http.status": status })
+      )
+      return yield* exit
+    }).pipe(Effect.withLogSpan("http.request"))
+)

@@ -1,0 +1,62 @@
+/**
+ * Withdrawals for tests: request bodies, 2FA through the API, and the ledger checks every withdrawal
+ * scenario ends with.
+ */
+import { SqlClient } from "@effect/sql"
+import { expect } from "@effect/vitest"
+import { Clock, Effect, TestClock } from "effect"
+import { authenticator } from "otplib"
+import { Ledger } from "../../src/services/Ledger"
+import type { TestClient } from "./TestApp"
+
+export const withdrawal = (amountCents: unknown, details: { pixKeyType: string; pixKey: string } = { pixKeyType: "EMAIL", pixKey: "player@example.com" }, extra: Record<string, unknown> = {}) => ({
+  amountCents,
+  paymentMethod: "PIX",
+  paymentDetails: details,
+  ...extra
+})
+
+export const balanceOf = (client: TestClient, auth: Record<string, string>) =>
+  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
+
+export const codeNow = (secret: string) =>
+  Effect.map(Clock.currentTimeMillis, (ms) => authenticator.clone({ epoch: ms }).generate(secret))
+
+/** Turns 2FA on through the API; returns the secret. Moves the clock to the next step, so a fresh code is not a replay. */
+export const enableTwoFactor = (client: TestClient, auth: Record<string, string>) =>
+  Effect.gen(function*() {
+    const { secret } = (yield* client.post("/api/auth/2fa/generate", undefined, auth)).body as { secret: string }
+    const enabled = yield* client.post("/api/auth/2fa/enable", { code: yield* codeNow(secret) }, auth)
+    expect(enabled.status).toBe(200)
+    yield* TestClock.adjust(30_000)
+    return secret
+  })
+
+/**
+ * Everything that must hold after any scenario: D4 reconciliation (Ledger.discrepancies), and per
+ * withdrawal exactly one WITHDRAWAL debit of its amount plus one WITHDRAWAL_REFUND exactly when it
+ * is CANCELLED, REJECTED or FAILED; no withdrawal movement without its withdrawal.
+ */
+export const ledgerProblems = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const discrepancies = yield* Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(Effect.provide(Ledger.Default))
+  const withdrawals = yield* sql<{ id: string; status: string; debits: number; refunds: number; movements: number }>`
+    SELECT w.id::text AS id, w.status,
+           count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL' AND t.amount_cents = -w.amount_cents)::int AS debits,
+           count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL_REFUND' AND t.amount_cents = w.amount_cents)::int AS refunds,
+           count(t.id)::int AS movements
+    FROM withdrawals w
+    LEFT JOIN transactions t ON t.reference_type = 'WITHDRAWAL' AND t.reference_id = w.id
+    GROUP BY w.id
+    HAVING count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL' AND t.amount_cents = -w.amount_cents) <> 1
+        OR count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL_REFUND' AND t.amount_cents = w.amount_cents)
+           <> CASE WHEN w.status IN ('CANCELLED', 'REJECTED', 'FAILED') THEN 1 ELSE 0 END
+        OR count(t.id) <> 1 + CASE WHEN w.status IN ('CANCELLED', 'REJECTED', 'FAILED') THEN 1 ELSE 0 END`
+  const orphans = yield* sql<{ id: string }>`
+    SELECT t.id::text AS id FROM transactions t
+    LEFT JOIN withdrawals w ON t.reference_type = 'WITHDRAWAL' AND w.id = t.reference_id
+    WHERE t.type IN ('WITHDRAWAL', 'WITHDRAWAL_REFUND') AND w.id IS NULL`
+  return { discrepancies, withdrawals, orphans }
+})
+
+export const healthyLedger = { discrepancies: [], withdrawals: [], orphans: [] }
