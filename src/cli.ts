@@ -11,11 +11,11 @@ import { Randomness } from "./layers/Randomness"
 import { Catalog } from "./services/Catalog"
 import { CatalogSeed } from "./services/CatalogSeed"
 import { Users } from "./services/Users"
-import type { NotFound } from "./schema/Errors"
+import type { NotFound, ServiceUnavailable } from "./schema/Errors"
 
 interface Command {
   readonly help: string
-  readonly run: Effect.Effect<void, StartupError | NotFound, CatalogSeed | Users>
+  readonly run: Effect.Effect<void, StartupError | NotFound | ServiceUnavailable, CatalogSeed | Users>
 }
 
 const commands: Record<string, Command> = {

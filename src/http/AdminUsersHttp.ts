@@ -7,6 +7,7 @@ import { Audit } from "../services/Audit"
 import { Ledger } from "../services/Ledger"
 import { Realtime } from "../services/Realtime"
 import { Sessions } from "../services/Sessions"
+import { inTransaction } from "../services/SqlRows"
 import { Users } from "../services/Users"
 import { Api } from "./Api"
 import { makeAdminStepUp } from "./AdminStepUp"
@@ -67,7 +68,7 @@ export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", (handlers)
               metadata: { amountCents: String(payload.amountCents), reason: payload.reason, adminId: String(admin.id) }
             })
             return posting
-          }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+          }).pipe(inTransaction(sql))
           yield* realtime.balanceChanged(path.id, posted.balanceAfterCents)
           return { userId: path.id, balanceCents: posted.balanceAfterCents, transactionId: posted.transactionId }
         }))

@@ -10,7 +10,7 @@ import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/p
 import { Clock, Context, Effect, Exit, Layer, Schema } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { KeyValue } from "../layers/stores/KeyValue"
-import { Forbidden, Unauthenticated } from "../schema/Errors"
+import { Forbidden, type ServiceUnavailable, Unauthenticated } from "../schema/Errors"
 import type { Session } from "../schema/Session"
 import type { User } from "../schema/User"
 import { Sessions } from "../services/Sessions"
@@ -31,14 +31,14 @@ const sessionSecurity = {
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("app/Authentication", {
   provides: CurrentUser,
-  failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden),
+  failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden, HttpError.ServiceUnavailable),
   security: sessionSecurity
 }) {}
 
 /** Administrator-only endpoints (D2): a session of an ADMIN user; 401 without one, 403 `Forbidden` otherwise. */
 export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("app/AdminAuthentication", {
   provides: CurrentUser,
-  failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden),
+  failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden, HttpError.ServiceUnavailable),
   security: sessionSecurity
 }) {}
 
@@ -84,7 +84,7 @@ const makeAuthenticate = Effect.gen(function*() {
 
   // HttpApi tries the security schemes in turn; the second must not repeat the first's work (or its
   // audit entries), so it answers with the result the first got for the same request.
-  const results = new WeakMap<object, Exit.Exit<Authenticated, Unauthenticated | Forbidden>>()
+  const results = new WeakMap<object, Exit.Exit<Authenticated, Unauthenticated | Forbidden | ServiceUnavailable>>()
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const known = results.get(request)

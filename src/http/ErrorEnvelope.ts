@@ -5,9 +5,10 @@
  * - a body that could not be read (a defect inside HttpApi): over its limit -> 413, not JSON -> 415,
  *   nested too deep or malformed -> 400 (src/http/RequestBody.ts),
  * - 429 (a rate limit, a 2FA lock-out) -> with Retry-After; 413 -> with `Connection: close` (the rest
- *   of the body is not read),
+ *   of the body is not read); 503 (D20: a dependency unavailable, typed by src/services/Failures.ts) ->
+ *   with Retry-After,
  * - unknown routes -> 404,
- * - a dependency that is unreachable (src/http/Outage.ts) -> 503 "Service unavailable", logged,
+ * - a defect that is still an outage (a path the policy does not cover yet) -> 503, logged,
  * - any other defect -> 500 "Internal server error", its cause logged, never sent.
  */
 import { HttpApiBuilder, HttpApiError, HttpApp, HttpServerError, HttpServerResponse } from "@effect/platform"
@@ -22,7 +23,7 @@ import {
   ValidationError
 } from "../schema/Errors"
 import { Api } from "./Api"
-import { isOutage } from "./Outage"
+import { isUnavailable } from "../services/Failures"
 import { bodyProblem } from "./RequestBody"
 
 /** `["items", 2, "dropChance"]` -> `items[2].dropChance` */
@@ -55,12 +56,17 @@ type ApiError = typeof Api extends { readonly errorSchema: { readonly Type: infe
 const withHeaders = (headers: Record<string, string>) =>
   HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
+/** When a client may try again after a dependency was unavailable (D20). */
+export const RETRY_AFTER_UNAVAILABLE_SECONDS = 2
+
 /** Headers some errors need besides their body. */
 const failWith = (error: ApiError): Effect.Effect<never, ApiError> =>
   error instanceof RateLimited
     ? Effect.zipRight(withHeaders({ "retry-after": String(Math.max(1, Math.ceil(error.retryAfterSeconds))) }), Effect.fail(error))
     : error instanceof PayloadTooLarge
     ? Effect.zipRight(withHeaders({ connection: "close" }), Effect.fail(error))
+    : error instanceof ServiceUnavailable
+    ? Effect.zipRight(withHeaders({ "retry-after": String(RETRY_AFTER_UNAVAILABLE_SECONDS) }), Effect.fail(error))
     : Effect.fail(error)
 
 const rewriteError = (app: HttpApp.Default): HttpApp.Default<ApiError> =>
@@ -78,8 +84,8 @@ const rewriteError = (app: HttpApp.Default): HttpApp.Default<ApiError> =>
     const defect = Cause.dieOption(cause)
     if (Option.isSome(defect)) {
       if (isUnreadableBody(defect.value)) return failWith(bodyProblem(defect.value))
-      if (isOutage(defect.value)) {
-        return Effect.logWarning("A dependency is unavailable", cause).pipe(Effect.zipRight(Effect.fail(new ServiceUnavailable())))
+      if (isUnavailable(defect.value)) {
+        return Effect.logWarning("A dependency is unavailable", cause).pipe(Effect.zipRight(failWith(new ServiceUnavailable())))
       }
       return Effect.logError("Unhandled defect", cause).pipe(Effect.zipRight(Effect.fail(new InternalError())))
     }

@@ -14,10 +14,10 @@ export const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
  * message into `event: <name>\ndata: <json>\n\n`. The response ends when `ended` completes (the
  * session it was opened with is revoked, D19), and with SHUTDOWN_EVENT when the service stops (D20).
  */
-export const eventStream = <E>(
-  subscribe: Effect.Effect<Stream.Stream<string, E>, never, Scope.Scope>,
+export const eventStream = <E, E1, E2>(
+  subscribe: Effect.Effect<Stream.Stream<string, E>, E1, Scope.Scope>,
   toEvent: (message: string) => string,
-  ended: Effect.Effect<Effect.Effect<void>, never, Scope.Scope>
+  ended: Effect.Effect<Effect.Effect<void>, E2, Scope.Scope>
 ) =>
   Effect.map(Lifecycle, (lifecycle) =>
     HttpServerResponse.stream(

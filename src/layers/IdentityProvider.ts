@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as oidc from "openid-client"
+import type { ServiceUnavailable } from "../schema/Errors"
 import { type IdentityClaims, InvalidLoginCallback, type LoginStart } from "../schema/Identity"
 import { AppConfig, StartupError, usesDevIdentityProvider } from "./AppConfig"
 import { DevIdentityProvider } from "./DevIdentityProvider"
@@ -14,9 +15,9 @@ export type { IdentityClaims, LoginStart }
 
 export interface IdentityProviderShape {
   /** Begins a sign-in: authorization code flow with PKCE (S256), state and nonce. The code verifier and nonce are kept in KeyValue under the state for 10 minutes. */
-  readonly startLogin: Effect.Effect<LoginStart>
+  readonly startLogin: Effect.Effect<LoginStart, ServiceUnavailable>
   /** Completes a sign-in from the full callback URL the browser arrived at. The pending login of its state is used at most once (deleted before the exchange), so a replayed or forged callback, a wrong state, an error response or a failed token exchange/ID token validation all fail with InvalidLoginCallback. */
-  readonly completeLogin: (callbackUrl: URL) => Effect.Effect<IdentityClaims, InvalidLoginCallback>
+  readonly completeLogin: (callbackUrl: URL) => Effect.Effect<IdentityClaims, InvalidLoginCallback | ServiceUnavailable>
 }
 
 export const CALLBACK_PATH = "/api/auth/idp/callback"
@@ -62,7 +63,7 @@ const make = Effect.gen(function*() {
   })
   yield* Effect.logInfo(`Sign-in through the OpenID provider ${issuer}`)
 
-  const startLogin: Effect.Effect<LoginStart> = Effect.gen(function*() {
+  const startLogin: Effect.Effect<LoginStart, ServiceUnavailable> = Effect.gen(function*() {
     const codeVerifier = oidc.randomPKCECodeVerifier()
     const codeChallenge = yield* Effect.promise(() => oidc.calculatePKCECodeChallenge(codeVerifier))
     const state = oidc.randomState()

@@ -74,10 +74,11 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
 ) {}
 
 /** A dependency (database, Redis) is unreachable: /api/ready, and any request that needed it (503). */
-export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()(
-  "ServiceUnavailable",
-  message("Service unavailable")
-) {}
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  ...message("Service unavailable"),
+  /** A serialization failure or deadlock rather than an outage: its transaction may simply run again. */
+  conflict: Schema.optionalWith(Schema.Boolean, { default: () => false })
+}) {}
 
 /** An `Idempotency-Key` sent again by the same user with a different request (D20, 422). */
 export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()(

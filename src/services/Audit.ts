@@ -5,6 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { AuditAction } from "../schema/Notification"
+import { orUnavailable } from "./SqlRows"
 
 export interface AuditEntry {
   readonly userId: bigint | null
@@ -31,7 +32,7 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
           metadata: JSON.stringify(entry.metadata ?? {}),
           createdAt: now
         })))
-      }`.pipe(Effect.orDie)
+      }`.pipe(orUnavailable)
     })
 
     const record = (entry: AuditEntry) => recordMany([entry])

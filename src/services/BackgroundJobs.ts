@@ -10,7 +10,7 @@ import { Deposits } from "./Deposits"
 import { Idempotency } from "./Idempotency"
 import { Raffles } from "./Raffles"
 
-const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Effect<unknown, never, R>) =>
+const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Effect<unknown, unknown, R>) =>
   Layer.scopedDiscard(
     Effect.forkScoped(
       run.pipe(

@@ -19,7 +19,7 @@ import { settle } from "./BattleSettlement"
 import { itemForRoll } from "./CaseRanges"
 import { LiveDrops } from "./LiveDrops"
 import { caseRoll, ProvablyFair, type ServerSeed } from "./ProvablyFair"
-import { rowsOf } from "./SqlRows"
+import { orUnavailable, rowsOf } from "./SqlRows"
 import { WebhookOutbox } from "./WebhookOutbox"
 
 export interface BattlePlayer {
@@ -201,7 +201,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         totalValueCents: Number(settlement.summary.totalDropped)
       })
       return dropIds
-    }, (effect) => Effect.catchTag(effect, "SqlError", Effect.die))
+    }, orUnavailable)
 
     return { run } as const
   }),

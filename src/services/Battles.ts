@@ -29,7 +29,7 @@ import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "./ProvablyFair"
 import { Realtime } from "./Realtime"
-import { inTransaction, rowsOf } from "./SqlRows"
+import { inTransaction, orUnavailable, rowsOf } from "./SqlRows"
 
 const BattleRow = Schema.Struct({
   id: Schema.String,
@@ -203,7 +203,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         SELECT ${battleColumns} FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)
         ORDER BY id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
       const [count] = yield* sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)`.pipe(Effect.orDie)
+        SELECT count(*)::int AS n FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)`.pipe(orUnavailable)
       return { battles: yield* viewsOf(rows, false), total: Number(count!.n), page: query.page }
     })
 

@@ -22,6 +22,7 @@ import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { Realtime } from "./Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
+import { inTransaction, orUnavailable } from "./SqlRows"
 
 const RangeRow = Schema.Struct({
   itemId: ItemId,
@@ -78,7 +79,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         `user:${userId}`,
         Effect.gen(function*() {
           // A saved case always has items (D6), so no rows means no active case.
-          const ranges = yield* activeCaseRanges(caseId).pipe(Effect.orDie)
+          const ranges = yield* activeCaseRanges(caseId).pipe(orUnavailable)
           if (ranges.length === 0) return yield* new CaseNotFound()
           const kase = { name: ranges[0]!.caseName, priceCents: ranges[0]!.priceCents, flipChance: ranges[0]!.flipChance }
 
@@ -146,7 +147,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
               ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
             }
             return { dropId, result, balanceCents: debit.balanceAfterCents }
-          }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+          }).pipe(inTransaction(sql))
 
           yield* realtime.balanceChanged(userId, balanceCents)
           yield* liveDrops.announce(dropId)
@@ -182,9 +183,9 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
                      o.roll, o.is_flip, o.price_paid_cents, o.item_value_cents, o.profit, o.created_at
               FROM case_openings o JOIN cases c ON c.id = o.case_id JOIN items i ON i.id = o.item_id
               WHERE o.user_id = ${userId} ORDER BY o.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`
-      })(undefined).pipe(Effect.orDie)
+      })(undefined).pipe(orUnavailable)
       const [count] = yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM case_openings WHERE user_id = ${userId}`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       return {
         openings: rows.map((row) => ({
           id: row.id,
@@ -246,7 +247,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
                      o.flip_nonce, o.flip_roll, o.flip_item_id, o.flip_range_start, o.flip_range_end, o.flip_chance, o.committed_seed,
                      o.roll_item_value_cents, o.flip_item_value_cents
               FROM case_openings o WHERE o.id = ${id}`
-      })(openingId).pipe(Effect.orDie)
+      })(openingId).pipe(orUnavailable)
       if (Option.isNone(found) || (found.value.userId !== String(requester.id) && requester.role !== "ADMIN")) {
         return yield* NotFound.of("Opening")
       }

@@ -5,6 +5,7 @@ import { Rarity } from "../schema/Catalog"
 import { CaseNotFound } from "../schema/Errors"
 import type { CaseId, UserId } from "../schema/Ids"
 import { ItemId } from "../schema/Ids"
+import { orUnavailable } from "./SqlRows"
 
 const BestDropRow = Schema.Struct({
   itemId: ItemId,
@@ -26,10 +27,10 @@ export class GameStats extends Effect.Service<GameStats>()("app/GameStats", {
     const userCaseStats = Effect.fn("GameStats.userCaseStats")(function*(userId: UserId) {
       const [totals] = yield* sql<{ totalOpened: number; totalSpentCents: string; totalWonCents: string; flipCount: number }>`
         SELECT total_opened, total_spent_cents, total_won_cents, flip_count FROM user_case_stats WHERE user_id = ${userId}`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       const [favorite] = yield* sql<{ name: string }>`
         SELECT c.name FROM case_openings o JOIN cases c ON c.id = o.case_id WHERE o.user_id = ${userId}
-        GROUP BY c.id, c.name ORDER BY count(*) DESC, max(o.id) DESC LIMIT 1`.pipe(Effect.orDie)
+        GROUP BY c.id, c.name ORDER BY count(*) DESC, max(o.id) DESC LIMIT 1`.pipe(orUnavailable)
       const best = yield* SqlSchema.findOne({
         Request: Schema.Void,
         Result: BestDropRow,
@@ -37,7 +38,7 @@ export class GameStats extends Effect.Service<GameStats>()("app/GameStats", {
           sql`SELECT i.id AS item_id, i.name, i.rarity, o.item_value_cents AS value_cents, i.image_url, o.created_at
               FROM user_case_stats s JOIN case_openings o ON o.id = s.best_drop_opening_id JOIN items i ON i.id = o.item_id
               WHERE s.user_id = ${userId}`
-      })(undefined).pipe(Effect.orDie)
+      })(undefined).pipe(orUnavailable)
       const spent = BigInt(totals?.totalSpentCents ?? 0)
       const won = BigInt(totals?.totalWonCents ?? 0)
       return {
@@ -59,16 +60,16 @@ export class GameStats extends Effect.Service<GameStats>()("app/GameStats", {
 
     /** CaseStats of any existing case (inactive ones too: their history stays). */
     const caseStats = Effect.fn("GameStats.caseStats")(function*(caseId: CaseId) {
-      const [exists] = yield* sql`SELECT 1 FROM cases WHERE id = ${caseId}`.pipe(Effect.orDie)
+      const [exists] = yield* sql`SELECT 1 FROM cases WHERE id = ${caseId}`.pipe(orUnavailable)
       if (exists === undefined) return yield* new CaseNotFound()
       const [totals] = yield* sql<{ totalOpened: string; uniqueOpeners: string; totalVolume: string; averageProfit: string }>`
         SELECT count(*)::text AS total_opened, count(DISTINCT user_id)::text AS unique_openers,
                COALESCE(sum(price_paid_cents), 0)::text AS total_volume,
                COALESCE(round(avg(profit)), 0)::text AS average_profit
-        FROM case_openings WHERE case_id = ${caseId}`.pipe(Effect.orDie)
+        FROM case_openings WHERE case_id = ${caseId}`.pipe(orUnavailable)
       const distribution = yield* sql<{ rarity: string; count: string }>`
         SELECT i.rarity, count(*)::text AS count FROM case_openings o JOIN items i ON i.id = o.item_id
-        WHERE o.case_id = ${caseId} GROUP BY i.rarity ORDER BY count(*) DESC, i.rarity`.pipe(Effect.orDie)
+        WHERE o.case_id = ${caseId} GROUP BY i.rarity ORDER BY count(*) DESC, i.rarity`.pipe(orUnavailable)
       const totalOpened = Number(totals!.totalOpened)
       return {
         totalOpened,

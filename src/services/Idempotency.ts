@@ -16,7 +16,7 @@ import { createHash } from "node:crypto"
 import { UserLock } from "../layers/stores/UserLock"
 import { IdempotencyKeyReused } from "../schema/Errors"
 import type { UserId } from "../schema/Ids"
-import { firstOf, publishingAfterCommit } from "./SqlRows"
+import { firstOf, inTransaction, orUnavailable } from "./SqlRows"
 
 /** How long a key answers with its first response. */
 export const IDEMPOTENCY_KEY_TTL = Duration.hours(24)
@@ -76,11 +76,11 @@ export class Idempotency extends Effect.Service<Idempotency>()("app/Idempotency"
           WHERE user_id = ${request.userId} AND key = ${key} AND created_at > ${fresh}`)
         if (found !== undefined) {
           if (found.fingerprint !== fingerprint) return yield* new IdempotencyKeyReused()
-          const value = yield* Schema.decodeUnknown(request.response)(found.response).pipe(Effect.orDie)
+          const value = yield* Schema.decodeUnknown(request.response)(found.response).pipe(orUnavailable)
           return { value, replayed: true } satisfies IdempotentOutcome<A>
         }
         const value = yield* operation
-        const response = yield* Schema.encode(request.response)(value).pipe(Effect.orDie)
+        const response = yield* Schema.encode(request.response)(value).pipe(orUnavailable)
         // A key older than 24 hours is taken over; a fresh one means another request won a race.
         const stored = yield* sql`
           INSERT INTO idempotency_keys (user_id, key, fingerprint, response, created_at)
@@ -88,10 +88,10 @@ export class Idempotency extends Effect.Service<Idempotency>()("app/Idempotency"
           ON CONFLICT (user_id, key) DO UPDATE
             SET fingerprint = EXCLUDED.fingerprint, response = EXCLUDED.response, created_at = EXCLUDED.created_at
             WHERE idempotency_keys.created_at <= ${fresh}
-          RETURNING 1`.pipe(Effect.orDie)
+          RETURNING 1`.pipe(orUnavailable)
         if (stored.length === 0) return yield* new KeyTaken()
         return { value, replayed: false } satisfies IdempotentOutcome<A>
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), publishingAfterCommit)
+      }).pipe(inTransaction(sql))
 
       // After a lost race the transaction rolled back; the second look-up finds the winner's response.
       return lock.withLock(
@@ -108,7 +108,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("app/Idempotency"
         const deleted = yield* sql`
           DELETE FROM idempotency_keys WHERE ctid IN (
             SELECT ctid FROM idempotency_keys WHERE created_at <= ${cutoff} LIMIT ${FORGET_BATCH})
-          RETURNING 1`.pipe(Effect.orDie)
+          RETURNING 1`.pipe(orUnavailable)
         total += deleted.length
         if (deleted.length < FORGET_BATCH) return total
       }

@@ -28,6 +28,7 @@ import {
 } from "../schema/Inventory"
 import { Ledger } from "./Ledger"
 import { Realtime } from "./Realtime"
+import { inTransaction, orUnavailable } from "./SqlRows"
 
 export interface InventoryQuery {
   /** Absent: entries of every status. */
@@ -68,6 +69,7 @@ const toEntry = (row: typeof EntryRow.Type): InventoryEntry => ({
 export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const transaction = inTransaction(sql)
     const ledger = yield* Ledger
     const realtime = yield* Realtime
 
@@ -90,7 +92,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
      */
     const add = Effect.fn("Inventory.add")(function*(userId: UserId, itemId: ItemId, source: DropSource) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const row = yield* insert({ userId, itemId, source, now }).pipe(Effect.orDie)
+      const row = yield* insert({ userId, itemId, source, now }).pipe(orUnavailable)
       return row.id
     })
 
@@ -120,7 +122,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
         page: query.page,
         totalValueCents: BigInt(totals!.totalValueCents)
       } satisfies InventoryPage
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     const markSold = SqlSchema.findOne({
       Request: Schema.Struct({ userId: Schema.BigInt, entryId: Schema.BigInt, now: Schema.DateFromSelf }),
@@ -156,7 +158,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     /** D8 `POST /inventory/:id/sell`: one entry for its item's current value; 400 `Item not available` otherwise. */
     const sell = Effect.fn("Inventory.sell")(function*(userId: UserId, entryId: InventoryItemId) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const result = yield* Effect.gen(function*() {
+      const result = yield* transaction(Effect.gen(function*() {
         const sold = yield* markSold({ userId, entryId, now })
         if (Option.isNone(sold)) return yield* notAvailable()
         const posting = yield* creditSale(userId, sold.value)
@@ -165,7 +167,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
           creditedCents: sold.value.valueCents,
           balanceCents: posting.balanceAfterCents
         } satisfies SaleResult
-      }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      }))
       yield* realtime.balanceChanged(userId, result.balanceCents)
       return result
     })
@@ -173,7 +175,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     /** D8 `POST /inventory/sell-all`: every AVAILABLE entry, one ITEM_SELL row each; nothing to sell is not an error. */
     const sellAll = Effect.fn("Inventory.sellAll")(function*(userId: UserId) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const result = yield* Effect.gen(function*() {
+      const result = yield* transaction(Effect.gen(function*() {
         const sold = [...(yield* markAllSold({ userId, now }))].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
         let creditedCents = 0n
         let balanceCents: bigint | undefined
@@ -186,7 +188,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
           balanceCents = BigInt(row?.balanceCents ?? 0)
         }
         return { soldCount: sold.length, creditedCents, balanceCents } satisfies SellAllResult
-      }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      }))
       if (result.soldCount > 0) yield* realtime.balanceChanged(userId, result.balanceCents)
       return result
     })

@@ -19,6 +19,7 @@ import {
   type Reference,
   type TransactionType
 } from "../schema/Ledger"
+import { orUnavailable } from "./SqlRows"
 
 export interface Movement<T> {
   readonly userId: UserId
@@ -98,7 +99,7 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
         // Nothing moved: either the balance does not cover it, or the caller named no real user.
         if (!(yield* userExists(userId))) return yield* Effect.dieMessage(`Ledger: no user ${userId}`)
         return Option.none<Posting>()
-      }).pipe(Effect.orDie)
+      }).pipe(orUnavailable)
 
     const positive = (amountCents: bigint) =>
       amountCents > 0n ? Effect.void : Effect.dieMessage(`Ledger: amount must be positive, got ${amountCents}`)
@@ -147,7 +148,7 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
           FROM users u LEFT JOIN transactions t ON t.user_id = u.id
           GROUP BY u.id
           HAVING u.balance_cents <> COALESCE(SUM(t.amount_cents), 0) OR u.balance_cents < 0`
-    })(undefined).pipe(Effect.orDie, Effect.withSpan("Ledger.discrepancies"))
+    })(undefined).pipe(orUnavailable, Effect.withSpan("Ledger.discrepancies"))
 
     return { credit, debit, adjust, discrepancies } as const
   })

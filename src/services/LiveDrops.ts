@@ -6,9 +6,9 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema, type Scope, Stream } from "effect"
 import { Broadcast } from "../layers/stores/Broadcast"
 import { type DropSource, LiveDrop } from "../schema/Game"
-import { NotFound } from "../schema/Errors"
+import { NotFound, type ServiceUnavailable } from "../schema/Errors"
 import type { ItemId, UserId } from "../schema/Ids"
-import { afterCommit } from "./SqlRows"
+import { afterCommit, orUnavailable } from "./SqlRows"
 
 export const LIVE_DROPS_CHANNEL = "live-drops"
 
@@ -63,7 +63,7 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
       const now = new Date(yield* Clock.currentTimeMillis)
       const rows = yield* sql<{ id: string }>`INSERT INTO live_drops ${
         sql.insert(drops.map((drop) => ({ ...drop, createdAt: now })))
-      } RETURNING id`.pipe(Effect.orDie)
+      } RETURNING id`.pipe(orUnavailable)
       return rows.map((row) => row.id)
     })
 
@@ -72,7 +72,7 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     /** Publishes a committed drop to every instance's subscribers (see `afterCommit`). */
     const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
       yield* afterCommit(Effect.gen(function*() {
-        const row = yield* byId(dropId).pipe(Effect.orDie)
+        const row = yield* byId(dropId).pipe(orUnavailable)
         yield* broadcast.publish(LIVE_DROPS_CHANNEL, JSON.stringify(Schema.encodeSync(LiveDrop)(toDrop(row))))
       }))
     })
@@ -80,7 +80,7 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     const recent = Effect.fn("LiveDrops.recent")(function*(limit: number) {
       const rows = yield* SqlSchema.findAll({ Request: Schema.Void, Result: DropRow, execute: () => select(null, limit) })(
         undefined
-      ).pipe(Effect.orDie)
+      ).pipe(orUnavailable)
       return rows.map(toDrop)
     })
 
@@ -88,16 +88,16 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     const emit = Effect.fn("LiveDrops.emit")(function*(drop: { readonly userId: UserId; readonly itemId: ItemId; readonly source: DropSource }) {
       const [exists] = yield* sql<{ user: boolean; item: boolean }>`
         SELECT EXISTS (SELECT 1 FROM users WHERE id = ${drop.userId}) AS user,
-               EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId}) AS item`.pipe(Effect.orDie)
+               EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId}) AS item`.pipe(orUnavailable)
       if (!exists!.user) return yield* NotFound.of("User")
       if (!exists!.item) return yield* NotFound.of("Item")
       const id = yield* record({ ...drop, caseName: null })
       yield* announce(id)
-      return toDrop(yield* byId(id).pipe(Effect.orDie))
+      return toDrop(yield* byId(id).pipe(orUnavailable))
     })
 
     /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
-    const subscribe: Effect.Effect<Stream.Stream<string>, never, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
+    const subscribe: Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
 
     return { record, recordMany, announce, recent, emit, subscribe } as const
   })

@@ -10,7 +10,7 @@ import { Clock, Effect, Schema } from "effect"
 import { Broadcast } from "../layers/stores/Broadcast"
 import { NotFound } from "../schema/Errors"
 import { Notification, NotificationId, type NotificationType } from "../schema/Notification"
-import { afterCommit } from "./SqlRows"
+import { afterCommit, orUnavailable } from "./SqlRows"
 
 export interface NewNotification {
   readonly type: NotificationType
@@ -59,7 +59,7 @@ export class Notifications extends Effect.Service<Notifications>()("app/Notifica
 
     const create = Effect.fn("Notifications.create")(function*(userId: bigint, notification: NewNotification) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return new Notification(yield* insert({ userId, ...notification, now }).pipe(Effect.orDie))
+      return new Notification(yield* insert({ userId, ...notification, now }).pipe(orUnavailable))
     })
 
     const push = Effect.fn("Notifications.push")(function*(userId: bigint, n: Notification) {
@@ -82,10 +82,10 @@ export class Notifications extends Effect.Service<Notifications>()("app/Notifica
         execute: () =>
           sql`SELECT id, type, title, message, read, created_at FROM notifications
               WHERE user_id = ${userId} ORDER BY id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`
-      })(undefined).pipe(Effect.orDie)
+      })(undefined).pipe(orUnavailable)
       const [counts] = yield* sql<{ total: string; unread: string }>`
         SELECT count(*)::text AS total, count(*) FILTER (WHERE NOT read)::text AS unread
-        FROM notifications WHERE user_id = ${userId}`.pipe(Effect.orDie)
+        FROM notifications WHERE user_id = ${userId}`.pipe(orUnavailable)
       return {
         notifications: rows.map((row) => new Notification(row)),
         unreadCount: Number(counts!.unread),
@@ -96,13 +96,13 @@ export class Notifications extends Effect.Service<Notifications>()("app/Notifica
 
     const markRead = Effect.fn("Notifications.markRead")(function*(userId: bigint, id: NotificationId) {
       const rows = yield* sql`UPDATE notifications SET read = true WHERE id = ${id} AND user_id = ${userId} RETURNING id`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       if (rows.length === 0) return yield* NotFound.of("Notification")
     })
 
     const markAllRead = Effect.fn("Notifications.markAllRead")(function*(userId: bigint) {
       const rows = yield* sql`UPDATE notifications SET read = true WHERE user_id = ${userId} AND NOT read RETURNING id`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       return rows.length
     })
 

@@ -17,7 +17,7 @@ import { Randomness } from "../layers/Randomness"
 import { chanceUnits, ROLL_SPACE } from "../schema/Catalog"
 import { BadRequest } from "../schema/Errors"
 import type { UserId } from "../schema/Ids"
-import { firstOf } from "./SqlRows"
+import { firstOf, orUnavailable } from "./SqlRows"
 
 export const UPGRADE_SCALE = 100_000
 
@@ -141,7 +141,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
         yield* sql`
           INSERT INTO fairness_seeds (user_id, client_seed, nonce, next_server_seed, next_server_seed_hash, updated_at)
           VALUES (${userId}, ${clientSeed}, 0, ${next.serverSeed}, ${next.serverSeedHash}, ${yield* now})
-          ON CONFLICT (user_id) DO NOTHING`.pipe(Effect.orDie)
+          ON CONFLICT (user_id) DO NOTHING`.pipe(orUnavailable)
       })
 
     /** `GET /provably-fair/client-seed`. */
@@ -168,7 +168,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
      * What `take` found of the user's fairness state. Every user has one from sign-up (`ensure`), so a
      * roll never makes a seed and uses it in the same request: without one, the operation fails.
      */
-    const committed = <A>(userId: UserId, take: Effect.Effect<A | undefined>) =>
+    const committed = <A, E>(userId: UserId, take: Effect.Effect<A | undefined, E>) =>
       Effect.flatMap(take, (taken) =>
         taken !== undefined ? Effect.succeed(taken) : Effect.dieMessage(`User ${userId} has no committed server seed`))
 

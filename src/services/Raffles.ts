@@ -25,7 +25,7 @@ import { LiveDrops } from "./LiveDrops"
 import { Notifications } from "./Notifications"
 import { ProvablyFair, raffleTicket, ticketSeedsDigest } from "./ProvablyFair"
 import { Realtime } from "./Realtime"
-import { firstOf, inTransaction, rowsOf } from "./SqlRows"
+import { firstOf, inTransaction, orUnavailable, rowsOf } from "./SqlRows"
 
 const RaffleRow = Schema.Struct({
   id: RaffleId,
@@ -134,21 +134,21 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         SELECT ${columns} FROM ${from} WHERE (${status}::text IS NULL OR r.status = ${status}::text)
         ORDER BY r.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
       const [count] = yield* sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM raffles WHERE (${status}::text IS NULL OR status = ${status}::text)`.pipe(Effect.orDie)
+        SELECT count(*)::int AS n FROM raffles WHERE (${status}::text IS NULL OR status = ${status}::text)`.pipe(orUnavailable)
       return { raffles: yield* viewsOf(rows, viewerId), total: Number(count!.n), page: query.page }
     })
 
     const create = Effect.fn("Raffles.create")(function*(adminId: UserId, request: CreateRaffleRequest) {
       const at = yield* now
       if (request.endsAt.getTime() <= at.getTime()) return yield* new BadRequest({ message: "endsAt must be in the future" })
-      const item = yield* sql`SELECT 1 FROM items WHERE id = ${request.itemId}`.pipe(Effect.orDie)
+      const item = yield* sql`SELECT 1 FROM items WHERE id = ${request.itemId}`.pipe(orUnavailable)
       if (item.length === 0) return yield* NotFound.of("Item")
       const seeds = yield* fairness.newServerSeed
       const [row] = yield* sql<{ id: string }>`
         INSERT INTO raffles (item_id, ticket_price_cents, max_tickets, ends_at, server_seed, server_seed_hash, created_at)
         VALUES (${request.itemId}, ${request.ticketPriceCents}, ${request.maxTickets}, ${request.endsAt},
                 ${seeds.serverSeed}, ${seeds.serverSeedHash}, ${at})
-        RETURNING id`.pipe(Effect.orDie)
+        RETURNING id`.pipe(orUnavailable)
       const id = BigInt(row!.id) as RaffleId
       yield* audit.record({ userId: adminId, action: "RAFFLE_CREATED", entityType: "Raffle", entityId: id, metadata: {} })
       return yield* get(id, adminId)

@@ -5,6 +5,7 @@
  */
 import { Effect, type Scope, type Stream } from "effect"
 import { Broadcast } from "../layers/stores/Broadcast"
+import type { ServiceUnavailable } from "../schema/Errors"
 import { userChannel } from "./Notifications"
 import { afterCommit } from "./SqlRows"
 
@@ -21,7 +22,7 @@ export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
     })
 
     /** The user's `{event, data}` messages published after subscribing, until the scope closes. */
-    const subscribe = (userId: bigint): Effect.Effect<Stream.Stream<string>, never, Scope.Scope> =>
+    const subscribe = (userId: bigint): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
       broadcast.subscribe(userChannel(userId))
 
     return { balanceChanged, subscribe } as const

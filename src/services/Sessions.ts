@@ -17,7 +17,7 @@ import { randomBytes } from "node:crypto"
 import { Broadcast } from "../layers/stores/Broadcast"
 import { KeyValue } from "../layers/stores/KeyValue"
 import { UserLock } from "../layers/stores/UserLock"
-import { Forbidden, NotFound, Unauthenticated } from "../schema/Errors"
+import { Forbidden, NotFound, type ServiceUnavailable, Unauthenticated } from "../schema/Errors"
 import type { UserId } from "../schema/Ids"
 import { type ClientInfo, Session, SessionId } from "../schema/Session"
 import { Audit } from "./Audit"
@@ -197,7 +197,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * For the scope: an effect that completes when the session is removed (revoked, signed out,
      * its user banned) on any instance, or at once when it is gone already.
      */
-    const whenEnded = (id: string): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
+    const whenEnded = (id: string): Effect.Effect<Effect.Effect<void>, ServiceUnavailable, Scope.Scope> =>
       Effect.gen(function*() {
         const ended = yield* broadcast.subscribe(endedChannel(id))
         // Subscribed first: a removal from now on is heard, one before is seen here.

@@ -25,6 +25,7 @@ import { BadRequest, RateLimited } from "../schema/Errors"
 import { Audit } from "./Audit"
 import { Notifications } from "./Notifications"
 import * as SecretCipher from "./SecretCipher"
+import { inTransaction, orUnavailable } from "./SqlRows"
 
 export const SETUP_TTL_MS = 300_000
 export const BACKUP_CODE_COUNT = 10
@@ -83,6 +84,7 @@ const fail = (message: string) => new BadRequest({ message })
 export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const transaction = inTransaction(sql)
     const kv = yield* KeyValue
     const config = yield* AppConfig
     const audit = yield* Audit
@@ -98,7 +100,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
     // Callers pass the signed-in user, so an absent row is a bug, not a client error.
     const readState = (userId: bigint) =>
       findState(userId).pipe(
-        Effect.orDie,
+        orUnavailable,
         Effect.flatMap(Option.match({
           onNone: () => Effect.dieMessage(`TwoFactor: user ${userId} does not exist`),
           onSome: Effect.succeed
@@ -121,7 +123,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       Effect.gen(function*() {
         const digest = sha256(code.toUpperCase())
         const now = new Date(yield* Clock.currentTimeMillis)
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* transaction(Effect.gen(function*() {
           const rows = yield* sql<{ remaining: number }>`
             UPDATE users
             SET two_factor_backup_codes = array_remove(two_factor_backup_codes, ${digest}::text), updated_at = ${now}
@@ -131,7 +133,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
           const remainingCodes = Number(rows[0]!.remaining)
           yield* audit.record({ userId, action: "2FA_BACKUP_CODE_USED", metadata: { remainingCodes } })
           return Option.some(remainingCodes)
-        })).pipe(Effect.orDie)
+        }))
       })
 
     const warnLowCodes = (userId: bigint, remaining: number) =>
@@ -216,7 +218,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
           yield* kv.setRemove(attempts, attempt)
           return yield* tooMany(lockedNow > now ? lockedNow - now : before[0]!.at + FAILURE_WINDOW_MS - now)
         }
-        const accepted = yield* check.pipe(Effect.onError(() => kv.setRemove(attempts, attempt)))
+        const accepted = yield* check.pipe(Effect.onError(() => Effect.ignore(kv.setRemove(attempts, attempt))))
         if (!accepted) yield* kv.setAdd(attempts, `${attempt}:wrong`) // added before the removal: never under-counted
         yield* kv.setRemove(attempts, attempt)
         if (accepted) return true
@@ -262,7 +264,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       const encrypted = yield* SecretCipher.encrypt(key, secret)
       const now = new Date(yield* Clock.currentTimeMillis)
       // Conditional on "not enabled yet", so of two parallel enables only one stores its codes.
-      const saved = yield* sql.withTransaction(Effect.gen(function*() {
+      const saved = yield* transaction(Effect.gen(function*() {
         const rows = yield* sql`
           UPDATE users
           SET two_factor_secret = ${encrypted}, two_factor_enabled = true,
@@ -272,7 +274,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         if (rows.length === 0) return false
         yield* audit.record({ userId: user.id, action: "2FA_ENABLED" })
         return true
-      })).pipe(Effect.orDie)
+      }))
       if (!saved) return yield* fail("2FA already enabled")
       yield* kv.delete(setupKey(user.id))
       return { backupCodes }
@@ -291,7 +293,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         return yield* fail("Invalid 2FA code")
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql.withTransaction(Effect.gen(function*() {
+      yield* transaction(Effect.gen(function*() {
         const rows = yield* sql`
           UPDATE users
           SET two_factor_secret = NULL, two_factor_enabled = false, two_factor_backup_codes = '{}', updated_at = ${now}
@@ -299,7 +301,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
           RETURNING id`
         // A parallel disable that got here first has written the audit row already.
         if (rows.length > 0) yield* audit.record({ userId: user.id, action: "2FA_DISABLED" })
-      })).pipe(Effect.orDie)
+      }))
     })
 
     /** A code for a sensitive operation (withdrawals that need one, administrators' money actions). */

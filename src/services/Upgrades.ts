@@ -39,6 +39,7 @@ import type { Role } from "../schema/User"
 import { Inventory } from "./Inventory"
 import { LiveDrops } from "./LiveDrops"
 import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
+import { inTransaction, orUnavailable } from "./SqlRows"
 
 export interface UpgradeRules {
   /** SPEC: 10 (percent). */
@@ -157,6 +158,7 @@ const fromEither = <A, E>(either: Either.Either<A, E>) => Either.match(either, {
 export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const transaction = inTransaction(sql)
     const lock = yield* UserLock
     const fairness = yield* ProvablyFair
     const inventory = yield* Inventory
@@ -191,7 +193,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
         probability: odds.probability,
         probabilityPercent: probabilityPercent(odds.probability)
       } satisfies UpgradeProbability
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     /**
      * The user's oldest AVAILABLE entry of the item (or the given one), now UPGRADED. SKIP LOCKED: an
@@ -225,7 +227,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     const upgrade = Effect.fn("Upgrades.upgrade")(function*(userId: UserId, request: UpgradeRequest) {
       const outcome = yield* lock.withLock(
         `user:${userId}`,
-        Effect.gen(function*() {
+        transaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           const staked = yield* stake(userId, request, now)
           if (Option.isNone(staked)) return yield* new ItemNotAvailable()
@@ -260,7 +262,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
             toItem: success ? { id: to.id, name: to.name } : null
           } satisfies UpgradeResult
           return { result, dropId }
-        }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+        }))
       )
       // Announced only once committed, so nobody sees a drop that was rolled back.
       yield* Option.match(outcome.dropId, { onNone: () => Effect.void, onSome: liveDrops.announce })
@@ -307,7 +309,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
         success: u.success,
         isValid
       } satisfies UpgradeVerification
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     /**
      * SPEC `GET /upgrades/history`: newest first, values as they were at each upgrade; stats over all
@@ -358,7 +360,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
         total: stats.totalUpgrades,
         page: page.page
       } satisfies UpgradeHistory
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die, NoSuchElementException: Effect.die }))
+    }, orUnavailable)
 
     return { probability, upgrade, verify, history } as const
   })

@@ -5,7 +5,8 @@ import { NotFound } from "../schema/Errors"
 import { UserId } from "../schema/Ids"
 import { User, usernameCandidates } from "../schema/User"
 import { ProvablyFair } from "./ProvablyFair"
-import { isUniqueViolation } from "./SqlRows"
+import { unavailableOrDie } from "./Failures"
+import { isUniqueViolation, orUnavailable } from "./SqlRows"
 
 const AdminUserRow = Schema.Struct({
   id: UserId,
@@ -42,13 +43,13 @@ export class Users extends Effect.Service<Users>()("app/Users", {
 
     const create = Effect.fn("Users.create")(function*(input: { readonly idpId: string; readonly username: string }) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const user = yield* insert({ ...input, now }).pipe(Effect.orDie)
+      const user = yield* insert({ ...input, now }).pipe(orUnavailable)
       yield* fairness.ensure(user.id)
       return user
     })
 
     const findById = Effect.fn("Users.findById")(function*(id: UserId) {
-      const user = yield* byId(id).pipe(Effect.orDie)
+      const user = yield* byId(id).pipe(orUnavailable)
       if (user._tag === "None") return yield* NotFound.of("User")
       return user.value
     })
@@ -64,7 +65,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
           // No row updated: a parallel sign-in of the same identity named it already.
           const taken = yield* sql`UPDATE users SET username = ${candidate} WHERE id = ${id} AND username = ''`.pipe(
             Effect.as(false),
-            Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.succeed(true) : Effect.die(error))
+            Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.succeed(true) : unavailableOrDie(error))
           )
           if (!taken) return
         }
@@ -90,7 +91,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
         VALUES (${input.idpId}, '', ${role}, ${now}, ${now})
         ON CONFLICT (idp_id) DO UPDATE
           SET role = CASE WHEN ${input.promote} THEN 'ADMIN' ELSE users.role END
-        RETURNING id, username`.pipe(Effect.orDie)
+        RETURNING id, username`.pipe(orUnavailable)
       const id = UserId.make(BigInt(row!.id))
       if (row!.username === "") yield* assignUsername(id, input.username)
       yield* fairness.ensure(id)
@@ -106,7 +107,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
         WHERE id = (SELECT id FROM (SELECT id, 0 AS rank FROM users WHERE id = ${asId}::bigint
                                     UNION ALL SELECT id, 1 FROM users WHERE idp_id = ${userIdOrIdpId}) AS found
                     ORDER BY rank LIMIT 1)
-        RETURNING id`.pipe(Effect.orDie)
+        RETURNING id`.pipe(orUnavailable)
       if (rows.length === 0) return yield* NotFound.of("User")
       return yield* findById(UserId.make(BigInt(rows[0]!.id)))
     })
@@ -116,7 +117,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
         const now = new Date(yield* Clock.currentTimeMillis)
         const rows = yield* sql`
           UPDATE users SET banned_at = ${reason === null ? null : now}, ban_reason = ${reason}, updated_at = ${now}
-          WHERE id = ${id} RETURNING id`.pipe(Effect.orDie)
+          WHERE id = ${id} RETURNING id`.pipe(orUnavailable)
         if (rows.length === 0) return yield* NotFound.of("User")
         return yield* findById(id)
       })
@@ -132,8 +133,8 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       const now = new Date(yield* Clock.currentTimeMillis)
       const day = now.toISOString().slice(0, 10)
       yield* sql`INSERT INTO user_activity_days (day, user_id) VALUES (${day}::date, ${id}) ON CONFLICT DO NOTHING`
-        .pipe(Effect.orDie)
-      yield* sql`UPDATE users SET last_active_at = ${now} WHERE id = ${id}`.pipe(Effect.orDie)
+        .pipe(orUnavailable)
+      yield* sql`UPDATE users SET last_active_at = ${now} WHERE id = ${id}`.pipe(orUnavailable)
     })
 
     const listRows = SqlSchema.findAll({
@@ -156,9 +157,9 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     }) {
       const search = query.search ?? ""
       const users = yield* listRows({ search, limit: query.limit, offset: (query.page - 1) * query.limit })
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       const [count] = yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM users WHERE ${matches(search)}`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       return { users, total: Number(count!.n), page: query.page }
     })
 

@@ -34,6 +34,7 @@ import {
   type WebhookId
 } from "../schema/Webhook"
 import { isInternalTarget, publicOnlyLookup } from "./WebhookTargets"
+import { orUnavailable } from "./SqlRows"
 
 /** Each POST is cut after this long (D12). */
 export const DELIVERY_TIMEOUT = Duration.seconds(10)
@@ -135,7 +136,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       return yield* claimRows({
         now: new Date(now),
         leaseUntil: new Date(now + Duration.toMillis(CLAIM_LEASE))
-      }).pipe(Effect.orDie)
+      }).pipe(orUnavailable)
     })
 
     /** One POST; never fails: the outcome says what happened. */
@@ -185,7 +186,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
             VALUES (${delivery.id}, ${new Date(startedAt)}, ${outcome.statusCode}, ${outcome.error},
                     ${Math.max(0, Math.round(finishedAt - startedAt))})`
           return true
-        })).pipe(Effect.orDie)
+        })).pipe(orUnavailable)
         if (!recorded) {
           yield* Effect.logWarning("Webhook delivery was taken over or removed during its attempt; not recorded")
         } else if (!delivered) {
@@ -273,12 +274,12 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
     /** The administrator's delivery log of one receiver, newest first, each with its attempts. */
     const deliveries = Effect.fn("WebhookDelivery.deliveries")(
       function*(webhookId: WebhookId, page: number, limit: number) {
-        const exists = yield* sql`SELECT 1 FROM webhooks WHERE id = ${webhookId}`.pipe(Effect.orDie)
+        const exists = yield* sql`SELECT 1 FROM webhooks WHERE id = ${webhookId}`.pipe(orUnavailable)
         if (exists.length === 0) return yield* NotFound.of("Webhook")
         const [{ total }] = yield* sql<{ total: string }>`
-          SELECT count(*) AS total FROM webhook_deliveries WHERE webhook_id = ${webhookId}`.pipe(Effect.orDie)
-        const rows = yield* listDeliveries({ webhookId, limit, offset: (page - 1) * limit }).pipe(Effect.orDie)
-        const attempts = rows.length === 0 ? [] : yield* listAttempts(rows.map((row) => row.id)).pipe(Effect.orDie)
+          SELECT count(*) AS total FROM webhook_deliveries WHERE webhook_id = ${webhookId}`.pipe(orUnavailable)
+        const rows = yield* listDeliveries({ webhookId, limit, offset: (page - 1) * limit }).pipe(orUnavailable)
+        const attempts = rows.length === 0 ? [] : yield* listAttempts(rows.map((row) => row.id)).pipe(orUnavailable)
         return {
           total: Number(total),
           deliveries: rows.map((row) =>

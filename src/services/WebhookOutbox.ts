@@ -11,6 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { createHmac } from "node:crypto"
 import type { WebhookEvent } from "../schema/Webhook"
+import { orUnavailable } from "./SqlRows"
 
 export const signPayload = (secret: string, body: { readonly event: string; readonly timestamp: string; readonly data: unknown }) =>
   `sha256=${createHmac("sha256", secret).update(JSON.stringify({ event: body.event, timestamp: body.timestamp, data: body.data })).digest("hex")}`
@@ -23,12 +24,12 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("app/WebhookO
     const enqueue = Effect.fn("WebhookOutbox.enqueue")(function*(event: WebhookEvent, data: Record<string, unknown>) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const receivers = yield* sql<{ id: string; secret: string }>`
-        SELECT id, secret FROM webhooks WHERE ${event} = ANY(events)`.pipe(Effect.orDie)
+        SELECT id, secret FROM webhooks WHERE ${event} = ANY(events)`.pipe(orUnavailable)
       for (const receiver of receivers) {
         const body = { event, timestamp: now.toISOString(), data }
         const payload = { ...body, signature: signPayload(receiver.secret, body) }
         yield* sql`INSERT INTO webhook_deliveries (webhook_id, event, payload, next_attempt_at, created_at)
-                   VALUES (${receiver.id}, ${event}, ${JSON.stringify(payload)}, ${now}, ${now})`.pipe(Effect.orDie)
+                   VALUES (${receiver.id}, ${event}, ${JSON.stringify(payload)}, ${now}, ${now})`.pipe(orUnavailable)
       }
       return receivers.length
     })

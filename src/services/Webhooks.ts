@@ -5,6 +5,7 @@ import { AppConfig } from "../layers/AppConfig"
 import { FieldError, NotFound, ValidationError } from "../schema/Errors"
 import { Webhook, WebhookId, type WebhookRegistration } from "../schema/Webhook"
 import { isInternalTarget } from "./WebhookTargets"
+import { orUnavailable } from "./SqlRows"
 
 export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
   effect: Effect.gen(function*() {
@@ -33,17 +34,17 @@ export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
         })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      const row = yield* insert({ ...registration, now }).pipe(Effect.orDie)
+      const row = yield* insert({ ...registration, now }).pipe(orUnavailable)
       return new Webhook(row)
     })
 
     const list = Effect.fn("Webhooks.list")(function*() {
-      const rows = yield* all(undefined).pipe(Effect.orDie)
+      const rows = yield* all(undefined).pipe(orUnavailable)
       return rows.map((row) => new Webhook(row))
     })
 
     const remove = Effect.fn("Webhooks.remove")(function*(id: WebhookId) {
-      const deleted = yield* sql`DELETE FROM webhooks WHERE id = ${id} RETURNING id`.pipe(Effect.orDie)
+      const deleted = yield* sql`DELETE FROM webhooks WHERE id = ${id} RETURNING id`.pipe(orUnavailable)
       if (deleted.length === 0) return yield* NotFound.of("Webhook")
     })
 

@@ -24,17 +24,7 @@ import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
 import { PaymentGateway, withdrawalOfReference } from "../layers/PaymentGateway"
 import { UserLock } from "../layers/stores/UserLock"
-import {
-  BadRequest,
-  Conflict,
-  FieldError,
-  GatewayUnavailable,
-  InsufficientBalance,
-  NotFound,
-  PayoutFailed,
-  TwoFactorRequired,
-  ValidationError
-} from "../schema/Errors"
+import { BadRequest, Conflict, FieldError, GatewayUnavailable, InsufficientBalance, NotFound, PayoutFailed, type ServiceUnavailable, TwoFactorRequired, ValidationError } from "../schema/Errors"
 import { UserId } from "../schema/Ids"
 import { formatBrl } from "../schema/Money"
 import {
@@ -57,7 +47,7 @@ import { Notifications } from "./Notifications"
 import { Realtime } from "./Realtime"
 import { TwoFactor } from "./TwoFactor"
 import { WebhookOutbox } from "./WebhookOutbox"
-import { firstOf, inTransaction, rowsOf, type Statement } from "./SqlRows"
+import { firstOf, inTransaction, orUnavailable, rowsOf, type Statement } from "./SqlRows"
 
 /**
  * A reconciliation moves a PROCESSING withdrawal the gateway has never heard of back to PENDING only
@@ -175,7 +165,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     const balanceOf = (userId: UserId) =>
       sql<{ balanceCents: string }>`SELECT balance_cents FROM users WHERE id = ${userId}`.pipe(
-        Effect.orDie,
+        orUnavailable,
         Effect.flatMap((rows) =>
           rows.length === 0
             ? Effect.dieMessage(`Withdrawals: user ${userId} does not exist`)
@@ -198,7 +188,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
               WHERE status IN ('PENDING', 'PROCESSING', 'COMPLETED') AND requested_at > ${new Date(now - TWO_FACTOR_WINDOW_MS)}
             ), 0)::text AS total,
             COALESCE(bool_or(status = 'COMPLETED' AND pix_key_type = ${pixKeyType} AND pix_key = ${pixKey}), false) AS paid_to_key
-          FROM withdrawals WHERE user_id = ${userId}`.pipe(Effect.orDie)
+          FROM withdrawals WHERE user_id = ${userId}`.pipe(orUnavailable)
         return BigInt(recent!.total) + amountCents > TWO_FACTOR_THRESHOLD_CENTS || !recent!.paidToKey
       })
 
@@ -272,7 +262,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         WHERE w.user_id = ${userId}
         ORDER BY w.id DESC LIMIT ${paging.limit} OFFSET ${(paging.page - 1) * paging.limit}`)
       const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE user_id = ${userId}`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       return { withdrawals: rows.map(view), total: Number(count!.n), page: paging.page }
     })
 
@@ -280,7 +270,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      * Ends a withdrawal with its refund, in one transaction; `end` is the conditional update
      * (returning the row when it matched). Undefined when nothing matched.
      */
-    const endWithRefund = (end: Effect.Effect<Row | undefined>, auditOf: (row: Row) => Parameters<typeof audit.record>[0]) =>
+    const endWithRefund = (end: Effect.Effect<Row | undefined, ServiceUnavailable>, auditOf: (row: Row) => Parameters<typeof audit.record>[0]) =>
       Effect.gen(function*() {
         const ended = yield* transaction(Effect.gen(function*() {
           const row = yield* end
@@ -341,7 +331,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         ORDER BY w.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
       const [count] = yield* sql<{ n: number }>`
         SELECT count(*)::int AS n FROM withdrawals WHERE (${status}::text IS NULL OR status = ${status}::text)`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       return { withdrawals: rows.map(adminView), total: Number(count!.n), page: query.page }
     })
 

@@ -1,16 +1,25 @@
 /**
- * A dependency that goes away is a 503 `Service unavailable`, not a 500: the classification of
- * driver errors, and a real Redis server stopped under a running app.
+ * A dependency that goes away is a 503 `Service unavailable` with Retry-After, not a 500, and the
+ * service answers again as soon as it is back (D20): the classification of driver errors, and real
+ * Redis and PostgreSQL servers of the test's own stopped and restarted under a running app.
  */
+import { NodeContext } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it as plain, layer } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
-import { spawn, spawnSync } from "node:child_process"
+import { Context, Effect, Layer, Redacted, Schedule } from "effect"
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
-import { isOutage } from "../../src/http/Outage"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { DatabaseLive } from "../../src/layers/Database"
+import { MigrationsLive } from "../../src/layers/Migrations"
 import { Stores } from "../../src/layers/stores/Stores"
-import { signIn } from "../support/SignIn"
+import { isTransientConflict, isUnavailable } from "../../src/services/Failures"
+import { Ledger } from "../../src/services/Ledger"
+import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -19,22 +28,38 @@ const withCode = (message: string, code: string) => Object.assign(new Error(mess
 describe("outage classification", () => {
   plain("connection failures of PostgreSQL and Redis are outages; other errors are not", () => {
     const refused = new SqlError({ cause: withCode("connect ECONNREFUSED 127.0.0.1:5432", "ECONNREFUSED"), message: "Failed to execute statement" })
-    expect(isOutage(refused)).toBe(true)
-    expect(isOutage(new SqlError({ cause: new Error("Connection terminated unexpectedly"), message: "Failed" }))).toBe(true)
-    expect(isOutage(new SqlError({ cause: withCode("terminating connection due to administrator command", "57P01"), message: "Failed" }))).toBe(true)
-    expect(isOutage(new SqlError({ cause: withCode("connection failure", "08006"), message: "Failed" }))).toBe(true)
+    expect(isUnavailable(refused)).toBe(true)
+    expect(isUnavailable(new SqlError({ cause: new Error("Connection terminated unexpectedly"), message: "Failed" }))).toBe(true)
+    expect(isUnavailable(new SqlError({ cause: withCode("terminating connection due to administrator command", "57P01"), message: "Failed" }))).toBe(true)
+    expect(isUnavailable(new SqlError({ cause: withCode("connection failure", "08006"), message: "Failed" }))).toBe(true)
     const redisGaveUp = Object.assign(new Error("Reached the max retries per request limit (which is 3)."), { name: "MaxRetriesPerRequestError" })
-    expect(isOutage(new Error("An unknown error occurred", { cause: redisGaveUp }))).toBe(true)
+    expect(isUnavailable(new Error("An unknown error occurred", { cause: redisGaveUp }))).toBe(true)
 
-    expect(isOutage(new SqlError({ cause: withCode("syntax error at or near \"SELEC\"", "42601"), message: "Failed" }))).toBe(false)
-    expect(isOutage(new SqlError({ cause: withCode("duplicate key value", "23505"), message: "Failed" }))).toBe(false)
-    expect(isOutage(new Error("boom"))).toBe(false)
-    expect(isOutage("a string")).toBe(false)
-    expect(isOutage(undefined)).toBe(false)
+    // Found by the fault-injection run: the pool's client after its connection broke.
+    expect(isUnavailable(new SqlError({ cause: new Error("Client has encountered a connection error and is not queryable"), message: "Failed" })))
+      .toBe(true)
+    // Node's connect to several addresses fails with an AggregateError of them.
+    expect(isUnavailable(new SqlError({ cause: new AggregateError([withCode("connect ECONNREFUSED ::1:5432", "ECONNREFUSED")], ""), message: "Failed" })))
+      .toBe(true)
+    expect(isUnavailable(new SqlError({ cause: withCode("canceling statement due to lock timeout", "55P03"), message: "Failed" }))).toBe(true)
+    expect(isUnavailable(new SqlError({ cause: withCode("canceling statement due to statement timeout", "57014"), message: "Failed" }))).toBe(true)
+    expect(isUnavailable(new SqlError({ cause: withCode("the database system is starting up", "57P03"), message: "Failed" }))).toBe(true)
+    // Conflicts are retried by the transaction, not outages in themselves.
+    expect(isTransientConflict(new SqlError({ cause: withCode("could not serialize access", "40001"), message: "Failed" }))).toBe(true)
+    expect(isTransientConflict(new SqlError({ cause: withCode("deadlock detected", "40P01"), message: "Failed" }))).toBe(true)
+    expect(isTransientConflict(new SqlError({ cause: withCode("duplicate key value", "23505"), message: "Failed" }))).toBe(false)
+
+    expect(isUnavailable(new SqlError({ cause: withCode("syntax error at or near \"SELEC\"", "42601"), message: "Failed" }))).toBe(false)
+    expect(isUnavailable(new SqlError({ cause: withCode("duplicate key value", "23505"), message: "Failed" }))).toBe(false)
+    expect(isUnavailable(new Error("boom"))).toBe(false)
+    expect(isUnavailable("a string")).toBe(false)
+    expect(isUnavailable(undefined)).toBe(false)
   })
 })
 
 const hasRedisServer = spawnSync("redis-server", ["--version"]).status === 0
+const pgBin = existsSync("/usr/lib/postgresql") ? join("/usr/lib/postgresql", readdirSync("/usr/lib/postgresql").sort().at(-1)!, "bin") : ""
+const hasPostgresServer = pgBin !== "" && existsSync(join(pgBin, "initdb"))
 
 const freePort = Effect.async<number>((resume) => {
   const server = createServer().listen(0, "127.0.0.1", () => {
@@ -43,31 +68,120 @@ const freePort = Effect.async<number>((resume) => {
   })
 })
 
-/** A Redis server of this test's own, stopped when the scope closes (or earlier, by the test). */
+/** A Redis server of this test's own (append-only file on, so it restarts with its data); killed with the scope. */
 const privateRedis = Effect.gen(function*() {
   const port = yield* freePort
-  const server = yield* Effect.acquireRelease(
-    Effect.sync(() =>
-      spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" })
-    ),
-    (server) => Effect.sync(() => server.kill("SIGKILL"))
-  )
-  return { url: `redis://127.0.0.1:${port}`, stop: Effect.sync(() => server.kill("SIGKILL")) }
+  const dir = mkdtempSync(join(tmpdir(), "gp-outage-redis-"))
+  let server: ChildProcess | undefined
+  const start = Effect.async<void>((resume) => {
+    server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes"], {
+      stdio: "ignore"
+    })
+    setTimeout(() => resume(Effect.void), 300)
+  })
+  const stop = Effect.sync(() => server?.kill("SIGKILL"))
+  yield* Effect.acquireRelease(start, () => Effect.zipRight(stop, Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+  return { url: `redis://127.0.0.1:${port}`, stop, start }
 })
 
-layer(TestDatabase, { excludeTestServices: true })("a dependency goes away", (it) => {
-  it.scoped.skipIf(!hasRedisServer)("requests that need Redis while it is down are 503 in the error shape", () =>
+/** A PostgreSQL server of this test's own (as the postgres user when root), stopped with the scope. */
+const privatePostgres = Effect.gen(function*() {
+  const port = yield* freePort
+  const dir = mkdtempSync(join(tmpdir(), "gp-outage-pg-"))
+  const asRoot = process.getuid?.() === 0
+  if (asRoot) chownSync(dir, Number(execFileSync("id", ["-u", "postgres"]).toString()), Number(execFileSync("id", ["-g", "postgres"]).toString()))
+  const tool = (name: string, args: ReadonlyArray<string>) =>
+    Effect.sync(() =>
+      execFileSync(asRoot ? "runuser" : join(pgBin, name), asRoot ? ["-u", "postgres", "--", join(pgBin, name), ...args] : args, { stdio: "ignore" })
+    )
+  const data = join(dir, "data")
+  yield* tool("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "--no-sync"])
+  const start = tool("pg_ctl", ["-D", data, "-w", "-l", join(dir, "log"), "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, "start"])
+  const stop = tool("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])
+  yield* Effect.acquireRelease(start, () =>
+    Effect.zipRight(Effect.ignore(stop), Effect.sync(() => rmSync(dir, { recursive: true, force: true }))))
+  return { url: Redacted.make(`postgres://postgres@127.0.0.1:${port}/postgres`), stop, start }
+})
+
+/** Nothing half-written: every balance equals its movements; one CASE_OPEN debit per opening. */
+const ledgerProblems = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const discrepancies = yield* Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(Effect.provide(Ledger.Default))
+  const [counts] = yield* sql<{ openings: number; debits: number }>`
+    SELECT (SELECT count(*)::int FROM case_openings) AS openings,
+           (SELECT count(*)::int FROM transactions WHERE type = 'CASE_OPEN') AS debits`
+  return { discrepancies, unmatched: counts!.openings - counts!.debits }
+})
+
+/** Polls `request` until it answers `status`, for up to 30 s. */
+const until = (request: Effect.Effect<{ readonly status: number }>, status: number) =>
+  request.pipe(
+    Effect.repeat({ until: (answer) => answer.status === status, schedule: Schedule.spaced("100 millis") }),
+    Effect.timeout("30 seconds")
+  )
+
+layer(TestDatabase, { excludeTestServices: true })("Redis goes away and comes back", (it) => {
+  it.scoped.skipIf(!hasRedisServer)("503 with Retry-After while it is down, 200 as soon as it is back; nothing half-written", () =>
     Effect.gen(function*() {
       const redis = yield* privateRedis
       const stores = Stores.redis(Redacted.make(redis.url), `gp-outage:${randomUUID()}:`).pipe(Layer.orDie)
-      const client = yield* makeTestClient({ stores })
-      const player = yield* signIn(client, "outage-witness")
-      expect((yield* client.get("/api/auth/me", player.auth)).status).toBe(200)
+      const client = yield* makeTestClient({ stores, config: { adminIdpIds: ["root"] } })
+      const { kase } = yield* makeCase({ priceCents: 100n })
+      const player = yield* fundedPlayer(client, "outage-witness", 1_000)
+      expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
 
       yield* redis.stop
-      const during = yield* client.get("/api/auth/me", player.auth)
-      expect(during.status).toBe(503)
-      expect(during.body).toEqual({ statusCode: 503, message: "Service unavailable" })
-      expect((yield* client.get("/api/ready")).status).toBe(503)
-    }), { timeout: 30_000 })
+      for (const request of [client.post(`/api/cases/${kase.id}/open`, undefined, player.auth), client.get("/api/auth/me", player.auth)]) {
+        const during = yield* request
+        expect({ status: during.status, body: during.body, retryAfter: during.headers.get("retry-after") })
+          .toEqual({ status: 503, body: { statusCode: 503, message: "Service unavailable" }, retryAfter: "2" })
+      }
+      const notReady = yield* client.get("/api/ready")
+      expect([notReady.status, notReady.headers.get("retry-after")]).toEqual([503, "2"])
+
+      yield* redis.start
+      yield* until(client.get("/api/ready"), 200)
+      expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+      expect((yield* client.get("/api/auth/me", player.auth)).body.balanceCents).toBe(800)
+      expect(yield* ledgerProblems).toEqual({ discrepancies: [], unmatched: 0 })
+    }), { timeout: 60_000 })
+})
+
+/** The app's database is a private PostgreSQL server, migrated. */
+const PrivateDatabase = Layer.unwrapScoped(
+  Effect.map(privatePostgres, (pg) =>
+    MigrationsLive.pipe(
+      Layer.provideMerge(DatabaseLive({ _tag: "Postgres", url: pg.url, maxConnections: 5 })),
+      Layer.provideMerge(Layer.succeed(PrivatePostgres, pg)),
+      Layer.provide(NodeContext.layer)
+    ))
+).pipe(Layer.orDie)
+
+class PrivatePostgres extends Context.Tag("test/PrivatePostgres")<PrivatePostgres, Effect.Effect.Success<typeof privatePostgres>>() {}
+
+describe.skipIf(!hasPostgresServer)("PostgreSQL goes away and comes back", () => {
+  layer(PrivateDatabase, { excludeTestServices: true })("a private server", (it) => {
+    it.scoped("503 with Retry-After while it is down, 200 as soon as it is back; nothing half-written", () =>
+      Effect.gen(function*() {
+        const pg = yield* PrivatePostgres
+        const client = yield* makeTestClient({ config: { adminIdpIds: ["root"] } })
+        const { kase } = yield* makeCase({ priceCents: 100n })
+        const player = yield* fundedPlayer(client, "crash-witness", 1_000)
+        expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+
+        yield* pg.stop
+        for (const request of [client.post(`/api/cases/${kase.id}/open`, undefined, player.auth), client.get("/api/auth/me", player.auth)]) {
+          const during = yield* request
+          expect({ status: during.status, body: during.body, retryAfter: during.headers.get("retry-after") })
+            .toEqual({ status: 503, body: { statusCode: 503, message: "Service unavailable" }, retryAfter: "2" })
+        }
+        expect((yield* client.get("/api/ready")).status).toBe(503)
+
+        yield* pg.start
+        yield* until(client.get("/api/ready"), 200)
+        yield* until(client.post(`/api/cases/${kase.id}/open`, undefined, player.auth), 200)
+        expect((yield* client.get("/api/auth/me", player.auth)).body.balanceCents).toBe(800)
+        expect(yield* ledgerProblems).toEqual({ discrepancies: [], unmatched: 0 })
+      }), { timeout: 60_000 })
+  })
 })

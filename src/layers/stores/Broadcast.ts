@@ -5,22 +5,24 @@
  * PubSubs alone do it.
  */
 import { Context, Deferred, Effect, Layer, PubSub, type Scope, Stream } from "effect"
-import { RedisConnection } from "./RedisConnection"
+import type { ServiceUnavailable } from "../../schema/Errors"
+import { storeCall } from "../../services/Failures"
 import type { StartupError } from "../AppConfig"
+import { RedisConnection } from "./RedisConnection"
 
 export interface BroadcastShape {
-  readonly publish: (channel: string, message: string) => Effect.Effect<void>
+  readonly publish: (channel: string, message: string) => Effect.Effect<void, ServiceUnavailable>
   /**
    * Subscribes for the lifetime of the scope. Every message published after this effect completes
    * is in the stream, in order; the stream ends when the scope closes.
    */
-  readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
+  readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope>
 }
 
 interface Channel {
   readonly pubsub: PubSub.PubSub<string>
   /** Completes once the channel's messages reach `pubsub` (the Redis SUBSCRIBE is confirmed). */
-  readonly ready: Deferred.Deferred<void>
+  readonly ready: Deferred.Deferred<void, ServiceUnavailable>
   refs: number
 }
 
@@ -31,12 +33,12 @@ interface Channel {
  * rather than losing messages or holding up the others.
  */
 const makeFanout = (hooks: {
-  readonly onFirst: (channel: string) => Effect.Effect<void>
+  readonly onFirst: (channel: string) => Effect.Effect<void, ServiceUnavailable>
   readonly onLast: (channel: string) => Effect.Effect<void>
 }) => {
   const channels = new Map<string, Channel>()
 
-  const subscribe = (channel: string): Effect.Effect<Stream.Stream<string>, never, Scope.Scope> =>
+  const subscribe = (channel: string): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
     Effect.gen(function*() {
       const { entry, first } = yield* Effect.acquireRelease(
         Effect.suspend(() => {
@@ -46,7 +48,7 @@ const makeFanout = (hooks: {
             return Effect.succeed({ entry: existing, first: false })
           }
           return Effect.map(
-            Effect.all([PubSub.unbounded<string>(), Deferred.make<void>()]),
+            Effect.all([PubSub.unbounded<string>(), Deferred.make<void, ServiceUnavailable>()]),
             ([pubsub, ready]) => {
               const entry: Channel = { pubsub, ready, refs: 1 }
               channels.set(channel, entry)
@@ -92,8 +94,9 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
     const channelKey = (channel: string) => `${prefix}bc:${channel}`
     const fanout = makeFanout({
       // ioredis resolves these once Redis confirms; it also resubscribes by itself after a reconnect.
-      onFirst: (channel) => Effect.tryPromise(() => subscriber.subscribe(channelKey(channel))).pipe(Effect.orDie),
-      onLast: (channel) => Effect.tryPromise(() => subscriber.unsubscribe(channelKey(channel))).pipe(Effect.orDie)
+      onFirst: (channel) => Effect.asVoid(storeCall(() => subscriber.subscribe(channelKey(channel)))),
+      // During an outage there is nothing to unsubscribe from; ioredis resubscribes only what is left.
+      onLast: (channel) => Effect.ignore(storeCall(() => subscriber.unsubscribe(channelKey(channel))))
     })
     const own = `${prefix}bc:`
     subscriber.on("message", (channel: string, message: string) => {
@@ -101,9 +104,8 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
     })
     return {
       publish: (channel, message) =>
-        Effect.tryPromise(() => client.publish(channelKey(channel), message)).pipe(
+        storeCall(() => client.publish(channelKey(channel), message)).pipe(
           Effect.asVoid,
-          Effect.orDie,
           Effect.withSpan("Broadcast.publish", { attributes: { channel } })
         ),
       subscribe: fanout.subscribe

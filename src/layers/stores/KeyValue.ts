@@ -1,24 +1,26 @@
 /**
  * Expiring key-value entries and small sets (e.g. the session ids of a user), in Redis or in memory.
- * Store failures are defects: the domain never sees infrastructure errors.
+ * A Redis outage is ServiceUnavailable (src/services/Failures.ts); the in-memory twin never fails.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
+import type { ServiceUnavailable } from "../../schema/Errors"
+import { storeCall } from "../../services/Failures"
 import { RedisConnection } from "./RedisConnection"
 
 export interface KeyValueShape {
-  readonly get: (key: string) => Effect.Effect<Option.Option<string>>
-  readonly set: (key: string, value: string, ttlMs: number) => Effect.Effect<void>
+  readonly get: (key: string) => Effect.Effect<Option.Option<string>, ServiceUnavailable>
+  readonly set: (key: string, value: string, ttlMs: number) => Effect.Effect<void, ServiceUnavailable>
   /** Sets the key only when it is absent (SET NX); true when this call set it. */
-  readonly setIfAbsent: (key: string, value: string, ttlMs: number) => Effect.Effect<boolean>
+  readonly setIfAbsent: (key: string, value: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
   /** True when the key existed. */
-  readonly delete: (key: string) => Effect.Effect<boolean>
+  readonly delete: (key: string) => Effect.Effect<boolean, ServiceUnavailable>
   /** Restarts the key's time to live; false when the key is absent. */
-  readonly touch: (key: string, ttlMs: number) => Effect.Effect<boolean>
+  readonly touch: (key: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
   /** Sets have no time to live unless touched; an emptied set disappears. True when newly added. */
-  readonly setAdd: (key: string, member: string) => Effect.Effect<boolean>
+  readonly setAdd: (key: string, member: string) => Effect.Effect<boolean, ServiceUnavailable>
   /** True when the member was there. */
-  readonly setRemove: (key: string, member: string) => Effect.Effect<boolean>
-  readonly setMembers: (key: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly setRemove: (key: string, member: string) => Effect.Effect<boolean, ServiceUnavailable>
+  readonly setMembers: (key: string) => Effect.Effect<ReadonlyArray<string>, ServiceUnavailable>
 }
 
 /** Redis accepts only positive integer milliseconds. */
@@ -118,8 +120,8 @@ const makeMemory = Effect.sync((): KeyValueShape => {
 
 const makeRedis = Effect.map(RedisConnection, ({ client, prefix }): KeyValueShape => {
   const k = (key: string) => `${prefix}kv:${key}`
-  const run = <A>(span: string, f: () => Promise<A>): Effect.Effect<A> =>
-    Effect.tryPromise(f).pipe(Effect.orDie, Effect.withSpan(span))
+  const run = <A>(span: string, f: () => Promise<A>): Effect.Effect<A, ServiceUnavailable> =>
+    storeCall(f).pipe(Effect.withSpan(span))
   return {
     get: (key) => run("KeyValue.get", () => client.get(k(key))).pipe(Effect.map(Option.fromNullable)),
     set: (key, value, ttlMs) => Effect.asVoid(run("KeyValue.set", () => client.set(k(key), value, "PX", toTtl(ttlMs)))),

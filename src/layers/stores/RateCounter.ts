@@ -4,6 +4,8 @@
  * window index and only rely on Redis's own expiry for clean-up.
  */
 import { Clock, Context, Effect, Layer } from "effect"
+import type { ServiceUnavailable } from "../../schema/Errors"
+import { storeCall } from "../../services/Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
 
@@ -15,7 +17,7 @@ export interface RateCount {
 }
 
 export interface RateCounterShape {
-  readonly hit: (key: string, windowMs: number) => Effect.Effect<RateCount>
+  readonly hit: (key: string, windowMs: number) => Effect.Effect<RateCount, ServiceUnavailable>
 }
 
 const windowOf = (now: number, windowMs: number) => {
@@ -54,12 +56,9 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix }): RateCounterS
   hit: (key, windowMs) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const { index, resetAtMs } = windowOf(now, windowMs)
-      return Effect.tryPromise(() =>
+      return storeCall(() =>
         client.eval(HIT_SCRIPT, 1, `${prefix}rate:${key}:${windowMs}:${index}`, toTtl(resetAtMs - now + 1000))
-      ).pipe(
-        Effect.map((count) => ({ count: Number(count), resetAtMs })),
-        Effect.orDie
-      )
+      ).pipe(Effect.map((count) => ({ count: Number(count), resetAtMs })))
     }).pipe(Effect.withSpan("RateCounter.hit"))
 }))
 

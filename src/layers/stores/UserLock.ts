@@ -9,7 +9,8 @@
  */
 import { Clock, Context, Effect, FiberRef, Layer, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
-import { OperationInProgress } from "../../schema/Errors"
+import { OperationInProgress, type ServiceUnavailable } from "../../schema/Errors"
+import { storeCall } from "../../services/Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
 
@@ -24,7 +25,7 @@ export interface UserLockShape {
     key: string,
     effect: Effect.Effect<A, E, R>,
     options?: LockOptions
-  ) => Effect.Effect<A, E | OperationInProgress, R>
+  ) => Effect.Effect<A, E | OperationInProgress | ServiceUnavailable, R>
 }
 
 export const DEFAULT_LOCK_TTL_MS = 30_000
@@ -36,7 +37,7 @@ class Busy {
 
 /** The primitive each store provides: one attempt to take the lock, and a release by token. */
 interface LockBackend {
-  readonly tryAcquire: (key: string, token: string, ttlMs: number) => Effect.Effect<boolean>
+  readonly tryAcquire: (key: string, token: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
   readonly release: (key: string, token: string) => Effect.Effect<void>
 }
 
@@ -86,12 +87,9 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix }) => {
   const k = (key: string) => `${prefix}lock:${key}`
   return fromBackend({
     tryAcquire: (key, token, ttlMs) =>
-      Effect.tryPromise(() => client.set(k(key), token, "PX", ttlMs, "NX")).pipe(
-        Effect.map((reply) => reply === "OK"),
-        Effect.orDie
-      ),
-    release: (key, token) =>
-      Effect.tryPromise(() => client.eval(RELEASE_SCRIPT, 1, k(key), token)).pipe(Effect.asVoid, Effect.orDie)
+      storeCall(() => client.set(k(key), token, "PX", ttlMs, "NX")).pipe(Effect.map((reply) => reply === "OK")),
+    // Should Redis be gone, the lock expires by its time to live.
+    release: (key, token) => Effect.ignore(storeCall(() => client.eval(RELEASE_SCRIPT, 1, k(key), token)))
   })
 })
 
