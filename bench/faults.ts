@@ -93,7 +93,7 @@ let service: ChildProcess
 let serviceStartedAt = 0
 const startService = () => {
   serviceStartedAt = now()
-  service = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  service = spawn(process.execPath, ["--enable-source-maps", "dist/main.mjs"], {
     env: {
       ...process.env,
       NODE_ENV: "development",
@@ -141,6 +141,8 @@ const stopAll = () => {
 process.on("exit", stopAll)
 process.on("SIGINT", () => process.exit(130))
 
+// The service as `npm start` runs it: built once, then started from its bundle.
+execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
 startService()
 const firstStart = await untilReady(serviceStartedAt)
 log(`service ready ${firstStart.toFixed(2)} s after start (PostgreSQL :${pgPort}, Redis :${redisPort}, service :${servicePort})`)

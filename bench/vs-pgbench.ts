@@ -62,7 +62,9 @@ const dir = mkdtempSync(join(tmpdir(), "gp-vs-pgbench-"))
 const [port, idpPort] = [await freePort(), await freePort()]
 const base = `http://127.0.0.1:${port}`
 const log = openSync(join(dir, "service.log"), "a")
-const service: ChildProcess = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+// The service as `npm start` runs it, from its bundle.
+execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
+const service: ChildProcess = spawn(process.execPath, ["--enable-source-maps", "dist/main.mjs"], {
   env: {
     ...process.env,
     NODE_ENV: "development",

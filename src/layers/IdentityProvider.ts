@@ -8,7 +8,7 @@ import * as oidc from "openid-client"
 import type { ServiceUnavailable } from "../schema/Errors"
 import { type IdentityClaims, InvalidLoginCallback, type LoginStart } from "../schema/Identity"
 import { AppConfig, StartupError, usesDevIdentityProvider } from "./AppConfig"
-import { DevIdentityProvider } from "./DevIdentityProvider"
+import { DevIdentityProvider, ID_TOKEN_ALG } from "./DevIdentityProvider"
 import { KeyValue } from "./stores/KeyValue"
 
 export type { IdentityClaims, LoginStart }
@@ -47,6 +47,8 @@ const make = Effect.gen(function*() {
     : usesDevIdentityProvider(config)
     ? (yield* DevIdentityProvider.make).issuer
     : yield* new StartupError({ message: "OIDC_ISSUER is required without SANDBOX=true" })
+  // A real provider signs with its default (RS256); the development one with ES256.
+  const signing = Option.isSome(config.oidc.issuer) ? {} : { id_token_signed_response_alg: ID_TOKEN_ALG }
   const redirectUri = `${config.publicUrl}${CALLBACK_PATH}`
 
   const client = yield* Effect.tryPromise({
@@ -54,7 +56,7 @@ const make = Effect.gen(function*() {
       oidc.discovery(
         new URL(issuer),
         config.oidc.clientId,
-        { client_secret: Redacted.value(config.oidc.clientSecret) },
+        { client_secret: Redacted.value(config.oidc.clientSecret), ...signing },
         oidc.ClientSecretBasic(),
         // http:// issuers (the embedded one, a local Keycloak) only outside production.
         { execute: config.production ? [] : [oidc.allowInsecureRequests] }

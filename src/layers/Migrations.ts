@@ -9,13 +9,25 @@ import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
 import { Effect, Layer } from "effect"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const MIGRATIONS_TABLE = "schema_migrations"
 /** Arbitrary constant naming this service's migration lock among advisory locks. */
 const MIGRATION_LOCK_KEY = 727_001
 
-export const migrationsDirectory = fileURLToPath(new URL("../../sql/", import.meta.url))
+/**
+ * The project's `sql/` folder: found from this module up, so that it is the same folder whether the
+ * service runs from src/ (tsx, tests) or from its bundle in dist/.
+ */
+export const migrationsDirectory = ((): string => {
+  for (let dir = new URL(".", import.meta.url); ; dir = new URL("..", dir)) {
+    const candidate = fileURLToPath(new URL("sql/", dir))
+    if (existsSync(join(candidate, "0001_users_and_ledger.sql"))) return candidate
+    if (dir.pathname === "/") throw new Error(`No sql/ folder above ${import.meta.url}`)
+  }
+})()
 
 /** Reads `sql/` into `{ "0001_name": <effect running that file> }`. */
 export const loadSqlFiles = Effect.gen(function*() {
