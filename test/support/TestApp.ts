@@ -45,7 +45,7 @@ export const testConfig: AppConfigShape = {
     withdrawal: { count: 3, windowMs: 60_000 },
     twoFactorVerify: { count: 5, windowMs: 300_000 }
   },
-  gateway: { url: Option.none(), key: Option.none(), allowedIps: [], depositTtlMinutes: 30 },
+  gateway: { url: Option.none(), key: Option.none(), allowedIps: [], depositTtlMinutes: 30, sandboxCryptoDelaySeconds: 0 },
   secretsGenerated: false,
   secrets: {
     webhookSecret: Redacted.make("test-webhook-secret"),
