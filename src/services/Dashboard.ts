@@ -17,6 +17,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Schema } from "effect"
 import { Rarity } from "../schema/Catalog"
+import { Catalog } from "./Catalog"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
 import { rowsOf } from "./SqlRows"
 
@@ -69,6 +70,7 @@ const ActivityRow = Schema.Struct({
 export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const catalog = yield* Catalog
 
     const numberOf = (statement: Effect.Effect<ReadonlyArray<{ readonly n: string | number | null }>, SqlError>) =>
       Effect.map(Effect.orDie(statement), (rows) => Number(rows[0]?.n ?? 0))
@@ -297,6 +299,18 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
           level: "CRITICAL",
           title: "Withdrawals waiting for more than 24 hours",
           message: `${staleWithdrawals} pending withdrawal${staleWithdrawals === 1 ? "" : "s"} requested more than 24 hours ago`
+        })
+      }
+      // D21: an active case that pays back more than its house edge allows loses money on every opening.
+      for (const kase of yield* catalog.casesOverHouseEdge()) {
+        alerts.push({
+          id: `case-over-house-edge:${kase.id}`,
+          level: "CRITICAL",
+          title: "Case pays back more than its house edge allows",
+          message: `${kase.name} (case ${kase.id}, ${kase.slug}) pays back ${kase.economics.rtp} of its price: ` +
+            `${kase.economics.expectedValueCents} cents per opening of ${kase.priceCents} on average, where its house edge ` +
+            `${kase.houseEdge} allows ${kase.economics.maxExpectedValueExact}. Take it out of play, change its items or ` +
+            `price, or mark it promotional.`
         })
       }
       const total = Number(deposits?.total ?? 0)

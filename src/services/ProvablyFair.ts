@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { Randomness } from "../layers/Randomness"
-import { chanceUnits, ROLL_SPACE } from "../schema/Catalog"
+import { chanceUnits, flipThresholdUnits, ROLL_SPACE } from "../schema/Catalog"
 import { BadRequest } from "../schema/Errors"
 import type { UserId } from "../schema/Ids"
 
@@ -41,8 +41,7 @@ export const upgradeThreshold = (probability: number): number => {
 
 /** D7: FLIP happens when (t mod 10000000) < floor(flipChance x 10000000), t over `${clientSeed}:${nonce}:flip`. */
 export const flipTriggered = (serverSeed: string, clientSeed: string, nonce: number, flipChance: number): boolean => {
-  const units = chanceUnits(flipChance) ?? Math.floor(flipChance * ROLL_SPACE)
-  return Number(hmacInteger(serverSeed, `${clientSeed}:${nonce}:flip`) % BigInt(ROLL_SPACE)) < units
+  return Number(hmacInteger(serverSeed, `${clientSeed}:${nonce}:flip`) % BigInt(ROLL_SPACE)) < flipThresholdUnits(flipChance)
 }
 
 /** The state of a roll before it happens: what the user is shown, and what verification reveals. */

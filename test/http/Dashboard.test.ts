@@ -101,6 +101,8 @@ layer(TestDatabase)("dashboard", (it) => {
         priceCents: 2_000n,
         flipChance: 0,
         isActive: true,
+        // Pays back 3000 for 2000 on purpose (D21).
+        promotional: true,
         items: [{ itemId: gem.id, dropChance: 1 }]
       })
       const stake = yield* catalog.createItem({ name: "Stake", rarity: "MIL_SPEC", valueCents: 1_000n, imageUrl: "/s.png", isUpgradable: true })
