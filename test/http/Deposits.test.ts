@@ -104,15 +104,19 @@ layer(TestDatabase)("deposits", (it) => {
         qrCodeText: expect.stringMatching(/^00020126-test-ch_test_\d+$/),
         expiresAt: new Date(30 * 60_000).toISOString(),
         amountCents: "500",
+        feeCents: 0,
+        totalCents: 500,
         externalId: expect.stringMatching(/^ch_test_\d+$/)
       })
       expect(smallest.body.qrCodeText).toBe(`00020126-test-${smallest.body.externalId}`)
       const largest = yield* client.post("/api/deposits/initiate", { amountCents: 10_000_000, method: "CRYPTO" }, player.auth)
       expect(largest.status).toBe(201)
+      // The crypto fee (1 %) is on top: the largest deposit is charged R$ 101,000.00.
+      expect(largest.body).toMatchObject({ amountCents: "10000000", feeCents: 100_000, totalCents: 10_100_000 })
       const charges = yield* gateway.charges
       expect(charges.map(({ amountCents, method }) => ({ amountCents, method }))).toEqual([
         { amountCents: 500n, method: "PIX" },
-        { amountCents: 10_000_000n, method: "CRYPTO" }
+        { amountCents: 10_100_000n, method: "CRYPTO" }
       ])
       expect(new Set(charges.map((c) => c.reference)).size).toBe(2)
 
@@ -123,6 +127,8 @@ layer(TestDatabase)("deposits", (it) => {
           {
             id: largest.body.depositId,
             amountCents: "10000000",
+            feeCents: 100_000,
+            totalCents: 10_100_000,
             amountFormatted: "R$ 100,000.00",
             method: "CRYPTO",
             status: "PENDING",
@@ -132,7 +138,14 @@ layer(TestDatabase)("deposits", (it) => {
             confirmedAt: null,
             failureReason: null
           },
-          expect.objectContaining({ id: smallest.body.depositId, amountCents: "500", amountFormatted: "R$ 5.00", status: "PENDING" })
+          expect.objectContaining({
+            id: smallest.body.depositId,
+            amountCents: "500",
+            feeCents: 0,
+            totalCents: 500,
+            amountFormatted: "R$ 5.00",
+            status: "PENDING"
+          })
         ],
         total: 2,
         page: 1
@@ -516,3 +529,4 @@ layer(TestDatabase)("deposit expiry job", (it) => {
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 })
+

@@ -17,7 +17,7 @@ import type { IdentityProvider } from "../../src/layers/IdentityProvider"
 import { TestIdentityProvider } from "./TestIdentityProvider"
 import type { PaymentGateway } from "../../src/layers/PaymentGateway"
 import { TestGateway } from "./TestGateway"
-import { makeSandboxCallback } from "../../src/layers/gateway/SandboxCallback"
+import { makeSandboxCallback, type SandboxCallback } from "../../src/layers/gateway/SandboxCallback"
 
 export const testConfig: AppConfigShape = {
   production: false,
@@ -78,8 +78,11 @@ export interface TestAppOptions {
   readonly identityProvider?: Layer.Layer<IdentityProvider, StartupError, AppConfig | KeyValue>
   /** Where seeds come from; a fixed stream by default, so rolls and items are the same on every run. */
   readonly randomness?: Layer.Layer<Randomness>
-  /** The payment gateway; `TestGateway` (payouts and charges succeed) unless a test brings its own. */
-  readonly gateway?: Layer.Layer<PaymentGateway>
+  /**
+   * The payment gateway; `TestGateway` (payouts and charges succeed) unless a test brings its own,
+   * e.g. the sandbox, which reaches this app's callback in-process.
+   */
+  readonly gateway?: Layer.Layer<PaymentGateway, never, AppConfig | SandboxCallback>
 }
 
 /** Builds the application over the surrounding database. */
