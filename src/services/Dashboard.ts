@@ -7,11 +7,20 @@
  *   plus the source values staked in upgrades. The chart's deposits and withdrawals are the DEPOSIT
  *   and WITHDRAWAL ledger movements (SPEC rule 3); the "today" financial figures are confirmed
  *   deposits and completed withdrawals (SPEC rule 2).
- * - Today's figures are read live through indexes on their timestamps. The chart reads days that are
- *   over from `dashboard_days`, computed once on first need (a day's rows never change once it has
- *   ended: they are stamped with the time they were written; an hour of margin covers clocks of
- *   other instances), and computes only the recent days live. DashboardCacheJob fills the cache in
- *   the background, so requests do not pay for it.
+ * - Gross gaming revenue (D21; docs/economics.md), per game and day: what players staked minus the
+ *   value of the items (and balance: no game pays any today) they were awarded. Openings: price paid
+ *   minus the won item's value, by opening time. Upgrades: the staked item's value minus, on success,
+ *   the target's value, by upgrade time. Battles: entries net of refunds, by ledger time, minus the
+ *   value of the items given to winners (DROPPED and ADDED_FROM_POOL settlements; REMOVED_TO_POOL
+ *   stays with the house), by settlement time. Raffles: tickets, by ledger time, minus the prize's value
+ *   at the draw, by draw time. Item sales (ITEM_SELL credits) and deposit fees (on deposits confirmed
+ *   that day, by confirmedAt) are reported beside them.
+ * - Every per-day figure comes from one query (`computeDays`), for the chart and for today alike, and
+ *   is read through indexes on its timestamps. The chart reads days that are over from
+ *   `dashboard_days`, computed once on first need (a day's rows never change once it has ended: they
+ *   are stamped with the time they were written; an hour of margin covers clocks of other instances),
+ *   and computes only the recent days live. DashboardCacheJob fills the cache in the background, so
+ *   requests do not pay for it.
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -29,14 +38,38 @@ export type ChartPeriod = keyof typeof CHART_PERIODS
 
 /** The ledger types of revenue (D15); amounts are the user's side, so revenue is minus their sum. */
 const REVENUE_TYPES = ["CASE_OPEN", "BATTLE_ENTRY", "BATTLE_REFUND"] as const
+/** Every ledger type a day's figures read. */
+const DAY_TYPES = [...REVENUE_TYPES, "DEPOSIT", "WITHDRAWAL", "RAFFLE_TICKET", "ITEM_SELL"] as const
 
+/** The figures of one UTC day, in cents. */
 const DayRow = Schema.Struct({
   day: Schema.String,
   revenueCents: Schema.NumberFromString,
   depositsCents: Schema.NumberFromString,
-  withdrawalsCents: Schema.NumberFromString
+  withdrawalsCents: Schema.NumberFromString,
+  ggrOpeningsCents: Schema.NumberFromString,
+  ggrUpgradesCents: Schema.NumberFromString,
+  ggrBattlesCents: Schema.NumberFromString,
+  ggrRafflesCents: Schema.NumberFromString,
+  itemSalesCents: Schema.NumberFromString,
+  feesCents: Schema.NumberFromString
 })
 type DayRow = typeof DayRow.Type
+
+const quietDay = (day: string): DayRow => ({
+  day,
+  revenueCents: 0,
+  depositsCents: 0,
+  withdrawalsCents: 0,
+  ggrOpeningsCents: 0,
+  ggrUpgradesCents: 0,
+  ggrBattlesCents: 0,
+  ggrRafflesCents: 0,
+  itemSalesCents: 0,
+  feesCents: 0
+})
+
+const ggrOf = (day: DayRow) => day.ggrOpeningsCents + day.ggrUpgradesCents + day.ggrBattlesCents + day.ggrRafflesCents
 
 const TopItemRow = Schema.Struct({
   id: Schema.String,
@@ -75,17 +108,6 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
     const numberOf = (statement: Effect.Effect<ReadonlyArray<{ readonly n: string | number | null }>, SqlError>) =>
       Effect.map(Effect.orDie(statement), (rows) => Number(rows[0]?.n ?? 0))
 
-    /** Revenue of [from, to): ledger entries of openings and battles (net of refunds), plus upgrade stakes. */
-    const revenueBetween = (from: Date, to: Date) =>
-      Effect.zipWith(
-        numberOf(sql<{ n: string }>`
-          SELECT COALESCE(-sum(amount_cents), 0)::text AS n FROM transactions
-          WHERE type IN ${sql.in(REVENUE_TYPES)} AND created_at >= ${from} AND created_at < ${to}`),
-        numberOf(sql<{ n: string }>`
-          SELECT COALESCE(sum(from_value_cents), 0)::text AS n FROM upgrades WHERE created_at >= ${from} AND created_at < ${to}`),
-        (ledger, upgrades) => ledger + upgrades
-      )
-
     const countBetween = (table: "case_openings" | "battles" | "upgrades" | "users", from: Date, to: Date) =>
       numberOf(sql<{ n: number }>`
         SELECT count(*)::int AS n FROM ${sql(table)} WHERE created_at >= ${from} AND created_at < ${to}`)
@@ -104,7 +126,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         activeOn(isoDay(now - DAY_MS)),
         countBetween("users", from, to)
       ])
-      const revenueToday = yield* revenueBetween(from, to)
+      const today = (yield* computeDays(isoDay(now), isoDay(now)))[0]!
+      const revenueToday = today.revenueCents
       const depositsToday = yield* numberOf(sql<{ n: string }>`
         SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM deposits
         WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to}`)
@@ -140,36 +163,85 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
           profitToday: revenueToday - withdrawalsToday,
           depositsToday,
           withdrawalsToday,
-          pendingWithdrawals
+          pendingWithdrawals,
+          itemSalesToday: today.itemSalesCents,
+          feesToday: today.feesCents
         },
-        games: { casesOpenedToday, battlesToday, upgradesToday, totalVolume: revenueToday },
+        games: {
+          casesOpenedToday,
+          battlesToday,
+          upgradesToday,
+          totalVolume: revenueToday,
+          ggrToday: {
+            total: ggrOf(today),
+            openings: today.ggrOpeningsCents,
+            upgrades: today.ggrUpgradesCents,
+            battles: today.ggrBattlesCents,
+            raffles: today.ggrRafflesCents
+          }
+        },
         topItems: { mostDropped: mostDropped ?? null, highestValue: highestValue ?? null, mostOpened: mostOpened ?? null }
       }
     })
 
-    /** The chart figures of the days [first, last] (ISO dates), grouped by UTC day; days without rows are absent. */
+    /** The figures of every day of [first, last] (ISO dates), ascending, zeros included. */
     const computeDays = (first: string, last: string) => {
       const from = new Date(`${first}T00:00:00.000Z`)
       const to = new Date(new Date(`${last}T00:00:00.000Z`).getTime() + DAY_MS)
+      const day = (column: string) => sql.literal(`(${column} AT TIME ZONE 'UTC')::date`)
       return rowsOf(DayRow, sql`
         WITH ledger AS (
-          SELECT (created_at AT TIME ZONE 'UTC')::date AS day,
-                 COALESCE(-sum(amount_cents) FILTER (WHERE type IN ${sql.in(REVENUE_TYPES)}), 0) AS revenue,
-                 COALESCE(sum(amount_cents) FILTER (WHERE type = 'DEPOSIT'), 0) AS deposits,
-                 COALESCE(-sum(amount_cents) FILTER (WHERE type = 'WITHDRAWAL'), 0) AS withdrawals
+          SELECT ${day("created_at")} AS day,
+                 -sum(amount_cents) FILTER (WHERE type IN ${sql.in(REVENUE_TYPES)}) AS revenue,
+                 sum(amount_cents) FILTER (WHERE type = 'DEPOSIT') AS deposits,
+                 -sum(amount_cents) FILTER (WHERE type = 'WITHDRAWAL') AS withdrawals,
+                 -sum(amount_cents) FILTER (WHERE type IN ('BATTLE_ENTRY', 'BATTLE_REFUND')) AS battle_stakes,
+                 -sum(amount_cents) FILTER (WHERE type = 'RAFFLE_TICKET') AS raffle_stakes,
+                 sum(amount_cents) FILTER (WHERE type = 'ITEM_SELL') AS item_sales
           FROM transactions
-          WHERE type IN ${sql.in([...REVENUE_TYPES, "DEPOSIT", "WITHDRAWAL"])} AND created_at >= ${from} AND created_at < ${to}
+          WHERE type IN ${sql.in(DAY_TYPES)} AND created_at >= ${from} AND created_at < ${to}
           GROUP BY 1
         ),
-        staked AS (
-          SELECT (created_at AT TIME ZONE 'UTC')::date AS day, sum(from_value_cents) AS revenue
+        openings AS (
+          SELECT ${day("created_at")} AS day, sum(price_paid_cents - item_value_cents) AS ggr
+          FROM case_openings WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1
+        ),
+        upgrades AS (
+          SELECT ${day("created_at")} AS day, sum(from_value_cents) AS staked,
+                 sum(from_value_cents - CASE WHEN success THEN to_value_cents ELSE 0 END) AS ggr
           FROM upgrades WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1
+        ),
+        battle_awards AS (
+          SELECT ${day("created_at")} AS day, sum(value_cents) AS awarded
+          FROM battle_settlements
+          WHERE type <> 'REMOVED_TO_POOL' AND created_at >= ${from} AND created_at < ${to} GROUP BY 1
+        ),
+        raffle_awards AS (
+          SELECT ${day("closed_at")} AS day, sum(prize_value_cents) AS awarded
+          FROM raffles WHERE status = 'DRAWN' AND closed_at >= ${from} AND closed_at < ${to} GROUP BY 1
+        ),
+        fees AS (
+          SELECT ${day("confirmed_at")} AS day, sum(fee_cents) AS fees
+          FROM deposits WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to} GROUP BY 1
         )
-        SELECT to_char(COALESCE(l.day, s.day), 'YYYY-MM-DD') AS day,
-               (COALESCE(l.revenue, 0) + COALESCE(s.revenue, 0))::text AS revenue_cents,
+        SELECT to_char(d.day, 'YYYY-MM-DD') AS day,
+               (COALESCE(l.revenue, 0) + COALESCE(u.staked, 0))::text AS revenue_cents,
                COALESCE(l.deposits, 0)::text AS deposits_cents,
-               COALESCE(l.withdrawals, 0)::text AS withdrawals_cents
-        FROM ledger l FULL JOIN staked s ON s.day = l.day`)
+               COALESCE(l.withdrawals, 0)::text AS withdrawals_cents,
+               COALESCE(o.ggr, 0)::text AS ggr_openings_cents,
+               COALESCE(u.ggr, 0)::text AS ggr_upgrades_cents,
+               (COALESCE(l.battle_stakes, 0) - COALESCE(b.awarded, 0))::text AS ggr_battles_cents,
+               (COALESCE(l.raffle_stakes, 0) - COALESCE(r.awarded, 0))::text AS ggr_raffles_cents,
+               COALESCE(l.item_sales, 0)::text AS item_sales_cents,
+               COALESCE(f.fees, 0)::text AS fees_cents
+        FROM (SELECT generate_series(${first}::date, ${last}::date, interval '1 day')::date AS day) d
+        LEFT JOIN ledger l ON l.day = d.day
+        LEFT JOIN openings o ON o.day = d.day
+        LEFT JOIN upgrades u ON u.day = d.day
+        LEFT JOIN battle_awards b ON b.day = d.day
+        LEFT JOIN raffle_awards r ON r.day = d.day
+        LEFT JOIN fees f ON f.day = d.day
+        ORDER BY d.day`)
     }
 
     /** One row per day of [first, last], zeros included: settled days from the cache (filled as needed). */
@@ -182,7 +254,10 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         if (settled.length > 0) {
           const cached = yield* rowsOf(DayRow, sql`
             SELECT to_char(day, 'YYYY-MM-DD') AS day, revenue_cents::text AS revenue_cents,
-                   deposits_cents::text AS deposits_cents, withdrawals_cents::text AS withdrawals_cents
+                   deposits_cents::text AS deposits_cents, withdrawals_cents::text AS withdrawals_cents,
+                   ggr_openings_cents::text AS ggr_openings_cents, ggr_upgrades_cents::text AS ggr_upgrades_cents,
+                   ggr_battles_cents::text AS ggr_battles_cents, ggr_raffles_cents::text AS ggr_raffles_cents,
+                   item_sales_cents::text AS item_sales_cents, fees_cents::text AS fees_cents
             FROM dashboard_days WHERE day >= ${settled[0]}::date AND day <= ${settled[settled.length - 1]}::date`)
           for (const row of cached) found.set(row.day, row)
           const missing = settled.filter((day) => !found.has(day))
@@ -190,10 +265,13 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
             const computed = new Map((yield* computeDays(missing[0]!, missing[missing.length - 1]!)).map((r) => [r.day, r]))
             const at = new Date(now)
             for (const day of missing) {
-              const row = computed.get(day) ?? { day, revenueCents: 0, depositsCents: 0, withdrawalsCents: 0 }
+              const row = computed.get(day) ?? quietDay(day)
               yield* sql`
-                INSERT INTO dashboard_days (day, revenue_cents, deposits_cents, withdrawals_cents, computed_at)
-                VALUES (${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents}, ${at})
+                INSERT INTO dashboard_days (day, revenue_cents, deposits_cents, withdrawals_cents, ggr_openings_cents,
+                  ggr_upgrades_cents, ggr_battles_cents, ggr_raffles_cents, item_sales_cents, fees_cents, computed_at)
+                VALUES (${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents},
+                  ${row.ggrOpeningsCents}, ${row.ggrUpgradesCents}, ${row.ggrBattlesCents}, ${row.ggrRafflesCents},
+                  ${row.itemSalesCents}, ${row.feesCents}, ${at})
                 ON CONFLICT (day) DO NOTHING`.pipe(Effect.orDie)
               found.set(day, row)
             }
@@ -203,7 +281,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         if (live.length > 0) {
           for (const row of yield* computeDays(live[0]!, live[live.length - 1]!)) found.set(row.day, row)
         }
-        return all.map((day) => found.get(day) ?? { day, revenueCents: 0, depositsCents: 0, withdrawalsCents: 0 })
+        return all.map((day) => found.get(day) ?? quietDay(day))
       })
 
     /** `GET /admin/dashboard/revenue-chart`: the period's days ending today, ascending (SPEC rule 3, D15). */
@@ -218,7 +296,10 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         revenue: d.revenueCents,
         profit: d.revenueCents - d.withdrawalsCents,
         deposits: d.depositsCents,
-        withdrawals: d.withdrawalsCents
+        withdrawals: d.withdrawalsCents,
+        ggr: ggrOf(d),
+        itemSales: d.itemSalesCents,
+        fees: d.feesCents
       }))
       const totalRevenue = data.reduce((sum, d) => sum + d.revenue, 0)
       const previousRevenue = previous.reduce((sum, d) => sum + d.revenueCents, 0)
