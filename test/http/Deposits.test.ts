@@ -627,6 +627,13 @@ layer(TestDatabase)("deposit fees and the sandbox gateway per method (D21)", (it
         ["CREDIT_CARD", "CONFIRMED", "1500", 53, 1_553],
         ["PIX", "CONFIRMED", "2500", 0, 2_500]
       ])
+      const adminView = (yield* client.get("/api/admin/deposits?limit=100", admin.auth)).body.deposits
+      expect(adminView.find((d: { id: string }) => d.id === card.depositId)).toMatchObject({
+        amountCents: "1500",
+        feeCents: 53,
+        totalCents: 1_553,
+        user: { username: "fee-payer" }
+      })
       // The dashboard: deposits credited today, and the fees paid on top of them (the cancelled one's is not).
       expect((yield* client.get("/api/admin/dashboard", admin.auth)).body.financial).toMatchObject({
         depositsToday: 5_050,
