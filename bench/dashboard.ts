@@ -11,8 +11,9 @@
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/gp_bench_dashboard \
  *     npm run bench:dashboard -- --url http://localhost:3300 [--requests 200]
  *
- * Seeding happens once, in one transaction (skipped when the database already holds the seeded users); the service must have
- * started on the database first (it applies the migrations and loads the demo catalog). Seeding writes
+ * Seeding happens once, in one transaction (skipped when the database already holds the seeded users);
+ * then the tables are laid out in time order, as the service would have written them. The service must
+ * have started on the database first (it applies the migrations and loads the demo catalog). Seeding writes
  * days that are over, which never happens in service; so it empties the chart's cache of settled days
  * (`dashboard_days`, filled at the service's start), and the first chart request computes them again.
  */
@@ -60,9 +61,12 @@ if (seeded === 0) {
   console.log(`Seeding ${DAYS} days of history into ${new URL(databaseUrl).pathname.slice(1)}:`)
   // Random instants of the last 90 days, spread over users, cases and items of the demo catalog.
   const when = `now() - random() * interval '${DAYS} days'`
+  // Per row of generate_series g: a LATERAL subquery that does not name g is evaluated once, and every
+  // row would get the same instant.
+  const whenPerRow = `(SELECT ${when} + 0 * g * interval '1 second' AS t)`
   await step("users", `
     INSERT INTO users (idp_id, username, balance_cents, created_at, updated_at)
-    SELECT 'seed-' || g, 'seed' || g, 0, t, t FROM generate_series(1, ${USERS}) g, LATERAL (SELECT ${when} AS t) x`)
+    SELECT 'seed-' || g, 'seed' || g, 0, t, t FROM generate_series(1, ${USERS}) g, LATERAL ${whenPerRow} x`)
   await db.query(`CREATE TEMP TABLE seed_users AS SELECT id, row_number() OVER (ORDER BY id) AS n FROM users WHERE idp_id LIKE 'seed-%'`)
   await db.query(`CREATE TEMP TABLE seed_pairs AS
     SELECT ci.case_id, ci.item_id, c.price_cents, i.value_cents, row_number() OVER (ORDER BY ci.case_id, ci.item_id) AS n
@@ -104,7 +108,7 @@ if (seeded === 0) {
              CASE WHEN s.status = 'FAILED' THEN 'seed' END, '', '', x.t, x.t
       FROM generate_series(1, ${DEPOSITS}) g
       JOIN seed_users su ON su.n = 1 + (g * 31) % ${USERS}
-      CROSS JOIN LATERAL (SELECT ${when} AS t) x
+      CROSS JOIN LATERAL ${whenPerRow} x
       CROSS JOIN LATERAL (SELECT (ARRAY['CONFIRMED','CONFIRMED','CONFIRMED','CONFIRMED','CONFIRMED','CONFIRMED','FAILED','EXPIRED','PENDING','CONFIRMED'])[1 + g % 10] AS status) s
       CROSS JOIN LATERAL (SELECT 500 + (g * 37) % 50000 AS amount) a
       CROSS JOIN LATERAL (SELECT (ARRAY['PIX','PIX','CREDIT_CARD','CRYPTO'])[1 + g % 4] AS method,
@@ -123,7 +127,7 @@ if (seeded === 0) {
              x.t, CASE WHEN s.status <> 'PENDING' THEN x.t + interval '1 hour' END
       FROM generate_series(1, ${WITHDRAWALS}) g
       JOIN seed_users su ON su.n = 1 + (g * 17) % ${USERS}
-      CROSS JOIN LATERAL (SELECT ${when} AS t) x
+      CROSS JOIN LATERAL ${whenPerRow} x
       CROSS JOIN LATERAL (SELECT (ARRAY['COMPLETED','COMPLETED','COMPLETED','REJECTED','CANCELLED','PENDING'])[1 + g % 6] AS status) s
       RETURNING id, user_id, amount_cents, requested_at
     )
@@ -136,7 +140,7 @@ if (seeded === 0) {
       FROM generate_series(1, ${UPGRADES}) g
       JOIN seed_users su ON su.n = 1 + (g * 13) % ${USERS}
       JOIN seed_pairs sp ON sp.n = 1 + (g * 11) % ${pairs}
-      CROSS JOIN LATERAL (SELECT ${when} AS t) x
+      CROSS JOIN LATERAL ${whenPerRow} x
       RETURNING id, user_id, item_id, acquired_at
     )
     INSERT INTO upgrades (user_id, inventory_item_id, from_item_id, to_item_id, from_value_cents, to_value_cents, probability,
@@ -157,7 +161,7 @@ if (seeded === 0) {
       FROM generate_series(1, ${BATTLES}) g
       JOIN seed_users su ON su.n = 1 + (g * 23) % ${USERS}
       JOIN seed_cases sc ON sc.n = 1 + g % ${cases}
-      CROSS JOIN LATERAL (SELECT ${when} AS t) x
+      CROSS JOIN LATERAL ${whenPerRow} x
       CROSS JOIN LATERAL (SELECT CASE WHEN g % 10 = 0 THEN 'CANCELLED' ELSE 'FINISHED' END AS status) s
       RETURNING id, creator_id, entry_price_cents, status, created_at, finished_at
     )
@@ -186,7 +190,7 @@ if (seeded === 0) {
     FROM generate_series(1, ${RAFFLES}) g
     JOIN seed_users su ON su.n = 1 + (g * 29) % ${USERS}
     JOIN seed_pairs sp ON sp.n = 1 + (g * 7) % ${pairs}
-    CROSS JOIN LATERAL (SELECT ${when} AS t) x`)
+    CROSS JOIN LATERAL ${whenPerRow} x`)
   await step("raffles (10 tickets of 100 each, drawn an hour later) and their RAFFLE_TICKET rows", `
     WITH entries AS (
       INSERT INTO inventory_items (id, user_id, item_id, status, source, acquired_at, updated_at) OVERRIDING SYSTEM VALUE
@@ -212,6 +216,15 @@ if (seeded === 0) {
     FROM generate_series(1, 200000) g JOIN seed_users su ON su.n = 1 + (g * 7) % ${USERS}
     ON CONFLICT DO NOTHING`)
   await db.query("COMMIT")
+  // The service appends rows as things happen, so a day's rows lie together; seeded at random instants,
+  // they would be scattered over the whole table. Lay the tables the dashboard reads out in time order.
+  await step("time order: case_openings", "CLUSTER case_openings USING case_openings_created_idx")
+  await db.query("CREATE INDEX seed_transactions_time_idx ON transactions (created_at)")
+  await step("time order: transactions", "CLUSTER transactions USING seed_transactions_time_idx")
+  await db.query("DROP INDEX seed_transactions_time_idx")
+  await step("time order: upgrades", "CLUSTER upgrades USING upgrades_created_idx")
+  await step("time order: deposits", "CLUSTER deposits USING deposits_created_idx")
+  await step("time order: battle_settlements", "CLUSTER battle_settlements USING battle_settlements_created_idx")
   await step("analyze", "ANALYZE")
 }
 await step("empty the chart's cache of settled days", "DELETE FROM dashboard_days")

@@ -30,6 +30,9 @@ import { Catalog } from "./Catalog"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
 import { rowsOf } from "./SqlRows"
 
+/** How many of the dashboard's reads run at once (the pool has 10 connections for everyone). */
+const STATS_CONCURRENCY = 4
+
 /** A day is cached once it ended this long ago. */
 const SETTLED_AFTER_MS = 3_600_000
 
@@ -115,47 +118,63 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
     const activeOn = (day: string) =>
       numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM user_activity_days WHERE day = ${day}::date`)
 
-    /** `GET /admin/dashboard`: DashboardStats. topItems are over today's case openings (null when none). */
+    /**
+     * `GET /admin/dashboard`: DashboardStats. topItems are over today's case openings (null when none).
+     * The figures are independent reads: a few run at once (on PGlite's single connection they queue).
+     */
     const stats = Effect.fn("Dashboard.stats")(function*() {
       const now = yield* Clock.currentTimeMillis
       const from = new Date(startOfDay(now))
       const to = new Date(startOfDay(now) + DAY_MS)
-      const [total, activeToday, activeYesterday, newToday] = yield* Effect.all([
+      const [
+        total,
+        activeToday,
+        activeYesterday,
+        newToday,
+        todayFigures,
+        depositsToday,
+        withdrawalsToday,
+        pendingWithdrawals,
+        casesOpenedToday,
+        battlesToday,
+        upgradesToday,
+        [mostDropped],
+        [highestValue],
+        [mostOpened]
+      ] = yield* Effect.all([
         numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM users`),
         activeOn(isoDay(now)),
         activeOn(isoDay(now - DAY_MS)),
-        countBetween("users", from, to)
-      ])
-      const today = (yield* computeDays(isoDay(now), isoDay(now)))[0]!
-      const revenueToday = today.revenueCents
-      const depositsToday = yield* numberOf(sql<{ n: string }>`
-        SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM deposits
-        WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to}`)
-      const withdrawalsToday = yield* numberOf(sql<{ n: string }>`
-        SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM withdrawals
-        WHERE status = 'COMPLETED' AND processed_at >= ${from} AND processed_at < ${to}`)
-      const pendingWithdrawals = yield* numberOf(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM withdrawals WHERE status = 'PENDING'`)
-      const [casesOpenedToday, battlesToday, upgradesToday] = yield* Effect.all([
+        countBetween("users", from, to),
+        computeDays(isoDay(now), isoDay(now)),
+        numberOf(sql<{ n: string }>`
+          SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM deposits
+          WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to}`),
+        numberOf(sql<{ n: string }>`
+          SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM withdrawals
+          WHERE status = 'COMPLETED' AND processed_at >= ${from} AND processed_at < ${to}`),
+        numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE status = 'PENDING'`),
         countBetween("case_openings", from, to),
         countBetween("battles", from, to),
-        countBetween("upgrades", from, to)
-      ])
-      const [mostDropped] = yield* rowsOf(TopItemRow, sql`
-        SELECT i.id::text AS id, i.name, i.rarity, i.value_cents::text AS value_cents, i.image_url, t.n AS count
-        FROM (SELECT item_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
-              GROUP BY item_id) t JOIN items i ON i.id = t.item_id
-        ORDER BY t.n DESC, i.value_cents DESC, i.id LIMIT 1`)
-      const [highestValue] = yield* rowsOf(TopItemRow, sql`
-        SELECT i.id::text AS id, i.name, i.rarity, i.value_cents::text AS value_cents, i.image_url, t.n AS count
-        FROM (SELECT item_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
-              GROUP BY item_id) t JOIN items i ON i.id = t.item_id
-        ORDER BY i.value_cents DESC, i.id LIMIT 1`)
-      const [mostOpened] = yield* rowsOf(TopCaseRow, sql`
-        SELECT c.id::text AS id, c.name, c.slug, c.image_url, c.price_cents::text AS price_cents, t.n AS count
-        FROM (SELECT case_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
-              GROUP BY case_id) t JOIN cases c ON c.id = t.case_id
-        ORDER BY t.n DESC, c.id LIMIT 1`)
+        countBetween("upgrades", from, to),
+        rowsOf(TopItemRow, sql`
+          SELECT i.id::text AS id, i.name, i.rarity, i.value_cents::text AS value_cents, i.image_url, t.n AS count
+          FROM (SELECT item_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
+                GROUP BY item_id) t JOIN items i ON i.id = t.item_id
+          ORDER BY t.n DESC, i.value_cents DESC, i.id LIMIT 1`),
+        rowsOf(TopItemRow, sql`
+          SELECT i.id::text AS id, i.name, i.rarity, i.value_cents::text AS value_cents, i.image_url, t.n AS count
+          FROM (SELECT item_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
+                GROUP BY item_id) t JOIN items i ON i.id = t.item_id
+          ORDER BY i.value_cents DESC, i.id LIMIT 1`),
+        rowsOf(TopCaseRow, sql`
+          SELECT c.id::text AS id, c.name, c.slug, c.image_url, c.price_cents::text AS price_cents, t.n AS count
+          FROM (SELECT case_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
+                GROUP BY case_id) t JOIN cases c ON c.id = t.case_id
+          ORDER BY t.n DESC, c.id LIMIT 1`)
+      ], { concurrency: STATS_CONCURRENCY })
+      const today = todayFigures[0] ?? quietDay(isoDay(now))
+      const revenueToday = today.revenueCents
       return {
         users: { total, activeToday, newToday, growth: percentChange(activeToday, activeYesterday) },
         financial: {
@@ -184,64 +203,57 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
       }
     })
 
-    /** The figures of every day of [first, last] (ISO dates), ascending, zeros included. */
+    /**
+     * The figures of the days of [first, last] (ISO dates) that have any, ascending. Each source is
+     * summed by day on its own, then the parts are added up: no join multiplies rows, and the plan stays
+     * small enough that PostgreSQL does not JIT-compile it (which costs more than the query).
+     */
     const computeDays = (first: string, last: string) => {
       const from = new Date(`${first}T00:00:00.000Z`)
       const to = new Date(new Date(`${last}T00:00:00.000Z`).getTime() + DAY_MS)
       const day = (column: string) => sql.literal(`(${column} AT TIME ZONE 'UTC')::date`)
+      const amounts = (types: ReadonlyArray<string>) => sql`sum(amount_cents) FILTER (WHERE type IN ${sql.in(types)})`
       return rowsOf(DayRow, sql`
-        WITH ledger AS (
-          SELECT ${day("created_at")} AS day,
-                 -sum(amount_cents) FILTER (WHERE type IN ${sql.in(REVENUE_TYPES)}) AS revenue,
-                 sum(amount_cents) FILTER (WHERE type = 'DEPOSIT') AS deposits,
-                 -sum(amount_cents) FILTER (WHERE type = 'WITHDRAWAL') AS withdrawals,
-                 -sum(amount_cents) FILTER (WHERE type IN ('BATTLE_ENTRY', 'BATTLE_REFUND')) AS battle_stakes,
-                 -sum(amount_cents) FILTER (WHERE type = 'RAFFLE_TICKET') AS raffle_stakes,
-                 sum(amount_cents) FILTER (WHERE type = 'ITEM_SELL') AS item_sales
+        SELECT to_char(day, 'YYYY-MM-DD') AS day,
+               COALESCE(sum(revenue), 0)::text AS revenue_cents,
+               COALESCE(sum(deposits), 0)::text AS deposits_cents,
+               COALESCE(sum(withdrawals), 0)::text AS withdrawals_cents,
+               COALESCE(sum(ggr_openings), 0)::text AS ggr_openings_cents,
+               COALESCE(sum(ggr_upgrades), 0)::text AS ggr_upgrades_cents,
+               COALESCE(sum(ggr_battles), 0)::text AS ggr_battles_cents,
+               COALESCE(sum(ggr_raffles), 0)::text AS ggr_raffles_cents,
+               COALESCE(sum(item_sales), 0)::text AS item_sales_cents,
+               COALESCE(sum(fees), 0)::text AS fees_cents
+        FROM (
+          -- The ledger: revenue (D15), deposits and withdrawals (SPEC rule 3), battle and raffle stakes, sales.
+          SELECT ${day("created_at")} AS day, -${amounts(REVENUE_TYPES)} AS revenue, ${amounts(["DEPOSIT"])} AS deposits,
+                 -${amounts(["WITHDRAWAL"])} AS withdrawals, 0 AS ggr_openings, 0 AS ggr_upgrades,
+                 -${amounts(["BATTLE_ENTRY", "BATTLE_REFUND"])} AS ggr_battles, -${amounts(["RAFFLE_TICKET"])} AS ggr_raffles,
+                 ${amounts(["ITEM_SELL"])} AS item_sales, 0 AS fees
           FROM transactions
           WHERE type IN ${sql.in(DAY_TYPES)} AND created_at >= ${from} AND created_at < ${to}
           GROUP BY 1
-        ),
-        openings AS (
-          SELECT ${day("created_at")} AS day, sum(price_paid_cents - item_value_cents) AS ggr
+          UNION ALL
+          SELECT ${day("created_at")}, 0, 0, 0, sum(price_paid_cents - item_value_cents), 0, 0, 0, 0, 0
           FROM case_openings WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1
-        ),
-        upgrades AS (
-          SELECT ${day("created_at")} AS day, sum(from_value_cents) AS staked,
-                 sum(from_value_cents - CASE WHEN success THEN to_value_cents ELSE 0 END) AS ggr
+          UNION ALL
+          -- Upgrades: the stake is revenue (D15); GGR gives back the target when won.
+          SELECT ${day("created_at")}, sum(from_value_cents), 0, 0, 0,
+                 sum(from_value_cents - CASE WHEN success THEN to_value_cents ELSE 0 END), 0, 0, 0, 0
           FROM upgrades WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1
-        ),
-        battle_awards AS (
-          SELECT ${day("created_at")} AS day, sum(value_cents) AS awarded
+          UNION ALL
+          SELECT ${day("created_at")}, 0, 0, 0, 0, 0, -sum(value_cents), 0, 0, 0
           FROM battle_settlements
           WHERE type <> 'REMOVED_TO_POOL' AND created_at >= ${from} AND created_at < ${to} GROUP BY 1
-        ),
-        raffle_awards AS (
-          SELECT ${day("closed_at")} AS day, sum(prize_value_cents) AS awarded
+          UNION ALL
+          SELECT ${day("closed_at")}, 0, 0, 0, 0, 0, 0, -sum(prize_value_cents), 0, 0
           FROM raffles WHERE status = 'DRAWN' AND closed_at >= ${from} AND closed_at < ${to} GROUP BY 1
-        ),
-        fees AS (
-          SELECT ${day("confirmed_at")} AS day, sum(fee_cents) AS fees
+          UNION ALL
+          SELECT ${day("confirmed_at")}, 0, 0, 0, 0, 0, 0, 0, 0, sum(fee_cents)
           FROM deposits WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to} GROUP BY 1
-        )
-        SELECT to_char(d.day, 'YYYY-MM-DD') AS day,
-               (COALESCE(l.revenue, 0) + COALESCE(u.staked, 0))::text AS revenue_cents,
-               COALESCE(l.deposits, 0)::text AS deposits_cents,
-               COALESCE(l.withdrawals, 0)::text AS withdrawals_cents,
-               COALESCE(o.ggr, 0)::text AS ggr_openings_cents,
-               COALESCE(u.ggr, 0)::text AS ggr_upgrades_cents,
-               (COALESCE(l.battle_stakes, 0) - COALESCE(b.awarded, 0))::text AS ggr_battles_cents,
-               (COALESCE(l.raffle_stakes, 0) - COALESCE(r.awarded, 0))::text AS ggr_raffles_cents,
-               COALESCE(l.item_sales, 0)::text AS item_sales_cents,
-               COALESCE(f.fees, 0)::text AS fees_cents
-        FROM (SELECT generate_series(${first}::date, ${last}::date, interval '1 day')::date AS day) d
-        LEFT JOIN ledger l ON l.day = d.day
-        LEFT JOIN openings o ON o.day = d.day
-        LEFT JOIN upgrades u ON u.day = d.day
-        LEFT JOIN battle_awards b ON b.day = d.day
-        LEFT JOIN raffle_awards r ON r.day = d.day
-        LEFT JOIN fees f ON f.day = d.day
-        ORDER BY d.day`)
+        ) parts
+        GROUP BY day
+        ORDER BY day`)
     }
 
     /** One row per day of [first, last], zeros included: settled days from the cache (filled as needed). */
