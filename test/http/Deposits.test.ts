@@ -561,10 +561,13 @@ layer(TestDatabase)("deposit fees and the sandbox gateway per method (D21)", (it
       const player = yield* signIn(client, "fee-payer")
       const admin = yield* signIn(client, "root")
       const statusOf = (id: string) => Effect.map(depositOf(client, player.auth, id), (d) => d.status)
-      /** The sandbox retries a charge.paid our callback refused (404 before the deposit row exists) from 0.5 s on. */
+      /**
+       * The sandbox retries a charge.paid our callback refused (404 before the deposit row exists) from
+       * 0.5 s on: the clock moves on in half seconds while the callback gets real time to answer (up to ~10 s).
+       */
       const confirmedSoon = (id: string) =>
         Effect.gen(function*() {
-          for (let attempt = 0; attempt < 20 && (yield* statusOf(id)) !== "CONFIRMED"; attempt++) {
+          for (let attempt = 0; attempt < 400 && (yield* statusOf(id)) !== "CONFIRMED"; attempt++) {
             yield* settle
             yield* TestClock.adjust("500 millis")
           }
