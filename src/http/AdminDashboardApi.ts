@@ -21,13 +21,25 @@ const DashboardStats = Schema.Struct({
     profitToday: Schema.Number,
     depositsToday: Schema.Number,
     withdrawalsToday: Schema.Number,
-    pendingWithdrawals: Schema.Int
+    pendingWithdrawals: Schema.Int,
+    /** ITEM_SELL credits: what players were paid for items they sold back (D21). */
+    itemSalesToday: Schema.Number,
+    /** Fees paid on top of today's confirmed deposits (D21); never credited to anyone. */
+    feesToday: Schema.Number
   }),
   games: Schema.Struct({
     casesOpenedToday: Schema.Int,
     battlesToday: Schema.Int,
     upgradesToday: Schema.Int,
-    totalVolume: Schema.Number
+    totalVolume: Schema.Number,
+    /** Gross gaming revenue (D21): stakes minus the value awarded, per game and in total. */
+    ggrToday: Schema.Struct({
+      total: Schema.Number,
+      openings: Schema.Number,
+      upgrades: Schema.Number,
+      battles: Schema.Number,
+      raffles: Schema.Number
+    })
   }),
   topItems: Schema.Struct({
     mostDropped: TopItem,
@@ -54,7 +66,13 @@ const RevenueChart = Schema.Struct({
     revenue: Schema.Number,
     profit: Schema.Number,
     deposits: Schema.Number,
-    withdrawals: Schema.Number
+    withdrawals: Schema.Number,
+    /** Gross gaming revenue of every game (D21). */
+    ggr: Schema.Number,
+    /** ITEM_SELL credits. */
+    itemSales: Schema.Number,
+    /** Fees paid on top of the day's confirmed deposits. */
+    fees: Schema.Number
   })),
   summary: Schema.Struct({
     totalRevenue: Schema.Number,
@@ -100,7 +118,8 @@ export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
       .annotate(
         OpenApi.Description,
         "Today's figures (UTC). growth: active users today against yesterday in percent, 2 decimals, 0 without " +
-          "yesterday. topItems are over today's case openings, null when there were none."
+          "yesterday. topItems are over today's case openings, null when there were none. ggrToday: per game, what " +
+          "players staked minus the value of what they were awarded (docs/economics.md)."
       )
   )
   .add(

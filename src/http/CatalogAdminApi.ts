@@ -1,7 +1,8 @@
 /**
- * Catalog administration (D6): items and cases with their drop chances. ADMIN sessions only.
- * Every field is validated and every bad field is reported; drop chances that do not cover
- * 1..10000000 exactly are 422 on `items`.
+ * Catalog administration (D6, D21): items and cases with their drop chances and economics. ADMIN
+ * sessions only. Every field is validated and every bad field is reported; drop chances that do not
+ * cover 1..10000000 exactly are 422 on `items`; a case that pays back more than its house edge allows
+ * is 422 unless promotional.
  */
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
@@ -56,7 +57,8 @@ const Flag = Schema.Boolean.annotations({ message: () => "must be true or false"
 
 const CaseItemInput = Schema.Struct({
   itemId: ItemId.annotations({ message: () => "must be a positive integer id" }),
-  dropChance: DropChance
+  /** Absent: the item's rarity's base probability, scaled with the others to fill 1 (D21). */
+  dropChance: Schema.optional(DropChance)
 })
 
 const CaseItems = Schema.Array(CaseItemInput).pipe(
@@ -90,7 +92,9 @@ const OptionalCaseFields = {
   isFeatured: Schema.optional(Flag),
   isActive: Schema.optional(Flag),
   houseEdge: Schema.optional(Fraction(0.5)),
-  flipChance: Schema.optional(FlipChance)
+  flipChance: Schema.optional(FlipChance),
+  /** Pays back more than its house edge on purpose (free or event cases, D21); audited. */
+  promotional: Schema.optional(Flag)
 }
 
 export const NewCasePayload = Schema.Struct({
@@ -121,7 +125,7 @@ export const AdminItem = Schema.Struct({
   isUpgradable: Schema.Boolean
 })
 
-/** D6's case response: the case and its items' ranges in roll order. */
+/** D6's case response: the case, its economics (D21) and its items' ranges in roll order. */
 export const AdminCase = Schema.Struct({
   id: CaseId,
   name: Schema.String,
@@ -132,6 +136,11 @@ export const AdminCase = Schema.Struct({
   isFeatured: Schema.Boolean,
   houseEdge: Schema.Number,
   flipChance: Schema.Number,
+  promotional: Schema.Boolean,
+  /** What an opening pays back on average, FLIP included, at the items' current values; whole cents, half up. */
+  expectedValueCents: Schema.BigIntFromNumber,
+  /** expectedValueCents / priceCents (computed exactly, then rounded half up to 4 decimals). */
+  rtp: Schema.Number,
   items: Schema.Array(Schema.Struct({
     itemId: ItemId,
     dropChance: Schema.Number,
@@ -179,6 +188,11 @@ export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
     HttpApiEndpoint.get("listCases", "/admin/cases")
       .setUrlParams(PageQuery)
       .addSuccess(Schema.Struct({ cases: Schema.Array(AdminCase), total: Schema.Int, page: Schema.Int }))
+  )
+  .add(
+    HttpApiEndpoint.get("getCase", "/admin/cases/:id")
+      .setPath(CasePath)
+      .addSuccess(AdminCase)
   )
   .middleware(AdminAuthentication)
 {}

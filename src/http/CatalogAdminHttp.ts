@@ -1,11 +1,12 @@
-/** Handlers of catalog administration (D6). */
+/** Handlers of catalog administration (D6, D21). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Catalog, type CaseWithItems } from "../services/Catalog"
 import { Api } from "./Api"
+import { CurrentUser } from "./Authentication"
 
-/** D6's case response. */
-const caseView = ({ case: kase, items }: CaseWithItems) => ({
+/** D6's case response, with D21's economics. */
+const caseView = ({ case: kase, economics, items }: CaseWithItems) => ({
   id: kase.id,
   name: kase.name,
   slug: kase.slug,
@@ -15,6 +16,9 @@ const caseView = ({ case: kase, items }: CaseWithItems) => ({
   isFeatured: kase.isFeatured,
   houseEdge: kase.houseEdge,
   flipChance: kase.flipChance,
+  promotional: kase.promotional,
+  expectedValueCents: economics.expectedValueCents,
+  rtp: economics.rtp,
   items: items.map(({ dropChance, itemId, rangeEnd, rangeStart }) => ({ itemId, dropChance, rangeStart, rangeEnd }))
 })
 
@@ -23,11 +27,15 @@ export const CatalogAdminLive = HttpApiBuilder.group(Api, "catalogAdmin", (handl
     const catalog = yield* Catalog
     return handlers
       .handle("createItem", ({ payload }) => catalog.createItem(payload))
-      .handle("updateItem", ({ path, payload }) => catalog.updateItem(path.id, payload))
+      .handle("updateItem", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => catalog.updateItem(path.id, payload, user.id)))
       .handle("listItems", ({ urlParams }) =>
         Effect.map(catalog.listItems(urlParams), ({ entries, page, total }) => ({ items: entries, total, page })))
-      .handle("createCase", ({ payload }) => Effect.map(catalog.createCase(payload), caseView))
-      .handle("updateCase", ({ path, payload }) => Effect.map(catalog.updateCase(path.id, payload), caseView))
+      .handle("createCase", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.createCase(payload, user.id), caseView)))
+      .handle("updateCase", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.updateCase(path.id, payload, user.id), caseView)))
+      .handle("getCase", ({ path }) => Effect.map(catalog.findCase(path.id), caseView))
       .handle("listCases", ({ urlParams }) =>
         Effect.map(catalog.listCases(urlParams), ({ entries, page, total }) => ({
           cases: entries.map(caseView),

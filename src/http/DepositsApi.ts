@@ -7,10 +7,15 @@ import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
 import { IdempotencyKeyHeader } from "./Idempotent"
 
-/** One deposit in a list; `amountCents` is a string, as SPEC types it. */
+/**
+ * One deposit in a list; `amountCents` (what the user is credited) is a string, as SPEC types it. The
+ * fee is paid on top: the gateway charges `totalCents` = amountCents + feeCents (D21).
+ */
 export const DepositView = Schema.Struct({
   id: DepositId,
   amountCents: Schema.BigInt,
+  feeCents: Schema.BigIntFromNumber,
+  totalCents: Schema.BigIntFromNumber,
   amountFormatted: Schema.String,
   method: PaymentMethod,
   status: DepositStatus,
@@ -30,7 +35,12 @@ export const DepositInitiated = Schema.Struct({
   /** PIX "copia e cola" payload. */
   qrCodeText: Schema.String,
   expiresAt: Schema.Date,
+  /** What the user is credited once paid. */
   amountCents: Schema.BigInt,
+  /** The method's fee, paid on top of the amount (D21). */
+  feeCents: Schema.BigIntFromNumber,
+  /** What the payer is charged: amountCents + feeCents. */
+  totalCents: Schema.BigIntFromNumber,
   externalId: Schema.String
 })
 
@@ -47,7 +57,9 @@ const initiate = <const Name extends string>(name: Name, path: `/${string}`) =>
     .annotate(
       OpenApi.Description,
       "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum deposit is R$ 5.00`) " +
-        "to 10000000 (`Maximum deposit is R$ 100,000.00`). The balance is credited when the gateway confirms payment."
+        "to 10000000 (`Maximum deposit is R$ 100,000.00`). The method's fee (GET /payment/methods) is paid on top, " +
+        "rounded half up to the cent: the charge is totalCents = amountCents + feeCents. The balance is credited " +
+        "amountCents when the gateway confirms payment."
     )
 
 const list = <const Name extends string>(name: Name, path: `/${string}`) =>
@@ -84,7 +96,10 @@ export class DepositsApi extends HttpApiGroup.make("deposits")
           processingTime: Schema.String
         }))
       }))
-      .annotate(OpenApi.Description, "Deposit methods with fee and timing (SPEC deposit rule 6); the fee is informative.")
+      .annotate(
+        OpenApi.Description,
+        "Deposit methods with fee and timing (SPEC deposit rule 6); the fee is a percentage of the amount, paid on top."
+      )
   )
   .middleware(Authentication)
 {}

@@ -26,6 +26,8 @@ export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
             qrCodeText: row.qrCodeText,
             expiresAt: row.expiresAt,
             amountCents: row.amountCents,
+            feeCents: row.feeCents,
+            totalCents: row.amountCents + row.feeCents,
             externalId: row.externalId
           }))
         )

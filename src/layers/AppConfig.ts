@@ -83,6 +83,8 @@ export interface AppConfigShape {
     /** Callbacks to /webhooks/payment only from these addresses; empty: any (SPEC deposit rule 4). */
     readonly allowedIps: ReadonlyArray<string>
     readonly depositTtlMinutes: number
+    /** The sandbox confirms a CRYPTO charge this long after it is created (D21); CREDIT_CARD at once. */
+    readonly sandboxCryptoDelaySeconds: number
   }
   /** True when the secrets were generated here rather than given (printed at start-up). */
   readonly secretsGenerated: boolean
@@ -256,6 +258,10 @@ export const loadAppConfig: Effect.Effect<
     depositTtlMinutes: yield* Config.integer("DEPOSIT_TTL_MINUTES").pipe(
       Config.validate({ message: "Expected a positive number of minutes", validation: (n) => n > 0 }),
       Config.withDefault(30)
+    ),
+    sandboxCryptoDelaySeconds: yield* Config.integer("SANDBOX_CRYPTO_DELAY_SECONDS").pipe(
+      Config.validate({ message: "Expected a number of seconds, 0 or more", validation: (n) => n >= 0 }),
+      Config.withDefault(600)
     )
   }
 

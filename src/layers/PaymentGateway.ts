@@ -7,7 +7,10 @@ import { Context, Data, type Effect } from "effect"
 export type PaymentMethod = "PIX" | "CREDIT_CARD" | "CRYPTO"
 
 export interface ChargeRequest {
-  /** In cents; the gateway is asked in currency units (cents / 100, SPEC deposit rule 2). */
+  /**
+   * What the payer is charged, in cents: the deposit's amount plus its fee (D21). The gateway is asked
+   * in currency units (cents / 100, SPEC deposit rule 2).
+   */
   readonly amountCents: bigint
   readonly method: PaymentMethod
   /** Our reference for the charge, unique per deposit attempt (also the idempotency key). */

@@ -14,6 +14,20 @@ export const Rarity = Schema.Literal(
 )
 export type Rarity = typeof Rarity.Type
 
+/**
+ * SPEC's base probability of each rarity, in 0.0000001 units: the drop chance an item gets when a case
+ * is saved without its `dropChance` (D21; scaled with the others to fill 1, see `resolveDropChances`).
+ */
+export const BASE_DROP_CHANCE_UNITS: Readonly<Record<Rarity, number>> = {
+  CONSUMER: 7_992_000,
+  INDUSTRIAL: 1_598_000,
+  MIL_SPEC: 320_000,
+  RESTRICTED: 64_000,
+  CLASSIFIED: 26_000,
+  COVERT: 4_000,
+  EXTRAORDINARY: 1_000
+}
+
 export const CaseCategory = Schema.Literal("CHEAP", "MEDIUM", "EXPENSIVE", "PREMIUM", "EVENT")
 export type CaseCategory = typeof CaseCategory.Type
 
@@ -35,6 +49,13 @@ export const chanceUnits = (chance: number): number | undefined => {
   if (decimals.length > CHANCE_DECIMALS) return undefined
   return Number(match[1]) * ROLL_SPACE + Number(decimals.padEnd(CHANCE_DECIMALS, "0"))
 }
+
+/**
+ * D7's FLIP threshold: FLIP happens when `t mod 10000000` is below it, so FLIP's probability is exactly
+ * this many 0.0000001 units. floor(flipChance x 10000000), exact for a flipChance of at most 7 decimals.
+ */
+export const flipThresholdUnits = (flipChance: number): number =>
+  chanceUnits(flipChance) ?? Math.floor(flipChance * ROLL_SPACE)
 
 /** `units` as the decimal the database column numeric(8, 7) holds, e.g. 5700000 -> "0.5700000". */
 export const unitsToDecimal = (units: number): string =>
@@ -79,6 +100,8 @@ export class Case extends Schema.Class<Case>("Case")({
   isFeatured: Schema.Boolean,
   houseEdge: Schema.Number,
   flipChance: Schema.Number,
+  /** Pays back more than its house edge on purpose (free or event cases, D21). */
+  promotional: Schema.Boolean,
   createdAt: Schema.DateFromSelf,
   updatedAt: Schema.DateFromSelf
 }) {}

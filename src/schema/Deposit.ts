@@ -20,16 +20,26 @@ export const PaymentMethod = Schema.Literal("PIX", "CREDIT_CARD", "CRYPTO").anno
 })
 export type PaymentMethod = typeof PaymentMethod.Type
 
-/** SPEC deposit rule 6, listed by `GET /payment/methods`; the fee is informative (D9). */
+/** SPEC deposit rule 6: each method's fee in basis points (1/100 of a percent) of the amount. */
+const FEE_BASIS_POINTS: Readonly<Record<PaymentMethod, bigint>> = { PIX: 0n, CREDIT_CARD: 350n, CRYPTO: 100n }
+
+/**
+ * D21: the fee the payer pays on top of `amountCents` (the gateway charges the sum, the user is
+ * credited `amountCents`): the method's percentage of the amount, rounded half up to the cent.
+ */
+export const depositFeeCents = (method: PaymentMethod, amountCents: bigint): bigint =>
+  (amountCents * FEE_BASIS_POINTS[method] + 5_000n) / 10_000n
+
+/** SPEC deposit rule 6, listed by `GET /payment/methods`; the fee is paid on top of the amount (D21). */
 export const PAYMENT_METHODS: ReadonlyArray<{
   readonly id: PaymentMethod
   readonly name: string
   readonly feePercent: number
   readonly processingTime: string
 }> = [
-  { id: "PIX", name: "PIX", feePercent: 0, processingTime: "instant" },
-  { id: "CREDIT_CARD", name: "Credit card", feePercent: 3.5, processingTime: "instant" },
-  { id: "CRYPTO", name: "Crypto (BTC/ETH)", feePercent: 1, processingTime: "10 to 60 minutes" }
+  { id: "PIX", name: "PIX", feePercent: Number(FEE_BASIS_POINTS.PIX) / 100, processingTime: "instant" },
+  { id: "CREDIT_CARD", name: "Credit card", feePercent: Number(FEE_BASIS_POINTS.CREDIT_CARD) / 100, processingTime: "instant" },
+  { id: "CRYPTO", name: "Crypto (BTC/ETH)", feePercent: Number(FEE_BASIS_POINTS.CRYPTO) / 100, processingTime: "10 to 60 minutes" }
 ]
 
 export const MIN_DEPOSIT_CENTS = 500n

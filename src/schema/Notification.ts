@@ -52,3 +52,5 @@ export type AuditAction =
   | "RAFFLE_CREATED"
   | "RAFFLE_DRAWN"
   | "RAFFLE_CANCELLED"
+  | "CASE_PROMOTIONAL"
+  | "CASE_OVER_HOUSE_EDGE"

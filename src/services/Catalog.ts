@@ -5,14 +5,23 @@
  *
  * Administrators create, update and list everything, inactive cases included. Players see active
  * cases only (`listActiveCases`, `findActiveCase`): an inactive case is as absent as a missing one.
+ *
+ * Economics (D21, src/services/CaseEconomics.ts): every save computes what the case pays back from its
+ * roll blocks and its items' current values. A save that leaves the case paying back more than
+ * 1 - houseEdge of its price is refused (422 with the figures) unless the case is promotional; the one
+ * exception is taking an active case out of play (isActive false), so an operator can always stop the
+ * losses. Item value changes are never refused: a case they push over its edge shows as a CRITICAL
+ * dashboard alert (`casesOverHouseEdge`) and is audited.
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, unitsToDecimal } from "../schema/Catalog"
 import { CaseNotFound, Conflict, FieldError, NotFound, UnprocessableEntity } from "../schema/Errors"
-import { CaseId, ItemId } from "../schema/Ids"
-import { categoryForPrice, computeRanges, type ItemChance, type ItemRange } from "./CaseRanges"
+import { CaseId, ItemId, type UserId } from "../schema/Ids"
+import { Audit } from "./Audit"
+import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
+import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
 
 export interface NewItem {
   readonly name: string
@@ -37,7 +46,15 @@ export interface NewCase {
   readonly isFeatured?: boolean | undefined
   readonly houseEdge?: number | undefined
   readonly flipChance?: number | undefined
-  readonly items: ReadonlyArray<ItemChance<ItemId>>
+  /** Pays back more than its house edge on purpose (D21); default false. */
+  readonly promotional?: boolean | undefined
+  /** Without a dropChance, an item gets its rarity's base probability, scaled (D21). */
+  readonly items: ReadonlyArray<CaseItemRequest>
+}
+
+export interface CaseItemRequest {
+  readonly itemId: ItemId
+  readonly dropChance?: number | undefined
 }
 
 /**
@@ -51,6 +68,18 @@ export interface CaseWithItems {
   readonly case: Case
   /** In roll order (ascending rangeStart). */
   readonly items: ReadonlyArray<CaseItem>
+  /** What it pays back, from its blocks and its items' current values (D21). */
+  readonly economics: Economics
+}
+
+/** An active, non-promotional case that pays back more than its house edge allows (D21). */
+export interface CaseOverHouseEdge {
+  readonly id: CaseId
+  readonly name: string
+  readonly slug: string
+  readonly priceCents: bigint
+  readonly houseEdge: number
+  readonly economics: Economics
 }
 
 /** One item of a case: its range, and the item as a player sees it. */
@@ -112,7 +141,47 @@ const CaseSummaryRow = Schema.Struct({
   bestValueCents: Schema.BigInt
 })
 
-const CaseItemOfCase = Schema.Struct({ caseId: CaseId, ...CaseItem.fields })
+/** A stored range with its item's current value. */
+const PricedCaseItem = Schema.Struct({ ...CaseItem.fields, valueCents: Schema.BigInt })
+type PricedCaseItem = typeof PricedCaseItem.Type
+const PricedCaseItemOfCase = Schema.Struct({ caseId: CaseId, ...PricedCaseItem.fields })
+
+const ItemFacts = Schema.Struct({ id: ItemId, rarity: Rarity, valueCents: Schema.BigInt })
+
+/** A range of an active, non-promotional case, with the case's terms on each row. */
+const CaseTermsRow = Schema.Struct({
+  caseId: CaseId,
+  name: Schema.String,
+  slug: Schema.String,
+  priceCents: Schema.BigInt,
+  houseEdge: Schema.Number,
+  flipChance: Schema.Number,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
+  valueCents: Schema.BigInt
+})
+
+const payoutOf = (range: { readonly rangeStart: number; readonly rangeEnd: number; readonly valueCents: bigint }): Payout => ({
+  units: range.rangeEnd - range.rangeStart + 1,
+  valueCents: range.valueCents
+})
+
+const economicsOf = (
+  kase: { readonly priceCents: bigint; readonly houseEdge: number; readonly flipChance: number },
+  payouts: ReadonlyArray<Payout>
+) => caseEconomics({ priceCents: kase.priceCents, houseEdge: kase.houseEdge, flipChance: kase.flipChance, items: payouts })
+
+/** The figures an audit entry keeps of a case's economics. */
+const auditFigures = (economics: Economics) => ({
+  expectedValueCents: economics.expectedValueExact,
+  rtp: economics.rtp
+})
+
+const withEconomics = (kase: Case, items: ReadonlyArray<PricedCaseItem>): CaseWithItems => ({
+  case: kase,
+  items: items.map(({ valueCents: _, ...item }) => new CaseItem(item)),
+  economics: economicsOf(kase, items.map(payoutOf))
+})
 
 const PageWindow = Schema.Struct({ limit: Schema.Number, offset: Schema.Number })
 const windowOf = (page: PageRequest) => ({ limit: page.limit, offset: (page.page - 1) * page.limit })
@@ -135,11 +204,12 @@ const categoryFor = (asked: CaseCategory | undefined, priceCents: bigint): CaseC
 
 const itemColumns = "id, name, rarity, value_cents, image_url, is_upgradable"
 const caseColumns =
-  "id, name, slug, description, image_url, price_cents, category, is_active, is_featured, house_edge, flip_chance, created_at, updated_at"
+  "id, name, slug, description, image_url, price_cents, category, is_active, is_featured, house_edge, flip_chance, promotional, created_at, updated_at"
 
 export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const audit = yield* Audit
 
     const insertItem = SqlSchema.single({
       Request: Schema.Struct({
@@ -157,10 +227,10 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
             RETURNING ${sql.literal(itemColumns)}`
     })
 
-    const existingItemIds = SqlSchema.findAll({
+    const itemFacts = SqlSchema.findAll({
       Request: Schema.Array(Schema.BigInt),
-      Result: Schema.Struct({ id: ItemId }),
-      execute: (ids) => sql`SELECT id FROM items WHERE id IN ${sql.in(ids)}`
+      Result: ItemFacts,
+      execute: (ids) => sql`SELECT id, rarity, value_cents FROM items WHERE id IN ${sql.in(ids)}`
     })
 
     /** Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is a Conflict too. */
@@ -176,37 +246,65 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         isFeatured: Schema.Boolean,
         houseEdge: Schema.Number,
         flipChance: Schema.Number,
+        promotional: Schema.Boolean,
         now: Schema.DateFromSelf
       }),
       Result: Case,
       execute: (row) =>
         sql`INSERT INTO cases (name, slug, description, image_url, price_cents, category, is_active, is_featured,
-                               house_edge, flip_chance, created_at, updated_at)
+                               house_edge, flip_chance, promotional, created_at, updated_at)
             VALUES (${row.name}, ${row.slug}, ${row.description}, ${row.imageUrl}, ${row.priceCents}, ${row.category},
-                    ${row.isActive}, ${row.isFeatured}, ${row.houseEdge}, ${row.flipChance}, ${row.now}, ${row.now})
+                    ${row.isActive}, ${row.isFeatured}, ${row.houseEdge}, ${row.flipChance}, ${row.promotional},
+                    ${row.now}, ${row.now})
             ON CONFLICT (slug) DO NOTHING
             RETURNING ${sql.literal(caseColumns)}`
     })
 
     const caseItemsOf = SqlSchema.findAll({
       Request: CaseId,
-      Result: CaseItem,
+      Result: PricedCaseItem,
       execute: (caseId) =>
-        sql`SELECT item_id, drop_chance, range_start, range_end FROM case_items
-            WHERE case_id = ${caseId} ORDER BY range_start`
+        sql`SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
+            FROM case_items ci JOIN items i ON i.id = ci.item_id
+            WHERE ci.case_id = ${caseId} ORDER BY ci.range_start`
     })
 
-    /** 422 on `items` when some item does not exist. */
-    const requireItems = (items: ReadonlyArray<ItemChance<ItemId>>) =>
+    /**
+     * The ranges of new items for a case (D6, D21: missing chances from the rarities) and what each
+     * block pays; 422 on `items` when an item does not exist or the chances do not cover 1..10000000.
+     */
+    const rangesFor = (items: ReadonlyArray<CaseItemRequest>) =>
       Effect.gen(function*() {
-        const known = new Set((yield* existingItemIds(items.map((i) => i.itemId))).map((row) => row.id))
-        const unknown = items.filter((i) => !known.has(i.itemId)).map((i) => String(i.itemId))
+        const facts = new Map(
+          (items.length === 0 ? [] : yield* itemFacts(items.map((i) => i.itemId))).map((row) => [row.id, row])
+        )
+        const unknown = items.filter((i) => !facts.has(i.itemId)).map((i) => String(i.itemId))
         if (unknown.length > 0) {
           return yield* new UnprocessableEntity({
             message: "Invalid case items",
             errors: [new FieldError({ field: "items", message: `Unknown item ids: ${unknown.join(", ")}` })]
           })
         }
+        const chances = resolveDropChances(
+          items.map((i) => ({ itemId: i.itemId, rarity: facts.get(i.itemId)!.rarity, dropChance: i.dropChance }))
+        )
+        if (Either.isLeft(chances)) return yield* chances.left
+        const ranges = computeRanges(chances.right)
+        if (Either.isLeft(ranges)) return yield* ranges.left
+        return {
+          ranges: ranges.right,
+          payouts: ranges.right.map((range) => payoutOf({ ...range, valueCents: facts.get(range.itemId)!.valueCents }))
+        }
+      })
+
+    /** D21: the promotional flag is audited whenever a case is saved with it or it changes. */
+    const auditPromotional = (actor: UserId | null, kase: Case, economics: Economics) =>
+      audit.record({
+        userId: actor,
+        action: "CASE_PROMOTIONAL",
+        entityType: "Case",
+        entityId: kase.id,
+        metadata: { promotional: kase.promotional, houseEdge: kase.houseEdge, ...auditFigures(economics) }
       })
 
     const insertRanges = (caseId: CaseId, ranges: ReadonlyArray<ItemRange<ItemId>>) =>
@@ -226,29 +324,39 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       return yield* insertItem({ ...input, now }).pipe(Effect.orDie)
     })
 
-    const createCase = Effect.fn("Catalog.createCase")(function*(input: NewCase) {
-      const ranges = computeRanges(input.items)
-      if (Either.isLeft(ranges)) return yield* ranges.left
+    /**
+     * A new case with its ranges, in one transaction. 422 on `items` (D6, D21) or over its house edge
+     * unless promotional (D21); 409 `Slug already exists`. `actor`: the administrator, for the audit.
+     */
+    const createCase = Effect.fn("Catalog.createCase")(function*(input: NewCase, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
       return yield* Effect.gen(function*() {
-        yield* requireItems(input.items)
+        const { payouts, ranges } = yield* rangesFor(input.items)
+        const terms = {
+          priceCents: input.priceCents,
+          houseEdge: input.houseEdge ?? 0.1,
+          flipChance: input.flipChance ?? 0
+        }
+        const promotional = input.promotional ?? false
+        const economics = economicsOf(terms, payouts)
+        if (economics.overHouseEdge && !promotional) return yield* overHouseEdge({ ...terms, items: payouts }, economics)
         const created = yield* insertCase({
           name: input.name,
           slug: input.slug,
           description: input.description ?? null,
           imageUrl: input.imageUrl,
-          priceCents: input.priceCents,
           category: categoryFor(input.category, input.priceCents),
           isActive: input.isActive ?? true,
           isFeatured: input.isFeatured ?? false,
-          houseEdge: input.houseEdge ?? 0.1,
-          flipChance: input.flipChance ?? 0,
+          ...terms,
+          promotional,
           now
         })
         if (created._tag === "None") return yield* slugTaken()
         const caseId = created.value.id
-        yield* insertRanges(caseId, ranges.right)
-        return { case: created.value, items: yield* caseItemsOf(caseId) } satisfies CaseWithItems
+        yield* insertRanges(caseId, ranges)
+        if (promotional) yield* auditPromotional(actor, created.value, economics)
+        return withEconomics(created.value, yield* caseItemsOf(caseId))
       }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
     })
 
@@ -258,21 +366,79 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       execute: (id) => sql`SELECT ${sql.literal(itemColumns)} FROM items WHERE id = ${id}`
     })
 
-    /** Changes the given fields of an item; 404 `Item not found` when it does not exist. */
-    const updateItem = Effect.fn("Catalog.updateItem")(function*(id: ItemId, update: ItemUpdate) {
+    /**
+     * Cases that pay back more than their house edge allows, among the active, non-promotional ones
+     * (those holding `itemId` when given), by id.
+     */
+    const overEdge = (itemId?: ItemId) =>
+      Effect.gen(function*() {
+        const rows = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: CaseTermsRow,
+          execute: () =>
+            sql`SELECT c.id AS case_id, c.name, c.slug, c.price_cents, c.house_edge, c.flip_chance,
+                       ci.range_start, ci.range_end, i.value_cents
+                FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id
+                WHERE c.is_active AND NOT c.promotional
+                  ${itemId === undefined ? sql`` : sql`AND c.id IN (SELECT case_id FROM case_items WHERE item_id = ${itemId})`}
+                ORDER BY c.id, ci.range_start`
+        })(undefined)
+        const byCase = new Map<CaseId, Array<typeof CaseTermsRow.Type>>()
+        for (const row of rows) byCase.set(row.caseId, [...(byCase.get(row.caseId) ?? []), row])
+        const over: Array<CaseOverHouseEdge> = []
+        for (const [id, ranges] of byCase) {
+          const { houseEdge, name, priceCents, slug } = ranges[0]!
+          const economics = economicsOf(ranges[0]!, ranges.map(payoutOf))
+          if (economics.overHouseEdge) over.push({ id, name, slug, priceCents, houseEdge, economics })
+        }
+        return over
+      })
+
+    /** D21's dashboard alert: every active, non-promotional case over its house edge. */
+    const casesOverHouseEdge = Effect.fn("Catalog.casesOverHouseEdge")(function*() {
+      return yield* overEdge()
+    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+
+    /**
+     * Changes the given fields of an item; 404 `Item not found` when it does not exist. A value change
+     * is never refused (D21): each active, non-promotional case it pushes over its house edge is
+     * audited (CASE_OVER_HOUSE_EDGE) and logged here, and shows as a dashboard alert until it is dealt with.
+     */
+    const updateItem = Effect.fn("Catalog.updateItem")(function*(id: ItemId, update: ItemUpdate, actor: UserId | null = null) {
       const changes = definedOnly({ ...update })
       const now = new Date(yield* Clock.currentTimeMillis)
-      const updated = Object.keys(changes).length === 0
-        ? yield* findItem(id)
-        : yield* SqlSchema.findOne({
+      if (Object.keys(changes).length === 0) {
+        const found = yield* findItem(id)
+        if (Option.isNone(found)) return yield* NotFound.of("Item")
+        return found.value
+      }
+      return yield* Effect.gen(function*() {
+        const revalued = update.valueCents !== undefined
+        const overBefore = new Set(revalued ? (yield* overEdge(id)).map((kase) => kase.id) : [])
+        const updated = yield* SqlSchema.findOne({
           Request: ItemId,
           Result: Item,
           execute: (id) =>
             sql`UPDATE items SET ${sql.update({ ...changes, updatedAt: now })} WHERE id = ${id}
                 RETURNING ${sql.literal(itemColumns)}`
         })(id)
-      if (Option.isNone(updated)) return yield* NotFound.of("Item")
-      return updated.value
+        if (Option.isNone(updated)) return yield* NotFound.of("Item")
+        const pushed = revalued ? (yield* overEdge(id)).filter((kase) => !overBefore.has(kase.id)) : []
+        for (const kase of pushed) {
+          yield* audit.record({
+            userId: actor,
+            action: "CASE_OVER_HOUSE_EDGE",
+            entityType: "Case",
+            entityId: kase.id,
+            metadata: { itemId: String(id), valueCents: Number(updated.value.valueCents), houseEdge: kase.houseEdge, ...auditFigures(kase.economics) }
+          })
+          yield* Effect.logWarning(
+            `Item ${id} revalued: case ${kase.id} (${kase.slug}) now pays back ${kase.economics.rtp} of its price, ` +
+              `more than its house edge ${kase.houseEdge} allows`
+          )
+        }
+        return updated.value
+      }).pipe(sql.withTransaction)
     }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
 
     /** Every item, by id (D6 `GET /admin/items`). */
@@ -295,15 +461,11 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
 
     /**
      * Changes the given fields of a case in one transaction; new `items` replace the old ones with
-     * recomputed ranges. 404 `Case not found`, 409 `Slug already exists`, 422 on `items`.
+     * recomputed ranges. 404 `Case not found`, 409 `Slug already exists`, 422 on `items`, and 422 when
+     * the case it leaves pays back more than its house edge allows (D21) unless it is promotional or
+     * the change takes it out of play.
      */
-    const updateCase = Effect.fn("Catalog.updateCase")(function*(id: CaseId, update: CaseUpdate) {
-      let ranges: ReadonlyArray<ItemRange<ItemId>> | undefined
-      if (update.items !== undefined) {
-        const computed = computeRanges(update.items)
-        if (Either.isLeft(computed)) return yield* computed.left
-        ranges = computed.right
-      }
+    const updateCase = Effect.fn("Catalog.updateCase")(function*(id: CaseId, update: CaseUpdate, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
       return yield* Effect.gen(function*() {
         const found = yield* lockCase(id)
@@ -313,15 +475,26 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
           const taken = yield* sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`
           if (taken.length > 0) return yield* slugTaken()
         }
-        if (update.items !== undefined && ranges !== undefined) {
-          yield* requireItems(update.items)
-          yield* sql`DELETE FROM case_items WHERE case_id = ${id}`
-          yield* insertRanges(id, ranges)
+        const replaced = update.items === undefined ? undefined : yield* rangesFor(update.items)
+        const terms = {
+          priceCents: update.priceCents ?? current.priceCents,
+          houseEdge: update.houseEdge ?? current.houseEdge,
+          flipChance: update.flipChance ?? current.flipChance
         }
-        const priceCents = update.priceCents ?? current.priceCents
+        const payouts = replaced?.payouts ?? (yield* caseItemsOf(id)).map(payoutOf)
+        const economics = economicsOf(terms, payouts)
+        const promotional = update.promotional ?? current.promotional
+        const outOfPlay = current.isActive && update.isActive === false
+        if (economics.overHouseEdge && !promotional && !outOfPlay) {
+          return yield* overHouseEdge({ ...terms, items: payouts }, economics)
+        }
+        if (replaced !== undefined) {
+          yield* sql`DELETE FROM case_items WHERE case_id = ${id}`
+          yield* insertRanges(id, replaced.ranges)
+        }
         const category = update.category === undefined && current.category === "EVENT"
           ? "EVENT"
-          : categoryFor(update.category, priceCents)
+          : categoryFor(update.category, terms.priceCents)
         const changes = definedOnly({
           name: update.name,
           slug: update.slug,
@@ -331,7 +504,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
           isActive: update.isActive,
           isFeatured: update.isFeatured,
           houseEdge: update.houseEdge,
-          flipChance: update.flipChance
+          flipChance: update.flipChance,
+          promotional: update.promotional
         })
         const updated = yield* SqlSchema.single({
           Request: CaseId,
@@ -340,7 +514,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
             sql`UPDATE cases SET ${sql.update({ ...changes, category, updatedAt: now })} WHERE id = ${id}
                 RETURNING ${sql.literal(caseColumns)}`
         })(id)
-        return { case: updated, items: yield* caseItemsOf(id) } satisfies CaseWithItems
+        if (updated.promotional !== current.promotional) yield* auditPromotional(actor, updated, economics)
+        return withEconomics(updated, yield* caseItemsOf(id))
       }).pipe(
         sql.withTransaction,
         Effect.catchTags({
@@ -352,6 +527,17 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       )
     })
 
+    /** One case with its items and economics, inactive ones included (`GET /admin/cases/:id`). */
+    const findCase = Effect.fn("Catalog.findCase")(function*(id: CaseId) {
+      const found = yield* SqlSchema.findOne({
+        Request: CaseId,
+        Result: Case,
+        execute: (id) => sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id}`
+      })(id)
+      if (Option.isNone(found)) return yield* NotFound.of("Case")
+      return withEconomics(found.value, yield* caseItemsOf(id))
+    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+
     const casesPage = SqlSchema.findAll({
       Request: PageWindow,
       Result: Case,
@@ -361,20 +547,18 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
 
     const itemsOfCases = SqlSchema.findAll({
       Request: Schema.Array(CaseId),
-      Result: CaseItemOfCase,
+      Result: PricedCaseItemOfCase,
       execute: (ids) =>
-        sql`SELECT case_id, item_id, drop_chance, range_start, range_end FROM case_items
-            WHERE case_id IN ${sql.in(ids)} ORDER BY case_id, range_start`
+        sql`SELECT ci.case_id, ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
+            FROM case_items ci JOIN items i ON i.id = ci.item_id
+            WHERE ci.case_id IN ${sql.in(ids)} ORDER BY ci.case_id, ci.range_start`
     })
 
     /** Every case with its items, inactive ones included, by id (D6 `GET /admin/cases`). */
     const listCases = Effect.fn("Catalog.listCases")(function*(page: PageRequest) {
       const cases = yield* casesPage(windowOf(page))
       const items = cases.length === 0 ? [] : yield* itemsOfCases(cases.map((c) => c.id))
-      const entries = cases.map((kase): CaseWithItems => ({
-        case: kase,
-        items: items.filter((i) => i.caseId === kase.id).map(({ caseId: _, ...item }) => new CaseItem(item))
-      }))
+      const entries = cases.map((kase) => withEconomics(kase, items.filter((i) => i.caseId === kase.id)))
       const [count] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM cases`
       return { entries, total: count!.n, page: page.page } satisfies Page<CaseWithItems>
     }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
@@ -446,7 +630,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
 
     /** The items of a case in roll order, ready for `itemForRoll`. */
     const caseItems = Effect.fn("Catalog.caseItems")(function*(caseId: CaseId) {
-      return yield* caseItemsOf(caseId).pipe(Effect.orDie)
+      const items = yield* caseItemsOf(caseId).pipe(Effect.orDie)
+      return items.map(({ valueCents: _, ...item }) => new CaseItem(item))
     })
 
     const isEmpty = sql<{ readonly empty: boolean }>`
@@ -462,11 +647,14 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       listItems,
       createCase,
       updateCase,
+      findCase,
       listCases,
+      casesOverHouseEdge,
       listActiveCases,
       findActiveCase,
       caseItems,
       isEmpty
     } as const
-  })
+  }),
+  dependencies: [Audit.Default]
 }) {}

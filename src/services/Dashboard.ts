@@ -7,18 +7,31 @@
  *   plus the source values staked in upgrades. The chart's deposits and withdrawals are the DEPOSIT
  *   and WITHDRAWAL ledger movements (SPEC rule 3); the "today" financial figures are confirmed
  *   deposits and completed withdrawals (SPEC rule 2).
- * - Today's figures are read live through indexes on their timestamps. The chart reads days that are
- *   over from `dashboard_days`, computed once on first need (a day's rows never change once it has
- *   ended: they are stamped with the time they were written; an hour of margin covers clocks of
- *   other instances), and computes only the recent days live. DashboardCacheJob fills the cache in
- *   the background, so requests do not pay for it.
+ * - Gross gaming revenue (D21; docs/economics.md), per game and day: what players staked minus the
+ *   value of the items (and balance: no game pays any today) they were awarded. Openings: price paid
+ *   minus the won item's value, by opening time. Upgrades: the staked item's value minus, on success,
+ *   the target's value, by upgrade time. Battles: entries net of refunds, by ledger time, minus the
+ *   value of the items given to winners (DROPPED and ADDED_FROM_POOL settlements; REMOVED_TO_POOL
+ *   stays with the house), by settlement time. Raffles: tickets, by ledger time, minus the prize's value
+ *   at the draw, by draw time. Item sales (ITEM_SELL credits) and deposit fees (on deposits confirmed
+ *   that day, by confirmedAt) are reported beside them.
+ * - Every per-day figure comes from one query (`computeDays`), for the chart and for today alike, and
+ *   is read through indexes on its timestamps. The chart reads days that are over from
+ *   `dashboard_days`, computed once on first need (a day's rows never change once it has ended: they
+ *   are stamped with the time they were written; an hour of margin covers clocks of other instances),
+ *   and computes only the recent days live. DashboardCacheJob fills the cache in the background, so
+ *   requests do not pay for it.
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Schema } from "effect"
 import { Rarity } from "../schema/Catalog"
+import { Catalog } from "./Catalog"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
 import { rowsOf } from "./SqlRows"
+
+/** How many of the dashboard's reads run at once (the pool has 10 connections for everyone). */
+const STATS_CONCURRENCY = 4
 
 /** A day is cached once it ended this long ago. */
 const SETTLED_AFTER_MS = 3_600_000
@@ -28,14 +41,38 @@ export type ChartPeriod = keyof typeof CHART_PERIODS
 
 /** The ledger types of revenue (D15); amounts are the user's side, so revenue is minus their sum. */
 const REVENUE_TYPES = ["CASE_OPEN", "BATTLE_ENTRY", "BATTLE_REFUND"] as const
+/** Every ledger type a day's figures read. */
+const DAY_TYPES = [...REVENUE_TYPES, "DEPOSIT", "WITHDRAWAL", "RAFFLE_TICKET", "ITEM_SELL"] as const
 
+/** The figures of one UTC day, in cents. */
 const DayRow = Schema.Struct({
   day: Schema.String,
   revenueCents: Schema.NumberFromString,
   depositsCents: Schema.NumberFromString,
-  withdrawalsCents: Schema.NumberFromString
+  withdrawalsCents: Schema.NumberFromString,
+  ggrOpeningsCents: Schema.NumberFromString,
+  ggrUpgradesCents: Schema.NumberFromString,
+  ggrBattlesCents: Schema.NumberFromString,
+  ggrRafflesCents: Schema.NumberFromString,
+  itemSalesCents: Schema.NumberFromString,
+  feesCents: Schema.NumberFromString
 })
 type DayRow = typeof DayRow.Type
+
+const quietDay = (day: string): DayRow => ({
+  day,
+  revenueCents: 0,
+  depositsCents: 0,
+  withdrawalsCents: 0,
+  ggrOpeningsCents: 0,
+  ggrUpgradesCents: 0,
+  ggrBattlesCents: 0,
+  ggrRafflesCents: 0,
+  itemSalesCents: 0,
+  feesCents: 0
+})
+
+const ggrOf = (day: DayRow) => day.ggrOpeningsCents + day.ggrUpgradesCents + day.ggrBattlesCents + day.ggrRafflesCents
 
 const TopItemRow = Schema.Struct({
   id: Schema.String,
@@ -69,20 +106,10 @@ const ActivityRow = Schema.Struct({
 export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const catalog = yield* Catalog
 
     const numberOf = (statement: Effect.Effect<ReadonlyArray<{ readonly n: string | number | null }>, SqlError>) =>
       Effect.map(Effect.orDie(statement), (rows) => Number(rows[0]?.n ?? 0))
-
-    /** Revenue of [from, to): ledger entries of openings and battles (net of refunds), plus upgrade stakes. */
-    const revenueBetween = (from: Date, to: Date) =>
-      Effect.zipWith(
-        numberOf(sql<{ n: string }>`
-          SELECT COALESCE(-sum(amount_cents), 0)::text AS n FROM transactions
-          WHERE type IN ${sql.in(REVENUE_TYPES)} AND created_at >= ${from} AND created_at < ${to}`),
-        numberOf(sql<{ n: string }>`
-          SELECT COALESCE(sum(from_value_cents), 0)::text AS n FROM upgrades WHERE created_at >= ${from} AND created_at < ${to}`),
-        (ledger, upgrades) => ledger + upgrades
-      )
 
     const countBetween = (table: "case_openings" | "battles" | "upgrades" | "users", from: Date, to: Date) =>
       numberOf(sql<{ n: number }>`
@@ -91,46 +118,63 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
     const activeOn = (day: string) =>
       numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM user_activity_days WHERE day = ${day}::date`)
 
-    /** `GET /admin/dashboard`: DashboardStats. topItems are over today's case openings (null when none). */
+    /**
+     * `GET /admin/dashboard`: DashboardStats. topItems are over today's case openings (null when none).
+     * The figures are independent reads: a few run at once (on PGlite's single connection they queue).
+     */
     const stats = Effect.fn("Dashboard.stats")(function*() {
       const now = yield* Clock.currentTimeMillis
       const from = new Date(startOfDay(now))
       const to = new Date(startOfDay(now) + DAY_MS)
-      const [total, activeToday, activeYesterday, newToday] = yield* Effect.all([
+      const [
+        total,
+        activeToday,
+        activeYesterday,
+        newToday,
+        todayFigures,
+        depositsToday,
+        withdrawalsToday,
+        pendingWithdrawals,
+        casesOpenedToday,
+        battlesToday,
+        upgradesToday,
+        [mostDropped],
+        [highestValue],
+        [mostOpened]
+      ] = yield* Effect.all([
         numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM users`),
         activeOn(isoDay(now)),
         activeOn(isoDay(now - DAY_MS)),
-        countBetween("users", from, to)
-      ])
-      const revenueToday = yield* revenueBetween(from, to)
-      const depositsToday = yield* numberOf(sql<{ n: string }>`
-        SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM deposits
-        WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to}`)
-      const withdrawalsToday = yield* numberOf(sql<{ n: string }>`
-        SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM withdrawals
-        WHERE status = 'COMPLETED' AND processed_at >= ${from} AND processed_at < ${to}`)
-      const pendingWithdrawals = yield* numberOf(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM withdrawals WHERE status = 'PENDING'`)
-      const [casesOpenedToday, battlesToday, upgradesToday] = yield* Effect.all([
+        countBetween("users", from, to),
+        computeDays(isoDay(now), isoDay(now)),
+        numberOf(sql<{ n: string }>`
+          SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM deposits
+          WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to}`),
+        numberOf(sql<{ n: string }>`
+          SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM withdrawals
+          WHERE status = 'COMPLETED' AND processed_at >= ${from} AND processed_at < ${to}`),
+        numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE status = 'PENDING'`),
         countBetween("case_openings", from, to),
         countBetween("battles", from, to),
-        countBetween("upgrades", from, to)
-      ])
-      const [mostDropped] = yield* rowsOf(TopItemRow, sql`
-        SELECT i.id::text AS id, i.name, i.rarity, i.value_cents::text AS value_cents, i.image_url, t.n AS count
-        FROM (SELECT item_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
-              GROUP BY item_id) t JOIN items i ON i.id = t.item_id
-        ORDER BY t.n DESC, i.value_cents DESC, i.id LIMIT 1`)
-      const [highestValue] = yield* rowsOf(TopItemRow, sql`
-        SELECT i.id::text AS id, i.name, i.rarity, i.value_cents::text AS value_cents, i.image_url, t.n AS count
-        FROM (SELECT item_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
-              GROUP BY item_id) t JOIN items i ON i.id = t.item_id
-        ORDER BY i.value_cents DESC, i.id LIMIT 1`)
-      const [mostOpened] = yield* rowsOf(TopCaseRow, sql`
-        SELECT c.id::text AS id, c.name, c.slug, c.image_url, c.price_cents::text AS price_cents, t.n AS count
-        FROM (SELECT case_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
-              GROUP BY case_id) t JOIN cases c ON c.id = t.case_id
-        ORDER BY t.n DESC, c.id LIMIT 1`)
+        countBetween("upgrades", from, to),
+        rowsOf(TopItemRow, sql`
+          SELECT i.id::text AS id, i.name, i.rarity, i.value_cents::text AS value_cents, i.image_url, t.n AS count
+          FROM (SELECT item_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
+                GROUP BY item_id) t JOIN items i ON i.id = t.item_id
+          ORDER BY t.n DESC, i.value_cents DESC, i.id LIMIT 1`),
+        rowsOf(TopItemRow, sql`
+          SELECT i.id::text AS id, i.name, i.rarity, i.value_cents::text AS value_cents, i.image_url, t.n AS count
+          FROM (SELECT item_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
+                GROUP BY item_id) t JOIN items i ON i.id = t.item_id
+          ORDER BY i.value_cents DESC, i.id LIMIT 1`),
+        rowsOf(TopCaseRow, sql`
+          SELECT c.id::text AS id, c.name, c.slug, c.image_url, c.price_cents::text AS price_cents, t.n AS count
+          FROM (SELECT case_id, count(*)::int AS n FROM case_openings WHERE created_at >= ${from} AND created_at < ${to}
+                GROUP BY case_id) t JOIN cases c ON c.id = t.case_id
+          ORDER BY t.n DESC, c.id LIMIT 1`)
+      ], { concurrency: STATS_CONCURRENCY })
+      const today = todayFigures[0] ?? quietDay(isoDay(now))
+      const revenueToday = today.revenueCents
       return {
         users: { total, activeToday, newToday, growth: percentChange(activeToday, activeYesterday) },
         financial: {
@@ -138,36 +182,78 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
           profitToday: revenueToday - withdrawalsToday,
           depositsToday,
           withdrawalsToday,
-          pendingWithdrawals
+          pendingWithdrawals,
+          itemSalesToday: today.itemSalesCents,
+          feesToday: today.feesCents
         },
-        games: { casesOpenedToday, battlesToday, upgradesToday, totalVolume: revenueToday },
+        games: {
+          casesOpenedToday,
+          battlesToday,
+          upgradesToday,
+          totalVolume: revenueToday,
+          ggrToday: {
+            total: ggrOf(today),
+            openings: today.ggrOpeningsCents,
+            upgrades: today.ggrUpgradesCents,
+            battles: today.ggrBattlesCents,
+            raffles: today.ggrRafflesCents
+          }
+        },
         topItems: { mostDropped: mostDropped ?? null, highestValue: highestValue ?? null, mostOpened: mostOpened ?? null }
       }
     })
 
-    /** The chart figures of the days [first, last] (ISO dates), grouped by UTC day; days without rows are absent. */
+    /**
+     * The figures of the days of [first, last] (ISO dates) that have any, ascending. Each source is
+     * summed by day on its own, then the parts are added up: no join multiplies rows, and the plan stays
+     * small enough that PostgreSQL does not JIT-compile it (which costs more than the query).
+     */
     const computeDays = (first: string, last: string) => {
       const from = new Date(`${first}T00:00:00.000Z`)
       const to = new Date(new Date(`${last}T00:00:00.000Z`).getTime() + DAY_MS)
+      const day = (column: string) => sql.literal(`(${column} AT TIME ZONE 'UTC')::date`)
+      const amounts = (types: ReadonlyArray<string>) => sql`sum(amount_cents) FILTER (WHERE type IN ${sql.in(types)})`
       return rowsOf(DayRow, sql`
-        WITH ledger AS (
-          SELECT (created_at AT TIME ZONE 'UTC')::date AS day,
-                 COALESCE(-sum(amount_cents) FILTER (WHERE type IN ${sql.in(REVENUE_TYPES)}), 0) AS revenue,
-                 COALESCE(sum(amount_cents) FILTER (WHERE type = 'DEPOSIT'), 0) AS deposits,
-                 COALESCE(-sum(amount_cents) FILTER (WHERE type = 'WITHDRAWAL'), 0) AS withdrawals
+        SELECT to_char(day, 'YYYY-MM-DD') AS day,
+               COALESCE(sum(revenue), 0)::text AS revenue_cents,
+               COALESCE(sum(deposits), 0)::text AS deposits_cents,
+               COALESCE(sum(withdrawals), 0)::text AS withdrawals_cents,
+               COALESCE(sum(ggr_openings), 0)::text AS ggr_openings_cents,
+               COALESCE(sum(ggr_upgrades), 0)::text AS ggr_upgrades_cents,
+               COALESCE(sum(ggr_battles), 0)::text AS ggr_battles_cents,
+               COALESCE(sum(ggr_raffles), 0)::text AS ggr_raffles_cents,
+               COALESCE(sum(item_sales), 0)::text AS item_sales_cents,
+               COALESCE(sum(fees), 0)::text AS fees_cents
+        FROM (
+          -- The ledger: revenue (D15), deposits and withdrawals (SPEC rule 3), battle and raffle stakes, sales.
+          SELECT ${day("created_at")} AS day, -${amounts(REVENUE_TYPES)} AS revenue, ${amounts(["DEPOSIT"])} AS deposits,
+                 -${amounts(["WITHDRAWAL"])} AS withdrawals, 0 AS ggr_openings, 0 AS ggr_upgrades,
+                 -${amounts(["BATTLE_ENTRY", "BATTLE_REFUND"])} AS ggr_battles, -${amounts(["RAFFLE_TICKET"])} AS ggr_raffles,
+                 ${amounts(["ITEM_SELL"])} AS item_sales, 0 AS fees
           FROM transactions
-          WHERE type IN ${sql.in([...REVENUE_TYPES, "DEPOSIT", "WITHDRAWAL"])} AND created_at >= ${from} AND created_at < ${to}
+          WHERE type IN ${sql.in(DAY_TYPES)} AND created_at >= ${from} AND created_at < ${to}
           GROUP BY 1
-        ),
-        staked AS (
-          SELECT (created_at AT TIME ZONE 'UTC')::date AS day, sum(from_value_cents) AS revenue
+          UNION ALL
+          SELECT ${day("created_at")}, 0, 0, 0, sum(price_paid_cents - item_value_cents), 0, 0, 0, 0, 0
+          FROM case_openings WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1
+          UNION ALL
+          -- Upgrades: the stake is revenue (D15); GGR gives back the target when won.
+          SELECT ${day("created_at")}, sum(from_value_cents), 0, 0, 0,
+                 sum(from_value_cents - CASE WHEN success THEN to_value_cents ELSE 0 END), 0, 0, 0, 0
           FROM upgrades WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1
-        )
-        SELECT to_char(COALESCE(l.day, s.day), 'YYYY-MM-DD') AS day,
-               (COALESCE(l.revenue, 0) + COALESCE(s.revenue, 0))::text AS revenue_cents,
-               COALESCE(l.deposits, 0)::text AS deposits_cents,
-               COALESCE(l.withdrawals, 0)::text AS withdrawals_cents
-        FROM ledger l FULL JOIN staked s ON s.day = l.day`)
+          UNION ALL
+          SELECT ${day("created_at")}, 0, 0, 0, 0, 0, -sum(value_cents), 0, 0, 0
+          FROM battle_settlements
+          WHERE type <> 'REMOVED_TO_POOL' AND created_at >= ${from} AND created_at < ${to} GROUP BY 1
+          UNION ALL
+          SELECT ${day("closed_at")}, 0, 0, 0, 0, 0, 0, -sum(prize_value_cents), 0, 0
+          FROM raffles WHERE status = 'DRAWN' AND closed_at >= ${from} AND closed_at < ${to} GROUP BY 1
+          UNION ALL
+          SELECT ${day("confirmed_at")}, 0, 0, 0, 0, 0, 0, 0, 0, sum(fee_cents)
+          FROM deposits WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to} GROUP BY 1
+        ) parts
+        GROUP BY day
+        ORDER BY day`)
     }
 
     /** One row per day of [first, last], zeros included: settled days from the cache (filled as needed). */
@@ -180,7 +266,10 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         if (settled.length > 0) {
           const cached = yield* rowsOf(DayRow, sql`
             SELECT to_char(day, 'YYYY-MM-DD') AS day, revenue_cents::text AS revenue_cents,
-                   deposits_cents::text AS deposits_cents, withdrawals_cents::text AS withdrawals_cents
+                   deposits_cents::text AS deposits_cents, withdrawals_cents::text AS withdrawals_cents,
+                   ggr_openings_cents::text AS ggr_openings_cents, ggr_upgrades_cents::text AS ggr_upgrades_cents,
+                   ggr_battles_cents::text AS ggr_battles_cents, ggr_raffles_cents::text AS ggr_raffles_cents,
+                   item_sales_cents::text AS item_sales_cents, fees_cents::text AS fees_cents
             FROM dashboard_days WHERE day >= ${settled[0]}::date AND day <= ${settled[settled.length - 1]}::date`)
           for (const row of cached) found.set(row.day, row)
           const missing = settled.filter((day) => !found.has(day))
@@ -188,10 +277,13 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
             const computed = new Map((yield* computeDays(missing[0]!, missing[missing.length - 1]!)).map((r) => [r.day, r]))
             const at = new Date(now)
             for (const day of missing) {
-              const row = computed.get(day) ?? { day, revenueCents: 0, depositsCents: 0, withdrawalsCents: 0 }
+              const row = computed.get(day) ?? quietDay(day)
               yield* sql`
-                INSERT INTO dashboard_days (day, revenue_cents, deposits_cents, withdrawals_cents, computed_at)
-                VALUES (${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents}, ${at})
+                INSERT INTO dashboard_days (day, revenue_cents, deposits_cents, withdrawals_cents, ggr_openings_cents,
+                  ggr_upgrades_cents, ggr_battles_cents, ggr_raffles_cents, item_sales_cents, fees_cents, computed_at)
+                VALUES (${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents},
+                  ${row.ggrOpeningsCents}, ${row.ggrUpgradesCents}, ${row.ggrBattlesCents}, ${row.ggrRafflesCents},
+                  ${row.itemSalesCents}, ${row.feesCents}, ${at})
                 ON CONFLICT (day) DO NOTHING`.pipe(Effect.orDie)
               found.set(day, row)
             }
@@ -201,7 +293,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         if (live.length > 0) {
           for (const row of yield* computeDays(live[0]!, live[live.length - 1]!)) found.set(row.day, row)
         }
-        return all.map((day) => found.get(day) ?? { day, revenueCents: 0, depositsCents: 0, withdrawalsCents: 0 })
+        return all.map((day) => found.get(day) ?? quietDay(day))
       })
 
     /** `GET /admin/dashboard/revenue-chart`: the period's days ending today, ascending (SPEC rule 3, D15). */
@@ -216,7 +308,10 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         revenue: d.revenueCents,
         profit: d.revenueCents - d.withdrawalsCents,
         deposits: d.depositsCents,
-        withdrawals: d.withdrawalsCents
+        withdrawals: d.withdrawalsCents,
+        ggr: ggrOf(d),
+        itemSales: d.itemSalesCents,
+        fees: d.feesCents
       }))
       const totalRevenue = data.reduce((sum, d) => sum + d.revenue, 0)
       const previousRevenue = previous.reduce((sum, d) => sum + d.revenueCents, 0)
@@ -297,6 +392,18 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
           level: "CRITICAL",
           title: "Withdrawals waiting for more than 24 hours",
           message: `${staleWithdrawals} pending withdrawal${staleWithdrawals === 1 ? "" : "s"} requested more than 24 hours ago`
+        })
+      }
+      // D21: an active case that pays back more than its house edge allows loses money on every opening.
+      for (const kase of yield* catalog.casesOverHouseEdge()) {
+        alerts.push({
+          id: `case-over-house-edge:${kase.id}`,
+          level: "CRITICAL",
+          title: "Case pays back more than its house edge allows",
+          message: `${kase.name} (case ${kase.id}, ${kase.slug}) pays back ${kase.economics.rtp} of its price: ` +
+            `${kase.economics.expectedValueCents} cents per opening of ${kase.priceCents} on average, where its house edge ` +
+            `${kase.houseEdge} allows ${kase.economics.maxExpectedValueExact}. Take it out of play, change its items or ` +
+            `price, or mark it promotional.`
         })
       }
       const total = Number(deposits?.total ?? 0)

@@ -3,7 +3,9 @@
  * docs/decisions.md "Deposits").
  *
  * - initiate: the gateway creates the charge first (nothing to undo if it fails), then the PENDING
- *   row stores its externalId, expiry and payment code.
+ *   row stores its externalId, expiry and payment code. The charge is for amountCents + feeCents (the
+ *   method's fee, paid on top, D21); confirmation credits amountCents. The fee is outside money that
+ *   never reaches a balance, so it has no ledger row: it is kept on the deposit.
  * - confirmation (gateway charge.paid, or an administrator): the row is locked, moved to CONFIRMED,
  *   and in the SAME transaction credited through the Ledger (DEPOSIT), notified (DEPOSIT_CONFIRMED),
  *   audited (DEPOSIT_CONFIRMED) and queued for the outbound webhook deposit.confirmed. A deposit is
@@ -24,6 +26,7 @@ import { Clock, Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { PaymentGateway } from "../layers/PaymentGateway"
 import {
+  depositFeeCents,
   DepositId,
   depositAmountProblem,
   type DepositRequest,
@@ -50,6 +53,7 @@ const Row = Schema.Struct({
   userId: UserId,
   username: Schema.String,
   amountCents: Schema.BigInt,
+  feeCents: Schema.BigInt,
   method: PaymentMethod,
   status: DepositStatus,
   externalId: Schema.String,
@@ -63,13 +67,18 @@ const Row = Schema.Struct({
 type Row = typeof Row.Type
 
 /** Selected from `d` (the deposits, or a CTE of changed ones) joined with `u` (users). */
-const COLUMNS = `d.id, d.user_id, u.username, d.amount_cents, d.method, d.status, d.external_id, d.expires_at,
+const COLUMNS = `d.id, d.user_id, u.username, d.amount_cents, d.fee_cents, d.method, d.status, d.external_id, d.expires_at,
   d.confirmed_at, d.failure_reason, d.qr_code, d.qr_code_text, d.created_at`
 
 /** A deposit as its owner sees it in lists (SPEC `GET /payment/deposits`, plus D9's externalId). */
 export interface DepositView {
   readonly id: DepositId
+  /** What the user is credited. */
   readonly amountCents: bigint
+  /** The method's fee, paid on top (D21). */
+  readonly feeCents: bigint
+  /** What the gateway charges: amountCents + feeCents. */
+  readonly totalCents: bigint
   readonly amountFormatted: string
   readonly method: PaymentMethod
   readonly status: DepositStatus
@@ -87,6 +96,8 @@ export interface AdminDepositView extends DepositView {
 export const depositView = (row: Row): DepositView => ({
   id: row.id,
   amountCents: row.amountCents,
+  feeCents: row.feeCents,
+  totalCents: row.amountCents + row.feeCents,
   amountFormatted: formatBrl(row.amountCents),
   method: row.method,
   status: row.status,
@@ -131,8 +142,9 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       if (problem !== undefined) {
         return yield* new ValidationError({ message: problem, errors: [new FieldError({ field: "amountCents", message: problem })] })
       }
+      const feeCents = depositFeeCents(input.method, amountCents)
       const charge = yield* gateway.createCharge({
-        amountCents,
+        amountCents: amountCents + feeCents,
         method: input.method,
         reference: `dep_${randomBytes(12).toString("hex")}`
       }).pipe(
@@ -142,8 +154,9 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       const at = yield* now
       const row = yield* selectFirst(sql`
         WITH d AS (
-          INSERT INTO deposits (user_id, amount_cents, method, external_id, expires_at, qr_code, qr_code_text, created_at, updated_at)
-          VALUES (${userId}, ${amountCents}, ${input.method}, ${charge.externalId}, ${charge.expiresAt},
+          INSERT INTO deposits (user_id, amount_cents, fee_cents, method, external_id, expires_at, qr_code, qr_code_text,
+                                created_at, updated_at)
+          VALUES (${userId}, ${amountCents}, ${feeCents}, ${input.method}, ${charge.externalId}, ${charge.expiresAt},
                   ${charge.qrCode}, ${charge.qrCodeText}, ${at}, ${at})
           RETURNING *
         )

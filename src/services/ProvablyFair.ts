@@ -14,7 +14,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { Randomness } from "../layers/Randomness"
-import { chanceUnits, ROLL_SPACE } from "../schema/Catalog"
+import { chanceUnits, flipThresholdUnits, ROLL_SPACE } from "../schema/Catalog"
 import { BadRequest } from "../schema/Errors"
 import type { UserId } from "../schema/Ids"
 import { firstOf, orUnavailable } from "./SqlRows"
@@ -44,10 +44,8 @@ export const upgradeThreshold = (probability: number): number => {
 export const upgradeSucceeds = (roll: number, threshold: number): boolean => roll < threshold
 
 /** FLIP happens when (t mod 10000000) < floor(flipChance x 10000000), t over `${clientSeed}:${nonce}:flip`. */
-export const flipTriggered = (serverSeed: string, clientSeed: string, nonce: number, flipChance: number): boolean => {
-  const units = chanceUnits(flipChance) ?? Math.floor(flipChance * ROLL_SPACE)
-  return Number(hmacInteger(serverSeed, `${clientSeed}:${nonce}:flip`) % BigInt(ROLL_SPACE)) < units
-}
+export const flipTriggered = (serverSeed: string, clientSeed: string, nonce: number, flipChance: number): boolean =>
+  Number(hmacInteger(serverSeed, `${clientSeed}:${nonce}:flip`) % BigInt(ROLL_SPACE)) < flipThresholdUnits(flipChance)
 
 /** A block of consecutive raffle tickets bought at once, with the buyer's client seed at purchase. */
 export interface TicketBlock {

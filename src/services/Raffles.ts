@@ -172,7 +172,8 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
           INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
           VALUES (${winnerId}, ${raffle.itemId}, 'RAFFLE', ${at}, ${at}) RETURNING id`
         yield* sql`UPDATE raffles SET status = 'DRAWN', closed_at = ${at}, winning_ticket = ${winningTicket},
-                     winner_id = ${winnerId}, inventory_item_id = ${entry!.id}, ticket_seeds_digest = ${digest}
+                     winner_id = ${winnerId}, inventory_item_id = ${entry!.id}, ticket_seeds_digest = ${digest},
+                     prize_value_cents = ${raffle.valueCents}
                    WHERE id = ${raffle.id}`
         const notification = yield* notifications.create(winnerId, {
           type: "RAFFLE_WON",

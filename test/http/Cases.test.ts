@@ -25,11 +25,18 @@ const setup = Effect.gen(function*() {
       if (created.status !== 201) throw new Error(`item: ${created.status} ${JSON.stringify(created.body)}`)
       return created.body as { id: string; name: string; rarity: string; valueCents: number; imageUrl: string }
     })
+  // These tests are about what players see, not economics: the cases pay back what they do on purpose (D21).
   const newCase = (name: string, body: Record<string, unknown>) =>
     Effect.gen(function*() {
       const created = yield* client.post(
         "/api/admin/cases",
-        { name, slug: `${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}-${++seq}`, imageUrl: `/cases/${seq}.png`, ...body },
+        {
+          name,
+          slug: `${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}-${++seq}`,
+          imageUrl: `/cases/${seq}.png`,
+          promotional: true,
+          ...body
+        },
         admin.auth
       )
       if (created.status !== 201) throw new Error(`case: ${created.status} ${JSON.stringify(created.body)}`)

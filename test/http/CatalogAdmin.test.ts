@@ -58,6 +58,7 @@ layer(TestDatabase)("catalog administration", (it) => {
         (auth: Record<string, string>) => client.post("/api/admin/items", item, auth),
         (auth: Record<string, string>) => put(client, "/api/admin/items/1", { name: "Y" }, auth),
         (auth: Record<string, string>) => client.get("/api/admin/cases", auth),
+        (auth: Record<string, string>) => client.get("/api/admin/cases/1", auth),
         (auth: Record<string, string>) => client.post("/api/admin/cases", {}, auth),
         (auth: Record<string, string>) => put(client, "/api/admin/cases/1", { name: "Y" }, auth)
       ]
@@ -164,7 +165,7 @@ layer(TestDatabase)("catalog administration", (it) => {
     Effect.gen(function*() {
       const { item, newCase } = yield* adminSession
       const cheap = yield* item(100)
-      const dear = yield* item(9_000)
+      const dear = yield* item(2_000)
       const created = yield* newCase({
         name: "Dust II",
         slug: "dust-ii",
@@ -182,6 +183,10 @@ layer(TestDatabase)("catalog administration", (it) => {
         isFeatured: false,
         houseEdge: 0.1,
         flipChance: 0,
+        promotional: false,
+        // 0.57 x 100 + 0.43 x 2000 = 917 of 1500 (D21).
+        expectedValueCents: 917,
+        rtp: 0.6113,
         items: [
           { itemId: dear, dropChance: 0.43, rangeStart: 1, rangeEnd: 4_300_000 },
           { itemId: cheap, dropChance: 0.57, rangeStart: 4_300_001, rangeEnd: 10_000_000 }
@@ -278,9 +283,17 @@ layer(TestDatabase)("catalog administration", (it) => {
       expect(fieldsOf(missing.body)).toEqual(["imageUrl", "items", "name", "priceCents", "slug"])
       expect(yield* countRows("cases")).toBe(before)
 
+      // A 1-cent case of a 100-cent item pays back on purpose (D21).
       const ok = yield* client.post(
         "/api/admin/cases",
-        { name: "Edge", slug: `a-1-b${"c".repeat(59)}`, imageUrl: "/e.png", priceCents: 1, items: [{ itemId: a, dropChance: 1 }] },
+        {
+          name: "Edge",
+          slug: `a-1-b${"c".repeat(59)}`,
+          imageUrl: "/e.png",
+          priceCents: 1,
+          promotional: true,
+          items: [{ itemId: a, dropChance: 1 }]
+        },
         admin.auth
       )
       expect(ok.status).toBe(201)
@@ -357,6 +370,9 @@ layer(TestDatabase)("catalog administration", (it) => {
       expect(updated.status).toBe(200)
       expect(updated.body).toEqual({
         ...created,
+        // 0.0001 x 90000 + 0.2 x 2000 + 0.7999 x 100 = 488.99 of 2000 (D21).
+        expectedValueCents: 489,
+        rtp: 0.2445,
         items: [
           { itemId: c, dropChance: 0.0001, rangeStart: 1, rangeEnd: 1_000 },
           { itemId: b, dropChance: 0.2, rangeStart: 1_001, rangeEnd: 2_001_000 },
@@ -392,7 +408,16 @@ layer(TestDatabase)("catalog administration", (it) => {
         isFeatured: false,
         description: null
       }, admin.auth)
-      expect(fields.body).toEqual({ ...updated.body, name: "Mirage 2", houseEdge: 0.2, flipChance: 0.05, isFeatured: false })
+      // With FLIP 0.05: 0.95 x 488.99 + 0.05 x E[max of two] 801.903101 = 504.63565505 (docs/economics.md).
+      expect(fields.body).toEqual({
+        ...updated.body,
+        name: "Mirage 2",
+        houseEdge: 0.2,
+        flipChance: 0.05,
+        isFeatured: false,
+        expectedValueCents: 505,
+        rtp: 0.2523
+      })
       const [cleared] = yield* sql<{ description: string | null }>`SELECT description FROM cases WHERE id = ${created.id}`
       expect(cleared!.description).toBeNull()
 
@@ -425,5 +450,191 @@ layer(TestDatabase)("catalog administration", (it) => {
       const bad = yield* client.get("/api/admin/cases?page=0&limit=101", admin.auth)
       expect(bad.status).toBe(400)
       expect(fieldsOf(bad.body)).toEqual(["limit", "page"])
+    }))
+
+  it.scoped("economics: a case over its house edge is 422 with the figures, unless promotional (stored, shown, audited)", () =>
+    Effect.gen(function*() {
+      const { admin, client, item, newCase } = yield* adminSession
+      const sql = yield* SqlClient.SqlClient
+      const common = yield* item(100, "CONSUMER")
+      const rare = yield* item(5_000, "COVERT")
+      const jackpot = yield* item(50_000, "EXTRAORDINARY")
+      // docs/economics.md's worked example: 1040 without FLIP, 1128.65 with FLIP 0.1.
+      const items = [
+        { itemId: common, dropChance: 0.9 },
+        { itemId: rare, dropChance: 0.09 },
+        { itemId: jackpot, dropChance: 0.01 }
+      ]
+      const before = { cases: yield* countRows("cases"), caseItems: yield* countRows("case_items") }
+      const refused = yield* newCase({ priceCents: 1_000, flipChance: 0.1, items })
+      expect(refused.status).toBe(422)
+      expect(refused.body).toEqual({
+        statusCode: 422,
+        message: "Case pays back more than its house edge allows",
+        errors: [
+          { field: "expectedValueCents", message: "1128.65: the exact expected value of an opening in cents, FLIP included" },
+          {
+            field: "rtp",
+            message: "1.1287: expectedValueCents / priceCents, rounded to 4 decimals; at most 1 - houseEdge is allowed"
+          },
+          {
+            field: "houseEdge",
+            message: "0.1: an opening may pay back at most 900 cents on average (1 - houseEdge of priceCents 1000)"
+          },
+          { field: "promotional", message: "false: save the case with promotional true to pay back more on purpose" }
+        ]
+      })
+      expect({ cases: yield* countRows("cases"), caseItems: yield* countRows("case_items") }).toEqual(before)
+
+      const promotional = yield* newCase({ name: "Free Spin", priceCents: 1_000, flipChance: 0.1, promotional: true, items })
+      expect(promotional.status).toBe(201)
+      expect(promotional.body).toMatchObject({ promotional: true, houseEdge: 0.1, expectedValueCents: 1_129, rtp: 1.1287 })
+      const shown = yield* client.get(`/api/admin/cases/${promotional.body.id}`, admin.auth)
+      expect(shown.status).toBe(200)
+      expect(shown.body).toEqual(promotional.body)
+      const listed = (yield* client.get("/api/admin/cases?limit=100", admin.auth)).body.cases
+      expect(listed.find((c: { id: string }) => c.id === promotional.body.id)).toEqual(promotional.body)
+      const adminId = (yield* client.get("/api/auth/me", admin.auth)).body.id
+      expect(yield* sql`SELECT user_id::text AS user_id, metadata FROM audit_logs
+                        WHERE action = 'CASE_PROMOTIONAL' AND entity_id = ${promotional.body.id}`).toEqual([
+        { userId: adminId, metadata: { promotional: true, houseEdge: 0.1, expectedValueCents: "1128.65", rtp: 1.1287 } }
+      ])
+
+      // Priced at 1260, the same case pays back 89.58 %: within the edge.
+      const priced = yield* newCase({ priceCents: 1_260, flipChance: 0.1, items })
+      expect(priced.status).toBe(201)
+      expect(priced.body).toMatchObject({ promotional: false, expectedValueCents: 1_129, rtp: 0.8958 })
+      expect((yield* client.get("/api/admin/cases/999999", admin.auth)).body).toEqual({ statusCode: 404, message: "Case not found" })
+    }))
+
+  it.scoped("economics: edits and activation are checked; taking a case out of play never is", () =>
+    Effect.gen(function*() {
+      const { admin, client, item, newCase } = yield* adminSession
+      const update = (id: string, body: Record<string, unknown>) => put(client, `/api/admin/cases/${id}`, body, admin.auth)
+      const [common, rare, jackpot] = [yield* item(100, "CONSUMER"), yield* item(5_000, "COVERT"), yield* item(50_000, "EXTRAORDINARY")]
+      const kase = (yield* newCase({
+        priceCents: 1_260,
+        flipChance: 0.1,
+        items: [{ itemId: common, dropChance: 0.9 }, { itemId: rare, dropChance: 0.09 }, { itemId: jackpot, dropChance: 0.01 }]
+      })).body
+      const cheaper = yield* update(kase.id, { priceCents: 1_000 })
+      expect(cheaper.status).toBe(422)
+      expect(cheaper.body.message).toBe("Case pays back more than its house edge allows")
+      expect((yield* client.get(`/api/admin/cases/${kase.id}`, admin.auth)).body).toEqual(kase)
+      // Less FLIP: 0.95 x 1040 + 0.05 x 1926.5 = 1084.325 of 1260.
+      const lessFlip = yield* update(kase.id, { flipChance: 0.05 })
+      expect(lessFlip.body).toMatchObject({ flipChance: 0.05, expectedValueCents: 1_084, rtp: 0.8606 })
+      // A 20 % edge allows 1008: refused, unless the same change takes the case out of play.
+      expect((yield* update(kase.id, { houseEdge: 0.2 })).status).toBe(422)
+      const retired = yield* update(kase.id, { houseEdge: 0.2, isActive: false })
+      expect(retired.status).toBe(200)
+      expect(retired.body).toMatchObject({ isActive: false, houseEdge: 0.2, rtp: 0.8606 })
+      // Activation is checked; so is any edit of the inactive case.
+      expect((yield* update(kase.id, { isActive: true })).status).toBe(422)
+      expect((yield* update(kase.id, { name: "Renamed" })).status).toBe(422)
+      const reactivated = yield* update(kase.id, { isActive: true, priceCents: 1_400 })
+      expect(reactivated.body).toMatchObject({ isActive: true, priceCents: 1_400, rtp: 0.7745 })
+      const event = yield* update(kase.id, { promotional: true, priceCents: 500 })
+      expect(event.body).toMatchObject({ promotional: true, priceCents: 500, rtp: 2.1687 })
+      expect((yield* update(kase.id, { promotional: false })).status).toBe(422)
+      const sql = yield* SqlClient.SqlClient
+      const audits = yield* sql<{ metadata: { promotional: boolean } }>`
+        SELECT metadata FROM audit_logs WHERE action = 'CASE_PROMOTIONAL' AND entity_id = ${kase.id} ORDER BY id`
+      expect(audits.map((a) => a.metadata.promotional)).toEqual([true])
+      expect((yield* update(kase.id, { promotional: false, priceCents: 1_400 })).body).toMatchObject({ promotional: false })
+      expect((yield* sql<{ metadata: { promotional: boolean } }>`
+        SELECT metadata FROM audit_logs WHERE action = 'CASE_PROMOTIONAL' AND entity_id = ${kase.id} ORDER BY id`)
+        .map((a) => a.metadata.promotional)).toEqual([true, false])
+    }))
+
+  it.scoped("economics: item values may change; one that pushes an active case over its edge raises a CRITICAL alert", () =>
+    Effect.gen(function*() {
+      const { admin, client, item, newCase } = yield* adminSession
+      const sql = yield* SqlClient.SqlClient
+      const low = yield* item(800)
+      const high = yield* item(1_000)
+      // 0.5 x 800 + 0.5 x 1000 = 900: exactly the 90 % a 10 % edge allows.
+      const kase = (yield* newCase({
+        name: "On The Line",
+        priceCents: 1_000,
+        items: [{ itemId: low, dropChance: 0.5 }, { itemId: high, dropChance: 0.5 }]
+      })).body
+      expect(kase).toMatchObject({ rtp: 0.9, expectedValueCents: 900 })
+      const caseAlerts = Effect.map(
+        client.get("/api/admin/dashboard/alerts", admin.auth),
+        (r) => (r.body.alerts as ReadonlyArray<{ id: string }>).filter((a) => a.id.startsWith("case-over-house-edge"))
+      )
+      const revalue = (id: string, valueCents: number) => put(client, `/api/admin/items/${id}`, { valueCents }, admin.auth)
+
+      // Lower: the case keeps paying back less; nothing to report.
+      expect((yield* revalue(high, 900)).status).toBe(200)
+      expect((yield* client.get(`/api/admin/cases/${kase.id}`, admin.auth)).body).toMatchObject({ isActive: true, rtp: 0.85 })
+      expect(yield* caseAlerts).toEqual([])
+
+      // Higher, past the line: the item changes (the case is not touched), and the dashboard says so.
+      const raised = yield* revalue(high, 1_100)
+      expect(raised.status).toBe(200)
+      expect(raised.body.valueCents).toBe(1_100)
+      expect((yield* client.get(`/api/admin/cases/${kase.id}`, admin.auth)).body).toMatchObject({
+        isActive: true,
+        expectedValueCents: 950,
+        rtp: 0.95
+      })
+      expect(yield* caseAlerts).toEqual([{
+        id: `case-over-house-edge:${kase.id}`,
+        level: "CRITICAL",
+        title: "Case pays back more than its house edge allows",
+        message: `On The Line (case ${kase.id}, ${kase.slug}) pays back 0.95 of its price: 950 cents per opening of 1000 on ` +
+          "average, where its house edge 0.1 allows 900. Take it out of play, change its items or price, or mark it promotional."
+      }])
+      const adminId = (yield* client.get("/api/auth/me", admin.auth)).body.id
+      expect(yield* sql`SELECT user_id::text AS user_id, metadata FROM audit_logs
+                        WHERE action = 'CASE_OVER_HOUSE_EDGE' AND entity_id = ${kase.id}`).toEqual([
+        { userId: adminId, metadata: { itemId: high, valueCents: 1_100, houseEdge: 0.1, expectedValueCents: "950", rtp: 0.95 } }
+      ])
+      // Raising it further is audited only once: the case was already over.
+      expect((yield* revalue(high, 1_200)).status).toBe(200)
+      expect((yield* sql`SELECT 1 FROM audit_logs WHERE action = 'CASE_OVER_HOUSE_EDGE' AND entity_id = ${kase.id}`).length).toBe(1)
+
+      // Taken out of play, it no longer loses money: no alert. A promotional case never alerts.
+      expect((yield* put(client, `/api/admin/cases/${kase.id}`, { isActive: false }, admin.auth)).status).toBe(200)
+      expect(yield* caseAlerts).toEqual([])
+      expect((yield* put(client, `/api/admin/cases/${kase.id}`, { isActive: true, promotional: true }, admin.auth)).status).toBe(200)
+      expect(yield* caseAlerts).toEqual([])
+    }))
+
+  it.scoped("base probabilities: items without dropChance get their rarity's, scaled to fill 1 exactly", () =>
+    Effect.gen(function*() {
+      const { item, newCase } = yield* adminSession
+      const consumer = yield* item(10, "CONSUMER")
+      const industrial = yield* item(50, "INDUSTRIAL")
+      const covert = yield* item(900, "COVERT")
+      // 0.7992 : 0.1598 : 0.0004 scaled to 1 by the largest remainder, in 0.0000001 units.
+      const defaults = yield* newCase({
+        priceCents: 100,
+        items: [{ itemId: consumer }, { itemId: industrial }, { itemId: covert }]
+      })
+      expect(defaults.status).toBe(201)
+      expect(defaults.body.items).toEqual([
+        { itemId: covert, dropChance: 0.0004169, rangeStart: 1, rangeEnd: 4_169 },
+        { itemId: industrial, dropChance: 0.1665624, rangeStart: 4_170, rangeEnd: 1_669_793 },
+        { itemId: consumer, dropChance: 0.8330207, rangeStart: 1_669_794, rangeEnd: 10_000_000 }
+      ])
+      // Given chances are kept; the others share what they leave.
+      const mixed = yield* newCase({
+        priceCents: 200,
+        items: [{ itemId: consumer }, { itemId: industrial }, { itemId: covert, dropChance: 0.001 }]
+      })
+      expect(mixed.body.items).toEqual([
+        { itemId: covert, dropChance: 0.001, rangeStart: 1, rangeEnd: 10_000 },
+        { itemId: industrial, dropChance: 0.1664653, rangeStart: 10_001, rangeEnd: 1_674_653 },
+        { itemId: consumer, dropChance: 0.8325347, rangeStart: 1_674_654, rangeEnd: 10_000_000 }
+      ])
+      const full = yield* newCase({ priceCents: 200, items: [{ itemId: consumer }, { itemId: covert, dropChance: 1 }] })
+      expect(full.status).toBe(422)
+      expect(full.body.errors).toEqual([{
+        field: "items",
+        message: "The drop chances given add up to 1, which leaves less than 0.0001 for each of the 1 item without one"
+      }])
     }))
 })

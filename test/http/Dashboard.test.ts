@@ -4,8 +4,9 @@
  * days 1970-01-01 (day 0) to 1970-01-09 (day 8): case openings (two of them on either side of a
  * midnight), an upgrade, battles (finished, cancelled, waiting), deposits in every state (one paid the
  * day after it was made, one confirmed by an administrator), withdrawals in every state (one requested
- * the day before it was completed), users active on different days (one only across a midnight);
- * then every number of every endpoint is checked, on several days.
+ * the day before it was completed), users active on different days (one only across a midnight), an
+ * item sold back; then every number of every endpoint is checked, on several days. Gross gaming
+ * revenue (D21) is tallied per day and game as the history is made, from what each game answered.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it as plain, layer } from "@effect/vitest"
@@ -13,7 +14,7 @@ import { Clock, Effect, TestClock } from "effect"
 import { Randomness } from "../../src/layers/Randomness"
 import { Catalog } from "../../src/services/Catalog"
 import { dailyAverage, percentChange, roundedDivision } from "../../src/services/DashboardMath"
-import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
 import { gatewayCall, initiateDeposit, paidEvent } from "../support/PaymentFixtures"
 import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -48,15 +49,22 @@ interface Point {
   readonly profit: number
   readonly deposits: number
   readonly withdrawals: number
+  readonly ggr: number
+  readonly itemSales: number
+  readonly fees: number
 }
 
+type Figures = Pick<Point, "revenue" | "deposits" | "withdrawals"> & Partial<Pick<Point, "ggr" | "itemSales" | "fees">>
+
 /** The chart of `count` days ending on day `today`: zeros except the `known` days. */
-const chartOf = (today: number, count: number, known: Record<number, Omit<Point, "date" | "profit">>): Array<Point> =>
+const chartOf = (today: number, count: number, known: Record<number, Figures>): Array<Point> =>
   Array.from({ length: count }, (_, i) => {
     const day = today - count + 1 + i
-    const figures = known[day] ?? { revenue: 0, deposits: 0, withdrawals: 0 }
+    const figures = { ggr: 0, itemSales: 0, fees: 0, ...(known[day] ?? { revenue: 0, deposits: 0, withdrawals: 0 }) }
     return { date: date(day), ...figures, profit: figures.revenue - figures.withdrawals }
   })
+
+type Game = "openings" | "upgrades" | "battles" | "raffles"
 
 describe("dashboard arithmetic", () => {
   plain("percent change: 2 decimals, half away from zero, 0 without a base", () => {
@@ -103,6 +111,8 @@ layer(TestDatabase)("dashboard", (it) => {
         priceCents: 2_000n,
         flipChance: 0,
         isActive: true,
+        // Pays back 3000 for 2000 on purpose (D21).
+        promotional: true,
         items: [{ itemId: gem.id, dropChance: 1 }]
       })
       const stake = yield* catalog.createItem({ name: "Stake", rarity: "MIL_SPEC", valueCents: 1_000n, imageUrl: "/s.png", isUpgradable: true })
@@ -115,11 +125,21 @@ layer(TestDatabase)("dashboard", (it) => {
         Effect.map(nowIso, (createdAt) => {
           log.push({ id: `${type}:${id}`, type, user: users[login], description, value, ...(item ? { item } : {}), createdAt })
         })
+      // Gross gaming revenue by day and game: stakes minus the value awarded, as each game answered.
+      const ggr: Record<number, Record<Game, number>> = {}
+      const addGgr = (game: Game, cents: number) =>
+        Effect.map(Clock.currentTimeMillis, (ms) => {
+          const day = (ggr[Math.floor(ms / DAY)] ??= { openings: 0, upgrades: 0, battles: 0, raffles: 0 })
+          day[game] += cents
+        })
+      const ggrTotal = (day: number) => Object.values(ggr[day] ?? {}).reduce((sum, cents) => sum + cents, 0)
+      const ggrToday = (day: number) => ({ total: ggrTotal(day), ...(ggr[day] ?? { openings: 0, upgrades: 0, battles: 0, raffles: 0 }) })
       const player = (login: string, balance: number) =>
         Effect.tap(fundedPlayer(client, login, balance), (p) => Effect.sync(() => { users[login] = { id: p.id, username: login } }))
       const open = (login: string, auth: Record<string, string>, which: { readonly id: unknown; readonly name: string; readonly priceCents: bigint }) =>
         Effect.gen(function*() {
           const opened = ok(yield* client.post(`/api/cases/${which.id}/open`, undefined, auth))
+          yield* addGgr("openings", Number(which.priceCents) - opened.item.valueCents)
           yield* record("CASE_OPEN", opened.openingId, login, `Opened ${which.name}`, Number(which.priceCents), {
             name: opened.item.name,
             rarity: opened.item.rarity
@@ -135,6 +155,7 @@ layer(TestDatabase)("dashboard", (it) => {
       const createBattle = (login: string, auth: Record<string, string>, mode: string, maxPlayers: number) =>
         Effect.gen(function*() {
           const battle = ok(yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode, maxPlayers }, auth), 201)
+          yield* addGgr("battles", 500)
           yield* record("BATTLE", battle.id, login, `Created a ${mode} battle for ${maxPlayers} players`, 500)
           return battle.id as string
         })
@@ -159,11 +180,21 @@ layer(TestDatabase)("dashboard", (it) => {
       expect(day0Drops.map((d) => d.id)).toEqual([String(items.common!.id), String(items.common!.id)])
       const common = day0Drops[0]!
       yield* tick
+      // Two commons for 500 each.
+      expect(ggr[0]).toEqual({ openings: 800, upgrades: 0, battles: 0, raffles: 0 })
       expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
         // Nobody was active the day before: growth 0.
         users: { total: 3, activeToday: 3, newToday: 3, growth: 0 },
-        financial: { revenueToday: 1_000, profitToday: 1_000, depositsToday: 2_000, withdrawalsToday: 0, pendingWithdrawals: 0 },
-        games: { casesOpenedToday: 2, battlesToday: 0, upgradesToday: 0, totalVolume: 1_000 },
+        financial: {
+          revenueToday: 1_000,
+          profitToday: 1_000,
+          depositsToday: 2_000,
+          withdrawalsToday: 0,
+          pendingWithdrawals: 0,
+          itemSalesToday: 0,
+          feesToday: 0
+        },
+        games: { casesOpenedToday: 2, battlesToday: 0, upgradesToday: 0, totalVolume: 1_000, ggrToday: ggrToday(0) },
         topItems: {
           mostDropped: { ...common, count: 2 },
           highestValue: { ...common, count: 2 },
@@ -180,6 +211,7 @@ layer(TestDatabase)("dashboard", (it) => {
       yield* sql`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
                  VALUES (${alice.id}, ${stake.id}, 'CASE_OPEN', to_timestamp(${DAY / 1000}), to_timestamp(${DAY / 1000}))`
       const upgraded = ok(yield* client.post("/api/upgrades", { fromItemId: String(stake.id), toItemId: String(prize.id) }, alice.auth))
+      yield* addGgr("upgrades", 1_000 - (upgraded.success ? 2_000 : 0))
       yield* record("UPGRADE", upgraded.upgradeId, "alice", `${upgraded.success ? "Upgraded" : "Failed to upgrade"} Stake to Prize`, 1_000, {
         name: "Prize",
         rarity: "CLASSIFIED"
@@ -195,10 +227,17 @@ layer(TestDatabase)("dashboard", (it) => {
       const finished = yield* createBattle("alice", alice.auth, "NORMAL", 2)
       yield* tick
       ok(yield* client.post(`/api/battles/${finished}/join`, undefined, bob.auth))
+      yield* addGgr("battles", 500)
+      // The join that fills the battle settles it: what the winners were given is no longer the house's.
+      const settled = ok(yield* client.get(`/api/battles/${finished}/settlements`, alice.auth))
+      for (const settlement of settled.settlements as ReadonlyArray<{ type: string; item: { valueCents: number } }>) {
+        if (settlement.type !== "REMOVED_TO_POOL") yield* addGgr("battles", -settlement.item.valueCents)
+      }
       yield* tick
       const cancelled = yield* createBattle("bob", bob.auth, "NORMAL", 2)
       yield* tick
       ok(yield* client.post(`/api/battles/${cancelled}/leave`, undefined, bob.auth))
+      yield* addGgr("battles", -500)
       // The last millisecond of day 1: an opening, and dave's first request (he signs up now).
       yield* TestClock.setTime(2 * DAY - 1)
       yield* open("alice", alice.auth, kase)
@@ -208,7 +247,7 @@ layer(TestDatabase)("dashboard", (it) => {
         users: { total: 4, activeToday: 4, newToday: 1, growth: 33.33 },
         // 2 openings, the stake, 2 entries of the finished battle; the cancelled one's entry was refunded.
         financial: { revenueToday: 1_000 + 1_000 + 1_000, profitToday: 3_000, depositsToday: 0, withdrawalsToday: 0, pendingWithdrawals: 2 },
-        games: { casesOpenedToday: 2, battlesToday: 2, upgradesToday: 1, totalVolume: 3_000 }
+        games: { casesOpenedToday: 2, battlesToday: 2, upgradesToday: 1, totalVolume: 3_000, ggrToday: ggrToday(1) }
       })
 
       // ---- Day 2, 1970-01-03 ("today" for most checks). Its first millisecond: a Gem, and dave again
@@ -306,9 +345,12 @@ layer(TestDatabase)("dashboard", (it) => {
           // Confirmed today: bob's deposit of yesterday, the paid one and the one the administrator confirmed.
           depositsToday: 1_100 + 3_000 + 500,
           withdrawalsToday: 3_200,
-          pendingWithdrawals: 1
+          pendingWithdrawals: 1,
+          itemSalesToday: 0,
+          // Every deposit was PIX: no fee.
+          feesToday: 0
         },
-        games: { casesOpenedToday: 4, battlesToday: 1, upgradesToday: 0, totalVolume: 4_000 },
+        games: { casesOpenedToday: 4, battlesToday: 1, upgradesToday: 0, totalVolume: 4_000, ggrToday: ggrToday(2) },
         topItems: {
           mostDropped: { ...common, count: 3 },
           highestValue: { ...gemDrop, count: 1 },
@@ -318,10 +360,12 @@ layer(TestDatabase)("dashboard", (it) => {
 
       // --- GET /admin/dashboard/revenue-chart on day 2
       // Rule 3: withdrawals are the day's WITHDRAWAL movements, i.e. requests (rejected and cancelled ones too).
+      // Day 2: the Gem (2000 for 3000), 3 commons (500 for 100) and the waiting battle's entry.
+      expect(ggr[2]).toEqual({ openings: -1_000 + 1_200, upgrades: 0, battles: 500, raffles: 0 })
       const history = {
-        0: { revenue: 1_000, deposits: 2_000, withdrawals: 0 },
-        1: { revenue: 500 + 1_000 + 1_000 + 500, deposits: 0, withdrawals: 1_500 + 2_000 },
-        2: { revenue: 4_000, deposits: 1_100 + 3_000 + 500, withdrawals: 1_200 + 1_000 + 1_100 }
+        0: { revenue: 1_000, deposits: 2_000, withdrawals: 0, ggr: ggrTotal(0) },
+        1: { revenue: 500 + 1_000 + 1_000 + 500, deposits: 0, withdrawals: 1_500 + 2_000, ggr: ggrTotal(1) },
+        2: { revenue: 4_000, deposits: 1_100 + 3_000 + 500, withdrawals: 1_200 + 1_000 + 1_100, ggr: ggrTotal(2) }
       }
       const week = {
         data: chartOf(2, 7, history),
@@ -399,24 +443,40 @@ layer(TestDatabase)("dashboard", (it) => {
         profitToday: 4_000 - 4_700,
         depositsToday: 4_600,
         withdrawalsToday: 4_700,
-        pendingWithdrawals: 0
+        pendingWithdrawals: 0,
+        itemSalesToday: 0,
+        feesToday: 0
       })
 
-      // ---- Day 3: only root and alice are active (growth against 5 yesterday); alice opens one case.
+      // ---- Day 3: only root and alice are active (growth against 5 yesterday); alice opens one case and
+      // sells what it gave her (an item sale: not revenue, not GGR).
       yield* TestClock.setTime(3 * DAY + HOUR)
       const day3Drop = yield* open("alice", alice.auth, kase)
       expect(day3Drop.id).toBe(common.id)
+      const entries = ok(yield* client.get("/api/inventory?status=AVAILABLE&limit=100", alice.auth)).items as ReadonlyArray<
+        { id: string; item: { id: string }; acquiredAt: string }
+      >
+      const sold = entries.find((entry) => entry.item.id === common.id && entry.acquiredAt === new Date(3 * DAY + HOUR).toISOString())!
+      expect(ok(yield* client.post(`/api/inventory/${sold.id}/sell`, undefined, alice.auth)).creditedCents).toBe(100)
       expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
         users: { total: 5, activeToday: 2, newToday: 0, growth: -60 },
-        financial: { revenueToday: 500, profitToday: 500, depositsToday: 0, withdrawalsToday: 0, pendingWithdrawals: 0 },
-        games: { casesOpenedToday: 1, battlesToday: 0, upgradesToday: 0, totalVolume: 500 },
+        financial: {
+          revenueToday: 500,
+          profitToday: 500,
+          depositsToday: 0,
+          withdrawalsToday: 0,
+          pendingWithdrawals: 0,
+          itemSalesToday: 100,
+          feesToday: 0
+        },
+        games: { casesOpenedToday: 1, battlesToday: 0, upgradesToday: 0, totalVolume: 500, ggrToday: ggrToday(3) },
         topItems: { mostDropped: { ...common, count: 1 }, highestValue: { ...common, count: 1 }, mostOpened: { ...kaseTop, count: 1 } }
       })
 
       // ---- Day 8, 1970-01-09: the week is days 2 to 8. Its first day starts with the Gem (at
       // 00:00:00.000); the opening at 23:59:59.999 the day before is in the preceding week.
       yield* TestClock.setTime(8 * DAY + HOUR)
-      const later = { 2: history[2], 3: { revenue: 500, deposits: 0, withdrawals: 0 } }
+      const later = { 2: history[2], 3: { revenue: 500, deposits: 0, withdrawals: 0, ggr: 400, itemSales: 100 } }
       expect(yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).toEqual({
         data: chartOf(8, 7, later),
         // 4500 against the 1000 + 3000 of days 0 and 1.
@@ -429,8 +489,16 @@ layer(TestDatabase)("dashboard", (it) => {
       // A quiet day: root alone is active, nobody was yesterday (growth 0), nothing to rank.
       expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
         users: { total: 5, activeToday: 1, newToday: 0, growth: 0 },
-        financial: { revenueToday: 0, profitToday: 0, depositsToday: 0, withdrawalsToday: 0, pendingWithdrawals: 0 },
-        games: { casesOpenedToday: 0, battlesToday: 0, upgradesToday: 0, totalVolume: 0 },
+        financial: {
+          revenueToday: 0,
+          profitToday: 0,
+          depositsToday: 0,
+          withdrawalsToday: 0,
+          pendingWithdrawals: 0,
+          itemSalesToday: 0,
+          feesToday: 0
+        },
+        games: { casesOpenedToday: 0, battlesToday: 0, upgradesToday: 0, totalVolume: 0, ggrToday: ggrToday(8) },
         topItems: { mostDropped: null, highestValue: null, mostOpened: null }
       })
       // The feed is still newest first; the suspicious audits were yesterday's and more.
@@ -447,5 +515,88 @@ layer(TestDatabase)("dashboard", (it) => {
         avgDailyRevenue: 0,
         growthRate: -100
       })
+    }))
+
+  it.scoped("ggrToday per game, item sales and deposit fees: from the day's records, and kept by the cache", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const get = (path: string, auth: Record<string, string>) => Effect.map(client.get(path, auth), (r) => ok(r))
+      const DAY_100 = 100 * DAY
+      yield* TestClock.setTime(DAY_100 + HOUR)
+      const root = yield* fundedPlayer(client, "root", 0)
+      const alice = yield* fundedPlayer(client, "alice-100", 50_000)
+      const bob = yield* fundedPlayer(client, "bob-100", 50_000)
+      const { kase } = yield* makeCase({ priceCents: 500n })
+      const catalog = yield* Effect.provide(Catalog, Catalog.Default)
+      const item = (name: string, valueCents: bigint) =>
+        catalog.createItem({ name, rarity: "CLASSIFIED", valueCents, imageUrl: "/x.png", isUpgradable: true })
+
+      // Openings: the case's price against what each gave.
+      let openings = 0
+      for (let i = 0; i < 3; i++) {
+        const opened = ok(yield* client.post(`/api/cases/${kase.id}/open`, undefined, alice.auth))
+        openings += 500 - opened.item.valueCents
+      }
+      // An upgrade: the stake against the target when it succeeds.
+      const stake = yield* item("Stake 100", 1_000n)
+      const target = yield* item("Target 100", 2_000n)
+      yield* grantItems(alice.id, [stake.id])
+      const upgraded = ok(yield* client.post("/api/upgrades", { fromItemId: String(stake.id), toItemId: String(target.id) }, alice.auth))
+      const upgrades = 1_000 - (upgraded.success ? 2_000 : 0)
+      // A battle: both entries against what the winners were given.
+      const battle = ok(yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, alice.auth), 201)
+      ok(yield* client.post(`/api/battles/${battle.id}/join`, undefined, bob.auth))
+      const settled = ok(yield* client.get(`/api/battles/${battle.id}/settlements`, alice.auth))
+      const awarded = (settled.settlements as ReadonlyArray<{ type: string; item: { valueCents: number } }>)
+        .filter((s) => s.type !== "REMOVED_TO_POOL")
+        .reduce((sum, s) => sum + s.item.valueCents, 0)
+      const battles = 1_000 - awarded
+      // A raffle sold out (5 x 300) for a prize worth 1000 at the draw; revalued afterwards, it still counts 1000.
+      const prize = yield* item("Raffle prize 100", 1_000n)
+      const raffle = ok(yield* client.post("/api/admin/raffles", {
+        itemId: String(prize.id),
+        ticketPriceCents: 300,
+        maxTickets: 5,
+        endsAt: new Date(DAY_100 + 20 * HOUR).toISOString()
+      }, root.auth), 201)
+      ok(yield* client.post(`/api/raffles/${raffle.id}/tickets`, { count: 2 }, alice.auth))
+      ok(yield* client.post(`/api/raffles/${raffle.id}/tickets`, { count: 3 }, bob.auth))
+      expect(ok(yield* client.get(`/api/raffles/${raffle.id}`, alice.auth)).status).toBe("DRAWN")
+      yield* catalog.updateItem(prize.id, { valueCents: 4_000n })
+      // The winner sells the prize at its new value: an item sale, not GGR.
+      const winner = ok(yield* client.get(`/api/raffles/${raffle.id}`, alice.auth)).winner.id === alice.id ? alice : bob
+      const won = (ok(yield* client.get("/api/inventory?limit=100", winner.auth)).items as ReadonlyArray<{ id: string; item: { id: string } }>)
+        .find((entry) => entry.item.id === String(prize.id))!
+      expect(ok(yield* client.post(`/api/inventory/${won.id}/sell`, undefined, winner.auth)).creditedCents).toBe(4_000)
+      // Deposits: a card (3.5 % of 1500: 52.5, rounded up to 53) and crypto (1 % of 1050: 10.5 -> 11) deposit
+      // confirmed; a card deposit left pending pays no fee yet.
+      for (const [amountCents, method] of [[1_500, "CREDIT_CARD"], [1_050, "CRYPTO"], [2_000, "CREDIT_CARD"]] as const) {
+        const initiated = yield* initiateDeposit(client, alice.auth, amountCents, method)
+        if (amountCents !== 2_000) ok(yield* gatewayCall(client, paidEvent(initiated.externalId)))
+      }
+
+      const expected = { openings, upgrades, battles, raffles: 1_500 - 1_000 }
+      const total = openings + upgrades + battles + 500
+      const stats = yield* get("/api/admin/dashboard", root.auth)
+      expect(stats.games.ggrToday).toEqual({ total, ...expected })
+      expect(stats.financial).toMatchObject({ itemSalesToday: 4_000, feesToday: 53 + 11, depositsToday: 1_500 + 1_050 })
+      const today = (yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).data.at(-1)
+      expect(today).toMatchObject({ date: date(100), ggr: total, itemSales: 4_000, fees: 64 })
+
+      // Two hours into the next day, day 100 is read from the cache of settled days: the same figures.
+      yield* TestClock.setTime(DAY_100 + DAY + 2 * HOUR)
+      const cached = yield* SqlClient.SqlClient.pipe(Effect.flatMap((sql) => sql`SELECT 1 FROM dashboard_days WHERE day = ${date(100)}::date`))
+      expect(cached).toEqual([])
+      const chart = yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)
+      expect(chart.data.at(-2)).toMatchObject({ date: date(100), ggr: total, itemSales: 4_000, fees: 64 })
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT ggr_openings_cents::int AS openings, ggr_upgrades_cents::int AS upgrades,
+                               ggr_battles_cents::int AS battles, ggr_raffles_cents::int AS raffles,
+                               item_sales_cents::int AS item_sales, fees_cents::int AS fees
+                        FROM dashboard_days WHERE day = ${date(100)}::date`)
+        .toEqual([{ ...expected, itemSales: 4_000, fees: 64 }])
+      expect((yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).data.at(-2)).toEqual(chart.data.at(-2))
+      // The new day starts from nothing.
+      expect((yield* get("/api/admin/dashboard", root.auth)).games.ggrToday).toEqual({ total: 0, openings: 0, upgrades: 0, battles: 0, raffles: 0 })
     }))
 })

@@ -5,7 +5,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Effect, Layer, Option, TestClock } from "effect"
+import { Clock, Effect, Layer, Option, Ref, TestClock } from "effect"
+import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
+import { type ChargeRequest, PaymentGateway } from "../../src/layers/PaymentGateway"
 import { Deposits } from "../../src/services/Deposits"
 import { Audit } from "../../src/services/Audit"
 import { Ledger } from "../../src/services/Ledger"
@@ -104,15 +106,19 @@ layer(TestDatabase)("deposits", (it) => {
         qrCodeText: expect.stringMatching(/^00020126-test-ch_test_\d+$/),
         expiresAt: new Date(30 * 60_000).toISOString(),
         amountCents: "500",
+        feeCents: 0,
+        totalCents: 500,
         externalId: expect.stringMatching(/^ch_test_\d+$/)
       })
       expect(smallest.body.qrCodeText).toBe(`00020126-test-${smallest.body.externalId}`)
       const largest = yield* client.post("/api/deposits/initiate", { amountCents: 10_000_000, method: "CRYPTO" }, player.auth)
       expect(largest.status).toBe(201)
+      // The crypto fee (1 %) is on top: the largest deposit is charged R$ 101,000.00.
+      expect(largest.body).toMatchObject({ amountCents: "10000000", feeCents: 100_000, totalCents: 10_100_000 })
       const charges = yield* gateway.charges
       expect(charges.map(({ amountCents, method }) => ({ amountCents, method }))).toEqual([
         { amountCents: 500n, method: "PIX" },
-        { amountCents: 10_000_000n, method: "CRYPTO" }
+        { amountCents: 10_100_000n, method: "CRYPTO" }
       ])
       expect(new Set(charges.map((c) => c.reference)).size).toBe(2)
 
@@ -123,6 +129,8 @@ layer(TestDatabase)("deposits", (it) => {
           {
             id: largest.body.depositId,
             amountCents: "10000000",
+            feeCents: 100_000,
+            totalCents: 10_100_000,
             amountFormatted: "R$ 100,000.00",
             method: "CRYPTO",
             status: "PENDING",
@@ -132,7 +140,14 @@ layer(TestDatabase)("deposits", (it) => {
             confirmedAt: null,
             failureReason: null
           },
-          expect.objectContaining({ id: smallest.body.depositId, amountCents: "500", amountFormatted: "R$ 5.00", status: "PENDING" })
+          expect.objectContaining({
+            id: smallest.body.depositId,
+            amountCents: "500",
+            feeCents: 0,
+            totalCents: 500,
+            amountFormatted: "R$ 5.00",
+            status: "PENDING"
+          })
         ],
         total: 2,
         page: 1
@@ -513,6 +528,120 @@ layer(TestDatabase)("deposit expiry job", (it) => {
         { type: "DEPOSIT_EXPIRED", title: "Deposit expired", message: "Your deposit of R$ 10.00 expired before it was paid." },
         { type: "DEPOSIT_CONFIRMED", title: "Deposit confirmed", message: "R$ 12.00 has been added to your balance." }
       ])
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+})
+
+/** The embedded sandbox gateway, every charge it is asked for recorded. */
+const recordedSandbox = Effect.gen(function*() {
+  const charges = yield* Ref.make<ReadonlyArray<ChargeRequest>>([])
+  const layer = Layer.effect(
+    PaymentGateway,
+    Effect.map(PaymentGateway, (sandbox) => ({
+      ...sandbox,
+      createCharge: (request: ChargeRequest) =>
+        Effect.zipRight(Ref.update(charges, (all) => [...all, request]), sandbox.createCharge(request))
+    }))
+  ).pipe(Layer.provide(SandboxGateway))
+  return { layer, charges: Ref.get(charges) }
+})
+
+/** Lets what the sandbox sends reach the callback (real time: the test clock stands still meanwhile). */
+const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+
+// Its own database and clock: the dashboard's figures of the day are this test's alone.
+layer(TestDatabase)("deposit fees and the sandbox gateway per method (D21)", (it) => {
+  it.scoped("PIX waits for its payer, a card is paid at once, crypto after the delay; the fee is on top, never credited", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* recordedSandbox
+      const client = yield* makeTestClient(appOptions({
+        gateway: sandbox.layer,
+        config: { gateway: { ...testConfig.gateway, sandboxCryptoDelaySeconds: 600 } }
+      }))
+      const player = yield* signIn(client, "fee-payer")
+      const admin = yield* signIn(client, "root")
+      const statusOf = (id: string) => Effect.map(depositOf(client, player.auth, id), (d) => d.status)
+      /**
+       * The sandbox retries a charge.paid our callback refused (404 before the deposit row exists) from
+       * 0.5 s on: the clock moves on in half seconds while the callback gets real time to answer (up to ~10 s).
+       */
+      const confirmedSoon = (id: string) =>
+        Effect.gen(function*() {
+          for (let attempt = 0; attempt < 400 && (yield* statusOf(id)) !== "CONFIRMED"; attempt++) {
+            yield* settle
+            yield* TestClock.adjust("500 millis")
+          }
+          expect(yield* statusOf(id)).toBe("CONFIRMED")
+        })
+
+      // PIX: no fee; the charge waits until the payer pays it (here through the sandbox control).
+      const pix = yield* initiateDeposit(client, player.auth, 2_500, "PIX")
+      expect(pix).toMatchObject({ amountCents: "2500", feeCents: 0, totalCents: 2_500 })
+      yield* TestClock.adjust("10 minutes")
+      yield* settle
+      expect(yield* statusOf(pix.depositId)).toBe("PENDING")
+      expect((yield* client.post(`/api/sandbox/charges/${pix.externalId}/pay`, undefined, player.auth)).body)
+        .toMatchObject({ event: "charge.paid", callbackStatus: 200, deposit: { status: "CONFIRMED" } })
+
+      // A card: 3.5 % of 1500 is 52.5, rounded half up to 53; the card is charged 1553 and paid at once.
+      const card = yield* initiateDeposit(client, player.auth, 1_500, "CREDIT_CARD")
+      expect(card).toMatchObject({ amountCents: "1500", feeCents: 53, totalCents: 1_553, qrCode: "", qrCodeText: "" })
+      yield* confirmedSoon(card.depositId)
+
+      // Crypto: 1 % of 1050 is 10.5, rounded to 11; confirmed 600 s after the charge, not before.
+      const crypto = yield* initiateDeposit(client, player.auth, 1_050, "CRYPTO")
+      expect(crypto).toMatchObject({ amountCents: "1050", feeCents: 11, totalCents: 1_061 })
+      yield* TestClock.adjust("599 seconds")
+      yield* settle
+      expect(yield* statusOf(crypto.depositId)).toBe("PENDING")
+      expect(yield* balanceOf(client, player.auth)).toBe(2_500 + 1_500)
+      yield* TestClock.adjust("1 second")
+      yield* confirmedSoon(crypto.depositId)
+
+      // Crypto cancelled while the network "confirms" it: never paid.
+      const cancelled = yield* initiateDeposit(client, player.auth, 2_000, "CRYPTO")
+      expect((yield* client.post(`/api/payment/deposits/${cancelled.depositId}/cancel`, undefined, player.auth)).status).toBe(200)
+      yield* TestClock.adjust("601 seconds")
+      yield* settle
+      expect(yield* statusOf(cancelled.depositId)).toBe("CANCELLED")
+
+      // The gateway was asked for amount + fee; the user was credited the amount, once each.
+      expect((yield* sandbox.charges).map(({ amountCents, method }) => ({ amountCents, method }))).toEqual([
+        { amountCents: 2_500n, method: "PIX" },
+        { amountCents: 1_553n, method: "CREDIT_CARD" },
+        { amountCents: 1_061n, method: "CRYPTO" },
+        { amountCents: 2_020n, method: "CRYPTO" }
+      ])
+      expect(yield* balanceOf(client, player.auth)).toBe(2_500 + 1_500 + 1_050)
+      const sql = yield* SqlClient.SqlClient
+      expect((yield* sql<{ amountCents: string }>`
+        SELECT amount_cents::text FROM transactions WHERE type = 'DEPOSIT' ORDER BY id`).map((t) => Number(t.amountCents)))
+        .toEqual([2_500, 1_500, 1_050])
+      const listed = (yield* client.get("/api/payment/deposits", player.auth)).body.deposits
+      expect(listed.map((d: { method: string; status: string; amountCents: string; feeCents: number; totalCents: number }) => [
+        d.method,
+        d.status,
+        d.amountCents,
+        d.feeCents,
+        d.totalCents
+      ])).toEqual([
+        ["CRYPTO", "CANCELLED", "2000", 20, 2_020],
+        ["CRYPTO", "CONFIRMED", "1050", 11, 1_061],
+        ["CREDIT_CARD", "CONFIRMED", "1500", 53, 1_553],
+        ["PIX", "CONFIRMED", "2500", 0, 2_500]
+      ])
+      const adminView = (yield* client.get("/api/admin/deposits?limit=100", admin.auth)).body.deposits
+      expect(adminView.find((d: { id: string }) => d.id === card.depositId)).toMatchObject({
+        amountCents: "1500",
+        feeCents: 53,
+        totalCents: 1_553,
+        user: { username: "fee-payer" }
+      })
+      // The dashboard: deposits credited today, and the fees paid on top of them (the cancelled one's is not).
+      expect((yield* client.get("/api/admin/dashboard", admin.auth)).body.financial).toMatchObject({
+        depositsToday: 5_050,
+        feesToday: 64
+      })
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 })

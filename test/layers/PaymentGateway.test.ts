@@ -1,11 +1,12 @@
-import { describe, expect, it, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Option, Redacted, TestClock } from "effect"
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Layer, Option, Queue, Redacted, TestClock } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
 import type { AddressInfo } from "node:net"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { brCode, crc16 } from "../../src/layers/gateway/PixBrCode"
 import { GatewayFromConfig } from "../../src/layers/gateway/GatewayFromConfig"
 import { HttpGateway } from "../../src/layers/gateway/HttpGateway"
+import { SandboxCallback, type SandboxEvent } from "../../src/layers/gateway/SandboxCallback"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
 import { ChargeAlreadyPaid, GatewayError, PaymentGateway, PayoutRefused } from "../../src/layers/PaymentGateway"
 import { testConfig } from "../support/TestApp"
@@ -58,24 +59,115 @@ describe("PIX BR Code", () => {
   })
 })
 
-layer(Layer.succeed(AppConfig, { ...testConfig, gateway: { ...testConfig.gateway, depositTtlMinutes: 30 } }))(
-  "sandbox gateway",
-  (it) => {
-    it.effect("charges: ch_ ids, a valid BR Code, a PNG QR and expiry after DEPOSIT_TTL_MINUTES", () =>
-      Effect.gen(function*() {
-        yield* TestClock.setTime(Date.UTC(2026, 10, 22, 12))
-        const gateway = yield* PaymentGateway
-        const charge = yield* gateway.createCharge({ amountCents: 5000n, method: "PIX", reference: "deposit-1" })
-        expect(charge.externalId).toMatch(/^ch_[0-9a-f]{24}$/)
-        expect(fields(charge.qrCodeText)["54"]).toBe("50.00")
-        expect(charge.qrCodeText.slice(-4)).toBe(crc16(charge.qrCodeText.slice(0, -4)))
-        expect(charge.qrCode.startsWith("data:image/png;base64,")).toBe(true)
-        expect(charge.expiresAt.toISOString()).toBe("2026-11-22T12:30:00.000Z")
-        const other = yield* gateway.createCharge({ amountCents: 5000n, method: "PIX", reference: "deposit-2" })
-        expect(other.externalId).not.toBe(charge.externalId)
-      }).pipe(Effect.provide(SandboxGateway)))
-  }
-)
+/**
+ * Our callback as the sandbox reaches it, for the sandbox alone: every event it is sent goes into
+ * `sent`; it answers the statuses of `answers` in turn, then 200.
+ */
+const recordingCallback = (answers: ReadonlyArray<number> = []) =>
+  Effect.gen(function*() {
+    const sent = yield* Queue.unbounded<SandboxEvent>()
+    const left = [...answers]
+    const layer = Layer.succeed(SandboxCallback, {
+      send: (event) => Effect.zipRight(Queue.offer(sent, event), Effect.sync(() => ({ status: left.shift() ?? 200, body: "" })))
+    })
+    return { sent, layer }
+  })
+
+/** The sandbox gateway over `callback`, with `cryptoDelaySeconds`, alive until the test's scope closes. */
+const sandbox = (callback: Layer.Layer<SandboxCallback>, cryptoDelaySeconds = 0) =>
+  Effect.map(
+    Layer.build(SandboxGateway.pipe(Layer.provide([
+      callback,
+      Layer.succeed(AppConfig, {
+        ...testConfig,
+        gateway: { ...testConfig.gateway, depositTtlMinutes: 30, sandboxCryptoDelaySeconds: cryptoDelaySeconds }
+      })
+    ]))),
+    Context.get(PaymentGateway)
+  )
+
+/** Lets the sandbox's scheduled payments run as far as they can without the clock moving. */
+const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)))
+
+describe("sandbox gateway", () => {
+  it.scoped("PIX charges: ch_ ids, a valid BR Code, a PNG QR and expiry after DEPOSIT_TTL_MINUTES; never paid by itself", () =>
+    Effect.gen(function*() {
+      const callback = yield* recordingCallback()
+      yield* TestClock.setTime(Date.UTC(2026, 10, 22, 12))
+      const gateway = yield* sandbox(callback.layer)
+      const charge = yield* gateway.createCharge({ amountCents: 5000n, method: "PIX", reference: "deposit-1" })
+      expect(charge.externalId).toMatch(/^ch_[0-9a-f]{24}$/)
+      expect(fields(charge.qrCodeText)["54"]).toBe("50.00")
+      expect(charge.qrCodeText.slice(-4)).toBe(crc16(charge.qrCodeText.slice(0, -4)))
+      expect(charge.qrCode.startsWith("data:image/png;base64,")).toBe(true)
+      expect(charge.expiresAt.toISOString()).toBe("2026-11-22T12:30:00.000Z")
+      const other = yield* gateway.createCharge({ amountCents: 5000n, method: "PIX", reference: "deposit-2" })
+      expect(other.externalId).not.toBe(charge.externalId)
+      yield* TestClock.adjust("1 hour")
+      yield* settle
+      expect(yield* Queue.size(callback.sent)).toBe(0)
+    }))
+
+  it.scoped("CREDIT_CARD: paid at once, charge.paid sent until the callback accepts it", () =>
+    Effect.gen(function*() {
+      // Our callback does not know the charge until the deposit row is written: 404, then 503, then 200.
+      const callback = yield* recordingCallback([404, 503])
+      yield* TestClock.setTime(Date.UTC(2026, 10, 22, 12))
+      const gateway = yield* sandbox(callback.layer, 600)
+      const charge = yield* gateway.createCharge({ amountCents: 1035n, method: "CREDIT_CARD", reference: "deposit-3" })
+      expect(charge).toMatchObject({ qrCode: "", qrCodeText: "", expiresAt: new Date(Date.UTC(2026, 10, 22, 12, 30)) })
+      const paid = { event: "charge.paid", data: { id: charge.externalId } }
+      expect(yield* Queue.take(callback.sent)).toEqual(paid)
+      yield* TestClock.adjust("500 millis")
+      expect(yield* Queue.take(callback.sent)).toEqual(paid)
+      yield* TestClock.adjust("1 second")
+      expect(yield* Queue.take(callback.sent)).toEqual(paid)
+      // Accepted: nothing more is sent.
+      yield* TestClock.adjust("1 hour")
+      yield* settle
+      expect(yield* Queue.size(callback.sent)).toBe(0)
+    }))
+
+  it.scoped("CRYPTO: paid SANDBOX_CRYPTO_DELAY_SECONDS after the charge, not before", () =>
+    Effect.gen(function*() {
+      const callback = yield* recordingCallback()
+      const gateway = yield* sandbox(callback.layer, 600)
+      const charge = yield* gateway.createCharge({ amountCents: 1010n, method: "CRYPTO", reference: "deposit-4" })
+      expect(charge).toMatchObject({ qrCode: "", qrCodeText: "" })
+      yield* TestClock.adjust("599 seconds")
+      yield* settle
+      expect(yield* Queue.size(callback.sent)).toBe(0)
+      yield* TestClock.adjust("1 second")
+      expect(yield* Queue.take(callback.sent)).toEqual({ event: "charge.paid", data: { id: charge.externalId } })
+    }))
+
+  it.scoped("a cancelled charge is never paid; a payment the callback never accepts stops when the charge expires", () =>
+    Effect.gen(function*() {
+      const callback = yield* recordingCallback(Array.from({ length: 1_000 }, () => 404))
+      const gateway = yield* sandbox(callback.layer, 600)
+      const cancelled = yield* gateway.createCharge({ amountCents: 1010n, method: "CRYPTO", reference: "deposit-5" })
+      yield* gateway.cancelCharge(cancelled.externalId)
+      yield* gateway.cancelCharge(cancelled.externalId)
+      yield* TestClock.adjust("601 seconds")
+      yield* settle
+      expect(yield* Queue.size(callback.sent)).toBe(0)
+
+      const refused = yield* gateway.createCharge({ amountCents: 1035n, method: "CREDIT_CARD", reference: "deposit-6" })
+      // Deliveries from 0.5 s apart, doubling up to 30 s, for the 30 minutes the charge lives.
+      for (let second = 0; second < 40 * 60; second += 10) {
+        yield* settle
+        yield* TestClock.adjust("10 seconds")
+      }
+      yield* settle
+      const deliveries = yield* Queue.takeAll(callback.sent)
+      expect([...deliveries].every((event) => event.data.id === refused.externalId)).toBe(true)
+      expect(deliveries.length).toBeGreaterThan(50)
+      expect(deliveries.length).toBeLessThan(70)
+      yield* TestClock.adjust("1 hour")
+      yield* settle
+      expect(yield* Queue.size(callback.sent)).toBe(0)
+    }))
+})
 
 describe("HTTP gateway adapter", () => {
   /** A gateway that answers 503 `failures` times, then succeeds; records every request. */
@@ -211,19 +303,23 @@ describe("HTTP gateway adapter", () => {
     }).pipe(Effect.scoped))
 })
 
-layer(Layer.succeed(AppConfig, testConfig))("sandbox payouts", (it) => {
-  it.effect("pay once per withdrawal, and the status query knows them", () =>
+describe("sandbox payouts", () => {
+  it.scoped("pay once per withdrawal, and the status query knows them", () =>
     Effect.gen(function*() {
-      const gateway = yield* PaymentGateway
+      const gateway = yield* sandbox((yield* recordingCallback()).layer)
       expect(yield* gateway.payoutStatus(5n)).toEqual({ _tag: "Unknown" })
       const paid = yield* gateway.payout({ withdrawalId: 5n, amountCents: 1000n, pixKeyType: "EMAIL", pixKey: "a@b.co" })
       expect(yield* gateway.payoutStatus(5n)).toEqual({ _tag: "Paid", payoutId: paid.payoutId })
-    }).pipe(Effect.provide(SandboxGateway)))
+    }))
 })
 
 describe("the gateway chosen by the configuration", () => {
   const chosen = (config: Partial<typeof testConfig>) =>
-    Layer.build(GatewayFromConfig).pipe(Effect.provide(Layer.succeed(AppConfig, { ...testConfig, ...config })), Effect.either)
+    Effect.flatMap(recordingCallback(), (callback) =>
+      Layer.build(GatewayFromConfig).pipe(
+        Effect.provide(Layer.merge(Layer.succeed(AppConfig, { ...testConfig, ...config }), callback.layer)),
+        Effect.either
+      ))
 
   it.scoped("the sandbox only with SANDBOX on and no PAYMENT_GATEWAY_URL; otherwise the real one or no start", () =>
     Effect.gen(function*() {

@@ -22,7 +22,7 @@ import type { IdentityProvider } from "../../src/layers/IdentityProvider"
 import { TestIdentityProvider } from "./TestIdentityProvider"
 import type { PaymentGateway } from "../../src/layers/PaymentGateway"
 import { TestGateway } from "./TestGateway"
-import { makeSandboxCallback } from "../../src/layers/gateway/SandboxCallback"
+import { makeSandboxCallback, type SandboxCallback } from "../../src/layers/gateway/SandboxCallback"
 
 export const testConfig: AppConfigShape = {
   production: false,
@@ -52,7 +52,7 @@ export const testConfig: AppConfigShape = {
     twoFactorVerify: { count: 5, windowMs: 300_000 },
     twoFactorDisable: { count: 5, windowMs: 300_000 }
   },
-  gateway: { url: Option.none(), key: Option.none(), allowedIps: [], depositTtlMinutes: 30 },
+  gateway: { url: Option.none(), key: Option.none(), allowedIps: [], depositTtlMinutes: 30, sandboxCryptoDelaySeconds: 0 },
   secretsGenerated: false,
   secrets: {
     webhookSecret: Redacted.make("test-webhook-secret"),
@@ -90,8 +90,11 @@ export interface TestAppOptions {
   readonly identityProvider?: Layer.Layer<IdentityProvider, StartupError, AppConfig | KeyValue>
   /** Where seeds come from; a fixed stream by default, so rolls and items are the same on every run. */
   readonly randomness?: Layer.Layer<Randomness>
-  /** The payment gateway; `TestGateway` (payouts and charges succeed) unless a test brings its own. */
-  readonly gateway?: Layer.Layer<PaymentGateway>
+  /**
+   * The payment gateway; `TestGateway` (payouts and charges succeed) unless a test brings its own,
+   * e.g. the sandbox, which reaches this app's callback in-process.
+   */
+  readonly gateway?: Layer.Layer<PaymentGateway, never, AppConfig | SandboxCallback>
   /** The process lifecycle; a fresh one unless a test needs to begin the shutdown itself. */
   readonly lifecycle?: Layer.Layer<Lifecycle>
   /** The app's logger and level (`Logger.replace`, `Logger.minimumLogLevel`), e.g. to read what it logs. */
