@@ -22,6 +22,7 @@ import { CaseId, ItemId, type UserId } from "../schema/Ids"
 import { Audit } from "./Audit"
 import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
 import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
+import { inTransaction, isUniqueViolation, orUnavailable } from "./SqlRows"
 
 export interface NewItem {
   readonly name: string
@@ -186,12 +187,6 @@ const withEconomics = (kase: Case, items: ReadonlyArray<PricedCaseItem>): CaseWi
 const PageWindow = Schema.Struct({ limit: Schema.Number, offset: Schema.Number })
 const windowOf = (page: PageRequest) => ({ limit: page.limit, offset: (page.page - 1) * page.limit })
 
-/** A unique index refused the write (PostgreSQL 23505). */
-const isUniqueViolation = (error: SqlError): boolean => {
-  const cause: unknown = error.cause
-  return typeof cause === "object" && cause !== null && (cause as { readonly code?: unknown }).code === "23505"
-}
-
 const slugTaken = () => new Conflict({ message: "Slug already exists" })
 
 /** The record without its undefined fields: what a partial update sets. */
@@ -209,6 +204,7 @@ const caseColumns =
 export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const transaction = inTransaction(sql)
     const audit = yield* Audit
 
     const insertItem = SqlSchema.single({
@@ -321,7 +317,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
 
     const createItem = Effect.fn("Catalog.createItem")(function*(input: NewItem) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* insertItem({ ...input, now }).pipe(Effect.orDie)
+      return yield* insertItem({ ...input, now }).pipe(orUnavailable)
     })
 
     /**
@@ -357,7 +353,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         yield* insertRanges(caseId, ranges)
         if (promotional) yield* auditPromotional(actor, created.value, economics)
         return withEconomics(created.value, yield* caseItemsOf(caseId))
-      }).pipe(sql.withTransaction, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      }).pipe(transaction)
     })
 
     const findItem = SqlSchema.findOne({
@@ -397,7 +393,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
     /** D21's dashboard alert: every active, non-promotional case over its house edge. */
     const casesOverHouseEdge = Effect.fn("Catalog.casesOverHouseEdge")(function*() {
       return yield* overEdge()
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     /**
      * Changes the given fields of an item; 404 `Item not found` when it does not exist. A value change
@@ -438,8 +434,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
           )
         }
         return updated.value
-      }).pipe(sql.withTransaction)
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+      }).pipe(transaction)
+    }, orUnavailable)
 
     /** Every item, by id (D6 `GET /admin/items`). */
     const listItems = Effect.fn("Catalog.listItems")(function*(page: PageRequest) {
@@ -451,7 +447,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       })(windowOf(page))
       const [count] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM items`
       return { entries, total: count!.n, page: page.page } satisfies Page<Item>
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     const lockCase = SqlSchema.findOne({
       Request: CaseId,
@@ -517,13 +513,10 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         if (updated.promotional !== current.promotional) yield* auditPromotional(actor, updated, economics)
         return withEconomics(updated, yield* caseItemsOf(id))
       }).pipe(
-        sql.withTransaction,
-        Effect.catchTags({
-          // A slug taken by a concurrent save between the check and the update.
-          SqlError: (error) => isUniqueViolation(error) ? Effect.fail(slugTaken()) : Effect.die(error),
-          ParseError: Effect.die,
-          NoSuchElementException: Effect.die
-        })
+        // A slug taken by a concurrent save between the check and the update.
+        Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError> =>
+          isUniqueViolation(error) ? Effect.fail(slugTaken()) : Effect.fail(error)),
+        transaction
       )
     })
 
@@ -536,7 +529,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       })(id)
       if (Option.isNone(found)) return yield* NotFound.of("Case")
       return withEconomics(found.value, yield* caseItemsOf(id))
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     const casesPage = SqlSchema.findAll({
       Request: PageWindow,
@@ -561,7 +554,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       const entries = cases.map((kase) => withEconomics(kase, items.filter((i) => i.caseId === kase.id)))
       const [count] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM cases`
       return { entries, total: count!.n, page: page.page } satisfies Page<CaseWithItems>
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     /** Active cases that match the query; a case without items is never listed (it cannot be opened). */
     const activeWhere = (query: ActiveCaseQuery) =>
@@ -601,7 +594,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         bestItem: { name: bestName, rarity: bestRarity, valueCents: bestValueCents }
       }))
       return { entries, total: count!.n, page: query.page } satisfies Page<CaseSummary>
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     const activeCase = SqlSchema.findOne({
       Request: CaseId,
@@ -626,18 +619,18 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       const found = yield* activeCase(caseId)
       if (Option.isNone(found)) return yield* new CaseNotFound()
       return { case: found.value, items: yield* caseItemDetails(caseId) } satisfies ActiveCase
-    }, Effect.catchTags({ SqlError: Effect.die, ParseError: Effect.die }))
+    }, orUnavailable)
 
     /** The items of a case in roll order, ready for `itemForRoll`. */
     const caseItems = Effect.fn("Catalog.caseItems")(function*(caseId: CaseId) {
-      const items = yield* caseItemsOf(caseId).pipe(Effect.orDie)
+      const items = yield* caseItemsOf(caseId).pipe(orUnavailable)
       return items.map(({ valueCents: _, ...item }) => new CaseItem(item))
     })
 
     const isEmpty = sql<{ readonly empty: boolean }>`
       SELECT NOT EXISTS (SELECT 1 FROM items) AND NOT EXISTS (SELECT 1 FROM cases) AS empty`.pipe(
       Effect.map((rows) => rows[0]!.empty),
-      Effect.orDie,
+      orUnavailable,
       Effect.withSpan("Catalog.isEmpty")
     )
 

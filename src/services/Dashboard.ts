@@ -28,7 +28,7 @@ import { Clock, Effect, Schema } from "effect"
 import { Rarity } from "../schema/Catalog"
 import { Catalog } from "./Catalog"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
-import { rowsOf } from "./SqlRows"
+import { orUnavailable, rowsOf } from "./SqlRows"
 
 /** How many of the dashboard's reads run at once (the pool has 10 connections for everyone). */
 const STATS_CONCURRENCY = 4
@@ -109,7 +109,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
     const catalog = yield* Catalog
 
     const numberOf = (statement: Effect.Effect<ReadonlyArray<{ readonly n: string | number | null }>, SqlError>) =>
-      Effect.map(Effect.orDie(statement), (rows) => Number(rows[0]?.n ?? 0))
+      Effect.map(orUnavailable(statement), (rows) => Number(rows[0]?.n ?? 0))
 
     const countBetween = (table: "case_openings" | "battles" | "upgrades" | "users", from: Date, to: Date) =>
       numberOf(sql<{ n: number }>`
@@ -153,7 +153,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         numberOf(sql<{ n: string }>`
           SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM withdrawals
           WHERE status = 'COMPLETED' AND processed_at >= ${from} AND processed_at < ${to}`),
-        numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE status = 'PENDING'`),
+        // PROCESSING (D18: sent to the gateway, no answer yet) still waits to be settled.
+        numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE status IN ('PENDING', 'PROCESSING')`),
         countBetween("case_openings", from, to),
         countBetween("battles", from, to),
         countBetween("upgrades", from, to),
@@ -284,7 +285,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
                 VALUES (${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents},
                   ${row.ggrOpeningsCents}, ${row.ggrUpgradesCents}, ${row.ggrBattlesCents}, ${row.ggrRafflesCents},
                   ${row.itemSalesCents}, ${row.feesCents}, ${at})
-                ON CONFLICT (day) DO NOTHING`.pipe(Effect.orDie)
+                ON CONFLICT (day) DO NOTHING`.pipe(orUnavailable)
               found.set(day, row)
             }
           }
@@ -379,10 +380,11 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
       const now = yield* Clock.currentTimeMillis
       const from = new Date(startOfDay(now))
       const staleWithdrawals = yield* numberOf(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM withdrawals WHERE status = 'PENDING' AND requested_at < ${new Date(now - DAY_MS)}`)
+        SELECT count(*)::int AS n FROM withdrawals
+        WHERE status IN ('PENDING', 'PROCESSING') AND requested_at < ${new Date(now - DAY_MS)}`)
       const [deposits] = yield* sql<{ total: number; failed: number }>`
         SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'FAILED')::int AS failed
-        FROM deposits WHERE created_at >= ${from}`.pipe(Effect.orDie)
+        FROM deposits WHERE created_at >= ${from}`.pipe(orUnavailable)
       const suspicious = yield* numberOf(sql<{ n: number }>`
         SELECT count(*)::int AS n FROM audit_logs WHERE action = 'SUSPICIOUS_IP_CHANGE' AND created_at >= ${from}`)
       const alerts: Array<{ id: string; level: "CRITICAL" | "WARNING" | "INFO"; title: string; message: string }> = []

@@ -43,7 +43,7 @@ import { Ledger } from "./Ledger"
 import { Notifications } from "./Notifications"
 import { Realtime } from "./Realtime"
 import { WebhookOutbox } from "./WebhookOutbox"
-import { firstOf, inTransaction, rowsOf, type Statement } from "./SqlRows"
+import { firstOf, inTransaction, orUnavailable, rowsOf, type Statement } from "./SqlRows"
 
 /** Deposits the expiry job closes per transaction. */
 export const EXPIRY_BATCH = 200
@@ -173,7 +173,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         WHERE d.user_id = ${userId}
         ORDER BY d.id DESC LIMIT ${paging.limit} OFFSET ${(paging.page - 1) * paging.limit}`)
       const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM deposits WHERE user_id = ${userId}`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       return { deposits: rows.map(depositView), total: Number(count!.n), page: paging.page }
     })
 
@@ -189,7 +189,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         ORDER BY d.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
       const [count] = yield* sql<{ n: number }>`
         SELECT count(*)::int AS n FROM deposits WHERE (${status}::text IS NULL OR status = ${status}::text)`
-        .pipe(Effect.orDie)
+        .pipe(orUnavailable)
       return { deposits: rows.map(adminView), total: Number(count!.n), page: query.page }
     })
 

@@ -244,7 +244,11 @@ layer(TestDatabase)("withdrawal safety", (it) => {
       const gateway = yield* makeTestGateway()
       const client = yield* makeTestClient(appOptions({ gateway: gateway.layer }))
       const { id, player, root } = yield* pendingWithdrawal(client, "unanswered", 30_000, 20_000)
+      const pending = Effect.map(client.get("/api/admin/dashboard", root), (r) => r.body.financial.pendingWithdrawals as number)
+      const pendingBefore = yield* pending
       yield* approveUnanswered(client, gateway, root, id, false)
+      // Still waiting to be settled: the dashboard keeps counting it.
+      expect(yield* pending).toBe(pendingBefore)
 
       const reject = yield* client.post(`/api/admin/withdrawals/${id}/reject`, { reason: "changed my mind" }, root)
       expect(reject.status).toBe(409)
