@@ -17,7 +17,7 @@ export const OpeningsLive = HttpApiBuilder.group(Api, "openings", (handlers) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
           idempotent(
             { userId: user.id, headers, operation: "cases.open", input: { path }, response: OpeningResult },
-            openings.open(user.id, path.id)
+            openings.open(user, path.id)
           )))
       .handle("history", ({ urlParams }) =>
         Effect.flatMap(CurrentUser, ({ user }) => openings.history(user.id, urlParams.page, urlParams.limit)))

@@ -1,19 +1,21 @@
 /**
- * Opening a case (SPEC open-case rules 1-6, D5, D7, D17). Under the user's lock, ONE database
- * transaction debits the price through the Ledger, takes the user's committed server seed and next
- * nonce (committing a fresh seed in its place), rolls, records the opening, adds the item to the
- * inventory, updates the user's statistics and records the live drop; nothing of it exists unless all
- * of it does. The drop is announced after the commit.
+ * Opening a case (SPEC open-case rules 1-6, D5, D7, D17), the service's hot path. Under the user's
+ * lock, the roll is computed from the case and the user's committed seed (both usually known to this
+ * instance already), then ONE statement writes everything at once: the debit through the Ledger's
+ * steps, the next nonce and a fresh committed seed, the inventory entry, the opening, the user's
+ * statistics and the live drop. Nothing of it exists unless all of it does; it takes effect only if
+ * the balance covers the price and what the roll was computed from is still current (otherwise it
+ * writes nothing, and the opening reads again). The balance push and the drop go out after it.
  *
  * FLIP (D7, D17): with the opening's own seeds, a second HMAC over `${clientSeed}:${nonce}:flip`
  * decides whether FLIP happens; then a second roll of the same seed with the following nonce selects
  * item B, and the user receives the more valuable of A and B (A on a tie).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Clock, Data, Effect, Either, Option, Schema } from "effect"
 import { UserLock } from "../layers/stores/UserLock"
 import { Rarity } from "../schema/Catalog"
-import { CaseNotFound, NotFound } from "../schema/Errors"
+import { CaseNotFound, InsufficientBalance, NotFound } from "../schema/Errors"
 import type { ItemView, OpeningResult } from "../schema/Game"
 import { CaseId, ItemId, type UserId } from "../schema/Ids"
 import type { User } from "../schema/User"
@@ -22,7 +24,7 @@ import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { Realtime } from "./Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
-import { inTransaction, orUnavailable } from "./SqlRows"
+import { orUnavailable, rowsOf } from "./SqlRows"
 
 const RangeRow = Schema.Struct({
   itemId: ItemId,
@@ -36,11 +38,43 @@ const RangeRow = Schema.Struct({
 })
 type RangeRow = typeof RangeRow.Type
 
-/** A range of a case, with the case's own fields repeated on each row. */
+/** A range of a case, with the case's own fields and the catalog's version repeated on each row. */
 const CaseRangeRow = Schema.extend(
   RangeRow,
-  Schema.Struct({ caseName: Schema.String, priceCents: Schema.BigInt, flipChance: Schema.Number })
+  Schema.Struct({
+    caseName: Schema.String,
+    priceCents: Schema.BigInt,
+    flipChance: Schema.Number,
+    catalogVersion: Schema.NumberFromString
+  })
 )
+
+/** An active case as an opening needs it, at the catalog version it was read at. */
+interface ActiveCase {
+  readonly version: number
+  readonly name: string
+  readonly priceCents: bigint
+  readonly flipChance: number
+  readonly ranges: ReadonlyArray<RangeRow & ItemRange>
+}
+
+/** The signed-in user who opens: the live drop shows their name. */
+export interface Player {
+  readonly id: UserId
+  readonly username: string
+}
+
+/** Why an opening's write wrote nothing though the balance would have covered it: what it read had changed. */
+class Outdated extends Data.TaggedError("Outdated") {}
+
+/** What the one statement of an opening wrote (nulls when it wrote nothing). */
+const WrittenRow = Schema.Struct({
+  stateCurrent: Schema.Boolean,
+  catalogCurrent: Schema.Boolean,
+  balanceCents: Schema.NullOr(Schema.BigInt),
+  openingId: Schema.NullOr(Schema.String),
+  dropId: Schema.NullOr(Schema.String)
+})
 
 const view = (row: RangeRow): ItemView => ({
   id: row.itemId,
@@ -63,96 +97,157 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     const liveDrops = yield* LiveDrops
     const realtime = yield* Realtime
 
-    /** An active case with its ranges, in one query: no rows when the case is absent or inactive. */
-    const activeCaseRanges = SqlSchema.findAll({
-      Request: CaseId,
-      Result: CaseRangeRow,
-      execute: (id) =>
-        sql`SELECT c.name AS case_name, c.price_cents, c.flip_chance,
-                   ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
-            FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id
-            WHERE c.id = ${id} AND c.is_active ORDER BY ci.range_start`
-    })
+    /** An active case with its ranges and the catalog's version, in one query: no rows when the case is absent or inactive. */
+    const activeCaseRanges = (id: CaseId) =>
+      rowsOf(CaseRangeRow, sql`
+        SELECT c.name AS case_name, c.price_cents, c.flip_chance, v.version AS catalog_version,
+               ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
+        FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id CROSS JOIN catalog_version v
+        WHERE c.id = ${id} AND c.is_active ORDER BY ci.range_start`)
 
-    const open = Effect.fn("CaseOpenings.open")(function*(userId: UserId, caseId: CaseId) {
+    /**
+     * Active cases as last read, kept for the catalog version they were read at: an opening's write
+     * takes effect only while that version is current (sql/0018), so an edit anywhere is never missed;
+     * a write that finds it moved clears them all.
+     */
+    const cases = new Map<CaseId, ActiveCase>()
+    const activeCase = (id: CaseId) =>
+      Effect.gen(function*() {
+        const kept = cases.get(id)
+        if (kept !== undefined) return Option.some(kept)
+        // A saved case always has items (D6), so no rows means no active case.
+        const ranges = yield* activeCaseRanges(id)
+        if (ranges.length === 0) return Option.none<ActiveCase>()
+        const kase: ActiveCase = {
+          version: ranges[0]!.catalogVersion,
+          name: ranges[0]!.caseName,
+          priceCents: ranges[0]!.priceCents,
+          flipChance: ranges[0]!.flipChance,
+          ranges
+        }
+        cases.set(id, kase)
+        return Option.some(kase)
+      })
+
+    /** One attempt: the roll from what is known, then everything written in one statement. */
+    const attempt = (player: Player, caseId: CaseId) =>
+      Effect.gen(function*() {
+        const found = yield* activeCase(caseId)
+        if (Option.isNone(found)) return yield* new CaseNotFound()
+        const kase = found.value
+        const state = yield* fairness.nextRoll(player.id)
+        const seeds = { serverSeed: state.nextServerSeed, clientSeed: state.clientSeed, nonce: state.nonce + 1 }
+        const roll = caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
+        const first = yield* select(kase.ranges, roll)
+        // FLIP rolls the same committed seed with the following nonce.
+        const flip = kase.flipChance > 0 && flipTriggered(seeds.serverSeed, seeds.clientSeed, seeds.nonce, kase.flipChance)
+          ? yield* Effect.map(
+            select(kase.ranges, caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce + 1)),
+            (item) => ({ nonce: seeds.nonce + 1, roll: caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce + 1), item })
+          )
+          : undefined
+        const won = flip !== undefined && flip.item.valueCents > first.valueCents ? flip.item : first
+        const next = yield* fairness.newServerSeed
+        const nonces = flip === undefined ? 1 : 2
+        const now = new Date(yield* Clock.currentTimeMillis)
+
+        // Checks, debit, commitment, inventory entry, opening, statistics, live drop: one statement,
+        // so one round trip and no transaction to open. Each step needs the one before it to have a
+        // row; the first two need what was read to be current.
+        const current = sql`EXISTS (SELECT 1 FROM fair_state)
+          AND EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version})`
+        const [written] = yield* rowsOf(WrittenRow, sql`
+          WITH
+          ${fairness.lockStep(player.id, state)},
+          ${ledger.debitSteps({ userId: player.id, type: "CASE_OPEN", amountCents: kase.priceCents, reference: { type: "CASE", id: caseId } }, now, current)},
+          ${fairness.rotateStep(player.id, nonces, next, now, sql`EXISTS (SELECT 1 FROM moved)`)},
+          entry AS (
+            INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+            SELECT ${player.id}, ${won.itemId}, 'CASE_OPEN', ${now}, ${now} FROM moved
+            RETURNING id
+          ),
+          opening AS (
+            INSERT INTO case_openings (case_id, user_id, item_id, inventory_item_id, server_seed, server_seed_hash,
+              client_seed, nonce, roll, roll_item_id, roll_range_start, roll_range_end, roll_item_value_cents,
+              flip_chance, is_flip, flip_server_seed, flip_client_seed, flip_nonce, flip_roll, flip_item_id,
+              flip_range_start, flip_range_end, flip_item_value_cents, price_paid_cents, item_value_cents, profit,
+              created_at)
+            SELECT ${caseId}, ${player.id}, ${won.itemId}, entry.id, ${seeds.serverSeed}, ${state.nextServerSeedHash},
+              ${seeds.clientSeed}, ${seeds.nonce}, ${roll}, ${first.itemId}, ${first.rangeStart}, ${first.rangeEnd},
+              ${first.valueCents}, ${kase.flipChance}, ${flip !== undefined}, ${flip === undefined ? null : seeds.serverSeed},
+              ${flip === undefined ? null : seeds.clientSeed}, ${flip?.nonce ?? null}, ${flip?.roll ?? null},
+              ${flip?.item.itemId ?? null}, ${flip?.item.rangeStart ?? null}, ${flip?.item.rangeEnd ?? null},
+              ${flip?.item.valueCents ?? null}, ${kase.priceCents}, ${won.valueCents}, ${won.valueCents - kase.priceCents}, ${now}
+            FROM entry
+            RETURNING id
+          ),
+          stats AS (
+            -- Atomic increments: parallel openings of one user (other instances, no lock) still add up.
+            INSERT INTO user_case_stats AS s (user_id, total_opened, total_spent_cents, total_won_cents, flip_count,
+                                              best_drop_opening_id, best_drop_value_cents)
+            SELECT ${player.id}, 1, ${kase.priceCents}, ${won.valueCents}, ${flip === undefined ? 0 : 1}, opening.id,
+                   ${won.valueCents}
+            FROM opening
+            ON CONFLICT (user_id) DO UPDATE SET
+              total_opened = s.total_opened + 1,
+              total_spent_cents = s.total_spent_cents + EXCLUDED.total_spent_cents,
+              total_won_cents = s.total_won_cents + EXCLUDED.total_won_cents,
+              flip_count = s.flip_count + EXCLUDED.flip_count,
+              best_drop_opening_id = CASE WHEN EXCLUDED.best_drop_value_cents > s.best_drop_value_cents
+                THEN EXCLUDED.best_drop_opening_id ELSE s.best_drop_opening_id END,
+              best_drop_value_cents = GREATEST(s.best_drop_value_cents, EXCLUDED.best_drop_value_cents)
+          ),
+          ${liveDrops.recordStep({ userId: player.id, itemId: won.itemId, source: "CASE_OPEN", caseName: kase.name }, now, sql`EXISTS (SELECT 1 FROM opening)`)}
+          SELECT EXISTS (SELECT 1 FROM fair_state) AS state_current,
+                 EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version}) AS catalog_current,
+                 (SELECT balance_cents FROM moved) AS balance_cents,
+                 (SELECT id FROM opening) AS opening_id,
+                 (SELECT id FROM dropped) AS drop_id`)
+        if (!written!.stateCurrent || !written!.catalogCurrent) {
+          if (!written!.catalogCurrent) cases.clear()
+          yield* fairness.forget(player.id)
+          return yield* new Outdated()
+        }
+        if (written!.balanceCents === null || written!.openingId === null || written!.dropId === null) {
+          return yield* new InsufficientBalance()
+        }
+        yield* fairness.rolled(player.id, state, nonces, next)
+        const result: OpeningResult = {
+          openingId: written!.openingId,
+          item: view(won),
+          roll,
+          serverSeedHash: state.nextServerSeedHash,
+          nextServerSeedHash: next.serverSeedHash,
+          isFlip: flip !== undefined,
+          ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
+        }
+        // Published once the write stands (together: one round trip to Redis), never when it did not.
+        yield* Effect.all([
+          realtime.balanceChanged(player.id, written!.balanceCents),
+          liveDrops.publish({
+            id: written!.dropId,
+            user: { id: String(player.id), username: player.username },
+            item: view(won),
+            source: "CASE_OPEN",
+            caseName: kase.name,
+            createdAt: now
+          })
+        ], { concurrency: 2, discard: true })
+        return result
+      })
+
+    /**
+     * Opens a case for the player (see the top of this file). What the attempt read is rechecked by
+     * its write; when something had changed (rarely: another instance, an administrator), it reads
+     * again and tries once more.
+     */
+    const open = Effect.fn("CaseOpenings.open")(function*(player: Player, caseId: CaseId) {
       return yield* lock.withLock(
-        `user:${userId}`,
-        Effect.gen(function*() {
-          // A saved case always has items (D6), so no rows means no active case.
-          const ranges = yield* activeCaseRanges(caseId).pipe(orUnavailable)
-          if (ranges.length === 0) return yield* new CaseNotFound()
-          const kase = { name: ranges[0]!.caseName, priceCents: ranges[0]!.priceCents, flipChance: ranges[0]!.flipChance }
-
-          const { balanceCents, dropId, result } = yield* Effect.gen(function*() {
-            const debit = yield* ledger.debit({
-              userId,
-              type: "CASE_OPEN",
-              amountCents: kase.priceCents,
-              reference: { type: "CASE", id: caseId }
-            })
-            const seeds = yield* fairness.takeCommittedRoll(userId)
-            const roll = caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
-            const first = yield* select(ranges, roll)
-            // FLIP rolls the same committed seed with the following nonce.
-            let flip: { readonly nonce: number; readonly roll: number; readonly item: RangeRow & ItemRange } | undefined
-            if (kase.flipChance > 0 && flipTriggered(seeds.serverSeed, seeds.clientSeed, seeds.nonce, kase.flipChance)) {
-              const { firstNonce } = yield* fairness.takeNonces(userId, 1)
-              const flipRoll = caseRoll(seeds.serverSeed, seeds.clientSeed, firstNonce)
-              flip = { nonce: firstNonce, roll: flipRoll, item: yield* select(ranges, flipRoll) }
-            }
-            const won = flip !== undefined && flip.item.valueCents > first.valueCents ? flip.item : first
-            const now = new Date(yield* Clock.currentTimeMillis)
-
-            const profit = won.valueCents - kase.priceCents
-            // The inventory entry and the opening that points to it, in one statement.
-            const [opening] = yield* sql<{ id: string }>`
-              WITH entry AS (
-                INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-                VALUES (${userId}, ${won.itemId}, 'CASE_OPEN', ${now}, ${now}) RETURNING id
-              )
-              INSERT INTO case_openings (case_id, user_id, item_id, inventory_item_id, server_seed, server_seed_hash,
-                client_seed, nonce, roll, roll_item_id, roll_range_start, roll_range_end, roll_item_value_cents,
-                flip_chance, is_flip, flip_server_seed, flip_client_seed, flip_nonce, flip_roll, flip_item_id,
-                flip_range_start, flip_range_end, flip_item_value_cents, price_paid_cents, item_value_cents, profit,
-                created_at)
-              SELECT ${caseId}, ${userId}, ${won.itemId}, entry.id, ${seeds.serverSeed}, ${seeds.serverSeedHash},
-                ${seeds.clientSeed}, ${seeds.nonce}, ${roll}, ${first.itemId}, ${first.rangeStart}, ${first.rangeEnd},
-                ${first.valueCents}, ${kase.flipChance}, ${flip !== undefined}, ${flip === undefined ? null : seeds.serverSeed},
-                ${flip === undefined ? null : seeds.clientSeed}, ${flip?.nonce ?? null}, ${flip?.roll ?? null},
-                ${flip?.item.itemId ?? null}, ${flip?.item.rangeStart ?? null}, ${flip?.item.rangeEnd ?? null},
-                ${flip?.item.valueCents ?? null}, ${kase.priceCents}, ${won.valueCents}, ${profit}, ${now}
-              FROM entry
-              RETURNING id`
-            // Atomic increments: parallel openings of one user (other instances, no lock) still add up.
-            yield* sql`
-              INSERT INTO user_case_stats AS s (user_id, total_opened, total_spent_cents, total_won_cents, flip_count,
-                                                best_drop_opening_id, best_drop_value_cents)
-              VALUES (${userId}, 1, ${kase.priceCents}, ${won.valueCents}, ${flip ? 1 : 0}, ${opening!.id}, ${won.valueCents})
-              ON CONFLICT (user_id) DO UPDATE SET
-                total_opened = s.total_opened + 1,
-                total_spent_cents = s.total_spent_cents + EXCLUDED.total_spent_cents,
-                total_won_cents = s.total_won_cents + EXCLUDED.total_won_cents,
-                flip_count = s.flip_count + EXCLUDED.flip_count,
-                best_drop_opening_id = CASE WHEN EXCLUDED.best_drop_value_cents > s.best_drop_value_cents
-                  THEN EXCLUDED.best_drop_opening_id ELSE s.best_drop_opening_id END,
-                best_drop_value_cents = GREATEST(s.best_drop_value_cents, EXCLUDED.best_drop_value_cents)`
-            const dropId = yield* liveDrops.record({ userId, itemId: won.itemId, source: "CASE_OPEN", caseName: kase.name })
-            const result: OpeningResult = {
-              openingId: opening!.id,
-              item: view(won),
-              roll,
-              serverSeedHash: seeds.serverSeedHash,
-              nextServerSeedHash: seeds.nextServerSeedHash,
-              isFlip: flip !== undefined,
-              ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
-            }
-            return { dropId, result, balanceCents: debit.balanceAfterCents }
-          }).pipe(inTransaction(sql))
-
-          yield* realtime.balanceChanged(userId, balanceCents)
-          yield* liveDrops.announce(dropId)
-          return result
-        })
+        `user:${player.id}`,
+        attempt(player, caseId).pipe(
+          Effect.retry({ times: 2, while: (error) => error._tag === "Outdated" }),
+          Effect.catchTag("Outdated", () => Effect.dieMessage("CaseOpenings: what an opening read kept changing"))
+        )
       )
     })
 

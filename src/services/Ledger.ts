@@ -7,7 +7,7 @@
  * A debit is a conditional update (`balance_cents + amount >= 0`): no race, cache or missing lock
  * can overdraw an account, and the CHECK constraint on users backs it up.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { InsufficientBalance } from "../schema/Errors"
 import { TransactionId, type UserId } from "../schema/Ids"
@@ -124,6 +124,31 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       })
     })
 
+    /**
+     * A debit as two steps of a caller's one-statement write (a data-modifying WITH; the hot path of
+     * an opening writes everything it does in one statement): `moved`, the conditional balance
+     * update, taken only when `onlyIf` holds, and `posted`, its transactions row. The caller makes its
+     * own writes depend on `moved` having a row; when it has none, the balance did not cover the
+     * amount (or `onlyIf` did not hold) and nothing moved.
+     */
+    const debitSteps = (movement: Movement<DebitType>, at: Date, onlyIf: Statement.Fragment) => {
+      const amount = movement.amountCents
+      return sql`
+        moved AS (
+          UPDATE users SET balance_cents = balance_cents - ${amount}, updated_at = ${at}
+          WHERE id = ${movement.userId} AND balance_cents >= ${amount} AND ${onlyIf}
+          RETURNING id, balance_cents
+        ),
+        posted AS (
+          INSERT INTO transactions
+            (user_id, type, amount_cents, balance_after_cents, counterparty, reference_type, reference_id, reason, created_at)
+          SELECT id, ${movement.type}, ${-amount}, balance_cents, ${counterpartyOf(movement.type)},
+                 ${movement.reference?.type ?? null}, ${movement.reference?.id ?? null}, NULL, ${at}
+          FROM moved
+          RETURNING id
+        )`
+    }
+
     /** An administrator's correction (ADMIN_ADJUSTMENT), signed, with its reason. */
     const adjust = Effect.fn("Ledger.adjust")(function*(
       adjustment: { readonly userId: UserId; readonly amountCents: bigint; readonly reason: string }
@@ -150,6 +175,6 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
           HAVING u.balance_cents <> COALESCE(SUM(t.amount_cents), 0) OR u.balance_cents < 0`
     })(undefined).pipe(orUnavailable, Effect.withSpan("Ledger.discrepancies"))
 
-    return { credit, debit, adjust, discrepancies } as const
+    return { credit, debit, debitSteps, adjust, discrepancies } as const
   })
 }) {}

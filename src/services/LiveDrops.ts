@@ -2,7 +2,7 @@
  * The live-drop feed (D11): rows in `live_drops` written in the transaction of the win, and a
  * broadcast on channel `live-drops` after the commit, which Redis pub/sub fans out to every instance.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
 import { Clock, Effect, Schema, type Scope, Stream } from "effect"
 import { Broadcast } from "../layers/stores/Broadcast"
 import { type DropSource, LiveDrop } from "../schema/Game"
@@ -69,12 +69,24 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
 
     const record = (drop: NewDrop) => Effect.map(recordMany([drop]), (ids) => ids[0]!)
 
-    /** Publishes a committed drop to every instance's subscribers (see `afterCommit`). */
+    /**
+     * A drop as a step (`dropped`) of a caller's one-statement write, taken when `onlyIf` holds;
+     * `publish` it once the write has committed.
+     */
+    const recordStep = (drop: NewDrop, at: Date, onlyIf: Statement.Fragment) => sql`
+      dropped AS (
+        INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
+        SELECT ${drop.userId}, ${drop.itemId}, ${drop.source}, ${drop.caseName}, ${at} WHERE ${onlyIf}
+        RETURNING id
+      )`
+
+    /** Publishes a committed drop the caller knows whole to every instance's subscribers (see `afterCommit`). */
+    const publish = (drop: LiveDrop) =>
+      afterCommit(broadcast.publish(LIVE_DROPS_CHANNEL, JSON.stringify(Schema.encodeSync(LiveDrop)(drop))))
+
+    /** Publishes a committed drop, read by its id (see `afterCommit`). */
     const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
-      yield* afterCommit(Effect.gen(function*() {
-        const row = yield* byId(dropId).pipe(orUnavailable)
-        yield* broadcast.publish(LIVE_DROPS_CHANNEL, JSON.stringify(Schema.encodeSync(LiveDrop)(toDrop(row))))
-      }))
+      yield* afterCommit(Effect.flatMap(byId(dropId).pipe(orUnavailable), (row) => publish(toDrop(row))))
     })
 
     const recent = Effect.fn("LiveDrops.recent")(function*(limit: number) {
@@ -99,6 +111,6 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
     const subscribe: Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
 
-    return { record, recordMany, announce, recent, emit, subscribe } as const
+    return { record, recordMany, recordStep, publish, announce, recent, emit, subscribe } as const
   })
 }) {}

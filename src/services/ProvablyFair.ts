@@ -10,7 +10,7 @@
  * created, a raffle when it is published. A refused operation rolls back with its transaction, so it
  * consumes neither the seed nor a nonce.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { Randomness } from "../layers/Randomness"
@@ -112,6 +112,27 @@ const RollRow = Schema.Struct({
 
 const NoncesRow = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.NumberFromString })
 
+/**
+ * A user's fairness state as a one-statement write expects to find it (`lockStep`): the client seed,
+ * the last nonce used and the committed next seed.
+ */
+export interface NextRoll {
+  readonly clientSeed: string
+  readonly nonce: number
+  readonly nextServerSeed: string
+  readonly nextServerSeedHash: string
+}
+
+const NextRollRow = Schema.Struct({
+  clientSeed: Schema.String,
+  nonce: Schema.NumberFromString,
+  nextServerSeed: Schema.String,
+  nextServerSeedHash: Schema.String
+})
+
+/** How many users' states an instance remembers (a few hundred bytes each). */
+const NEXT_ROLLS_KEPT = 100_000
+
 const CLIENT_SEED_PATTERN = /^[A-Za-z0-9_-]{1,64}$/
 
 export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFair", {
@@ -120,6 +141,14 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
     const randomness = yield* Randomness
 
     const hex = (length: number) => Effect.map(randomness.bytes(length), (bytes) => bytes.toString("hex"))
+    /**
+     * The state of each user's next roll as this instance last read or wrote it (it made the next seed
+     * itself). Only a hint: the write that consumes it checks it is still the state in the database
+     * (`lockStep`), so a change made elsewhere (another instance, a battle, a new client seed) costs
+     * one more read, never a wrong roll.
+     */
+    const known = new Map<UserId, NextRoll>()
+    const forget = (userId: UserId) => Effect.sync(() => void known.delete(userId))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /** 32 random bytes as 64 lowercase hex characters, and its SHA-256. */
@@ -156,6 +185,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
         return yield* new BadRequest({ message: "Client seed must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -" })
       }
       yield* ensure(userId)
+      yield* forget(userId)
       const row = yield* firstOf(StateRow, sql`
         UPDATE fairness_seeds SET client_seed = ${seed}, updated_at = ${yield* now} WHERE user_id = ${userId}
         RETURNING client_seed, nonce, next_server_seed_hash`)
@@ -176,6 +206,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
      * so concurrent rolls of one user queue here and each gets its own seed and nonce.
      */
     const takeCommittedRoll = Effect.fn("ProvablyFair.takeCommittedRoll")(function*(userId: UserId) {
+      yield* forget(userId)
       const next = yield* newServerSeed
       const at = yield* now
       const roll: CommittedRoll = yield* committed(userId, firstOf(RollRow, sql`
@@ -196,6 +227,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
      * client seed, for rolls with a seed committed elsewhere (a FLIP's second roll, a battle's rounds).
      */
     const takeNonces = Effect.fn("ProvablyFair.takeNonces")(function*(userId: UserId, count: number) {
+      yield* forget(userId)
       const at = yield* now
       const row = yield* committed(userId, firstOf(NoncesRow, sql`
         UPDATE fairness_seeds SET nonce = nonce + ${count}, updated_at = ${at} WHERE user_id = ${userId}
@@ -203,6 +235,63 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
       return { clientSeed: row.clientSeed, firstNonce: row.nonce - count + 1 }
     })
 
-    return { newServerSeed, ensure, state, setClientSeed, takeCommittedRoll, takeNonces } as const
+    /** The state of the user's next roll: remembered, or read (`known`). */
+    const nextRoll = (userId: UserId) =>
+      Effect.gen(function*() {
+        const remembered = known.get(userId)
+        if (remembered !== undefined) return remembered
+        const read: NextRoll = yield* committed(userId, firstOf(NextRollRow, sql`
+          SELECT client_seed, nonce, next_server_seed, next_server_seed_hash FROM fairness_seeds WHERE user_id = ${userId}`))
+        if (known.size >= NEXT_ROLLS_KEPT) known.clear()
+        known.set(userId, read)
+        return read
+      })
+
+    /**
+     * First step of a one-statement write that rolls with `expected`: `fair_state` locks the user's
+     * row when it is still in that state, and is empty otherwise (the caller's other steps then write
+     * nothing, and it reads the state again: `forget`).
+     */
+    const lockStep = (userId: UserId, expected: NextRoll) => sql`
+      fair_state AS (
+        SELECT user_id FROM fairness_seeds
+        WHERE user_id = ${userId} AND nonce = ${expected.nonce} AND client_seed = ${expected.clientSeed}
+          AND next_server_seed_hash = ${expected.nextServerSeedHash}
+        FOR UPDATE
+      )`
+
+    /** A later step of that write, when `onlyIf` holds: `nonces` nonces used, `next` committed. */
+    const rotateStep = (userId: UserId, nonces: number, next: ServerSeed, at: Date, onlyIf: Statement.Fragment) => sql`
+      fair_rotated AS (
+        UPDATE fairness_seeds SET nonce = nonce + ${nonces}, next_server_seed = ${next.serverSeed},
+                                  next_server_seed_hash = ${next.serverSeedHash}, updated_at = ${at}
+        WHERE user_id = ${userId} AND ${onlyIf}
+        RETURNING user_id
+      )`
+
+    /** After such a write committed: the user's state is known without reading it. */
+    const rolled = (userId: UserId, used: NextRoll, nonces: number, next: ServerSeed) =>
+      Effect.sync(() =>
+        void known.set(userId, {
+          clientSeed: used.clientSeed,
+          nonce: used.nonce + nonces,
+          nextServerSeed: next.serverSeed,
+          nextServerSeedHash: next.serverSeedHash
+        })
+      )
+
+    return {
+      newServerSeed,
+      ensure,
+      state,
+      setClientSeed,
+      takeCommittedRoll,
+      takeNonces,
+      nextRoll,
+      lockStep,
+      rotateStep,
+      rolled,
+      forget
+    } as const
   })
 }) {}

@@ -383,6 +383,60 @@ layer(TestDatabase)("committed seeds", (it) => {
     }))
 })
 
+layer(TestDatabase)("committed seeds across instances", (it) => {
+  it.scoped("two instances rolling for one user alternately each use the seed committed last, wherever it was made", () =>
+    Effect.gen(function*() {
+      // Two applications over one database, as two instances behind a load balancer (each remembers
+      // states and cases of its own); their seed streams differ, as separate processes' would.
+      const a = yield* makeTestClient({ ...appOptions, randomness: Randomness.seeded("instance-a") })
+      const b = yield* makeTestClient({ ...appOptions, randomness: Randomness.seeded("instance-b") })
+      const { kase } = yield* makeCase({ priceCents: 10n })
+      const player = yield* fundedPlayer(a, "two-instances", 1_000)
+      const onB = yield* fundedPlayer(b, "two-instances", 0)
+      let expected = (yield* stateOf(a, player.auth)).nextServerSeedHash
+      for (const [client, auth] of [[a, player.auth], [b, onB.auth], [a, player.auth], [a, player.auth], [b, onB.auth]] as const) {
+        const opened = (yield* client.post(`/api/cases/${kase.id}/open`, undefined, auth)).body
+        expect(opened.serverSeedHash).toBe(expected)
+        expected = opened.nextServerSeedHash
+      }
+      // A client seed set through one instance is used by the other's next roll.
+      yield* setClientSeed(b, onB.auth, "set-on-b")
+      const opened = (yield* a.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).body
+      expect(opened.serverSeedHash).toBe(expected)
+      expect((yield* a.get(`/api/cases/openings/${opened.openingId}/verify`, player.auth)).body).toMatchObject({ clientSeed: "set-on-b", isValid: true })
+      expect((yield* stateOf(b, onB.auth)).nonce).toBe(6)
+    }))
+
+  it.scoped("a case edited after an instance read it is opened as edited (price, items), through the API or not", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { items, kase } = yield* makeCase({ priceCents: 100n })
+      const admin = yield* fundedPlayer(client, "root", 0)
+      const player = yield* fundedPlayer(client, "edited-case", 10_000)
+      const balance = Effect.map(client.get("/api/auth/me", player.auth), (r) => r.body.balanceCents as number)
+      expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+      expect(yield* balance).toBe(9_900)
+      // Through the API: a new price and a single item.
+      const edited = yield* client.request(`/api/admin/cases/${kase.id}`, {
+        method: "PUT",
+        headers: { ...admin.auth, "content-type": "application/json" },
+        body: JSON.stringify({ priceCents: 300, promotional: true, items: [{ itemId: String(items.rare!.id), dropChance: 1 }] })
+      })
+      expect(edited.status).toBe(200)
+      const afterApi = (yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).body
+      expect(afterApi.item.id).toBe(String(items.rare!.id))
+      expect(yield* balance).toBe(9_600)
+      // Behind the service's back (another instance, an operator with psql): still never a stale price.
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE cases SET price_cents = 700 WHERE id = ${kase.id}`
+      expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+      expect(yield* balance).toBe(8_900)
+      yield* sql`UPDATE cases SET is_active = false WHERE id = ${kase.id}`
+      expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).body).toEqual({ statusCode: 404, message: "Case not found" })
+      expect(yield* balance).toBe(8_900)
+    }))
+})
+
 // Real clock: the parallel requests wait for the user's lock in real time.
 layer(TestDatabase, { excludeTestServices: true })("committed seeds under concurrency", (it) => {
   it.scoped("parallel openings by one user: each uses its own commitment, shown once before it, nonces contiguous", () =>
