@@ -71,11 +71,15 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         const user = sessionId === undefined
           ? Option.none()
           : Option.map(yield* sessions.peekUserId(sessionId), (id) => `user:${id}`)
-        const counted = yield* Effect.forEach(applicable, (rule) => {
-          const limit = config.rateLimits[rule.name]
-          const subject = rule.perAddress ? address : Option.getOrElse(user, () => address)
-          return Effect.map(counter.hit(`${rule.name}:${subject}`, limit.windowMs), (count): Counted => ({ limit, count }))
-        })
+        const limits = applicable.map((rule) => ({
+          rule,
+          limit: config.rateLimits[rule.name],
+          subject: rule.perAddress ? address : Option.getOrElse(user, () => address)
+        }))
+        const counts = yield* counter.hitAll(
+          limits.map(({ limit, rule, subject }) => ({ key: `${rule.name}:${subject}`, windowMs: limit.windowMs }))
+        )
+        const counted = limits.map(({ limit }, i): Counted => ({ limit, count: counts[i]! }))
         const tightest = counted.reduce((a, b) =>
           remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.limit.count < a.limit.count) ? b : a
         )

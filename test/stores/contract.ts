@@ -8,7 +8,7 @@ import { Chunk, Clock, Deferred, Effect, Either, Exit, Fiber, Option, Stream } f
 import { randomUUID } from "node:crypto"
 import { Broadcast } from "../../src/layers/stores/Broadcast"
 import { KeyValue } from "../../src/layers/stores/KeyValue"
-import { RateCounter } from "../../src/layers/stores/RateCounter"
+import { RateCounter, type RateCounterShape } from "../../src/layers/stores/RateCounter"
 import type { StoreServices } from "../../src/layers/stores/Stores"
 import { UserLock } from "../../src/layers/stores/UserLock"
 
@@ -19,6 +19,8 @@ export interface Harness {
 
 /** A fresh key per test, so tests never see each other's data. */
 const fresh = (name: string) => `${name}:${randomUUID()}`
+const hit = (counter: RateCounterShape, key: string, windowMs: number) =>
+  Effect.map(counter.hitAll([{ key, windowMs }]), ([count]) => count!)
 
 /** Lets forked fibers run up to their next wait. */
 const settle = Effect.sleep(0).pipe(Effect.zipRight(Effect.yieldNow()), Effect.repeatN(20))
@@ -169,16 +171,38 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       const now = yield* Clock.currentTimeMillis
       yield* advance(windowMs - (now % windowMs) + 20)
       const key = fresh("login")
-      const hits = yield* Effect.all([counter.hit(key, windowMs), counter.hit(key, windowMs), counter.hit(key, windowMs)])
+      const hits = yield* Effect.all([hit(counter, key, windowMs), hit(counter, key, windowMs), hit(counter, key, windowMs)])
       expect(hits.map((h) => h.count)).toEqual([1, 2, 3])
       const windowEnd = hits[0]!.resetAtMs
       expect(windowEnd % windowMs).toBe(0)
       expect(windowEnd - (yield* Clock.currentTimeMillis)).toBeGreaterThan(0)
       expect(windowEnd - (yield* Clock.currentTimeMillis)).toBeLessThanOrEqual(windowMs)
-      expect((yield* counter.hit(fresh("login"), windowMs)).count).toBe(1)
+      expect((yield* hit(counter, fresh("login"), windowMs)).count).toBe(1)
       yield* advance(windowEnd - (yield* Clock.currentTimeMillis) + 20)
-      const next = yield* counter.hit(key, windowMs)
+      const next = yield* hit(counter, key, windowMs)
       expect(next).toEqual({ count: 1, resetAtMs: windowEnd + windowMs })
+    }))
+
+  it.effect("counter: one call counts several keys, each in its own window", () =>
+    Effect.gen(function*() {
+      const counter = yield* RateCounter
+      const now = yield* Clock.currentTimeMillis
+      if (60_000 - (now % 60_000) < 5_000) yield* advance(60_000 - (now % 60_000) + 20)
+      const [global, open] = [fresh("global"), fresh("open")]
+      expect((yield* counter.hitAll([{ key: global, windowMs: 60_000 }])).map((c) => c.count)).toEqual([1])
+      const counts = yield* counter.hitAll([
+        { key: global, windowMs: 60_000 },
+        { key: open, windowMs: 1_000 },
+        { key: open, windowMs: 60_000 }
+      ])
+      expect(counts.map((c) => c.count)).toEqual([2, 1, 1])
+      const at = yield* Clock.currentTimeMillis
+      expect(counts.map((c) => c.resetAtMs)).toEqual([
+        (Math.floor(at / 60_000) + 1) * 60_000,
+        (Math.floor(at / 1_000) + 1) * 1_000,
+        (Math.floor(at / 60_000) + 1) * 60_000
+      ])
+      expect(yield* counter.hitAll([])).toEqual([])
     }))
 
   it.effect("counter: parallel hits are each counted once", () =>
@@ -188,7 +212,7 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       const windowMs = 60_000
       const now = yield* Clock.currentTimeMillis
       if (windowMs - (now % windowMs) < 5_000) yield* advance(windowMs - (now % windowMs) + 20)
-      const hits = yield* Effect.all(Array.from({ length: 50 }, () => counter.hit(key, windowMs)), {
+      const hits = yield* Effect.all(Array.from({ length: 50 }, () => hit(counter, key, windowMs)), {
         concurrency: "unbounded"
       })
       expect(hits.map((h) => h.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1))

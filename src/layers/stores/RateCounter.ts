@@ -16,8 +16,15 @@ export interface RateCount {
   readonly resetAtMs: number
 }
 
+/** One hit on the counter `key` in windows of `windowMs`. */
+export interface RateHit {
+  readonly key: string
+  readonly windowMs: number
+}
+
 export interface RateCounterShape {
-  readonly hit: (key: string, windowMs: number) => Effect.Effect<RateCount, ServiceUnavailable>
+  /** Counts each hit (all of one request's limits in one store call); the counts in the same order. */
+  readonly hitAll: (hits: ReadonlyArray<RateHit>) => Effect.Effect<ReadonlyArray<RateCount>, ServiceUnavailable>
 }
 
 const windowOf = (now: number, windowMs: number) => {
@@ -31,36 +38,50 @@ const makeMemory = Effect.sync((): RateCounterShape => {
   const counters = new Map<string, { count: number; resetAtMs: number }>()
   let nextSweep = 0
   return {
-    hit: (key, windowMs) =>
+    hitAll: (hits) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         if (now >= nextSweep) {
           nextSweep = now + SWEEP_INTERVAL_MS
           for (const [k, c] of counters) if (c.resetAtMs <= now) counters.delete(k)
         }
-        const { index, resetAtMs } = windowOf(now, windowMs)
-        const id = `${key}:${windowMs}:${index}`
-        const count = (counters.get(id)?.count ?? 0) + 1
-        counters.set(id, { count, resetAtMs })
-        return { count, resetAtMs }
+        return hits.map(({ key, windowMs }) => {
+          const { index, resetAtMs } = windowOf(now, windowMs)
+          const id = `${key}:${windowMs}:${index}`
+          const count = (counters.get(id)?.count ?? 0) + 1
+          counters.set(id, { count, resetAtMs })
+          return { count, resetAtMs }
+        })
       })
   }
 })
 
-// The key expires with its window (plus a second for clock skew between instances); set on the first
+// Each key expires with its window (plus a second for clock skew between instances); set on the first
 // hit only, so a window's key never outlives it by more than that.
-const HIT_SCRIPT = `local n = redis.call("INCR", KEYS[1])
-if n == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end
-return n`
+const HIT_ALL_SCRIPT = `local counts = {}
+for i, key in ipairs(KEYS) do
+  local n = redis.call("INCR", key)
+  if n == 1 then redis.call("PEXPIRE", key, ARGV[i]) end
+  counts[i] = n
+end
+return counts`
 
-const makeRedis = Effect.map(RedisConnection, ({ client, prefix }): RateCounterShape => ({
-  hit: (key, windowMs) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const { index, resetAtMs } = windowOf(now, windowMs)
-      return storeCall(() =>
-        client.eval(HIT_SCRIPT, 1, `${prefix}rate:${key}:${windowMs}:${index}`, toTtl(resetAtMs - now + 1000))
-      ).pipe(Effect.map((count) => ({ count: Number(count), resetAtMs })))
-    }).pipe(Effect.withSpan("RateCounter.hit"))
-}))
+const makeRedis = Effect.map(RedisConnection, ({ prefix, script }): RateCounterShape => {
+  const hitAll = script("rateHitAll", HIT_ALL_SCRIPT)
+  return {
+    hitAll: (hits) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const windows = hits.map(({ key, windowMs }) => ({ key, windowMs, ...windowOf(now, windowMs) }))
+        return storeCall(() =>
+          hitAll(
+            windows.map(({ index, key, windowMs }) => `${prefix}rate:${key}:${windowMs}:${index}`),
+            windows.map(({ resetAtMs }) => toTtl(resetAtMs - now + 1000))
+          )
+        ).pipe(Effect.map((counts) =>
+          windows.map(({ resetAtMs }, i) => ({ count: Number((counts as ReadonlyArray<unknown>)[i]), resetAtMs }))
+        ))
+      })
+  }
+})
 
 export class RateCounter extends Context.Tag("app/RateCounter")<RateCounter, RateCounterShape>() {
   static readonly memory: Layer.Layer<RateCounter> = Layer.effect(this, makeMemory)

@@ -11,9 +11,17 @@ export interface RedisConnectionShape {
   readonly client: Redis
   /** Prepended to every key and channel. */
   readonly prefix: string
+  /**
+   * A Lua script as a command: sent in full once per connection, then by its SHA1 (EVALSHA, reloaded
+   * by ioredis when Redis has forgotten it).
+   */
+  readonly script: (name: string, lua: string) => Script
   /** A further connection (for SUBSCRIBE, which takes a connection over), closed with the scope. */
   readonly duplicate: Effect.Effect<Redis, StartupError, Scope.Scope>
 }
+
+/** Runs a script with these keys (prefixed by the caller) and arguments. */
+export type Script = (keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
@@ -90,14 +98,20 @@ export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisCon
         const where = describe(Redacted.value(url))
         const client = yield* connect(
           // A command during an outage fails after a few retries (and becomes a defect) rather than
-          // queueing for a long time.
-          () => new Redis(Redacted.value(url), { maxRetriesPerRequest: 3 }),
+          // queueing for a long time. Commands issued while others are on the wire leave together in one
+          // write (auto-pipelining): under load, many requests' commands share a round trip.
+          () => new Redis(Redacted.value(url), { maxRetriesPerRequest: 3, enableAutoPipelining: true }),
           where
         )
         yield* Effect.logDebug(`Connected to Redis at ${where} with key prefix "${prefix}"`)
         return {
           client,
           prefix,
+          script: (name, lua) => {
+            client.defineCommand(name, { lua })
+            const run = (client as unknown as Record<string, (...args: ReadonlyArray<string | number>) => Promise<unknown>>)[name]!
+            return (keys, args) => run.call(client, keys.length, ...keys, ...args)
+          },
           duplicate: connect(() => client.duplicate(), where)
         }
       })

@@ -44,24 +44,34 @@ interface LockBackend {
 /** The lock keys the current fiber holds. */
 const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
 
+/**
+ * A holder's token only has to differ from every other holder's (it is compared on release, never
+ * guessed at), so it is this process's random prefix and a counter.
+ */
+const tokenPrefix = randomBytes(8).toString("hex")
+let tokensIssued = 0
+
 const fromBackend = (backend: LockBackend): UserLockShape => ({
   withLock: (key, effect, options) =>
     Effect.flatMap(FiberRef.get(held), (keys) =>
       keys.has(key)
         ? effect
-        : Effect.acquireUseRelease(
-          Effect.sync(() => randomBytes(16).toString("hex")),
-          // Waiting happens in `use`, so it stays interruptible. The release below is harmless when the
-          // lock was never taken: it deletes only a lock holding this call's token.
-          (token) =>
-            backend.tryAcquire(key, token, toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)).pipe(
-              Effect.filterOrFail((acquired) => acquired, () => new Busy()),
-              Effect.retry(RETRY),
-              Effect.catchTag("Busy", () => new OperationInProgress()),
-              Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key])))
-            ),
-          (token) => backend.release(key, token)
-        ).pipe(Effect.withSpan("UserLock.withLock", { attributes: { key } })))
+        : Effect.suspend(() => {
+          const token = `${tokenPrefix}:${++tokensIssued}`
+          const attempt = backend.tryAcquire(key, token, toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS))
+          // Waiting (only when the first attempt finds the lock taken) stays interruptible. The release
+          // is harmless when the lock was never taken: it deletes only a lock holding this token.
+          const wait = attempt.pipe(
+            Effect.filterOrFail((acquired) => acquired, () => new Busy()),
+            Effect.retry(RETRY),
+            Effect.catchTag("Busy", () => new OperationInProgress())
+          )
+          return Effect.flatMap(attempt, (acquired) => acquired ? Effect.void : wait).pipe(
+            Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key]))),
+            Effect.ensuring(backend.release(key, token)),
+            Effect.withSpan("UserLock.withLock", { attributes: { key }, captureStackTrace: false })
+          )
+        }))
 })
 
 const makeMemory = Effect.sync((): UserLockShape => {
@@ -83,13 +93,14 @@ const makeMemory = Effect.sync((): UserLockShape => {
 
 const RELEASE_SCRIPT = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
 
-const makeRedis = Effect.map(RedisConnection, ({ client, prefix }) => {
+const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }) => {
   const k = (key: string) => `${prefix}lock:${key}`
+  const releaseIfHeld = script("lockRelease", RELEASE_SCRIPT)
   return fromBackend({
     tryAcquire: (key, token, ttlMs) =>
       storeCall(() => client.set(k(key), token, "PX", ttlMs, "NX")).pipe(Effect.map((reply) => reply === "OK")),
     // Should Redis be gone, the lock expires by its time to live.
-    release: (key, token) => Effect.ignore(storeCall(() => client.eval(RELEASE_SCRIPT, 1, k(key), token)))
+    release: (key, token) => Effect.ignore(storeCall(() => releaseIfHeld([k(key)], [token])))
   })
 })
 
