@@ -3,7 +3,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Duration, Effect } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { IdentityProvider } from "../layers/IdentityProvider"
-import { BadRequest, Forbidden } from "../schema/Errors"
+import { BadRequest, Forbidden, Unauthenticated } from "../schema/Errors"
 import { InvalidLoginCallback } from "../schema/Identity"
 import { Sessions, SESSION_TTL_SECONDS } from "../services/Sessions"
 import { TwoFactor } from "../services/TwoFactor"
@@ -76,6 +76,7 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const sessions = yield* Sessions
     const twoFactor = yield* TwoFactor
+    const users = yield* Users
 
     return handlers
       .handle("logout", () =>
@@ -84,16 +85,22 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           yield* sessions.revoke(user.id, session.id).pipe(Effect.ignore)
           return yield* HttpServerResponse.json({ message: "Logged out" }).pipe(Effect.map(clearSessionCookie), Effect.orDie)
         }))
+      // The user's row as it is now (the session's copy may be 30 s old), banned or not.
       .handle("me", () =>
-        Effect.map(CurrentUser, ({ user }) => ({
-          id: user.id,
-          username: user.username,
-          idpId: user.idpId,
-          role: user.role,
-          balanceCents: user.balanceCents,
-          twoFactorEnabled: user.twoFactorEnabled,
-          createdAt: user.createdAt
-        })))
+        Effect.gen(function*() {
+          const { user: signedIn } = yield* CurrentUser
+          const user = yield* users.findById(signedIn.id).pipe(Effect.catchTag("NotFound", () => new Unauthenticated()))
+          if (user.bannedAt !== null) return yield* new Forbidden({ message: "Account banned" })
+          return {
+            id: user.id,
+            username: user.username,
+            idpId: user.idpId,
+            role: user.role,
+            balanceCents: user.balanceCents,
+            twoFactorEnabled: user.twoFactorEnabled,
+            createdAt: user.createdAt
+          }
+        }))
       .handle("sessions", () =>
         Effect.gen(function*() {
           const { session: current, user } = yield* CurrentUser

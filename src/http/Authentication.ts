@@ -4,7 +4,8 @@
  *
  * A banned user is refused with 403 `Account banned`; a device mismatch with 401 `Device mismatch`
  * (event streams may come without a device id, D19). The first request of a user in a UTC day
- * records the day (D15).
+ * records the day (D15). The user is known from the session (Sessions: read from the database at
+ * most every 30 s); endpoints that show or change the user's row read it themselves.
  */
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Clock, Context, Effect, Exit, Layer, Schema } from "effect"
@@ -12,7 +13,7 @@ import { AppConfig } from "../layers/AppConfig"
 import { KeyValue } from "../layers/stores/KeyValue"
 import { Forbidden, type ServiceUnavailable, Unauthenticated } from "../schema/Errors"
 import type { Session } from "../schema/Session"
-import type { User } from "../schema/User"
+import type { SignedInUser } from "../schema/User"
 import { Sessions } from "../services/Sessions"
 import { Users } from "../services/Users"
 import { currentClient, sessionIdOf } from "./ClientInfo"
@@ -20,13 +21,16 @@ import * as HttpError from "./HttpErrors"
 import { endpoint, makeResolveEndpoint } from "./Routes"
 
 export class CurrentUser extends Context.Tag("app/CurrentUser")<CurrentUser, {
-  readonly user: User
+  readonly user: SignedInUser
   readonly session: Session
 }>() {}
 
+// HttpApi tries the schemes in this order. The bearer scheme goes first because its credential needs no
+// decoding (a cookie scheme's decode fails, building an error, when the request has no cookie), and its
+// handler reads either anyway (sessionIdOf), so the second runs only after the first refused.
 const sessionSecurity = {
-  sessionCookie: HttpApiSecurity.apiKey({ in: "cookie", key: "sessionId" }),
-  sessionBearer: HttpApiSecurity.bearer
+  sessionBearer: HttpApiSecurity.bearer,
+  sessionCookie: HttpApiSecurity.apiKey({ in: "cookie", key: "sessionId" })
 }
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("app/Authentication", {
@@ -69,9 +73,8 @@ const makeAuthenticate = Effect.gen(function*() {
     if (id === undefined) return yield* new Unauthenticated()
     const client = yield* Effect.provideService(currentClient, AppConfig, config)
     const stream = streams.has(resolve(request.method, request.url)?.name ?? "")
-    const session = yield* sessions.validate(id, client, { stream })
-    const user = yield* users.findById(session.userId).pipe(Effect.catchTag("NotFound", () => new Unauthenticated()))
-    if (user.bannedAt !== null) return yield* new Forbidden({ message: "Account banned" })
+    const { account, session } = yield* sessions.validate(id, client, { stream })
+    const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
     const now = yield* Clock.currentTimeMillis
     const throttle = `activity:${user.id}:${new Date(now).toISOString().slice(0, 10)}`
     if ((throttledUntil.get(throttle) ?? 0) <= now) {

@@ -1,6 +1,18 @@
 /** Sessions (SPEC Session): kept in the key-value store, never in the database. */
 import { Schema } from "effect"
 import { UserId } from "./Ids"
+import { Role } from "./User"
+
+/**
+ * What requests need to know of a session's user, kept in the session so that a request does not read
+ * the user from the database: as read when `checkedAt`, and read again when that is 30 s old.
+ */
+export const SessionAccount = Schema.Struct({
+  username: Schema.String,
+  role: Role,
+  checkedAt: Schema.Date
+})
+export type SessionAccount = typeof SessionAccount.Type
 
 /** 32 lowercase hexadecimal characters (16 random bytes). */
 export const SessionId = Schema.String.pipe(
@@ -9,7 +21,8 @@ export const SessionId = Schema.String.pipe(
 )
 export type SessionId = typeof SessionId.Type
 
-export class Session extends Schema.Class<Session>("Session")({
+/** Plain structs, not classes: a class's constructor validates, and a session is made on every request. */
+export const Session = Schema.Struct({
   id: SessionId,
   userId: UserId,
   idpId: Schema.String,
@@ -18,8 +31,11 @@ export class Session extends Schema.Class<Session>("Session")({
   deviceId: Schema.optional(Schema.String),
   createdAt: Schema.Date,
   lastActivity: Schema.Date,
-  expiresAt: Schema.Date
-}) {}
+  expiresAt: Schema.Date,
+  /** Absent in sessions stored before it was kept, and then read at their next request. */
+  account: Schema.optional(SessionAccount)
+})
+export type Session = typeof Session.Type
 
 /** What a request says about its client (SPEC session rules). */
 export interface ClientInfo {

@@ -17,6 +17,13 @@ export class User extends Schema.Class<User>("User")({
   createdAt: Schema.DateFromSelf
 }) {}
 
+/** A signed-in user as requests know them: from their session (src/services/Sessions.ts). */
+export interface SignedInUser {
+  readonly id: UserId
+  readonly username: string
+  readonly role: Role
+}
+
 export const USERNAME_MIN_LENGTH = 3
 export const USERNAME_MAX_LENGTH = 32
 

@@ -23,7 +23,7 @@ import {
 import { Rarity } from "../schema/Catalog"
 import { BadRequest, CaseNotFound, Conflict, NotFound } from "../schema/Errors"
 import { CaseId, ItemId, UserId } from "../schema/Ids"
-import type { User } from "../schema/User"
+import type { SignedInUser } from "../schema/User"
 import { BattleRun } from "./BattleRun"
 import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
@@ -355,7 +355,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * `GET /provably-fair/verify/:id?type=battle-roll`: for the battle's players and administrators,
      * once the battle is FINISHED; anyone else (or earlier) gets 404 (D5).
      */
-    const verifyRoll = Effect.fn("Battles.verifyRoll")(function*(requester: User, rollId: BattleRollId) {
+    const verifyRoll = Effect.fn("Battles.verifyRoll")(function*(requester: SignedInUser, rollId: BattleRollId) {
       const found = yield* rowsOf(VerifiedRollRow, sql`
         SELECT r.id, r.battle_id::text AS battle_id, r.round_number, r.user_id, r.roll, r.server_seed, r.server_seed_hash,
                r.client_seed, r.nonce, r.range_start, r.range_end, r.item_id, i.name AS item_name, i.rarity,

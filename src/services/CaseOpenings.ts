@@ -18,7 +18,7 @@ import { Rarity } from "../schema/Catalog"
 import { CaseNotFound, InsufficientBalance, NotFound } from "../schema/Errors"
 import type { ItemView, OpeningResult } from "../schema/Game"
 import { CaseId, ItemId, type UserId } from "../schema/Ids"
-import type { User } from "../schema/User"
+import type { SignedInUser } from "../schema/User"
 import { itemForRoll, type ItemRange } from "./CaseRanges"
 import { Ledger } from "./Ledger"
 import { LiveDrops } from "./LiveDrops"
@@ -332,7 +332,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
      * next nonce) and the better-of-two award by the values of that moment. (Openings since D17 roll
      * FLIP with their own seed; older ones recorded a seed of its own, and verify as recorded.)
      */
-    const verify = Effect.fn("CaseOpenings.verify")(function*(requester: User, openingId: string) {
+    const verify = Effect.fn("CaseOpenings.verify")(function*(requester: SignedInUser, openingId: string) {
       const found = yield* SqlSchema.findOne({
         Request: Schema.String,
         Result: VerifyRow,

@@ -11,6 +11,11 @@
  * set-if-absent). After that a request with another device id, or with none, is a mismatch, except
  * on event streams (browsers' EventSource cannot send the header). A removed session is announced on
  * `session-ended:<id>` (across instances), so streams opened with it close.
+ *
+ * A session carries what requests need of its user (SessionAccount: username and role), so validation
+ * reads no database row; it reads the user again when that copy is ACCOUNT_RECHECK_MS old. A ban deletes
+ * the user's sessions, so it takes effect at once; a ban written to the database by other means (or
+ * whose session deletion failed) is seen by the next re-read.
  */
 import { Clock, Effect, Option, Schema, type Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
@@ -19,14 +24,18 @@ import { KeyValue } from "../layers/stores/KeyValue"
 import { UserLock } from "../layers/stores/UserLock"
 import { Forbidden, NotFound, type ServiceUnavailable, Unauthenticated } from "../schema/Errors"
 import type { UserId } from "../schema/Ids"
-import { type ClientInfo, Session, SessionId } from "../schema/Session"
+import { type ClientInfo, Session, type SessionAccount, SessionId } from "../schema/Session"
+import type { User } from "../schema/User"
 import { Audit } from "./Audit"
 import { regionOf } from "./GeoRegion"
 import { Notifications } from "./Notifications"
+import { Users } from "./Users"
 
 export const SESSION_TTL_SECONDS = 604_800
 export const MAX_SESSIONS_PER_USER = 5
 const SESSION_TTL_MS = SESSION_TTL_SECONDS * 1000
+/** How old a session's copy of its user (SessionAccount) may be before a request reads the user again. */
+export const ACCOUNT_RECHECK_MS = 30_000
 
 const sessionKey = (id: string) => `session:${id}`
 const indexKey = (userId: bigint) => `user-sessions:${userId}`
@@ -43,6 +52,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const lock = yield* UserLock
     const audit = yield* Audit
     const notifications = yield* Notifications
+    const users = yield* Users
 
     const read = (id: string) => Effect.map(kv.get(sessionKey(id)), Option.flatMap(decode))
     const write = (session: Session) => kv.set(sessionKey(session.id), encode(session), SESSION_TTL_MS)
@@ -92,10 +102,11 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         return sessions.sort((a, b) => b.lastActivity.getTime() - a.lastActivity.getTime())
       })
 
-    const create = Effect.fn("Sessions.create")(function*(
-      user: { readonly id: UserId; readonly idpId: string },
-      client: ClientInfo
-    ) {
+    const accountOf = (user: User, now: number): SessionAccount =>
+      ({ username: user.username, role: user.role, checkedAt: new Date(now) })
+
+    /** A new session of a user who may sign in (not banned: the caller checked). */
+    const create = Effect.fn("Sessions.create")(function*(user: User, client: ClientInfo) {
       return yield* lock.withLock(
         `sessions:${user.id}`,
         Effect.gen(function*() {
@@ -103,7 +114,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
           // Oldest lastActivity first out, until there is room for the new one.
           for (const old of existing.slice(MAX_SESSIONS_PER_USER - 1)) yield* remove(old)
           const now = yield* Clock.currentTimeMillis
-          const session = new Session({
+          const session: Session = {
             id: SessionId.make(randomBytes(16).toString("hex")),
             userId: user.id,
             idpId: user.idpId,
@@ -112,8 +123,9 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             deviceId: client.deviceId,
             createdAt: new Date(now),
             lastActivity: new Date(now),
-            expiresAt: new Date(now + SESSION_TTL_MS)
-          })
+            expiresAt: new Date(now + SESSION_TTL_MS),
+            account: accountOf(user, now)
+          }
           yield* write(session)
           yield* kv.setAdd(indexKey(user.id), session.id)
           return session
@@ -149,13 +161,24 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       Effect.gen(function*() {
         const won = yield* kv.setIfAbsent(deviceKey(session.id), deviceId, SESSION_TTL_MS)
         const bound = won ? deviceId : Option.getOrElse(yield* kv.get(deviceKey(session.id)), () => deviceId)
-        return new Session({ ...session, deviceId: bound })
+        return { ...session, deviceId: bound }
       })
 
+    /** The session's copy of its user, read again when ACCOUNT_RECHECK_MS old; 403 when the user is banned. */
+    const accountFor = (session: Session, now: number) =>
+      session.account !== undefined && now - session.account.checkedAt.getTime() < ACCOUNT_RECHECK_MS
+        ? Effect.succeed(session.account)
+        : users.findById(session.userId).pipe(
+          Effect.catchTag("NotFound", () => new Unauthenticated()),
+          Effect.filterOrFail((user) => user.bannedAt === null, () => new Forbidden({ message: "Account banned" })),
+          Effect.map((user) => accountOf(user, now))
+        )
+
     /**
-     * The session of `id`, refreshed, or Unauthenticated. A request from another device than the
+     * The session of `id`, refreshed, with its copy of its user; or Unauthenticated. A request from another device than the
      * session's, or without one once the session is bound (`stream` requests excepted), is audited
-     * and refused (SPEC session rule 2, D19); the session itself is kept.
+     * and refused (SPEC session rule 2, D19); the session itself is kept. A banned user's session is
+     * refused with 403 `Account banned` (see ACCOUNT_RECHECK_MS for when that is known).
      */
     const validate = Effect.fn("Sessions.validate")(function*(
       id: string,
@@ -187,10 +210,16 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         })
         return yield* new Unauthenticated({ message: "Device mismatch" })
       }
+      const account = yield* accountFor(session, now)
       yield* checkRegion(session, client.ip)
-      const refreshed = new Session({ ...session, lastActivity: new Date(now), expiresAt: new Date(now + SESSION_TTL_MS) })
+      const refreshed: Session = {
+        ...session,
+        lastActivity: new Date(now),
+        expiresAt: new Date(now + SESSION_TTL_MS),
+        account
+      }
       yield* write(refreshed)
-      return refreshed
+      return { session: refreshed, account }
     })
 
     /**

@@ -1,7 +1,8 @@
 /** Administrators and bans (D2) through the public API. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, TestClock } from "effect"
+import { ACCOUNT_RECHECK_MS } from "../../src/services/Sessions"
 import { signIn } from "../support/SignIn"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -82,6 +83,25 @@ layer(TestDatabase)("user administration", (it) => {
       const response = yield* client.get("/api/auth/me", target.auth)
       expect(response.status).toBe(403)
       expect(response.body).toEqual({ statusCode: 403, message: "Account banned" })
+      // Other endpoints know the user from the session's copy, read again when it is 30 s old.
+      expect((yield* client.get("/api/inventory", target.auth)).status).toBe(200)
+      yield* TestClock.adjust(ACCOUNT_RECHECK_MS)
+      for (const refused of [yield* client.get("/api/inventory", target.auth), yield* client.post("/api/cases/1/open", undefined, target.auth)]) {
+        expect(refused.body).toEqual({ statusCode: 403, message: "Account banned" })
+      }
+    }))
+
+  it.scoped("a promotion to administrator reaches the user's existing sessions within 30 s", () =>
+    Effect.gen(function*() {
+      const client = yield* withAdmin
+      const target = yield* signIn(client, "rising")
+      expect((yield* client.get("/api/admin/users", target.auth)).status).toBe(403)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE users SET role = 'ADMIN' WHERE idp_id = 'rising'`
+      yield* TestClock.adjust(ACCOUNT_RECHECK_MS - 1)
+      expect((yield* client.get("/api/admin/users", target.auth)).status).toBe(403)
+      yield* TestClock.adjust(1)
+      expect((yield* client.get("/api/admin/users", target.auth)).status).toBe(200)
     }))
 
   it.scoped("an administrator cannot ban themselves; unknown users are 404", () =>

@@ -1,7 +1,9 @@
 /** Sign-in, sessions and their security rules through the public API (SPEC Session, D2). */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Effect, TestClock } from "effect"
+import { Clock, Context, Effect, Layer, Option, TestClock } from "effect"
+import { KeyValue } from "../../src/layers/stores/KeyValue"
+import { Stores } from "../../src/layers/stores/Stores"
 import { cookieOf, setCookieLine, signIn } from "../support/SignIn"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -232,5 +234,25 @@ layer(TestDatabase)("sign-in and sessions", (it) => {
       const days = yield* sql<{ day: string }>`
         SELECT to_char(day, 'YYYY-MM-DD') AS day FROM user_activity_days WHERE user_id = ${me.id} ORDER BY day`
       expect(days.map((d) => d.day)).toEqual([today, tomorrow])
+    }))
+
+  it.scoped("a session stored before sessions kept a copy of their user is served, and keeps one from then on", () =>
+    Effect.gen(function*() {
+      const stores = yield* Layer.build(Stores.memory)
+      const client = yield* makeTestClient({ stores: Layer.succeedContext(stores) })
+      const kv = Context.get(stores, KeyValue)
+      const name = login("veteran")
+      const { auth, sessionId } = yield* signIn(client, name)
+      const key = `session:${sessionId}`
+      const { account, ...before } = JSON.parse(Option.getOrThrow(yield* kv.get(key)))
+      expect(account).toEqual({ username: name, role: "USER", checkedAt: expect.any(String) })
+      yield* kv.set(key, JSON.stringify(before), 60_000)
+      const me = yield* client.get("/api/inventory", auth)
+      expect(me.status).toBe(200)
+      expect(JSON.parse(Option.getOrThrow(yield* kv.get(key))).account).toEqual({
+        username: name,
+        role: "USER",
+        checkedAt: new Date(yield* Clock.currentTimeMillis).toISOString()
+      })
     }))
 })
