@@ -218,7 +218,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         expiresAt: new Date(now + SESSION_TTL_MS),
         account
       }
-      yield* write(refreshed)
+      // Written only over the stored session: a revocation that raced this request is not undone.
+      if (!(yield* kv.setIfPresent(sessionKey(id), encode(refreshed), SESSION_TTL_MS))) return yield* new Unauthenticated()
       return { session: refreshed, account }
     })
 

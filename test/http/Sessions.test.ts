@@ -4,8 +4,9 @@ import { expect, layer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Option, TestClock } from "effect"
 import { KeyValue } from "../../src/layers/stores/KeyValue"
 import { Stores } from "../../src/layers/stores/Stores"
+import { ACCOUNT_RECHECK_MS } from "../../src/services/Sessions"
 import { cookieOf, setCookieLine, signIn } from "../support/SignIn"
-import { makeTestClient } from "../support/TestApp"
+import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
 let seq = 0
@@ -167,6 +168,34 @@ layer(TestDatabase)("sign-in and sessions", (it) => {
       expect((yield* client.get("/api/auth/me", first.auth)).status).toBe(401)
       expect((yield* client.get("/api/auth/me", fourth.auth)).status).toBe(401)
       expect((yield* client.get("/api/auth/me", stranger.auth)).status).toBe(200)
+    }))
+
+  it.scoped("a session revoked while its own requests are in flight stays revoked", () =>
+    Effect.gen(function*() {
+      const lifted = { count: 10_000, windowMs: 60_000 }
+      const client = yield* makeTestClient({ config: { rateLimits: { ...testConfig.rateLimits, auth: lifted, global: lifted } } })
+      const name = login("stolen")
+      const owner = yield* signIn(client, name)
+      for (let round = 0; round < 5; round++) {
+        const thief = yield* signIn(client, name)
+        // Lanes of back-to-back requests with the session, until one is refused; the owner revokes it
+        // after a few requests of their own, so the revocation lands among the thief's requests. Each
+        // request comes when the session's copy of its user is old, so validation reads the database
+        // between reading the session and writing it back.
+        const lane = Effect.gen(function*() {
+          for (let i = 0; i < 50; i++) {
+            yield* TestClock.adjust(ACCOUNT_RECHECK_MS)
+            if ((yield* client.get("/api/auth/sessions", thief.auth)).status === 401) return
+          }
+        })
+        const revoke = Effect.gen(function*() {
+          for (let i = 0; i < 3; i++) yield* client.get("/api/auth/sessions", owner.auth)
+          return yield* client.request(`/api/auth/sessions/${thief.sessionId}`, { method: "DELETE", headers: owner.auth })
+        })
+        const [revoked] = yield* Effect.all([revoke, ...Array.from({ length: 8 }, () => lane)], { concurrency: "unbounded" })
+        expect(revoked!.status).toBe(200)
+        expect((yield* client.get("/api/auth/me", thief.auth)).status).toBe(401)
+      }
     }))
 
   it.scoped("a session bound to a device refuses another device with 401 and an audit entry", () =>

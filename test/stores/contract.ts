@@ -70,6 +70,25 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(wins.filter((won) => won)).toHaveLength(1)
     }))
 
+  it.effect("key-value: setIfPresent replaces a value with its time to live, and never brings back a deleted or expired key", () =>
+    Effect.gen(function*() {
+      const kv = yield* KeyValue
+      const key = fresh("session")
+      expect(yield* kv.setIfPresent(key, "ghost", 400)).toBe(false)
+      expect(yield* kv.get(key)).toEqual(Option.none())
+      yield* kv.set(key, "v1", 400)
+      expect(yield* kv.setIfPresent(key, "v2", 1000)).toBe(true)
+      yield* advance(600)
+      expect(yield* kv.get(key)).toEqual(Option.some("v2"))
+      yield* kv.delete(key)
+      expect(yield* kv.setIfPresent(key, "v3", 1000)).toBe(false)
+      expect(yield* kv.get(key)).toEqual(Option.none())
+      yield* kv.set(key, "v4", 400)
+      yield* advance(600)
+      expect(yield* kv.setIfPresent(key, "v5", 1000)).toBe(false)
+      expect(yield* kv.get(key)).toEqual(Option.none())
+    }))
+
   it.effect("key-value: sets add, remove and list members; an emptied set is gone", () =>
     Effect.gen(function*() {
       const kv = yield* KeyValue

@@ -12,6 +12,8 @@ export interface KeyValueShape {
   readonly set: (key: string, value: string, ttlMs: number) => Effect.Effect<void, ServiceUnavailable>
   /** Sets the key only when it is absent (SET NX); true when this call set it. */
   readonly setIfAbsent: (key: string, value: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
+  /** Sets the key only when it is there (SET XX), so a write cannot bring back a deleted key; true when set. */
+  readonly setIfPresent: (key: string, value: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
   /** True when the key existed. */
   readonly delete: (key: string) => Effect.Effect<boolean, ServiceUnavailable>
   /** Restarts the key's time to live; false when the key is absent. */
@@ -80,6 +82,12 @@ const makeMemory = Effect.sync((): KeyValueShape => {
         entries.set(key, { value, expiresAt: now + toTtl(ttlMs) })
         return true
       }),
+    setIfPresent: (key, value, ttlMs) =>
+      withNow((now) => {
+        if (live(key, now) === undefined) return false
+        entries.set(key, { value, expiresAt: now + toTtl(ttlMs) })
+        return true
+      }),
     delete: (key) => withNow((now) => live(key, now) !== undefined && entries.delete(key)),
     touch: (key, ttlMs) =>
       withNow((now) => {
@@ -127,6 +135,10 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix }): KeyValueShap
     set: (key, value, ttlMs) => Effect.asVoid(run("KeyValue.set", () => client.set(k(key), value, "PX", toTtl(ttlMs)))),
     setIfAbsent: (key, value, ttlMs) =>
       run("KeyValue.setIfAbsent", () => client.set(k(key), value, "PX", toTtl(ttlMs), "NX")).pipe(
+        Effect.map((reply) => reply === "OK")
+      ),
+    setIfPresent: (key, value, ttlMs) =>
+      run("KeyValue.setIfPresent", () => client.set(k(key), value, "PX", toTtl(ttlMs), "XX")).pipe(
         Effect.map((reply) => reply === "OK")
       ),
     delete: (key) => run("KeyValue.delete", () => client.del(k(key))).pipe(Effect.map((n) => n > 0)),
