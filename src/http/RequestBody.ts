@@ -72,15 +72,20 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
 class LimitedBodyRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
   readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
-  private readonly body: Effect.Effect<Uint8Array, HttpServerError.RequestError>
+  /** The body as read, once, when an endpoint first asks for it; shared with the requests modified from this one. */
+  private readonly once: { read?: Effect.Effect<Uint8Array, HttpServerError.RequestError>; readonly limit: number }
 
-  /** `limit`: read at most this many bytes; `body`: share the body already read by the request this one modifies. */
+  /** `limit`: read at most this many bytes; `once`: the body of the request this one modifies. */
   constructor(
     private readonly inner: HttpServerRequest.HttpServerRequest,
-    from: { readonly limit: number } | { readonly body: Effect.Effect<Uint8Array, HttpServerError.RequestError> }
+    from: { readonly limit: number } | { readonly once: LimitedBodyRequest["once"] }
   ) {
     super()
-    this.body = "body" in from ? from.body : Effect.runSync(Effect.cached(this.read(from.limit)))
+    this.once = "once" in from ? from.once : { limit: from.limit }
+  }
+
+  private get body(): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
+    return Effect.suspend(() => (this.once.read ??= Effect.runSync(Effect.cached(this.read(this.once.limit)))))
   }
 
   private fail(cause: unknown): HttpServerError.RequestError {
@@ -162,7 +167,7 @@ class LimitedBodyRequest extends Inspectable.Class implements HttpServerRequest.
     return this.inner.upgrade
   }
   modify(options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]): HttpServerRequest.HttpServerRequest {
-    return new LimitedBodyRequest(this.inner.modify(options), { body: this.body })
+    return new LimitedBodyRequest(this.inner.modify(options), { once: this.once })
   }
   toJSON() {
     return this.inner.toJSON()
@@ -181,8 +186,12 @@ export const RequestBodyLive = HttpApiBuilder.middleware(
         const length = declared === undefined ? 0 : Number(declared)
         if (!Number.isSafeInteger(length) || length < 0) return yield* new BadRequest({ message: "Invalid Content-Length" })
         if (length > limit) return yield* new PayloadTooLarge()
-        const carriesBody = length > 0 || request.headers["transfer-encoding"] !== undefined
-        if (carriesBody && !isJson(request.headers["content-type"])) return yield* new UnsupportedMediaType()
+        // Without either header an HTTP/1.1 request has no body (RFC 9112 6.3): nothing to limit. (A web
+        // Request, as the app gets in-process, may carry a body without them.)
+        const carriesBody = length > 0 || request.headers["transfer-encoding"] !== undefined ||
+          (request.source instanceof Request && request.source.body !== null)
+        if (!carriesBody) return yield* app
+        if (!isJson(request.headers["content-type"])) return yield* new UnsupportedMediaType()
         return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, new LimitedBodyRequest(request, { limit }))
       })
   })

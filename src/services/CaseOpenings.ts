@@ -245,7 +245,8 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
       return yield* lock.withLock(
         `user:${player.id}`,
         attempt(player, caseId).pipe(
-          Effect.retry({ times: 2, while: (error) => error._tag === "Outdated" }),
+          Effect.catchTag("Outdated", () => attempt(player, caseId)),
+          Effect.catchTag("Outdated", () => attempt(player, caseId)),
           Effect.catchTag("Outdated", () => Effect.dieMessage("CaseOpenings: what an opening read kept changing"))
         )
       )
