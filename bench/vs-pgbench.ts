@@ -7,11 +7,11 @@
  *   4. open loop: openings sent at a fixed `--rate` per second for `--seconds`, latency counted from
  *      each request's scheduled send time (so queueing is not hidden);
  *   5. how cost grows: closed loops at each of `--scales` users.
- * It prints throughputs, the service/pgbench ratio and the latencies, then stops the service and
- * drops the database.
+ * It prints throughputs, the service/pgbench ratio, the latencies and the service's CPU time per request
+ * (from /proc), then stops the service and drops the database.
  *
  *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256]
- *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379]
+ *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>]
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
@@ -31,7 +31,9 @@ const { values } = parseArgs({
     rate: { type: "string", default: "400" },
     scales: { type: "string", default: "1,4,16,64,256" },
     postgres: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
-    redis: { type: "string", default: "redis://127.0.0.1:6379" }
+    redis: { type: "string", default: "redis://127.0.0.1:6379" },
+    /** A folder for a CPU profile of the service (node --cpu-prof), written when it stops. */
+    profile: { type: "string" }
   }
 })
 const USERS = Number(values.users)
@@ -64,7 +66,8 @@ const base = `http://127.0.0.1:${port}`
 const log = openSync(join(dir, "service.log"), "a")
 // The service as `npm start` runs it, from its bundle.
 execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
-const service: ChildProcess = spawn(process.execPath, ["--enable-source-maps", "dist/main.mjs"], {
+const profiling = values.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", values.profile]
+const service: ChildProcess = spawn(process.execPath, [...profiling, "--enable-source-maps", "dist/main.mjs"], {
   env: {
     ...process.env,
     NODE_ENV: "development",
@@ -148,6 +151,14 @@ interface Loop {
   readonly p50: number
   readonly p99: number
   readonly errors: number
+  /** The service process's CPU time (user + system) per answered request, in ms. */
+  readonly cpuMs?: number
+}
+
+/** The service process's CPU time so far, in ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+const serviceCpuMs = () => {
+  const fields = readFileSync(`/proc/${service.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 /** `users` users opening back to back for `seconds`. */
@@ -156,6 +167,7 @@ const closedLoop = async (users: number, seconds: number): Promise<Loop> => {
   let errors = 0
   const deadline = performance.now() + seconds * 1000
   const started = performance.now()
+  const cpuBefore = serviceCpuMs()
   await Promise.all(Array.from({ length: users }, async (_, i) => {
     while (performance.now() < deadline) {
       const t = performance.now()
@@ -165,8 +177,9 @@ const closedLoop = async (users: number, seconds: number): Promise<Loop> => {
     }
   }))
   const elapsed = (performance.now() - started) / 1000
+  const cpuMs = (serviceCpuMs() - cpuBefore) / (latencies.length + errors)
   latencies.sort((a, b) => a - b)
-  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors }
+  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, cpuMs }
 }
 
 /** Openings sent at `rate` per second for `seconds`, spread over `users` users; latency from the scheduled time. */
@@ -175,6 +188,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   let errors = 0
   const total = Math.round(rate * seconds)
   const started = performance.now()
+  const cpuBefore = serviceCpuMs()
   const inFlight: Array<Promise<void>> = []
   for (let n = 0; n < total; n++) {
     const scheduled = started + (n * 1000) / rate
@@ -187,8 +201,9 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   }
   await Promise.all(inFlight)
   const elapsed = (performance.now() - started) / 1000
+  const cpuMs = (serviceCpuMs() - cpuBefore) / total
   latencies.sort((a, b) => a - b)
-  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors }
+  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, cpuMs }
 }
 
 /** pgbench on the same database and users: transactions per second and latency percentiles. */
@@ -209,7 +224,9 @@ const pgbench = (clients: number, seconds: number): Loop => {
 }
 
 const show = (name: string, loop: Loop) =>
-  `${name.padEnd(34)} ${loop.perSecond.toFixed(0).padStart(6)}/s   p50 ${loop.p50.toFixed(1).padStart(6)} ms   p99 ${loop.p99.toFixed(1).padStart(6)} ms${loop.errors ? `   errors ${loop.errors}` : ""}`
+  `${name.padEnd(34)} ${loop.perSecond.toFixed(0).padStart(6)}/s   p50 ${loop.p50.toFixed(1).padStart(6)} ms   p99 ${loop.p99.toFixed(1).padStart(6)} ms${
+    loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/request`
+  }${loop.errors ? `   errors ${loop.errors}` : ""}`
 
 console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${database}`)
 await closedLoop(USERS, 3) // warm-up
