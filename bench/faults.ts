@@ -23,6 +23,7 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { devSessionAt } from "../test/support/DevSignIn"
+import { serviceArgs } from "./serviceCommand"
 
 const { values } = parseArgs({
   options: {
@@ -93,7 +94,7 @@ let service: ChildProcess
 let serviceStartedAt = 0
 const startService = () => {
   serviceStartedAt = now()
-  service = spawn(process.execPath, ["--enable-source-maps", "dist/main.mjs"], {
+  service = spawn(process.execPath, [...serviceArgs], {
     env: {
       ...process.env,
       NODE_ENV: "development",

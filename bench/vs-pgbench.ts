@@ -23,6 +23,7 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { devSessionAt } from "../test/support/DevSignIn"
+import { serviceArgs } from "./serviceCommand"
 
 const { values } = parseArgs({
   options: {
@@ -67,7 +68,7 @@ const log = openSync(join(dir, "service.log"), "a")
 // The service as `npm start` runs it, from its bundle.
 execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
 const profiling = values.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", values.profile]
-const service: ChildProcess = spawn(process.execPath, [...profiling, "--enable-source-maps", "dist/main.mjs"], {
+const service: ChildProcess = spawn(process.execPath, [...profiling, ...serviceArgs], {
   env: {
     ...process.env,
     NODE_ENV: "development",
