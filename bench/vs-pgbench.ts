@@ -152,6 +152,8 @@ interface Loop {
   readonly p50: number
   readonly p99: number
   readonly errors: number
+  /** Answers other than 200 by status (0: no answer), e.g. 409 when a user's lock stayed busy for 5 s. */
+  readonly failures?: Map<number, number>
   /** The service process's CPU time (user + system) per answered request, in ms. */
   readonly cpuMs?: number
 }
@@ -165,7 +167,8 @@ const serviceCpuMs = () => {
 /** `users` users opening back to back for `seconds`. */
 const closedLoop = async (users: number, seconds: number): Promise<Loop> => {
   const latencies: Array<number> = []
-  let errors = 0
+  const failures = new Map<number, number>()
+  const failed = (status: number) => void failures.set(status, (failures.get(status) ?? 0) + 1)
   const deadline = performance.now() + seconds * 1000
   const started = performance.now()
   const cpuBefore = serviceCpuMs()
@@ -174,19 +177,21 @@ const closedLoop = async (users: number, seconds: number): Promise<Loop> => {
       const t = performance.now()
       const answer = await open(i).catch(() => ({ status: 0 }))
       if (answer.status === 200) latencies.push(performance.now() - t)
-      else errors++
+      else failed(answer.status)
     }
   }))
   const elapsed = (performance.now() - started) / 1000
+  const errors = [...failures.values()].reduce((a, b) => a + b, 0)
   const cpuMs = (serviceCpuMs() - cpuBefore) / (latencies.length + errors)
   latencies.sort((a, b) => a - b)
-  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, cpuMs }
+  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, failures, cpuMs }
 }
 
 /** Openings sent at `rate` per second for `seconds`, spread over `users` users; latency from the scheduled time. */
 const openLoop = async (rate: number, users: number, seconds: number): Promise<Loop> => {
   const latencies: Array<number> = []
-  let errors = 0
+  const failures = new Map<number, number>()
+  const failed = (status: number) => void failures.set(status, (failures.get(status) ?? 0) + 1)
   const total = Math.round(rate * seconds)
   const started = performance.now()
   const cpuBefore = serviceCpuMs()
@@ -196,15 +201,16 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
     const wait = scheduled - performance.now()
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait))
     inFlight.push(open(n % users).then(
-      (answer) => void (answer.status === 200 ? latencies.push(performance.now() - scheduled) : errors++),
-      () => void errors++
+      (answer) => void (answer.status === 200 ? latencies.push(performance.now() - scheduled) : failed(answer.status)),
+      () => failed(0)
     ))
   }
   await Promise.all(inFlight)
   const elapsed = (performance.now() - started) / 1000
   const cpuMs = (serviceCpuMs() - cpuBefore) / total
+  const errors = [...failures.values()].reduce((a, b) => a + b, 0)
   latencies.sort((a, b) => a - b)
-  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, cpuMs }
+  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, failures, cpuMs }
 }
 
 /** pgbench on the same database and users: transactions per second and latency percentiles. */
@@ -227,7 +233,9 @@ const pgbench = (clients: number, seconds: number): Loop => {
 const show = (name: string, loop: Loop) =>
   `${name.padEnd(34)} ${loop.perSecond.toFixed(0).padStart(6)}/s   p50 ${loop.p50.toFixed(1).padStart(6)} ms   p99 ${loop.p99.toFixed(1).padStart(6)} ms${
     loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/request`
-  }${loop.errors ? `   errors ${loop.errors}` : ""}`
+  }${loop.errors ? `   errors ${loop.errors}` : ""}${
+    loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""
+  }`
 
 console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${database}`)
 await closedLoop(USERS, 3) // warm-up
