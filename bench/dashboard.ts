@@ -85,8 +85,9 @@ if (seeded === 0) {
     ),
     openings AS (
       INSERT INTO case_openings (case_id, user_id, item_id, inventory_item_id, server_seed, server_seed_hash, client_seed,
-        nonce, roll, roll_item_id, roll_range_start, roll_range_end, price_paid_cents, item_value_cents, profit, created_at)
-      SELECT sp.case_id, e.user_id, e.item_id, e.id, 'seed', 'seed', 'seed', 1, 1, e.item_id, 1, 1,
+        nonce, roll, roll_item_id, roll_range_start, roll_range_end, flip_chance, roll_item_value_cents, price_paid_cents,
+        item_value_cents, profit, created_at)
+      SELECT sp.case_id, e.user_id, e.item_id, e.id, 'seed', 'seed', 'seed', 1, 1, e.item_id, 1, 1, 0, sp.value_cents,
              sp.price_cents, sp.value_cents, sp.value_cents - sp.price_cents, e.acquired_at
       FROM entries e JOIN LATERAL (SELECT * FROM seed_pairs WHERE item_id = e.item_id LIMIT 1) sp ON true
       RETURNING user_id, price_paid_cents, created_at, case_id
@@ -205,8 +206,8 @@ if (seeded === 0) {
       RETURNING id, winner_id, created_at
     ),
     tickets AS (
-      INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, created_at)
-      SELECT id, 1, 10, winner_id, created_at FROM made
+      INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, client_seed, created_at)
+      SELECT id, 1, 10, winner_id, 'seed', created_at FROM made
     )
     INSERT INTO transactions (user_id, type, amount_cents, balance_after_cents, counterparty, reference_type, reference_id, created_at)
     SELECT winner_id, 'RAFFLE_TICKET', -1000, 0, 'HOUSE', 'RAFFLE', id, created_at FROM made`)
