@@ -76,7 +76,7 @@ const photograph = async (page: Page, name: string) => {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}-1280x800.png`), fullPage: true })
   await page.setViewportSize({ width: 390, height: 844 })
   await page.waitForTimeout(100)
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+  const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")
   expect(overflow, `${name} scrolls sideways at 390x844`).toBeLessThanOrEqual(0)
   await page.screenshot({ path: join(SCREENSHOTS, `${name}-390x844.png`), fullPage: true })
   await page.setViewportSize({ width: 1280, height: 800 })
