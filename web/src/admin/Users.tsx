@@ -14,6 +14,8 @@ interface User {
   readonly bannedAt: string | null
   readonly createdAt: string
   readonly lastActiveAt: string | null
+  readonly twoFactorEnabled: boolean
+  readonly activeSessions: number
 }
 
 type Editing = { readonly id: string; readonly action: "ban" | "adjust" } | undefined
@@ -98,6 +100,8 @@ export const Users = ({ admin, twoFactorCode }: PageProps) => {
                     <th>User</th>
                     <th>Role</th>
                     <th class="money">Balance</th>
+                    <th>2FA</th>
+                    <th class="money">Sessions</th>
                     <th>Last active</th>
                     <th>Status</th>
                     <th>Actions</th>
@@ -111,6 +115,8 @@ export const Users = ({ admin, twoFactorCode }: PageProps) => {
                       </td>
                       <td>{u.role}</td>
                       <td class="money" data-testid="balance">{formatCents(u.balanceCents)}</td>
+                      <td data-testid="two-factor">{u.twoFactorEnabled ? "on" : "off"}</td>
+                      <td class="money" data-testid="sessions">{u.activeSessions}</td>
                       <td>{u.lastActiveAt === null ? "never" : formatDateTime(u.lastActiveAt)}</td>
                       <td data-testid="status">{u.bannedAt === null ? "active" : `banned ${formatDateTime(u.bannedAt)}`}</td>
                       <td>
