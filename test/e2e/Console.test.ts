@@ -322,6 +322,7 @@ if (!skipped && !existsSync(CHROMIUM)) {
       const form = page.getByTestId("new-case")
       await form.getByLabel("Name").fill("E2E Case")
       await form.getByLabel("Slug").fill("e2e-case")
+      await form.getByLabel("Image URL").fill("https://cdn.example.com/cases/e2e-case.png")
       await form.getByLabel("Price (R$)").fill(String(priceCents / 100))
       for (const [it, chance] of [[cheap, "0.9"], [dear, "0.1"]] as const) {
         await form.locator(`input[name="item-${it.id}"]`).check()

@@ -144,6 +144,7 @@ const NewCase = (
 ) => {
   const [name, setName] = useState("")
   const [slug, setSlug] = useState("")
+  const [imageUrl, setImageUrl] = useState("")
   const [price, setPrice] = useState("")
   const [houseEdge, setHouseEdge] = useState("0.1")
   const [flipChance, setFlipChance] = useState("0")
@@ -172,7 +173,7 @@ const NewCase = (
         body: {
           name,
           slug,
-          imageUrl: `/cases/${slug}.png`,
+          imageUrl,
           priceCents: priceCents === undefined ? price : Number(priceCents),
           houseEdge: edge,
           flipChance: Number(flipChance.replace(",", ".")),
@@ -209,6 +210,16 @@ const NewCase = (
             />
           </label>
         </div>
+        <label>
+          Image URL
+          <input
+            name="imageUrl"
+            required
+            placeholder="https://cdn.example.com/cases/new-case.png"
+            value={imageUrl}
+            onInput={(e) => setImageUrl(e.currentTarget.value)}
+          />
+        </label>
         <div class="grid">
           <label>
             Price (R$)
