@@ -10,7 +10,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Exit, Redacted, Scope } from "effect"
+import { Redis } from "ioredis"
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -25,6 +27,8 @@ const SCREENSHOTS = join(import.meta.dirname, "screenshots")
 const skipped = process.env.SKIP_E2E === "1"
 const ADMIN = "e2e-admin"
 const ADMIN_WITH_2FA = "e2e-admin-2fa"
+/** With REDIS_URL: the service's keys, removed afterwards. */
+const REDIS_PREFIX = `gp-e2e:${randomUUID()}:`
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -124,7 +128,7 @@ if (!skipped && !existsSync(CHROMIUM)) {
       const env: Record<string, string | undefined> = {
         ...process.env,
         DATABASE_URL: databaseUrl,
-        REDIS_KEY_PREFIX: `e2e-${port}:`,
+        REDIS_KEY_PREFIX: REDIS_PREFIX,
         PORT: String(port),
         PUBLIC_URL: base,
         DEV_IDP_PORT: String(idpPort),
@@ -168,6 +172,12 @@ if (!skipped && !existsSync(CHROMIUM)) {
         await new Promise((resolve) => service!.once("exit", resolve))
       }
       await Effect.runPromise(Scope.close(scope, Exit.void))
+      if (process.env.REDIS_URL !== undefined) {
+        const redis = new Redis(process.env.REDIS_URL)
+        const keys = await redis.keys(`${REDIS_PREFIX}*`)
+        if (keys.length > 0) await redis.del(...keys)
+        await redis.quit()
+      }
       if (dataDir !== "") rmSync(dataDir, { recursive: true, force: true })
     }, 60_000)
 
