@@ -9,7 +9,19 @@
  * and `/admin` (src/http/WebConsole.ts).
  */
 import { build } from "esbuild"
+import { existsSync, readdirSync, statSync } from "node:fs"
+import { join } from "node:path"
 import { build as buildWeb } from "vite"
+
+const newest = (path) =>
+  statSync(path).isDirectory()
+    ? Math.max(0, ...readdirSync(path).map((name) => newest(join(path, name))))
+    : statSync(path).mtimeMs
+
+/** The pages are built again only when `web/` or the installed packages changed since the last build. */
+const webUpToDate = () =>
+  existsSync("dist/web/index.html") &&
+  statSync("dist/web/index.html").mtimeMs > Math.max(newest("web"), newest("package-lock.json"))
 
 await Promise.all([
   build({
@@ -26,5 +38,5 @@ await Promise.all([
     // Bundled CommonJS packages call require(); an ES module has none of its own.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" }
   }),
-  buildWeb({ configFile: "web/vite.config.mjs" })
+  webUpToDate() ? undefined : buildWeb({ configFile: "web/vite.config.mjs" })
 ])

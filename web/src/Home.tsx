@@ -1,6 +1,7 @@
-import { API_REFERENCE_URL, currentUser, SIGN_IN_URL } from "./api"
+import { useState } from "preact/hooks"
+import { api, API_REFERENCE_URL, currentUser, errorText, SIGN_IN_URL } from "./api"
 import { formatCents } from "./money"
-import { Show } from "./ui"
+import { ErrorNote, Show } from "./ui"
 import { useLoad } from "./useLoad"
 
 /** `/`: what the service is; signed in, who you are and your balance. */
@@ -43,6 +44,9 @@ export const Home = () => {
                     <li>
                       <a href={API_REFERENCE_URL}>API reference</a>
                     </li>
+                    <li>
+                      <SignOut />
+                    </li>
                   </ul>
                 </nav>
               </article>
@@ -54,5 +58,17 @@ export const Home = () => {
         </small>
       </footer>
     </main>
+  )
+}
+
+const SignOut = () => {
+  const [error, setError] = useState<string | undefined>(undefined)
+  const signOut = () =>
+    api("/auth/logout", { method: "POST" }).then(() => location.assign("/"), (e) => setError(errorText(e)))
+  return (
+    <>
+      <button class="outline secondary" onClick={signOut}>Sign out</button>
+      <ErrorNote text={error} />
+    </>
   )
 }

@@ -48,8 +48,7 @@ const cards = (s: Stats): ReadonlyArray<readonly [string, string, Kind, number]>
   ["games.ggrToday.total", "GGR today", "money", s.games.ggrToday.total]
 ]
 
-/** As the card shows it; also what the end-to-end test expects. */
-export const formatStat = (kind: Kind, value: number): string =>
+const formatStat = (kind: Kind, value: number): string =>
   kind === "money" ? formatCents(value) : kind === "percent" ? formatPercent(value / 100) : value.toLocaleString("pt-BR")
 
 export const Dashboard = () => {
