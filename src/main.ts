@@ -11,6 +11,7 @@ import { Cause, Config, Console, Duration, Effect, Layer, Logger, LogLevel, Opti
 import { makeAccessLog } from "./http/AccessLog"
 import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
 import { createHttpServer } from "./http/NodeServer"
+import { makeWebConsole } from "./http/WebConsole"
 import { AppConfig, AppConfigLive, isProduction, StartupError, usesDevIdentityProvider } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
@@ -44,7 +45,13 @@ const HttpServerLive = Layer.unwrapEffect(
         )
       )
     )
-    const Serve = Layer.unwrapEffect(Effect.map(makeAccessLog, (accessLog) => HttpApiBuilder.serve(accessLog)))
+    // The browser pages (`/`, `/admin`) are answered in front of the API, outside its rate limits.
+    const Serve = Layer.unwrapEffect(
+      Effect.map(
+        Effect.all([makeAccessLog, makeWebConsole]),
+        ([accessLog, web]) => HttpApiBuilder.serve((app) => accessLog(web(app)))
+      )
+    )
     return Layer.merge(Serve, ShutdownDeadline).pipe(
       Layer.provide(NodeHttpServer.layer(() => server, { port: config.port }))
     )

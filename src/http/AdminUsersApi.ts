@@ -17,7 +17,10 @@ const AdminUser = Schema.Struct({
   balanceCents: Schema.BigIntFromNumber,
   bannedAt: Schema.NullOr(Schema.Date),
   createdAt: Schema.Date,
-  lastActiveAt: Schema.NullOr(Schema.Date)
+  lastActiveAt: Schema.NullOr(Schema.Date),
+  twoFactorEnabled: Schema.Boolean,
+  /** Sessions not expired. */
+  activeSessions: Schema.Int
 })
 
 
