@@ -3,8 +3,9 @@
  * (OpenAPI 3.1 JSON at /api/docs-json, an interactive reference at /api/docs).
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
-import { Layer } from "effect"
-import { Api } from "./Api"
+import { Effect, Layer } from "effect"
+import { AppConfig } from "../layers/AppConfig"
+import { documentedAt } from "./Api"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope"
 import { AdminTokenLive } from "./AdminToken"
 import { AdminDashboardLive } from "./AdminDashboardHttp"
@@ -54,9 +55,12 @@ const Middlewares = ErrorEnvelopeLive.pipe(
   Layer.provide(RequestBodyLive)
 )
 
+/** The API, documented with this deployment's public address. */
+const ApiDefinition = Layer.unwrapEffect(Effect.map(AppConfig, (config) => HttpApiBuilder.api(documentedAt(config.publicUrl))))
+
 /** Everything the HTTP layer serves; needs the domain services and infrastructure beneath it. */
 export const ApiLive = Layer.mergeAll(Docs, Middlewares).pipe(
-  Layer.provideMerge(HttpApiBuilder.api(Api)),
+  Layer.provideMerge(ApiDefinition),
   Layer.provide([
     HealthLive,
     IdpLive,
