@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { documentedAt } from "./Api"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope"
+import { MetricsRouteLive } from "./MetricsHttp"
 import { AdminTokenLive } from "./AdminToken"
 import { AdminDashboardLive } from "./AdminDashboardHttp"
 import { AdminDepositsLive } from "./AdminDepositsHttp"
@@ -59,7 +60,7 @@ const Middlewares = ErrorEnvelopeLive.pipe(
 const ApiDefinition = Layer.unwrapEffect(Effect.map(AppConfig, (config) => HttpApiBuilder.api(documentedAt(config.publicUrl))))
 
 /** Everything the HTTP layer serves; needs the domain services and infrastructure beneath it. */
-export const ApiLive = Layer.mergeAll(Docs, Middlewares).pipe(
+export const ApiLive = Layer.mergeAll(Docs, MetricsRouteLive, Middlewares).pipe(
   Layer.provideMerge(ApiDefinition),
   Layer.provide([
     HealthLive,

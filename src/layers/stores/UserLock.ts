@@ -10,6 +10,7 @@
 import { Clock, Context, Effect, FiberRef, Layer, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { OperationInProgress, type ServiceUnavailable } from "../../schema/Errors"
+import { userLockWait } from "../../services/AppMetrics"
 import { storeCall } from "../../services/Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
@@ -57,6 +58,7 @@ const fromBackend = (backend: LockBackend): UserLockShape => ({
             backend.tryAcquire(key, token, toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)).pipe(
               Effect.filterOrFail((acquired) => acquired, () => new Busy()),
               Effect.retry(RETRY),
+              userLockWait,
               Effect.catchTag("Busy", () => new OperationInProgress()),
               Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key])))
             ),
