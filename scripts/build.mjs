@@ -14,7 +14,7 @@ await build({
   bundle: true,
   platform: "node",
   format: "esm",
-  target: "node20",
+  target: "node24",
   sourcemap: "linked",
   logLevel: "warning",
   external: ["@electric-sql/pglite", "@electric-sql/pglite-socket", "geoip-country", "oidc-provider", "pg-native"],

@@ -6,8 +6,8 @@
  * - Traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, the spans the service already makes (the HTTP
  *   server span, `Effect.fn` service spans, the SQL client's statement spans) go in batches to that
  *   OTLP/HTTP collector; the exporter reads the other OTEL_EXPORTER_OTLP_* variables itself (headers,
- *   timeout), and OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES name the resource. Unset: no
- *   exporter, no SDK tracer, nothing leaves the process.
+ *   timeout), and OTEL_RESOURCE_ATTRIBUTES adds resource attributes. Unset: no exporter, no SDK
+ *   tracer, nothing leaves the process.
  */
 import * as OtelMetrics from "@effect/opentelemetry/Metrics"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
