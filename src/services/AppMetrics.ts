@@ -92,11 +92,11 @@ const lockBusy = Metric.counter("user_lock_busy", {
   incremental: true
 })
 
-/** Times taking a user's lock; a wait that gives up (`Busy`) is counted as a busy answer. */
+/** Times taking a user's lock; a wait that gives up (OperationInProgress) is counted as busy. */
 export const userLockWait = <A, E extends { readonly _tag: string }, R>(acquire: Effect.Effect<A, E, R>) =>
   acquire.pipe(
     Metric.trackDuration(lockWait),
-    Effect.tapError((error) => error._tag === "Busy" ? Metric.increment(lockBusy) : Effect.void)
+    Effect.tapError((error) => error._tag === "OperationInProgress" ? Metric.increment(lockBusy) : Effect.void)
   )
 
 const rateLimited = counter("rate_limit_rejections", "429 answers of the rate limiter, by rule", ["rule"])

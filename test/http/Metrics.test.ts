@@ -3,7 +3,8 @@
  * and the request id every answer carries.
  */
 import { expect, layer } from "@effect/vitest"
-import { ConfigProvider, Effect } from "effect"
+import { ConfigProvider, Deferred, Effect, Fiber, TestClock } from "effect"
+import { UserLock } from "../../src/layers/stores/UserLock"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient, type TestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -56,13 +57,31 @@ layer(TestDatabase)("metrics", (it) => {
       expect(delta("game_rounds_total", { game: "case_open" })).toBe(3)
       expect(delta("game_stakes_cents_total", { game: "case_open" })).toBe(1_500)
       expect(delta("game_awards_cents_total", { game: "case_open" })).toBe(won)
-      expect(delta("user_lock_wait_count")).toBeGreaterThanOrEqual(3)
+      // Every opening takes the user's lock once.
+      expect(delta("user_lock_wait_count")).toBe(3)
       // The raw path never becomes a label: the route is the endpoint's template.
       expect(after).not.toContain(`/api/cases/${kase.id}/open`)
       expect(sample(after, "database_up")).toBe(1)
       expect(sample(after, "redis_up")).toBe(1)
       expect(after).toMatch(/^# TYPE http_server_request_duration_seconds histogram$/m)
     }))
+
+  it.scoped("a lock wait that gives up is counted as busy", () =>
+    Effect.gen(function*() {
+      const client = yield* app
+      const before = yield* scrape(client)
+      const lock = yield* UserLock
+      const taken = yield* Deferred.make<void>()
+      const holder = yield* lock.withLock("user:busy", Effect.zipRight(Deferred.succeed(taken, undefined), Effect.never))
+        .pipe(Effect.fork)
+      yield* Deferred.await(taken)
+      const waiter = yield* lock.withLock("user:busy", Effect.void).pipe(Effect.either, Effect.fork)
+      yield* TestClock.adjust("5300 millis")
+      expect((yield* Fiber.join(waiter))._tag).toBe("Left")
+      yield* Fiber.interrupt(holder)
+      const after = yield* scrape(client)
+      expect(sample(after, "user_lock_busy_total") - sample(before, "user_lock_busy_total")).toBe(1)
+    }).pipe(Effect.provide(UserLock.memory)))
 
   it.scoped("answers 401 without the token, and is not served when METRICS_TOKEN is unset", () =>
     Effect.gen(function*() {

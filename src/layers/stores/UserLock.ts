@@ -58,8 +58,8 @@ const fromBackend = (backend: LockBackend): UserLockShape => ({
             backend.tryAcquire(key, token, toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)).pipe(
               Effect.filterOrFail((acquired) => acquired, () => new Busy()),
               Effect.retry(RETRY),
-              userLockWait,
               Effect.catchTag("Busy", () => new OperationInProgress()),
+              userLockWait,
               Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key])))
             ),
           (token) => backend.release(key, token)
