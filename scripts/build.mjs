@@ -31,7 +31,7 @@ await Promise.all([
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node24",
     sourcemap: "linked",
     logLevel: "warning",
     external: ["@electric-sql/pglite", "@electric-sql/pglite-socket", "geoip-country", "oidc-provider", "pg-native"],

@@ -17,6 +17,7 @@ import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
 import { Lifecycle } from "./layers/Lifecycle"
+import { MetricsExport, TracingFromEnv } from "./layers/Observability"
 import { Randomness } from "./layers/Randomness"
 import { DatabaseFromConfig, StoresFromConfig } from "./layers/Infrastructure"
 import { CatalogSeedOnStart } from "./services/CatalogSeed"
@@ -24,7 +25,13 @@ import { DashboardCacheJob, DepositExpiryJob, IdempotencyCleanupJob, RaffleDrawJ
 import { DomainLive } from "./services/DomainLive"
 import { WebhookDeliveryWorker } from "./services/WebhookDelivery"
 
-const Infrastructure = Layer.mergeAll(DatabaseFromConfig, StoresFromConfig, Randomness.live, Lifecycle.live)
+const Infrastructure = Layer.mergeAll(
+  DatabaseFromConfig,
+  StoresFromConfig,
+  Randomness.live,
+  Lifecycle.live,
+  MetricsExport.prometheus
+)
 
 /** How long shutdown waits for in-flight requests before it closes their connections (D20). */
 const SHUTDOWN_GRACE = Duration.seconds(20)
@@ -104,7 +111,9 @@ const AppLive = Layer.merge(Banner, ShutdownSignal).pipe(
   Layer.provideMerge(SandboxCallbackLive),
   Layer.provideMerge(Infrastructure),
   Layer.provideMerge(AppConfigLive),
-  Layer.provide(NodeContext.layer)
+  Layer.provide(NodeContext.layer),
+  // Outermost, so that every layer and request below runs with the trace exporter (when configured).
+  Layer.provide(TracingFromEnv)
 )
 
 /** JSON lines in production (for log shippers), readable lines otherwise; LOG_LEVEL sets the floor. */
