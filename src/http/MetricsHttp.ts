@@ -7,9 +7,16 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Metric, Option, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
+import { DatabasePool } from "../layers/Database"
 import { MetricsExport } from "../layers/Observability"
 import { StoreHealth } from "../layers/stores/Stores"
-import { databaseUp, redisUp } from "../services/AppMetrics"
+import {
+  databasePoolConnections,
+  databasePoolMax,
+  databasePoolWaiting,
+  databaseUp,
+  redisUp
+} from "../services/AppMetrics"
 
 export const METRICS_PATH = "/metrics"
 
@@ -26,6 +33,7 @@ export const MetricsRouteLive = HttpApiBuilder.Router.use((router) =>
     const metrics = yield* MetricsExport
     const sql = yield* SqlClient.SqlClient
     const stores = yield* StoreHealth
+    const pool = yield* DatabasePool
     const up = (check: Effect.Effect<unknown, unknown>) =>
       check.pipe(Effect.timeout(CHECK_TIMEOUT), Effect.match({ onFailure: () => 0, onSuccess: () => 1 }))
 
@@ -44,6 +52,11 @@ export const MetricsRouteLive = HttpApiBuilder.Router.use((router) =>
         const [database, redis] = yield* Effect.all([up(sql`SELECT 1`), up(stores.check)], { concurrency: 2 })
         yield* Metric.set(databaseUp, database)
         yield* Metric.set(redisUp, redis)
+        const state = pool.state()
+        yield* Metric.set(databasePoolConnections("busy"), state.open - state.idle)
+        yield* Metric.set(databasePoolConnections("idle"), state.idle)
+        yield* Metric.set(databasePoolWaiting, state.waiting)
+        yield* Metric.set(databasePoolMax, state.max)
         return HttpServerResponse.text(yield* metrics.scrape, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
       })
     )

@@ -9,9 +9,10 @@
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, String } from "effect"
+import { Context, Duration, Effect, Layer, Redacted, String } from "effect"
+import pg from "pg"
 
 export type DatabaseSource =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted; readonly maxConnections?: number }
@@ -25,9 +26,62 @@ export type DatabaseSource =
 
 const clientOptions = {
   transformResultNames: String.snakeToCamel,
-  transformQueryNames: String.camelToSnake,
-  applicationName: "game-platform"
+  transformQueryNames: String.camelToSnake
 } as const
+
+/** The connection pool's state right now (for the metrics). */
+export interface DatabasePoolState {
+  readonly max: number
+  /** Connections open, idle or serving a query. */
+  readonly open: number
+  readonly idle: number
+  /** Queries waiting for a connection. */
+  readonly waiting: number
+}
+
+export class DatabasePool extends Context.Tag("app/DatabasePool")<DatabasePool, {
+  readonly state: () => DatabasePoolState
+}>() {}
+
+const CONNECT_TIMEOUT = Duration.seconds(5)
+
+/**
+ * The `pg` pool, made here (as `PgClient.layer` would) so that its state can be read: connected once
+ * before the service starts (within 5 s), ended with the scope.
+ */
+const pgPool = (options: pg.PoolConfig & { readonly max: number }) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const pool = new pg.Pool({ ...options, application_name: "game-platform" })
+        // A connection that fails while idle is dropped by the pool; the next query opens another.
+        pool.on("error", () => {})
+        await pool.query("SELECT 1").catch(async (cause) => {
+          await pool.end()
+          throw cause
+        })
+        return pool
+      },
+      catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+    }).pipe(
+      Effect.timeoutFail({
+        duration: CONNECT_TIMEOUT,
+        onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+      })
+    ),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+const clientOn = (options: pg.PoolConfig & { readonly max: number }) =>
+  Layer.unwrapScoped(
+    Effect.map(pgPool(options), (pool) =>
+      Layer.merge(
+        PgClient.layerFromPool({ ...clientOptions, acquire: Effect.succeed(pool) }),
+        Layer.succeed(DatabasePool, {
+          state: () => ({ max: options.max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
+        })
+      ))
+  )
 
 /** Starts PGlite and a loopback socket server in front of it; both are closed with the scope. */
 export const pgliteSocket = (options: { readonly dataDir?: string; readonly loadDataDir?: Blob }) =>
@@ -51,17 +105,10 @@ export const pgliteSocket = (options: { readonly dataDir?: string; readonly load
 
 export const DatabaseLive = (
   source: DatabaseSource
-): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | DatabasePool, SqlError> =>
   source._tag === "Postgres"
-    ? PgClient.layer({ ...clientOptions, url: source.url, maxConnections: source.maxConnections ?? 10 })
+    ? clientOn({ connectionString: Redacted.value(source.url), max: source.maxConnections ?? 10 })
     : Layer.unwrapScoped(
       Effect.map(pgliteSocket(source), ({ host, port }) =>
-        PgClient.layer({
-          ...clientOptions,
-          host,
-          port,
-          username: "postgres",
-          database: "postgres",
-          maxConnections: 1
-        }))
+        clientOn({ host, port, user: "postgres", database: "postgres", max: 1 }))
     )

@@ -117,3 +117,8 @@ export const sseClientOpen = Effect.acquireRelease(
 /** Set at each scrape from the same checks as readiness: 1 up, 0 down. */
 export const databaseUp = gauge("database_up", "1 when PostgreSQL answered the last scrape's check, else 0")
 export const redisUp = gauge("redis_up", "1 when Redis (or the in-memory stores) answered the last scrape's check, else 0")
+/** Set at each scrape from the connection pool: connections by state, queries waiting, the pool's size. */
+export const databasePoolConnections = (state: "busy" | "idle") =>
+  Metric.tagged(gauge("database_pool_connections", "PostgreSQL connections of this instance's pool, by state (busy, idle)"), "state", state)
+export const databasePoolWaiting = gauge("database_pool_waiting", "Queries waiting for a connection of the pool")
+export const databasePoolMax = gauge("database_pool_max", "The most connections the pool opens")

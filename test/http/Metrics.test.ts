@@ -7,7 +7,7 @@ import { ConfigProvider, Deferred, Effect, Fiber, TestClock } from "effect"
 import { UserLock } from "../../src/layers/stores/UserLock"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient, type TestClient } from "../support/TestApp"
-import { TestDatabase } from "../support/TestDatabase"
+import { TestDatabase, usingRealPostgres } from "../support/TestDatabase"
 
 const TOKEN = "metrics-token-of-at-least-32-bytes-long"
 
@@ -63,6 +63,13 @@ layer(TestDatabase)("metrics", (it) => {
       expect(after).not.toContain(`/api/cases/${kase.id}/open`)
       expect(sample(after, "database_up")).toBe(1)
       expect(sample(after, "redis_up")).toBe(1)
+      // The test database's pool: PGlite serves one connection; PostgreSQL tests allow 20.
+      const max = sample(after, "database_pool_max")
+      expect(max).toBe(usingRealPostgres ? 20 : 1)
+      const open = sample(after, "database_pool_connections", { state: "busy" }) + sample(after, "database_pool_connections", { state: "idle" })
+      expect(open).toBeGreaterThanOrEqual(1)
+      expect(open).toBeLessThanOrEqual(max)
+      expect(sample(after, "database_pool_waiting")).toBe(0)
       expect(after).toMatch(/^# TYPE http_server_request_duration_seconds histogram$/m)
     }))
 

@@ -9,7 +9,7 @@ import { Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { inject } from "vitest"
-import { DatabaseLive } from "../../src/layers/Database"
+import { DatabaseLive, type DatabasePool } from "../../src/layers/Database"
 import { MigrationsLive } from "../../src/layers/Migrations"
 import { NodeContext } from "@effect/platform-node"
 
@@ -32,7 +32,7 @@ export const freshPostgresUrl = Effect.gen(function*() {
 })
 
 /** An unmigrated database of either kind. */
-export const EmptyTestDatabase: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> = usingRealPostgres
+export const EmptyTestDatabase: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient | DatabasePool> = usingRealPostgres
   ? Layer.unwrapScoped(Effect.map(freshPostgresUrl, (url) => DatabaseLive({ _tag: "Postgres", url, maxConnections: 20 })))
     .pipe(Layer.orDie)
   : Layer.unwrapEffect(
@@ -42,7 +42,7 @@ export const EmptyTestDatabase: Layer.Layer<SqlClient.SqlClient | PgClient.PgCli
   ).pipe(Layer.orDie)
 
 /** A migrated database of either kind. */
-export const TestDatabase: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> = MigrationsLive.pipe(
+export const TestDatabase: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient | DatabasePool> = MigrationsLive.pipe(
   Layer.provide(NodeContext.layer),
   Layer.provideMerge(EmptyTestDatabase)
 )
