@@ -11,11 +11,13 @@ import { Cause, Config, Console, Duration, Effect, Layer, Logger, LogLevel, Opti
 import { makeAccessLog } from "./http/AccessLog"
 import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
 import { createHttpServer } from "./http/NodeServer"
+import { makeWebConsole } from "./http/WebConsole"
 import { AppConfig, AppConfigLive, isProduction, StartupError, usesDevIdentityProvider } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
 import { Lifecycle } from "./layers/Lifecycle"
+import { MetricsExport, TracingFromEnv } from "./layers/Observability"
 import { Randomness } from "./layers/Randomness"
 import { DatabaseFromConfig, StoresFromConfig } from "./layers/Infrastructure"
 import { CatalogSeedOnStart } from "./services/CatalogSeed"
@@ -23,7 +25,13 @@ import { DashboardCacheJob, DepositExpiryJob, IdempotencyCleanupJob, RaffleDrawJ
 import { DomainLive } from "./services/DomainLive"
 import { WebhookDeliveryWorker } from "./services/WebhookDelivery"
 
-const Infrastructure = Layer.mergeAll(DatabaseFromConfig, StoresFromConfig, Randomness.live, Lifecycle.live)
+const Infrastructure = Layer.mergeAll(
+  DatabaseFromConfig,
+  StoresFromConfig,
+  Randomness.live,
+  Lifecycle.live,
+  MetricsExport.prometheus
+)
 
 /** How long shutdown waits for in-flight requests before it closes their connections (D20). */
 const SHUTDOWN_GRACE = Duration.seconds(20)
@@ -44,7 +52,13 @@ const HttpServerLive = Layer.unwrapEffect(
         )
       )
     )
-    const Serve = Layer.unwrapEffect(Effect.map(makeAccessLog, (accessLog) => HttpApiBuilder.serve(accessLog)))
+    // The browser pages (`/`, `/admin`) are answered in front of the API, outside its rate limits.
+    const Serve = Layer.unwrapEffect(
+      Effect.map(
+        Effect.all([makeAccessLog, makeWebConsole]),
+        ([accessLog, web]) => HttpApiBuilder.serve((app) => accessLog(web(app)))
+      )
+    )
     return Layer.merge(Serve, ShutdownDeadline).pipe(
       Layer.provide(NodeHttpServer.layer(() => server, { port: config.port }))
     )
@@ -97,7 +111,9 @@ const AppLive = Layer.merge(Banner, ShutdownSignal).pipe(
   Layer.provideMerge(SandboxCallbackLive),
   Layer.provideMerge(Infrastructure),
   Layer.provideMerge(AppConfigLive),
-  Layer.provide(NodeContext.layer)
+  Layer.provide(NodeContext.layer),
+  // Outermost, so that every layer and request below runs with the trace exporter (when configured).
+  Layer.provide(TracingFromEnv)
 )
 
 /** JSON lines in production (for log shippers), readable lines otherwise; LOG_LEVEL sets the floor. */

@@ -112,6 +112,11 @@ const Limit = Schema.optionalWith(
 )
 
 export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
+  .annotate(
+    OpenApi.Description,
+    "The administration dashboard: today's figures, the revenue chart, recent activity and alerts. ADMIN sessions " +
+      "only."
+  )
   .add(
     HttpApiEndpoint.get("stats", "/admin/dashboard")
       .addSuccess(DashboardStats)
@@ -121,6 +126,7 @@ export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
           "yesterday. topItems are over today's case openings, null when there were none. ggrToday: per game, what " +
           "players staked minus the value of what they were awarded (docs/economics.md)."
       )
+      .annotate(OpenApi.Summary, "Today's figures (admin)")
   )
   .add(
     HttpApiEndpoint.get("revenueChart", "/admin/dashboard/revenue-chart")
@@ -131,13 +137,23 @@ export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
         "One point per UTC day of the period ending today, ascending. growthRate: the period's revenue against the " +
           "preceding period of the same length, in percent (0 when that was 0)."
       )
+      .annotate(OpenApi.Summary, "Revenue chart (admin)")
   )
   .add(
     HttpApiEndpoint.get("recentActivity", "/admin/dashboard/recent-activity")
       .setUrlParams(Schema.Struct({ limit: Limit }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(RecentActivity)
       .annotate(OpenApi.Description, "CASE_OPEN, DEPOSIT, WITHDRAWAL_REQUEST, UPGRADE and BATTLE, newest first.")
+      .annotate(OpenApi.Summary, "Recent activity (admin)")
   )
-  .add(HttpApiEndpoint.get("alerts", "/admin/dashboard/alerts").addSuccess(Alerts))
+  .add(
+    HttpApiEndpoint.get("alerts", "/admin/dashboard/alerts").addSuccess(Alerts)
+      .annotate(OpenApi.Summary, "Alerts (admin)")
+      .annotate(
+        OpenApi.Description,
+        "Conditions an operator should look at, by level: withdrawals waiting for more than 24 hours, cases " +
+          "paying back more than their house edge allows, failing deposits, suspicious IP changes."
+      )
+  )
   .middleware(AdminAuthentication)
 {}

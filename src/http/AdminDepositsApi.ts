@@ -12,6 +12,7 @@ import { DepositView } from "./DepositsApi"
 const AdminDeposit = Schema.extend(DepositView, Schema.Struct({ user: Schema.Struct({ id: UserId, username: Schema.String }) }))
 
 export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
+  .annotate(OpenApi.Description, "Administration of deposits: the list and manual confirmation. ADMIN sessions only.")
   .add(
     HttpApiEndpoint.get("list", "/admin/deposits")
       .setUrlParams(
@@ -19,6 +20,8 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
           .annotations({ parseOptions: { errors: "all" } })
       )
       .addSuccess(Schema.Struct({ deposits: Schema.Array(AdminDeposit), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List deposits (admin)")
+      .annotate(OpenApi.Description, "Deposits of every user, newest first, optionally of one status.")
   )
   .add(
     HttpApiEndpoint.post("confirm", "/admin/deposits/:id/confirm")
@@ -31,6 +34,7 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
         "Confirms a PENDING deposit as the gateway's charge.paid would (credit, notification, audit, webhook) and " +
           "records ADMIN_CONFIRM_DEPOSIT. Any other status: 400 `Deposit is not pending`. " + STEP_UP
       )
+      .annotate(OpenApi.Summary, "Confirm a deposit by hand (admin)")
   )
   .middleware(AdminAuthentication)
 {}

@@ -5,6 +5,7 @@ import { AdminAuthentication } from "./Authentication"
 import { Raffle } from "./RafflesApi"
 
 export class AdminRafflesApi extends HttpApiGroup.make("adminRaffles")
+  .annotate(OpenApi.Description, "Creating raffles. ADMIN sessions only.")
   .add(
     HttpApiEndpoint.post("create", "/admin/raffles")
       .setPayload(CreateRaffleRequest)
@@ -15,6 +16,7 @@ export class AdminRafflesApi extends HttpApiGroup.make("adminRaffles")
           "(HMAC-SHA256(serverSeed, `${raffleId}:${ticketsSold}:${ticketSeedsDigest}`) mod ticketsSold) + 1, the digest " +
           "being SHA-256 of every ticket's client seed at purchase, in ticket order, joined by \":\" (docs/fairness.md)."
       )
+      .annotate(OpenApi.Summary, "Create a raffle (admin)")
   )
   .middleware(AdminAuthentication)
 {}

@@ -24,7 +24,13 @@ export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", (handlers)
     const stepUp = yield* makeAdminStepUp
 
     return handlers
-      .handle("list", ({ urlParams }) => users.list(urlParams))
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(users.list(urlParams), (page) =>
+          Effect.map(
+            Effect.forEach(page.users, (user) =>
+              Effect.map(sessions.list(user.id), (active) => ({ ...user, activeSessions: active.length }))),
+            (listed) => ({ ...page, users: listed })
+          )))
       .handle("ban", ({ path, payload }) =>
         Effect.gen(function*() {
           const { user: admin } = yield* CurrentUser

@@ -33,6 +33,11 @@ const AdminWithdrawal = Schema.extend(
 const IdPath = Schema.Struct({ id: WithdrawalId })
 
 export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
+  .annotate(
+    OpenApi.Description,
+    "Administration of withdrawals: approval with the payout, rejection with refund, reconciliation with the " +
+      "gateway. ADMIN sessions only."
+  )
   .add(
     HttpApiEndpoint.get("list", "/admin/withdrawals")
       .setUrlParams(
@@ -40,6 +45,12 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
           .annotations({ parseOptions: { errors: "all" } })
       )
       .addSuccess(Schema.Struct({ withdrawals: Schema.Array(AdminWithdrawal), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List withdrawals (admin)")
+      .annotate(
+        OpenApi.Description,
+        "Withdrawals of every user, newest first, optionally of one status, with payout attempts and the last " +
+          "error."
+      )
   )
   .add(
     HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve")
@@ -56,6 +67,7 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
           "5xx) -> 200 still PROCESSING, settled by the gateway's payout event or by reconcile. 409 while PROCESSING. " +
           STEP_UP
       )
+      .annotate(OpenApi.Summary, "Approve a withdrawal (admin)")
   )
   .add(
     HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject")
@@ -69,6 +81,7 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
         OpenApi.Description,
         "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP
       )
+      .annotate(OpenApi.Summary, "Reject a withdrawal (admin)")
   )
   .add(
     HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile")
@@ -81,6 +94,7 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
           "refunded; never received (handed over more than 2 minutes ago) -> PENDING; still processing -> unchanged. " +
           "Not PROCESSING: 400 `Withdrawal is not processing`; gateway unreachable: 502."
       )
+      .annotate(OpenApi.Summary, "Reconcile a payout (admin)")
   )
   .middleware(AdminAuthentication)
 {}

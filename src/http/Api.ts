@@ -73,3 +73,18 @@ export class Api extends HttpApi.make("game-platform")
   .annotate(OpenApi.Transform, withoutDecodeError)
   .prefix("/api")
 {}
+
+/**
+ * The API as one deployment documents it: `servers` is its public address (PUBLIC_URL), the contact
+ * points at its API reference there; the license is proprietary (an SPDX reference of our own).
+ */
+export const documentedAt = (publicUrl: string) =>
+  Api.annotateContext(OpenApi.annotations({
+    servers: [{ url: publicUrl, description: "This deployment" }],
+    transform: (spec) => {
+      const document = withoutDecodeError(spec)
+      const license = { name: "Proprietary", identifier: "LicenseRef-Proprietary" }
+      const contact = { name: "API reference", url: `${publicUrl}/api/docs` }
+      return { ...document, info: { ...document.info, license, contact } }
+    }
+  }))

@@ -92,6 +92,7 @@ export const BattleRollVerification = Schema.Struct({
 const IdPath = Schema.Struct({ id: BattleId })
 
 export class BattlesApi extends HttpApiGroup.make("battles")
+  .annotate(OpenApi.Description, "Case battles between 2 to 4 players: create, join, leave, and the settlement.")
   .add(
     HttpApiEndpoint.post("create", "/battles")
       .setPayload(CreateBattleRequest)
@@ -105,6 +106,7 @@ export class BattlesApi extends HttpApiGroup.make("battles")
         OpenApi.Description,
         "Entry price = the sum of the cases' prices; the creator pays it and takes slot 1. TEAM needs 4 players."
       )
+      .annotate(OpenApi.Summary, "Create a battle")
   )
   .add(
     HttpApiEndpoint.get("list", "/battles")
@@ -113,8 +115,13 @@ export class BattlesApi extends HttpApiGroup.make("battles")
       )
       .addSuccess(Schema.Struct({ battles: Schema.Array(Battle), total: Schema.Int, page: Schema.Int }))
       .annotate(OpenApi.Description, "Newest first; `rounds` is left empty in lists (see `GET /battles/:id`).")
+      .annotate(OpenApi.Summary, "List battles")
   )
-  .add(HttpApiEndpoint.get("get", "/battles/:id").setPath(IdPath).addSuccess(Battle))
+  .add(
+    HttpApiEndpoint.get("get", "/battles/:id").setPath(IdPath).addSuccess(Battle)
+      .annotate(OpenApi.Summary, "One battle")
+      .annotate(OpenApi.Description, "A battle with its players and, once rolled, its rounds.")
+  )
   .add(
     HttpApiEndpoint.post("join", "/battles/:id/join")
       .setPath(IdPath)
@@ -129,6 +136,7 @@ export class BattlesApi extends HttpApiGroup.make("battles")
         "Pays the entry and takes the next slot; 409 `Battle is not open` (full, finished or cancelled), 409 " +
           "`Already joined`. The join that fills the last slot rolls every round and settles the battle."
       )
+      .annotate(OpenApi.Summary, "Join a battle")
   )
   .add(
     HttpApiEndpoint.post("leave", "/battles/:id/leave")
@@ -139,13 +147,18 @@ export class BattlesApi extends HttpApiGroup.make("battles")
         OpenApi.Description,
         "WAITING only: refunds the entry; when the creator leaves the battle is CANCELLED and everyone is refunded."
       )
+      .annotate(OpenApi.Summary, "Leave a battle")
   )
   .add(
     HttpApiEndpoint.get("settlements", "/battles/:id/settlements")
       .setPath(IdPath)
       .addSuccess(Settlements)
       .addError(HttpError.Conflict)
-      .annotate(OpenApi.Description, "Who received which item (SPEC settlement steps 1-7); 409 before the battle is FINISHED.")
+      .annotate(
+        OpenApi.Description,
+        "Who received which item (SPEC settlement steps 1-7); 409 before the battle is FINISHED."
+      )
+      .annotate(OpenApi.Summary, "A battle's settlement")
   )
   .middleware(Authentication)
 {}

@@ -2,7 +2,7 @@
  * The public case catalog (SPEC "Cases", D6): active cases only, for signed-in users. Group "cases";
  * further case endpoints belong here too.
  */
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { CaseCategory, Rarity } from "../schema/Catalog"
 import { CaseId, ItemId } from "../schema/Ids"
@@ -48,16 +48,27 @@ export const CaseDetailView = Schema.Struct({
 })
 
 export class CasesApi extends HttpApiGroup.make("cases")
+  .annotate(OpenApi.Description, "The cases a user can open, with their items and chances.")
   .add(
     HttpApiEndpoint.get("list", "/cases")
       .setUrlParams(CaseListQuery)
       .addSuccess(Schema.Struct({ cases: Schema.Array(CaseSummaryView), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List cases")
+      .annotate(
+        OpenApi.Description,
+        "The cases on offer with their prices, paged; the query parameters narrow the list."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/cases/:id")
       .setPath(Schema.Struct({ id: CaseId }))
       .addSuccess(CaseDetailView)
       .addError(HttpError.CaseNotFound)
+      .annotate(OpenApi.Summary, "One case")
+      .annotate(
+        OpenApi.Description,
+        "An active case with its items in roll order, each item's chance, and the chance of FLIP."
+      )
   )
   .middleware(Authentication)
 {}

@@ -4,7 +4,7 @@
  * cover 1..10000000 exactly are 422 on `items`; a case that pays back more than its house edge allows
  * is 422 unless promotional.
  */
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { CaseCategory, DropChance, FlipChance, Rarity } from "../schema/Catalog"
 import { CaseId, ItemId } from "../schema/Ids"
@@ -153,21 +153,31 @@ const ItemPath = Schema.Struct({ id: ItemId })
 const CasePath = Schema.Struct({ id: CaseId })
 
 export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
+  .annotate(
+    OpenApi.Description,
+    "Administration of the catalog: items and cases with their economics. ADMIN sessions only."
+  )
   .add(
     HttpApiEndpoint.post("createItem", "/admin/items")
       .setPayload(NewItemPayload)
       .addSuccess(AdminItem, { status: 201 })
+      .annotate(OpenApi.Summary, "Create an item (admin)")
+      .annotate(OpenApi.Description, "Adds an item to the catalog with its value in cents.")
   )
   .add(
     HttpApiEndpoint.put("updateItem", "/admin/items/:id")
       .setPath(ItemPath)
       .setPayload(ItemUpdatePayload)
       .addSuccess(AdminItem)
+      .annotate(OpenApi.Summary, "Update an item (admin)")
+      .annotate(OpenApi.Description, "Changes an item's fields.")
   )
   .add(
     HttpApiEndpoint.get("listItems", "/admin/items")
       .setUrlParams(PageQuery)
       .addSuccess(Schema.Struct({ items: Schema.Array(AdminItem), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List items (admin)")
+      .annotate(OpenApi.Description, "The catalog's items, paged.")
   )
   .add(
     HttpApiEndpoint.post("createCase", "/admin/cases")
@@ -175,6 +185,12 @@ export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
       .addSuccess(AdminCase, { status: 201 })
       .addError(HttpError.Conflict)
       .addError(HttpError.Unprocessable)
+      .annotate(OpenApi.Summary, "Create a case (admin)")
+      .annotate(
+        OpenApi.Description,
+        "Adds a case with its price and items; answers its economics (expected value, return to player) and the " +
+          "items' ranges in roll order."
+      )
   )
   .add(
     HttpApiEndpoint.put("updateCase", "/admin/cases/:id")
@@ -183,16 +199,22 @@ export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
       .addSuccess(AdminCase)
       .addError(HttpError.Conflict)
       .addError(HttpError.Unprocessable)
+      .annotate(OpenApi.Summary, "Update a case (admin)")
+      .annotate(OpenApi.Description, "Changes a case; answers its new economics and its items' ranges.")
   )
   .add(
     HttpApiEndpoint.get("listCases", "/admin/cases")
       .setUrlParams(PageQuery)
       .addSuccess(Schema.Struct({ cases: Schema.Array(AdminCase), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List cases (admin)")
+      .annotate(OpenApi.Description, "Every case, active or not, with its economics, paged.")
   )
   .add(
     HttpApiEndpoint.get("getCase", "/admin/cases/:id")
       .setPath(CasePath)
       .addSuccess(AdminCase)
+      .annotate(OpenApi.Summary, "One case (admin)")
+      .annotate(OpenApi.Description, "A case with its economics and its items' ranges in roll order.")
   )
   .middleware(AdminAuthentication)
 {}

@@ -6,6 +6,7 @@ import { PageQuery } from "../schema/Pagination"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
 import { IdempotencyKeyHeader } from "./Idempotent"
+import * as Examples from "./OpenApiExamples"
 
 /**
  * One deposit in a list; `amountCents` (what the user is credited) is a string, as SPEC types it. The
@@ -54,6 +55,7 @@ const initiate = <const Name extends string>(name: Name, path: `/${string}`) =>
     .addError(HttpError.GatewayUnavailable)
     .addError(HttpError.IdempotencyKeyReused)
     .addError(HttpError.OperationInProgress)
+    .annotateContext(Examples.initiateDeposit)
     .annotate(
       OpenApi.Description,
       "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum deposit is R$ 5.00`) " +
@@ -80,12 +82,34 @@ const cancel = <const Name extends string>(name: Name, path: `/${string}/:id/can
     )
 
 export class DepositsApi extends HttpApiGroup.make("deposits")
-  .add(initiate("initiate", "/payment/deposit/initiate"))
-  .add(initiate("initiateAlias", "/deposits/initiate"))
-  .add(list("list", "/payment/deposits"))
-  .add(list("listAlias", "/deposits"))
-  .add(cancel("cancel", "/payment/deposits/:id/cancel"))
-  .add(cancel("cancelAlias", "/deposits/:id/cancel"))
+  .annotate(
+    OpenApi.Description,
+    "The user's deposits through the payment gateway (PIX, card, crypto) and the methods with their fees."
+  )
+  .add(
+    initiate("initiate", "/payment/deposit/initiate")
+      .annotate(OpenApi.Summary, "Start a deposit")
+  )
+  .add(
+    initiate("initiateAlias", "/deposits/initiate")
+      .annotate(OpenApi.Summary, "Start a deposit (alias)")
+  )
+  .add(
+    list("list", "/payment/deposits")
+      .annotate(OpenApi.Summary, "My deposits")
+  )
+  .add(
+    list("listAlias", "/deposits")
+      .annotate(OpenApi.Summary, "My deposits (alias)")
+  )
+  .add(
+    cancel("cancel", "/payment/deposits/:id/cancel")
+      .annotate(OpenApi.Summary, "Cancel my deposit")
+  )
+  .add(
+    cancel("cancelAlias", "/deposits/:id/cancel")
+      .annotate(OpenApi.Summary, "Cancel my deposit (alias)")
+  )
   .add(
     HttpApiEndpoint.get("methods", "/payment/methods")
       .addSuccess(Schema.Struct({
@@ -100,6 +124,7 @@ export class DepositsApi extends HttpApiGroup.make("deposits")
         OpenApi.Description,
         "Deposit methods with fee and timing (SPEC deposit rule 6); the fee is a percentage of the amount, paid on top."
       )
+      .annotate(OpenApi.Summary, "Deposit methods")
   )
   .middleware(Authentication)
 {}

@@ -2,6 +2,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { Chunk, Effect, Schedule, type Scope, Stream } from "effect"
 import { Lifecycle } from "../layers/Lifecycle"
+import { sseClientOpen } from "../services/AppMetrics"
 
 const HEARTBEAT = "15 seconds"
 const encoder = new TextEncoder()
@@ -24,6 +25,7 @@ export const eventStream = <E, E1, E2>(
       Stream.unwrapScoped(Effect.gen(function*() {
         const messages = yield* subscribe
         const end = yield* ended
+        yield* sseClientOpen
         return Stream.merge(
           Stream.map(messages, toEvent),
           Stream.fromSchedule(Schedule.spaced(HEARTBEAT)).pipe(Stream.as(": heartbeat\n\n"))

@@ -12,15 +12,26 @@ export const Readiness = Schema.Struct({
 })
 
 export class HealthApi extends HttpApiGroup.make("health")
+  .annotate(OpenApi.Description, "Liveness and readiness probes for load balancers and orchestrators; public.")
   .add(
     HttpApiEndpoint.get("health", "/health")
       .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
       .annotate(OpenApi.Summary, "Liveness: the process is serving requests")
+      .annotate(
+        OpenApi.Description,
+        "Answers 200 while the process serves requests; checks no dependency. For a load balancer's liveness " +
+          "probe."
+      )
   )
   .add(
     HttpApiEndpoint.get("ready", "/ready")
       .addSuccess(Readiness)
       .addError(HttpError.ServiceUnavailable)
       .annotate(OpenApi.Summary, "Readiness: the database and Redis are reachable")
+      .annotate(
+        OpenApi.Description,
+        "200 when PostgreSQL and Redis (or the in-memory stores) answer; 503 when one does not, and from the " +
+          "moment shutdown begins, so a load balancer stops sending traffic."
+      )
   )
 {}

@@ -3,9 +3,11 @@
  * (OpenAPI 3.1 JSON at /api/docs-json, an interactive reference at /api/docs).
  */
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
-import { Layer } from "effect"
-import { Api } from "./Api"
+import { Effect, Layer } from "effect"
+import { AppConfig } from "../layers/AppConfig"
+import { documentedAt } from "./Api"
 import { ErrorEnvelopeLive } from "./ErrorEnvelope"
+import { MetricsRouteLive } from "./MetricsHttp"
 import { AdminTokenLive } from "./AdminToken"
 import { AdminDashboardLive } from "./AdminDashboardHttp"
 import { AdminDepositsLive } from "./AdminDepositsHttp"
@@ -54,9 +56,12 @@ const Middlewares = ErrorEnvelopeLive.pipe(
   Layer.provide(RequestBodyLive)
 )
 
+/** The API, documented with this deployment's public address. */
+const ApiDefinition = Layer.unwrapEffect(Effect.map(AppConfig, (config) => HttpApiBuilder.api(documentedAt(config.publicUrl))))
+
 /** Everything the HTTP layer serves; needs the domain services and infrastructure beneath it. */
-export const ApiLive = Layer.mergeAll(Docs, Middlewares).pipe(
-  Layer.provideMerge(HttpApiBuilder.api(Api)),
+export const ApiLive = Layer.mergeAll(Docs, MetricsRouteLive, Middlewares).pipe(
+  Layer.provideMerge(ApiDefinition),
   Layer.provide([
     HealthLive,
     IdpLive,

@@ -1,5 +1,5 @@
 /** The signed-in user's inventory and its sale (D8). */
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { InventoryItemId, InventoryPage, InventoryStatus, SaleResult, SellAllResult } from "../schema/Inventory"
 import { PageParams } from "../schema/Pagination"
@@ -16,7 +16,15 @@ export const InventoryQuery = Schema.Struct({
 }).annotations({ parseOptions: { errors: "all" } })
 
 export class InventoryApi extends HttpApiGroup.make("inventory")
-  .add(HttpApiEndpoint.get("list", "/inventory").setUrlParams(InventoryQuery).addSuccess(InventoryPage))
+  .annotate(OpenApi.Description, "The items a user won, and selling them back for balance.")
+  .add(
+    HttpApiEndpoint.get("list", "/inventory").setUrlParams(InventoryQuery).addSuccess(InventoryPage)
+      .annotate(OpenApi.Summary, "My inventory")
+      .annotate(
+        OpenApi.Description,
+        "The user's inventory entries with their values in cents, paged; `status` narrows the list."
+      )
+  )
   .add(
     HttpApiEndpoint.post("sell", "/inventory/:id/sell")
       .setPath(Schema.Struct({ id: InventoryItemId }))
@@ -25,6 +33,12 @@ export class InventoryApi extends HttpApiGroup.make("inventory")
       .addError(HttpError.ItemNotAvailable)
       .addError(HttpError.IdempotencyKeyReused)
       .addError(HttpError.OperationInProgress)
+      .annotate(OpenApi.Summary, "Sell an item")
+      .annotate(
+        OpenApi.Description,
+        "Sells one inventory item back at its current value: the item leaves the inventory and the balance is " +
+          "credited in the same transaction."
+      )
   )
   .add(
     HttpApiEndpoint.post("sellAll", "/inventory/sell-all")
@@ -32,6 +46,12 @@ export class InventoryApi extends HttpApiGroup.make("inventory")
       .addSuccess(SellAllResult)
       .addError(HttpError.IdempotencyKeyReused)
       .addError(HttpError.OperationInProgress)
+      .annotate(OpenApi.Summary, "Sell all items")
+      .annotate(
+        OpenApi.Description,
+        "Sells every available item of the user at its current value in one transaction; answers how many were " +
+          "sold, the cents credited and the new balance."
+      )
   )
   .middleware(Authentication)
 {}

@@ -1,11 +1,12 @@
 /** The live-drop feed (D11): recent drops, a Server-Sent Events stream, and the admin emit. */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DropSource, LiveDrop } from "../schema/Game"
 import { ItemId, UserId } from "../schema/Ids"
 import { AdminAuthentication, Authentication } from "./Authentication"
 
 export class LiveDropsApi extends HttpApiGroup.make("liveDrops")
+  .annotate(OpenApi.Description, "The live feed of drops: recent drops and a Server-Sent Events stream.")
   .add(
     HttpApiEndpoint.get("recent", "/live-drops/recent")
       .setUrlParams(Schema.Struct({
@@ -18,21 +19,28 @@ export class LiveDropsApi extends HttpApiGroup.make("liveDrops")
         )
       }))
       .addSuccess(Schema.Struct({ drops: Schema.Array(LiveDrop) }))
+      .annotate(OpenApi.Summary, "Recent drops")
+      .annotate(OpenApi.Description, "The latest drops across all users, newest first (`limit`, at most 50).")
   )
   .add(
     HttpApiEndpoint.get("stream", "/live-drops/stream")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(OpenApi.Summary, "Live drops stream")
+      .annotate(OpenApi.Description, "Server-Sent Events: every drop as it happens, with a heartbeat for proxies.")
   )
   .middleware(Authentication)
 {}
 
 export class LiveDropsAdminApi extends HttpApiGroup.make("liveDropsAdmin")
+  .annotate(OpenApi.Description, "Publishing to the live-drop feed by hand. ADMIN sessions only.")
   .add(
     HttpApiEndpoint.post("emit", "/live-drops/emit")
       .setPayload(Schema.Struct({ userId: UserId, itemId: ItemId, source: DropSource }).annotations({
         parseOptions: { errors: "all" }
       }))
       .addSuccess(LiveDrop)
+      .annotate(OpenApi.Summary, "Emit a live drop (admin)")
+      .annotate(OpenApi.Description, "Publishes a drop to the live feed by hand.")
   )
   .middleware(AdminAuthentication)
 {}

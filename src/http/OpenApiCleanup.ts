@@ -1,7 +1,8 @@
 /**
- * A post-processing step of the generated OpenAPI document. HttpApi documents its own
+ * Post-processing steps of the generated OpenAPI document. HttpApi documents its own
  * HttpApiDecodeError as a 400 answer of every endpoint, but ErrorEnvelope turns that error into
- * ValidationError (D3) before it is sent, so the document lists only what clients really receive.
+ * ValidationError (D3) before it is sent, so the document lists only what clients really receive;
+ * component schemas nothing refers to (left over from that, or emitted by the generator) are dropped.
  */
 const DECODE_ERROR = "HttpApiDecodeError"
 const DECODE_ERROR_REF = `#/components/schemas/${DECODE_ERROR}`
@@ -26,14 +27,19 @@ const dropDecodeError = (value: Json): Json => {
   return node
 }
 
-const isReferenced = (document: Json, schema: string) =>
-  JSON.stringify(document).includes(`"#/components/schemas/${schema}"`)
+const referencedSchemas = (document: Json): ReadonlySet<string> =>
+  new Set(Array.from(JSON.stringify(document).matchAll(/"#\/components\/schemas\/([^"]+)"/g), (match) => match[1]!))
 
-/** The document without HttpApiDecodeError (and its Issue schema once nothing refers to it). */
+/** The document without HttpApiDecodeError and without component schemas nothing refers to. */
 export const withoutDecodeError = (spec: Record<string, any>): Record<string, any> => {
   const cleaned = dropDecodeError(spec) as Record<string, any>
   const { [DECODE_ERROR]: _, ...schemas } = cleaned.components?.schemas ?? {}
   const document = { ...cleaned, components: { ...cleaned.components, schemas } }
-  if (!isReferenced(document, "Issue")) delete schemas.Issue
-  return document
+  // Dropping one schema can leave another unreferenced (Issue is only used by HttpApiDecodeError).
+  for (;;) {
+    const referenced = referencedSchemas(document)
+    const unused = Object.keys(schemas).filter((name) => !referenced.has(name))
+    if (unused.length === 0) return document
+    unused.forEach((name) => delete schemas[name])
+  }
 }

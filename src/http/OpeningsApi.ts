@@ -1,5 +1,5 @@
 /** Opening cases and their history, verification and statistics (SPEC "Cases", D5, D7, D6 stats). */
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ItemView, OpeningResult } from "../schema/Game"
 import { CaseId, IdString } from "../schema/Ids"
@@ -7,6 +7,7 @@ import { PageQuery } from "../schema/Pagination"
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
 import { IdempotencyKeyHeader } from "./Idempotent"
+import * as Examples from "./OpenApiExamples"
 
 export const OpeningVerification = Schema.Struct({
   openingId: Schema.String,
@@ -41,6 +42,10 @@ const OpeningIdPath = Schema.Struct({
 })
 
 export class OpeningsApi extends HttpApiGroup.make("openings")
+  .annotate(
+    OpenApi.Description,
+    "Opening cases (the provably fair roll), the opening history, verification and statistics."
+  )
   .add(
     HttpApiEndpoint.post("open", "/cases/:id/open")
       .setPath(IdPath)
@@ -51,6 +56,13 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
       .addError(HttpError.OperationInProgress)
       .addError(HttpError.InvalidRoll)
       .addError(HttpError.IdempotencyKeyReused)
+      .annotate(OpenApi.Summary, "Open a case")
+      .annotateContext(Examples.openCase)
+      .annotate(
+        OpenApi.Description,
+        "Debits the case's price, rolls with the user's committed server seed, client seed and next nonce, and " +
+          "adds the item to the inventory, all in one transaction. An Idempotency-Key header makes a retry safe."
+      )
   )
   .add(
     HttpApiEndpoint.get("history", "/cases/openings")
@@ -70,9 +82,21 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
         total: Schema.Int,
         page: Schema.Int
       }))
+      .annotate(OpenApi.Summary, "My openings")
+      .annotate(
+        OpenApi.Description,
+        "The user's openings, newest first, with the price paid, the item's value and the profit in cents."
+      )
   )
   .add(
     HttpApiEndpoint.get("verify", "/cases/openings/:id/verify").setPath(OpeningIdPath).addSuccess(OpeningVerification)
+      .annotate(OpenApi.Summary, "Verify an opening")
+      .annotateContext(Examples.verifyOpening)
+      .annotate(
+        OpenApi.Description,
+        "Recomputes the roll and the item from the opening's seeds and nonce; `isValid` tells whether they match " +
+          "what was recorded."
+      )
   )
   .add(
     HttpApiEndpoint.get("caseStats", "/cases/:id/stats")
@@ -85,6 +109,12 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
         dropDistribution: Schema.Array(Schema.Struct({ rarity: Schema.String, count: Schema.Int, percentage: Schema.Number }))
       }))
       .addError(HttpError.CaseNotFound)
+      .annotate(OpenApi.Summary, "A case's statistics")
+      .annotate(
+        OpenApi.Description,
+        "How often the case was opened, by how many users, its volume in cents, the average profit and the drops " +
+          "by rarity."
+      )
   )
   .add(
     HttpApiEndpoint.get("userStats", "/users/me/stats/cases")
@@ -97,6 +127,11 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
         bestDrop: Schema.NullOr(Schema.Struct({ item: ItemView, date: Schema.Date })),
         flipCount: Schema.Int
       }))
+      .annotate(OpenApi.Summary, "My opening statistics")
+      .annotate(
+        OpenApi.Description,
+        "The user's totals over every opening: spent, won, profit, favorite case, best drop and FLIP count."
+      )
   )
   .middleware(Authentication)
 {}

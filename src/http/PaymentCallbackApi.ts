@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import * as HttpError from "./HttpErrors"
 
 export class PaymentCallbackApi extends HttpApiGroup.make("paymentCallback")
+  .annotate(OpenApi.Description, "The payment gateway's signed events (charges and payouts).")
   .add(
     HttpApiEndpoint.post("payment", "/webhooks/payment")
       .addSuccess(Schema.Struct({ received: Schema.Literal(true) }))
@@ -19,5 +20,6 @@ export class PaymentCallbackApi extends HttpApiGroup.make("paymentCallback")
           "(a failed payout is refunded once); other events are acknowledged. An unknown charge id: 404 `Deposit not " +
           "found`; an unknown payout reference: 404 `Withdrawal not found`."
       )
+      .annotate(OpenApi.Summary, "Payment gateway callback")
   )
 {}

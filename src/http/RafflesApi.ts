@@ -50,14 +50,21 @@ export const TicketPurchase = Schema.Struct({ tickets: Schema.Array(Schema.Int),
 const IdPath = Schema.Struct({ id: RaffleId })
 
 export class RafflesApi extends HttpApiGroup.make("raffles")
+  .annotate(OpenApi.Description, "Raffles: tickets bought with balance, a provably fair draw at the end.")
   .add(
     HttpApiEndpoint.get("list", "/raffles")
       .setUrlParams(
         Schema.Struct({ ...PageParams, status: Schema.optional(RaffleStatus) }).annotations({ parseOptions: { errors: "all" } })
       )
       .addSuccess(Schema.Struct({ raffles: Schema.Array(Raffle), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List raffles")
+      .annotate(OpenApi.Description, "Raffles, newest first, paged.")
   )
-  .add(HttpApiEndpoint.get("get", "/raffles/:id").setPath(IdPath).addSuccess(Raffle))
+  .add(
+    HttpApiEndpoint.get("get", "/raffles/:id").setPath(IdPath).addSuccess(Raffle)
+      .annotate(OpenApi.Summary, "One raffle")
+      .annotate(OpenApi.Description, "One raffle with the caller's tickets; once drawn, its result.")
+  )
   .add(
     HttpApiEndpoint.post("buy", "/raffles/:id/tickets")
       .setPath(IdPath)
@@ -73,6 +80,7 @@ export class RafflesApi extends HttpApiGroup.make("raffles")
         "Buys `count` (1 to 100) consecutive ticket numbers for count x ticketPriceCents. 409 `Raffle is not open` " +
           "after endsAt or the draw, 409 `Only N tickets left`. The purchase that sells out draws the winner."
       )
+      .annotate(OpenApi.Summary, "Buy raffle tickets")
   )
   .middleware(Authentication)
 {}

@@ -9,6 +9,7 @@ import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "
 import { Clock, Effect, Option } from "effect"
 import { AppConfig, type RateLimit, type RateLimits } from "../layers/AppConfig"
 import { type RateCount, RateCounter } from "../layers/stores/RateCounter"
+import { rateLimitRejection } from "../services/AppMetrics"
 import { Sessions } from "../services/Sessions"
 import { Api } from "./Api"
 import { clientIpOf, sessionIdOf } from "./ClientInfo"
@@ -86,6 +87,7 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         const headers = headersOf(tightest)
         const exceeded = counted.filter(({ count, limit }) => count.count > limit.count)
         if (exceeded.length > 0) {
+          yield* Effect.forEach(exceeded, (hit) => rateLimitRejection(applicable[counted.indexOf(hit)]!.name), { discard: true })
           const now = yield* Clock.currentTimeMillis
           const resetAtMs = Math.max(...exceeded.map(({ count }) => count.resetAtMs))
           return yield* HttpServerResponse.json({ statusCode: 429, message: "Too many requests" }, {

@@ -15,6 +15,7 @@ export const SandboxAction = Schema.Literal("pay", "fail", "expire").annotations
 })
 
 export class SandboxApi extends HttpApiGroup.make("sandbox")
+  .annotate(OpenApi.Description, "The embedded sandbox gateway's controls, for paying deposits by hand in development.")
   .add(
     HttpApiEndpoint.post("charge", "/sandbox/charges/:externalId/:action")
       .setPath(Schema.Struct({ externalId: PlainString, action: SandboxAction }))
@@ -32,6 +33,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
         "Sandbox only: pay, fail or expire the charge of one of your deposits (any deposit for an admin). The sandbox " +
           "signs the gateway event and POSTs it to /api/webhooks/payment, the path a real gateway takes."
       )
+      .annotate(OpenApi.Summary, "Settle a sandbox charge")
   )
   .middleware(Authentication)
 {}

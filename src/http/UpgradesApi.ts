@@ -1,5 +1,5 @@
 /** Upgrades: the odds, the upgrade itself, its verification and the user's history (SPEC "Upgrades", D5, D8). */
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ItemId } from "../schema/Ids"
 import { InventoryItemId } from "../schema/Inventory"
@@ -21,6 +21,7 @@ export const UpgradePayload = Schema.Struct({
 }).annotations({ parseOptions: { errors: "all" } })
 
 export class UpgradesApi extends HttpApiGroup.make("upgrades")
+  .annotate(OpenApi.Description, "Staking items for a chance at a more valuable one (provably fair).")
   .add(
     HttpApiEndpoint.get("probability", "/upgrades/probability")
       .setUrlParams(ProbabilityQuery)
@@ -29,6 +30,8 @@ export class UpgradesApi extends HttpApiGroup.make("upgrades")
       .addError(HttpError.InvalidUpgrade)
       .addError(HttpError.MultiplierTooHigh)
       .addError(HttpError.ProbabilityTooLow)
+      .annotate(OpenApi.Summary, "Upgrade chance")
+      .annotate(OpenApi.Description, "The chance of upgrading one item into another, from their values; rolls nothing.")
   )
   .add(
     HttpApiEndpoint.post("upgrade", "/upgrades")
@@ -42,12 +45,27 @@ export class UpgradesApi extends HttpApiGroup.make("upgrades")
       .addError(HttpError.ProbabilityTooLow)
       .addError(HttpError.OperationInProgress)
       .addError(HttpError.IdempotencyKeyReused)
+      .annotate(OpenApi.Summary, "Upgrade items")
+      .annotate(
+        OpenApi.Description,
+        "Stakes an inventory item for a more valuable target item: a provably fair roll decides whether the " +
+          "target is won."
+      )
   )
   .add(
     HttpApiEndpoint.get("verify", "/upgrades/:id/verify")
       .setPath(Schema.Struct({ id: UpgradeId }))
       .addSuccess(UpgradeVerification)
+      .annotate(OpenApi.Summary, "Verify an upgrade")
+      .annotate(
+        OpenApi.Description,
+        "Recomputes the upgrade's roll from its seeds and nonce and answers whether it matches the record."
+      )
   )
-  .add(HttpApiEndpoint.get("history", "/upgrades/history").setUrlParams(PageQuery).addSuccess(UpgradeHistory))
+  .add(
+    HttpApiEndpoint.get("history", "/upgrades/history").setUrlParams(PageQuery).addSuccess(UpgradeHistory)
+      .annotate(OpenApi.Summary, "My upgrades")
+      .annotate(OpenApi.Description, "The user's upgrades, newest first, paged.")
+  )
   .middleware(Authentication)
 {}

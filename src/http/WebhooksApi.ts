@@ -9,20 +9,30 @@ import { Webhook, WebhookDeliveryLog, WebhookId, WebhookRegistration } from "../
 import { AdminToken } from "./AdminToken"
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .annotate(
+    OpenApi.Description,
+    "Outbound webhooks: receivers of deposit, withdrawal and battle events. Needs the admin token " +
+      "(`Authorization: Bearer <ADMIN_TOKEN>`)."
+  )
   .add(
     HttpApiEndpoint.post("register", "/webhooks")
       .setPayload(WebhookRegistration)
       .addSuccess(Webhook, { status: 201 })
       .annotate(OpenApi.Summary, "Register a receiver of deposit.confirmed, withdrawal.completed, battle.finished")
+      .annotate(OpenApi.Description, "Needs the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).")
   )
   .add(
     HttpApiEndpoint.get("list", "/webhooks")
       .addSuccess(Schema.Struct({ webhooks: Schema.Array(Webhook) }))
+      .annotate(OpenApi.Summary, "List webhook receivers")
+      .annotate(OpenApi.Description, "Needs the admin token: every registered receiver.")
   )
   .add(
     HttpApiEndpoint.del("remove", "/webhooks/:id")
       .setPath(Schema.Struct({ id: WebhookId }))
       .addSuccess(Schema.Struct({ message: Schema.String }))
+      .annotate(OpenApi.Summary, "Remove a webhook receiver")
+      .annotate(OpenApi.Description, "Needs the admin token: stops deliveries to the receiver.")
   )
   .add(
     HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
@@ -30,6 +40,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .setUrlParams(PageQuery)
       .addSuccess(Schema.Struct({ deliveries: Schema.Array(WebhookDeliveryLog), total: Schema.Int, page: Schema.Int }))
       .annotate(OpenApi.Summary, "A receiver's deliveries, newest first, with every attempt's status code or error")
+      .annotate(OpenApi.Description, "Needs the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).")
   )
   .middleware(AdminToken)
 {}

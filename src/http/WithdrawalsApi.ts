@@ -6,6 +6,7 @@ import { WithdrawalId, WithdrawalMethod, WithdrawalRequest, WithdrawalStatus } f
 import { Authentication } from "./Authentication"
 import * as HttpError from "./HttpErrors"
 import { IdempotencyKeyHeader } from "./Idempotent"
+import * as Examples from "./OpenApiExamples"
 
 /** One withdrawal as its owner sees it (D9 `GET /withdrawals`). */
 export const WithdrawalView = Schema.Struct({
@@ -27,6 +28,7 @@ export const WithdrawalRequested = Schema.Struct({
 })
 
 export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
+  .annotate(OpenApi.Description, "The user's withdrawals: request, list and cancel.")
   .add(
     HttpApiEndpoint.post("request", "/withdrawals/request")
       .setPayload(WithdrawalRequest)
@@ -45,11 +47,15 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
           "wrong code in 15 minutes locks 2FA for 15 minutes: 429). Every request sends the owner a " +
           "WITHDRAWAL_REQUESTED notification (amount, key type, masked key)."
       )
+      .annotate(OpenApi.Summary, "Request a withdrawal")
+      .annotateContext(Examples.requestWithdrawal)
   )
   .add(
     HttpApiEndpoint.get("list", "/withdrawals")
       .setUrlParams(PageQuery)
       .addSuccess(Schema.Struct({ withdrawals: Schema.Array(WithdrawalView), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "My withdrawals")
+      .annotate(OpenApi.Description, "The user's withdrawals, newest first, with their status.")
   )
   .add(
     HttpApiEndpoint.post("cancel", "/withdrawals/:id/cancel")
@@ -60,6 +66,7 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
         OpenApi.Description,
         "PENDING and not yet sent to the gateway -> CANCELLED, refunded. Answers the withdrawal and the new balance."
       )
+      .annotate(OpenApi.Summary, "Cancel my withdrawal")
   )
   .middleware(Authentication)
 {}

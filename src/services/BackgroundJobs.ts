@@ -1,10 +1,12 @@
 /**
  * The service's periodic jobs, each a fiber for the service's lifetime that runs at start and then
  * every interval. Every instance runs them; each job is safe with several instances (see the service
- * functions they call). A failed run is logged, and the next one runs on schedule. At shutdown a job
+ * functions they call). A failed run is logged, and the next one runs on schedule. Every run is counted
+ * by job and outcome (metric background_job_runs). At shutdown a job
  * stops between runs: a run in progress is finished first.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
+import { jobRun } from "./AppMetrics"
 import { Dashboard } from "./Dashboard"
 import { Deposits } from "./Deposits"
 import { Idempotency } from "./Idempotency"
@@ -14,7 +16,8 @@ const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Ef
   Layer.scopedDiscard(
     Effect.forkScoped(
       run.pipe(
-        Effect.catchAllCause((cause) => Effect.logError(`${name} failed`, cause)),
+        Effect.zipRight(jobRun(name, "ok")),
+        Effect.catchAllCause((cause) => Effect.zipRight(jobRun(name, "failed"), Effect.logError(`${name} failed`, cause))),
         Effect.uninterruptible,
         Effect.repeat(Schedule.spaced(interval))
       )

@@ -30,6 +30,7 @@ import { LiveDrops } from "./LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "./ProvablyFair"
 import { Realtime } from "./Realtime"
 import { inTransaction, orUnavailable, rowsOf } from "./SqlRows"
+import { gameRound } from "./AppMetrics"
 
 const BattleRow = Schema.Struct({
   id: Schema.String,
@@ -278,8 +279,9 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           reference: { type: "BATTLE", id }
         })
         const dropIds = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
-        return { balanceCents: posting.balanceAfterCents, dropIds }
+        return { balanceCents: posting.balanceAfterCents, dropIds, entryPriceCents: battle.entryPriceCents }
       }))
+      yield* gameRound("battle_join", joined.entryPriceCents)
       yield* realtime.balanceChanged(userId, joined.balanceCents)
       yield* Effect.forEach(joined.dropIds, liveDrops.announce, { discard: true })
       return yield* get(id)

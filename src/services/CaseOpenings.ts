@@ -25,6 +25,7 @@ import { LiveDrops } from "./LiveDrops"
 import { Realtime } from "./Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
 import { orUnavailable, rowsOf } from "./SqlRows"
+import { gameRound } from "./AppMetrics"
 
 const RangeRow = Schema.Struct({
   itemId: ItemId,
@@ -233,6 +234,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
             createdAt: now
           })
         ], { concurrency: 2, discard: true })
+        yield* gameRound("case_open", kase.priceCents, won.valueCents)
         return result
       })
 

@@ -44,6 +44,7 @@ import { Notifications } from "./Notifications"
 import { Realtime } from "./Realtime"
 import { WebhookOutbox } from "./WebhookOutbox"
 import { firstOf, inTransaction, orUnavailable, rowsOf, type Statement } from "./SqlRows"
+import { moneyMovement } from "./AppMetrics"
 
 /** Deposits the expiry job closes per transaction. */
 export const EXPIRY_BATCH = 200
@@ -161,6 +162,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
           RETURNING *
         )
         SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+      yield* moneyMovement("deposit", "initiated", amountCents)
       return row!
     })
 
@@ -254,10 +256,11 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
 
     /** After the commit: the user's balance and the new notification, pushed. */
     const announce = (confirmed: { readonly row: Row; readonly balanceCents: bigint; readonly notification: Notification }) =>
-      Effect.zipRight(
+      Effect.all([
+        moneyMovement("deposit", "confirmed", confirmed.row.amountCents),
         realtime.balanceChanged(confirmed.row.userId, confirmed.balanceCents),
         notifications.push(confirmed.row.userId, confirmed.notification)
-      )
+      ], { discard: true })
 
     /** charge.paid: confirms once; an already CONFIRMED deposit is left as it is (SPEC, idempotent). */
     const confirmFromGateway = Effect.fn("Deposits.confirmFromGateway")(function*(externalId: string) {

@@ -40,6 +40,7 @@ import { Inventory } from "./Inventory"
 import { LiveDrops } from "./LiveDrops"
 import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
 import { inTransaction, orUnavailable } from "./SqlRows"
+import { gameRound } from "./AppMetrics"
 
 export interface UpgradeRules {
   /** SPEC: 10 (percent). */
@@ -261,9 +262,10 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
             fromItem: { id: from.id, name: from.name },
             toItem: success ? { id: to.id, name: to.name } : null
           } satisfies UpgradeResult
-          return { result, dropId }
+          return { result, dropId, stakeCents: from.valueCents, awardCents: success ? to.valueCents : 0n }
         }))
       )
+      yield* gameRound("upgrade", outcome.stakeCents, outcome.awardCents)
       // Announced only once committed, so nobody sees a drop that was rolled back.
       yield* Option.match(outcome.dropId, { onNone: () => Effect.void, onSome: liveDrops.announce })
       return outcome.result

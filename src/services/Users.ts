@@ -16,7 +16,8 @@ const AdminUserRow = Schema.Struct({
   balanceCents: Schema.BigInt,
   bannedAt: Schema.NullOr(Schema.DateFromSelf),
   createdAt: Schema.DateFromSelf,
-  lastActiveAt: Schema.NullOr(Schema.DateFromSelf)
+  lastActiveAt: Schema.NullOr(Schema.DateFromSelf),
+  twoFactorEnabled: Schema.Boolean
 })
 
 const columns = "id, idp_id, username, role, balance_cents, two_factor_enabled, banned_at, ban_reason, created_at"
@@ -141,7 +142,8 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       Request: Schema.Struct({ search: Schema.String, limit: Schema.Number, offset: Schema.Number }),
       Result: AdminUserRow,
       execute: ({ limit, offset, search }) =>
-        sql`SELECT id, username, idp_id, role, balance_cents, banned_at, created_at, last_active_at
+        sql`SELECT id, username, idp_id, role, balance_cents, banned_at, created_at, last_active_at,
+                   (two_factor_enabled AND two_factor_secret IS NOT NULL) AS two_factor_enabled
             FROM users WHERE ${matches(search)} ORDER BY id LIMIT ${limit} OFFSET ${offset}`
     })
 

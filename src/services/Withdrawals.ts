@@ -48,6 +48,7 @@ import { Realtime } from "./Realtime"
 import { TwoFactor } from "./TwoFactor"
 import { WebhookOutbox } from "./WebhookOutbox"
 import { firstOf, inTransaction, orUnavailable, rowsOf, type Statement } from "./SqlRows"
+import { moneyMovement } from "./AppMetrics"
 
 /**
  * A reconciliation moves a PROCESSING withdrawal the gateway has never heard of back to PENDING only
@@ -247,6 +248,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           }))
           yield* realtime.balanceChanged(userId, balanceCents)
           yield* notifications.push(userId, notification)
+          yield* moneyMovement("withdrawal", "requested", input.amountCents)
           return { ...view(row), balanceCents }
         })
       )
@@ -389,7 +391,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           })
           return row
         }))
-        if (completed !== undefined) return completed
+        if (completed !== undefined) return yield* Effect.as(moneyMovement("withdrawal", "completed", completed.amountCents), completed)
         const current = (yield* findById(id))!
         return current.status === "COMPLETED" ? current : yield* conflict(current, "paid", by)
       })

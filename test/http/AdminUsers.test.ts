@@ -30,7 +30,9 @@ layer(TestDatabase)("user administration", (it) => {
           balanceCents: 0,
           bannedAt: null,
           createdAt: expect.any(String),
-          lastActiveAt: expect.any(String)
+          lastActiveAt: expect.any(String),
+          twoFactorEnabled: false,
+          activeSessions: 1
         }],
         total: 1,
         page: 1

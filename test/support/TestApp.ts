@@ -15,6 +15,7 @@ import { ApiLive } from "../../src/http/HttpLive"
 import { AppConfig, type AppConfigShape, type StartupError } from "../../src/layers/AppConfig"
 import type { KeyValue } from "../../src/layers/stores/KeyValue"
 import { Lifecycle } from "../../src/layers/Lifecycle"
+import { MetricsExport } from "../../src/layers/Observability"
 import { Randomness } from "../../src/layers/Randomness"
 import { type StoreServices, Stores } from "../../src/layers/stores/Stores"
 import { DomainLive } from "../../src/services/DomainLive"
@@ -119,6 +120,7 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
         Layer.provideMerge(options.gateway ?? TestGateway),
         Layer.provideMerge(sandboxCallback),
         Layer.provideMerge(options.stores ?? Stores.memory),
+        Layer.provideMerge(MetricsExport.prometheus),
         Layer.provideMerge(Layer.succeed(AppConfig, { ...testConfig, ...options.config })),
         Layer.provideMerge(Layer.succeedContext(database)),
         Layer.provideMerge(HttpApiBuilder.Router.Live),

@@ -10,6 +10,7 @@
 import { Clock, Context, Effect, FiberRef, Layer, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { OperationInProgress, type ServiceUnavailable } from "../../schema/Errors"
+import { userLockWait } from "../../services/AppMetrics"
 import { storeCall } from "../../services/Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
@@ -67,6 +68,7 @@ const fromBackend = (backend: LockBackend): UserLockShape => ({
             Effect.catchTag("Busy", () => new OperationInProgress())
           )
           return Effect.flatMap(attempt, (acquired) => acquired ? Effect.void : wait).pipe(
+            userLockWait,
             Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key]))),
             Effect.ensuring(backend.release(key, token)),
             Effect.withSpan("UserLock.withLock", { attributes: { key }, captureStackTrace: false })

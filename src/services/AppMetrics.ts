@@ -1,0 +1,119 @@
+/**
+ * The service's metrics (exported in Prometheus text at GET /metrics, see docs/operations.md). They
+ * are Effect metrics: an update adds to a number in memory; nothing is computed until a scrape. A
+ * labelled series is resolved once and kept, so an update on the hot path is a map lookup and an add.
+ */
+import { Effect, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
+
+/** The series of a metric per label values, each created on first use. */
+const family = <M, const Labels extends ReadonlyArray<string>>(
+  make: (tags: ReadonlyArray<MetricLabel.MetricLabel>) => M,
+  labels: Labels
+) => {
+  const series = new Map<string, M>()
+  return (...values: { readonly [K in keyof Labels]: string }): M => {
+    const id = values.join("\u0000")
+    let metric = series.get(id)
+    if (metric === undefined) {
+      metric = make(labels.map((label, i) => MetricLabel.make(label, values[i]!)))
+      series.set(id, metric)
+    }
+    return metric
+  }
+}
+
+const counter = <const Labels extends ReadonlyArray<string>>(name: string, description: string, labels: Labels) =>
+  family(
+    (tags) => Metric.fromMetricKey(MetricKey.taggedWithLabels(MetricKey.counter(name, { description, incremental: true }), tags)),
+    labels
+  )
+
+const gauge = (name: string, description: string) => Metric.fromMetricKey(MetricKey.gauge(name, { description }))
+
+/** Seconds: 5 ms to 10 s. */
+const LATENCY = MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
+
+const httpRequests = counter(
+  "http_server_requests",
+  "HTTP requests answered, by method, route template and status",
+  ["method", "route", "status"]
+)
+const httpDuration = family(
+  (tags) =>
+    Metric.fromMetricKey(MetricKey.taggedWithLabels(
+      MetricKey.histogram("http_server_request_duration_seconds", LATENCY, "HTTP request latency in seconds, by method and route template"),
+      tags
+    )),
+  ["method", "route"]
+)
+
+/** One answered request; `route` is the endpoint's template (or "unmatched"), never the raw path. */
+export const httpRequest = (method: string, route: string, status: number, seconds: number) =>
+  Effect.zipRight(
+    Metric.increment(httpRequests(method, route, String(status))),
+    Metric.update(httpDuration(method, route), seconds)
+  )
+
+const games = counter("game_rounds", "Case openings, upgrades and battle joins completed, by game", ["game"])
+const stakes = counter("game_stakes_cents", "What players staked (BRL cents), by game", ["game"])
+const awards = counter("game_awards_cents", "The value of what openings and upgrades awarded (BRL cents), by game", ["game"])
+
+/**
+ * A completed round of a game: what was staked and, for openings and upgrades, the value awarded (0
+ * when nothing was). A battle's items are awarded when it settles, so a join counts its entry only.
+ */
+export const gameRound = (game: "case_open" | "upgrade" | "battle_join", stakeCents: bigint, awardCents?: bigint) =>
+  Effect.all([
+    Metric.increment(games(game)),
+    Metric.incrementBy(stakes(game), Number(stakeCents)),
+    awardCents === undefined ? Effect.void : Metric.incrementBy(awards(game), Number(awardCents))
+  ], { discard: true })
+
+const money = counter("money_movements", "Deposits and withdrawals by kind and outcome", ["kind", "outcome"])
+const moneyCents = counter("money_movements_cents", "Deposit and withdrawal amounts (BRL cents) by kind and outcome", [
+  "kind",
+  "outcome"
+])
+
+/** A deposit or withdrawal reached a state worth counting (initiated, confirmed, requested, completed...). */
+export const moneyMovement = (kind: "deposit" | "withdrawal", outcome: string, amountCents: bigint) =>
+  Effect.zipRight(
+    Metric.increment(money(kind, outcome)),
+    Metric.incrementBy(moneyCents(kind, outcome), Number(amountCents))
+  )
+
+const lockWait = Metric.timerWithBoundaries(
+  "user_lock_wait",
+  [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000],
+  "Time to take a user's lock (milliseconds), waiting included"
+)
+const lockBusy = Metric.counter("user_lock_busy", {
+  description: "Lock waits that gave up: answered 409 OPERATION_IN_PROGRESS",
+  incremental: true
+})
+
+/** Times taking a user's lock; a wait that gives up (OperationInProgress) is counted as busy. */
+export const userLockWait = <A, E extends { readonly _tag: string }, R>(acquire: Effect.Effect<A, E, R>) =>
+  acquire.pipe(
+    Metric.trackDuration(lockWait),
+    Effect.tapError((error) => error._tag === "OperationInProgress" ? Metric.increment(lockBusy) : Effect.void)
+  )
+
+const rateLimited = counter("rate_limit_rejections", "429 answers of the rate limiter, by rule", ["rule"])
+export const rateLimitRejection = (rule: string) => Metric.increment(rateLimited(rule))
+
+const jobRuns = counter("background_job_runs", "Background job runs, by job and outcome (ok, failed)", ["job", "outcome"])
+export const jobRun = (job: string, outcome: "ok" | "failed") => Metric.increment(jobRuns(job, outcome))
+
+const sseClients = Metric.fromMetricKey(
+  MetricKey.counter("sse_clients", { description: "Server-Sent Events streams open now" })
+)
+/** Counts a Server-Sent Events stream as open until its scope closes. */
+export const sseClientOpen = Effect.acquireRelease(
+  Metric.increment(sseClients),
+  () => Metric.incrementBy(sseClients, -1)
+)
+
+/** Set at each scrape from the same checks as readiness: 1 up, 0 down. */
+export const databaseUp = gauge("database_up", "1 when PostgreSQL answered the last scrape's check, else 0")
+export const redisUp = gauge("redis_up", "1 when Redis (or the in-memory stores) answered the last scrape's check, else 0")

@@ -1,0 +1,418 @@
+/**
+ * The browser pages end to end: the service built and started as `npm start` runs it (a process on
+ * free ports, embedded defaults or DATABASE_URL/REDIS_URL), driven in headless Chromium (Debian's
+ * `chromium`, through playwright-core). An administrator signs in through the development identity
+ * provider and works through the console; every answer is checked against the API. Each page is
+ * photographed at 1280x800 and 390x844 (test/e2e/screenshots), must not scroll sideways on the phone,
+ * and must log no console error.
+ *
+ * Without /usr/bin/chromium these tests fail, unless SKIP_E2E=1 skips them on purpose.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect, Exit, Redacted, Scope } from "effect"
+import { Redis } from "ioredis"
+import { spawn, spawnSync, type ChildProcess } from "node:child_process"
+import { randomUUID } from "node:crypto"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { authenticator } from "otplib"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import { devSessionAt } from "../support/DevSignIn"
+import { freshPostgresUrl, usingRealPostgres } from "../support/TestDatabase"
+
+const CHROMIUM = "/usr/bin/chromium"
+const SCREENSHOTS = join(import.meta.dirname, "screenshots")
+const skipped = process.env.SKIP_E2E === "1"
+const ADMIN = "e2e-admin"
+const ADMIN_WITH_2FA = "e2e-admin-2fa"
+/** With REDIS_URL: the service's keys, removed afterwards. */
+const REDIS_PREFIX = `gp-e2e:${randomUUID()}:`
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+
+const brl = new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" })
+const money = (cents: number) => brl.format(cents / 100)
+
+let base = ""
+let service: ChildProcess | undefined
+let output = ""
+let browser: Browser | undefined
+let dataDir = ""
+const scope = Effect.runSync(Scope.make())
+
+/** The API with a session (as `Authorization: Bearer`), for setting up and checking what the pages did. */
+const call = async (session: string, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  const text = await response.text()
+  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+}
+const ok = async (session: string, method: string, path: string, body?: unknown) => {
+  const answer = await call(session, method, path, body)
+  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`)
+  return answer.body
+}
+
+/**
+ * Console errors of our pages. The browser logs every 4xx answer as one; those a scenario provokes on
+ * purpose are not errors of the page: `/api/auth/me` answering 401 when signed out, and `expected`.
+ */
+const watch = (page: Page, errors: Array<string>, expected: ReadonlyArray<RegExp> = []) => {
+  page.on("pageerror", (error) => errors.push(`${page.url()}: ${error.message}`))
+  page.on("console", (message) => {
+    if (message.type() !== "error") return
+    const source = message.location().url
+    if (!source.startsWith(base)) return // the identity provider's own pages
+    if (source === `${base}/api/auth/me` && message.text().includes("401")) return
+    if (expected.some((pattern) => pattern.test(source.slice(base.length)))) return
+    errors.push(`${page.url()}: ${message.text()} (${source})`)
+  })
+}
+
+/** Both screenshots of the page as it is; on the phone, nothing wider than the screen. */
+const photograph = async (page: Page, name: string) => {
+  await page.setViewportSize({ width: 1280, height: 800 })
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-1280x800.png`), fullPage: true })
+  await page.setViewportSize({ width: 390, height: 844 })
+  await page.waitForTimeout(100)
+  const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - window.innerWidth")
+  expect(overflow, `${name} scrolls sideways at 390x844`).toBeLessThanOrEqual(0)
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}-390x844.png`), fullPage: true })
+  await page.setViewportSize({ width: 1280, height: 800 })
+}
+
+/** Through the sign-in button and the development provider's form, back to `/`. */
+const signIn = async (page: Page, login: string) => {
+  await page.goto(`${base}/`)
+  await page.getByTestId("sign-in").click()
+  await page.locator("input[name=login]").fill(login)
+  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.waitForURL(`${base}/`)
+  await expect.poll(() => page.getByTestId("username").textContent()).toBe(login)
+}
+
+const newContext = async (): Promise<BrowserContext> =>
+  browser!.newContext({ viewport: { width: 1280, height: 800 }, locale: "pt-BR", timezoneId: "UTC" })
+
+if (!skipped && !existsSync(CHROMIUM)) {
+  describe("the console in a browser", () => {
+    it("needs Chromium", () => {
+      throw new Error(
+        `Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium (or set SKIP_E2E=1 to skip the browser tests)`
+      )
+    })
+  })
+} else {
+  describe.skipIf(skipped)("the console in a browser", () => {
+    beforeAll(async () => {
+      mkdirSync(SCREENSHOTS, { recursive: true })
+      const built = spawnSync(process.execPath, ["scripts/build.mjs"], { encoding: "utf8" })
+      if (built.status !== 0) throw new Error(`npm run build failed:\n${built.stdout}${built.stderr}`)
+      const databaseUrl = usingRealPostgres
+        ? Redacted.value(await Effect.runPromise(Scope.extend(freshPostgresUrl, scope)))
+        : undefined
+      dataDir = mkdtempSync(join(tmpdir(), "gp-e2e-"))
+      const [port, idpPort] = await Promise.all([freePort(), freePort()])
+      base = `http://localhost:${port}`
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        REDIS_KEY_PREFIX: REDIS_PREFIX,
+        PORT: String(port),
+        PUBLIC_URL: base,
+        DEV_IDP_PORT: String(idpPort),
+        DATA_DIR: dataDir,
+        ADMIN_IDP_IDS: `${ADMIN},${ADMIN_WITH_2FA}`,
+        RATE_LIMIT_GLOBAL: "1000000/60000",
+        RATE_LIMIT_AUTH: "1000000/60000",
+        RATE_LIMIT_WITHDRAWAL: "1000000/60000"
+      }
+      if (databaseUrl === undefined) delete env.DATABASE_URL
+      if (env.REDIS_URL === undefined) delete env.REDIS_URL
+      service = spawn(process.execPath, ["dist/main.mjs"], { env, stdio: ["ignore", "pipe", "pipe"] })
+      service.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+      service.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
+      for (let i = 0; ; i++) {
+        const ready = await fetch(`${base}/api/ready`).then((r) => r.status === 200, () => false)
+        if (ready) break
+        if (i > 600 || service.exitCode !== null) throw new Error(`the service did not start:\n${output}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      // playwright-core gives each launch a fresh temporary profile (--user-data-dir) of its own.
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync"
+        ]
+      })
+    }, 120_000)
+
+    afterAll(async () => {
+      await browser?.close()
+      service?.kill("SIGTERM")
+      if (service !== undefined && service.exitCode === null) {
+        await new Promise((resolve) => service!.once("exit", resolve))
+      }
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      if (process.env.REDIS_URL !== undefined) {
+        const redis = new Redis(process.env.REDIS_URL)
+        const keys = await redis.keys(`${REDIS_PREFIX}*`)
+        if (keys.length > 0) await redis.del(...keys)
+        await redis.quit()
+      }
+      if (dataDir !== "") rmSync(dataDir, { recursive: true, force: true })
+    }, 60_000)
+
+    it("an administrator works through the console; what it shows and does agrees with the API", async () => {
+      // Players, their money and their requests, through the API.
+      const admin = await devSessionAt(base, ADMIN)
+      const players = Object.fromEntries(
+        await Promise.all(["alice", "bob", "carol", "dave"].map(async (name) => {
+          const session = await devSessionAt(base, `e2e-${name}`)
+          const me = await ok(session, "GET", "/api/auth/me")
+          return [name, { session, id: me.id as string, username: me.username as string }] as const
+        }))
+      )
+      for (const name of ["alice", "bob"]) {
+        await ok(admin, "POST", `/api/admin/users/${players[name]!.id}/adjust-balance`, { amountCents: 20_000, reason: "e2e" })
+      }
+      const request = (name: string, amountCents: number) =>
+        ok(players[name]!.session, "POST", "/api/withdrawals/request", {
+          amountCents,
+          paymentMethod: "PIX",
+          paymentDetails: { pixKeyType: "EMAIL", pixKey: `${name}@example.com` }
+        })
+      const toApprove = await request("alice", 5_000)
+      const toReject = await request("bob", 7_000)
+      const deposit = await ok(players.carol!.session, "POST", "/api/payment/deposit/initiate", {
+        amountCents: 3_000,
+        method: "PIX"
+      })
+
+      const context = await newContext()
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      watch(page, errors)
+
+      // `/` signed out, then signed in.
+      await page.goto(`${base}/`)
+      await page.getByTestId("sign-in").waitFor()
+      await photograph(page, "home-signed-out")
+      await signIn(page, ADMIN)
+      await expect.poll(() => page.getByTestId("balance").textContent()).toBe(money(0))
+      await photograph(page, "home-signed-in")
+
+      // Dashboard: every card as the API has it; the chart's period switch.
+      await page.getByTestId("console-link").click()
+      await page.waitForURL(`${base}/admin`)
+      await page.getByTestId("stats").waitFor()
+      const stats = (await context.request.get(`${base}/api/admin/dashboard`).then((r) => r.json())) as {
+        users: Record<string, number>
+        financial: Record<string, number>
+        games: Record<string, number> & { ggrToday: { total: number } }
+      }
+      const count = (n: number) => n.toLocaleString("pt-BR")
+      const expected: Record<string, string> = {
+        "users.total": count(stats.users.total!),
+        "users.activeToday": count(stats.users.activeToday!),
+        "users.newToday": count(stats.users.newToday!),
+        "financial.revenueToday": money(stats.financial.revenueToday!),
+        "financial.profitToday": money(stats.financial.profitToday!),
+        "financial.depositsToday": money(stats.financial.depositsToday!),
+        "financial.withdrawalsToday": money(stats.financial.withdrawalsToday!),
+        "financial.pendingWithdrawals": count(stats.financial.pendingWithdrawals!),
+        "financial.itemSalesToday": money(stats.financial.itemSalesToday!),
+        "financial.feesToday": money(stats.financial.feesToday!),
+        "games.casesOpenedToday": count(stats.games.casesOpenedToday!),
+        "games.battlesToday": count(stats.games.battlesToday!),
+        "games.upgradesToday": count(stats.games.upgradesToday!),
+        "games.totalVolume": money(stats.games.totalVolume!),
+        "games.ggrToday.total": money(stats.games.ggrToday.total)
+      }
+      const shown: Record<string, string | null> = {}
+      for (const id of Object.keys(expected)) shown[id] = await page.getByTestId(`stat-${id}`).textContent()
+      expect(shown).toEqual(expected)
+      expect(stats.users.total).toBe(5)
+      expect(stats.financial.pendingWithdrawals).toBe(2)
+      await expect.poll(() => page.getByTestId("chart-summary").getAttribute("data-points")).toBe("7")
+      await page.getByRole("button", { name: "30d" }).click()
+      await expect.poll(() => page.getByTestId("chart-summary").getAttribute("data-points")).toBe("30")
+      // A drop reaches the page through the live stream.
+      await expect.poll(() => page.getByTestId("live-state").textContent()).toContain("live")
+      const item = (await ok(admin, "GET", "/api/admin/items?limit=1")).items[0]
+      await ok(admin, "POST", "/api/live-drops/emit", { userId: players.alice!.id, itemId: item.id, source: "CASE_OPEN" })
+      await expect.poll(() => page.getByTestId("live-drops").textContent()).toContain(item.name)
+      await photograph(page, "dashboard")
+
+      // Withdrawals: approve one, reject the other; the outcome in the row without reloading.
+      await page.getByRole("link", { name: "Withdrawals" }).click()
+      const approveRow = page.locator(`tr[data-id="${toApprove.id}"]`)
+      const rejectRow = page.locator(`tr[data-id="${toReject.id}"]`)
+      await expect.poll(() => approveRow.locator("td").nth(1).textContent()).toBe(money(5_000))
+      await photograph(page, "withdrawals")
+      await approveRow.getByRole("button", { name: "Approve" }).click()
+      await expect.poll(() => approveRow.getByTestId("status").textContent()).toBe("COMPLETED")
+      await rejectRow.getByRole("button", { name: "Reject…" }).click()
+      await rejectRow.getByLabel("Reason").fill("PIX key does not match the account holder")
+      await rejectRow.getByRole("button", { name: "Reject", exact: true }).click()
+      await expect.poll(() => rejectRow.getByTestId("status").textContent()).toBe("REJECTED")
+      expect((await ok(players.alice!.session, "GET", "/api/auth/me")).balanceCents).toBe(15_000)
+      expect((await ok(players.bob!.session, "GET", "/api/auth/me")).balanceCents).toBe(20_000)
+      const bobs = (await ok(players.bob!.session, "GET", "/api/withdrawals")).withdrawals
+      expect(bobs.map((w: { status: string; rejectionReason: string }) => [w.status, w.rejectionReason])).toEqual([
+        ["REJECTED", "PIX key does not match the account holder"]
+      ])
+
+      // Deposits: confirm the pending one.
+      await page.getByRole("link", { name: "Deposits" }).click()
+      const depositRow = page.locator(`tr[data-id="${deposit.depositId}"]`)
+      await expect.poll(() => depositRow.locator("td").nth(1).textContent()).toBe(money(3_000))
+      await photograph(page, "deposits")
+      await depositRow.getByRole("button", { name: "Confirm" }).click()
+      await expect.poll(() => depositRow.getByTestId("status").textContent()).toBe("CONFIRMED")
+      expect((await ok(players.carol!.session, "GET", "/api/auth/me")).balanceCents).toBe(3_000)
+
+      // Users: find dave and ban him; his next API call is refused.
+      await page.getByRole("link", { name: "Users" }).click()
+      await page.getByLabel("Search users").fill("e2e-dave")
+      await page.getByRole("button", { name: "Search" }).click()
+      const daveRow = page.locator(`tr[data-username="e2e-dave"]`)
+      await expect.poll(() => page.locator("[data-testid=users] tbody tr").count()).toBe(1)
+      expect([await daveRow.getByTestId("two-factor").textContent(), await daveRow.getByTestId("sessions").textContent()])
+        .toEqual(["off", "1"])
+      await photograph(page, "users")
+      await daveRow.getByRole("button", { name: "Ban…" }).click()
+      await daveRow.getByLabel("Reason").fill("chargeback fraud")
+      await daveRow.getByRole("button", { name: "Ban", exact: true }).click()
+      await expect.poll(() => daveRow.getByTestId("status").textContent()).toMatch(/^banned/)
+      expect(await daveRow.getByTestId("sessions").textContent()).toBe("0")
+      const refused = await call(players.dave!.session, "GET", "/api/auth/me")
+      expect(refused.status).toBeGreaterThanOrEqual(401)
+      expect(refused.status).toBeLessThanOrEqual(403)
+      // An adjustment with a reason, in R$ as typed.
+      await page.getByLabel("Search users").fill("e2e-carol")
+      await page.getByRole("button", { name: "Search" }).click()
+      const carolRow = page.locator(`tr[data-username="e2e-carol"]`)
+      await expect.poll(() => page.locator("[data-testid=users] tbody tr").count()).toBe(1)
+      await carolRow.getByRole("button", { name: "Adjust balance…" }).click()
+      await carolRow.getByLabel("Amount in R$ (negative to debit)").fill("12,34")
+      await carolRow.getByLabel("Reason").fill("goodwill credit")
+      await carolRow.getByRole("button", { name: `Adjust by ${money(1_234)}` }).click()
+      await expect.poll(() => carolRow.getByTestId("balance").textContent()).toBe(money(4_234))
+      expect((await ok(players.carol!.session, "GET", "/api/auth/me")).balanceCents).toBe(4_234)
+
+      // Catalog: a new case, its return to player shown before saving and as the API computes it after.
+      await page.getByRole("link", { name: "Catalog" }).click()
+      await page.getByTestId("cases").waitFor()
+      await photograph(page, "catalog")
+      const items = ((await ok(admin, "GET", "/api/admin/items?limit=100")).items as Array<
+        { id: string; name: string; valueCents: number }
+      >).sort((a, b) => a.valueCents - b.valueCents)
+      const [cheap, dear] = [items[0]!, items[items.length - 1]!]
+      const priceCents = Math.ceil(((cheap.valueCents * 0.9 + dear.valueCents * 0.1) / 0.85) / 100) * 100
+      await page.getByRole("button", { name: "New case…" }).click()
+      const form = page.getByTestId("new-case")
+      await form.getByLabel("Name").fill("E2E Case")
+      await form.getByLabel("Slug").fill("e2e-case")
+      await form.getByLabel("Image URL").fill("https://cdn.example.com/cases/e2e-case.png")
+      await form.getByLabel("Price (R$)").fill(String(priceCents / 100))
+      for (const [it, chance] of [[cheap, "0.9"], [dear, "0.1"]] as const) {
+        await form.locator(`input[name="item-${it.id}"]`).check()
+        await form.getByLabel(`Drop chance of ${it.name}`).fill(chance)
+      }
+      const expectedRtp = (cheap.valueCents * 0.9 + dear.valueCents * 0.1) / priceCents
+      const percent = (fraction: number) =>
+        new Intl.NumberFormat("pt-BR", { style: "percent", minimumFractionDigits: 2, maximumFractionDigits: 2 })
+          .format(fraction)
+      await expect.poll(() => form.getByTestId("rtp-preview").textContent()).toContain(percent(expectedRtp))
+      await photograph(page, "catalog-new-case")
+      await form.getByRole("button", { name: "Create case" }).click()
+      const created = page.locator(`tr[data-slug="e2e-case"]`)
+      await created.waitFor()
+      const saved = ((await ok(admin, "GET", "/api/admin/cases?limit=100")).cases as Array<{ slug: string; rtp: number }>)
+        .find((c) => c.slug === "e2e-case")!
+      expect(saved.rtp).toBeCloseTo(expectedRtp, 4)
+      expect(await created.getByTestId("rtp").textContent()).toBe(percent(saved.rtp))
+      // Deactivated from the console; the public list no longer has it.
+      await created.getByRole("button", { name: "Deactivate" }).click()
+      await expect.poll(() => created.getByTestId("status").textContent()).toBe("inactive")
+
+      expect(errors).toEqual([])
+      await context.close()
+    }, 180_000)
+
+    it("an administrator with 2FA approves a withdrawal only with a current code", async () => {
+      const admin = await devSessionAt(base, ADMIN)
+      const guarded = await devSessionAt(base, ADMIN_WITH_2FA)
+      const { secret } = await ok(guarded, "POST", "/api/auth/2fa/generate")
+      // Turned on with the previous step's code (still accepted), so the current step's code is fresh
+      // for the approval; away from a step's edge, so that code does not age out on the way.
+      if (Date.now() % 30_000 > 28_000) await new Promise((resolve) => setTimeout(resolve, 2_500))
+      await ok(guarded, "POST", "/api/auth/2fa/enable", {
+        code: authenticator.clone({ epoch: Date.now() - 30_000 }).generate(secret)
+      })
+      const player = await devSessionAt(base, "e2e-erin")
+      const erin = await ok(player, "GET", "/api/auth/me")
+      await ok(admin, "POST", `/api/admin/users/${erin.id}/adjust-balance`, { amountCents: 9_000, reason: "e2e" })
+      const requested = await ok(player, "POST", "/api/withdrawals/request", {
+        amountCents: 2_500,
+        paymentMethod: "PIX",
+        paymentDetails: { pixKeyType: "EMAIL", pixKey: "erin@example.com" }
+      })
+
+      const context = await newContext()
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      watch(page, errors, [new RegExp(`^/api/admin/withdrawals/${requested.id}/approve$`)])
+      await signIn(page, ADMIN_WITH_2FA)
+      await page.goto(`${base}/admin/withdrawals`)
+      const row = page.locator(`tr[data-id="${requested.id}"]`)
+      await row.getByRole("button", { name: "Approve" }).click()
+      await expect.poll(() => page.getByRole("alert").textContent()).toBe("2FA code required")
+      expect(await row.getByTestId("status").textContent()).toBe("PENDING")
+      await page.getByLabel("2FA code for money actions").fill(authenticator.generate(secret))
+      await row.getByRole("button", { name: "Approve" }).click()
+      await expect.poll(() => row.getByTestId("status").textContent()).toBe("COMPLETED")
+      expect((await ok(player, "GET", "/api/auth/me")).balanceCents).toBe(6_500)
+      expect(errors).toEqual([])
+      await context.close()
+    }, 60_000)
+
+    it("a player sees their balance at / and the refusal at /admin", async () => {
+      const context = await newContext()
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      watch(page, errors)
+      await signIn(page, "e2e-player")
+      await expect.poll(() => page.getByTestId("balance").textContent()).toBe(money(0))
+      expect(await page.getByTestId("console-link").count()).toBe(0)
+      await page.goto(`${base}/admin/withdrawals`)
+      await page.getByTestId("admins-only").waitFor()
+      expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Administrators only")
+      await photograph(page, "admins-only")
+      await page.goto(`${base}/`)
+      await page.getByRole("button", { name: "Sign out" }).click()
+      await page.getByTestId("sign-in").waitFor()
+      expect(errors).toEqual([])
+      await context.close()
+    }, 60_000)
+  })
+}

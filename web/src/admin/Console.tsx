@@ -1,0 +1,121 @@
+import { useEffect, useState } from "preact/hooks"
+import { currentUser, type Me, SIGN_IN_URL } from "../api"
+import { Show } from "../ui"
+import { useLoad } from "../useLoad"
+import { Catalog } from "./Catalog"
+import { Dashboard } from "./Dashboard"
+import { Deposits } from "./Deposits"
+import { Users } from "./Users"
+import { Withdrawals } from "./Withdrawals"
+
+/** What every console page gets: the administrator's 2FA code for money actions (empty without 2FA). */
+export interface PageProps {
+  readonly admin: Me
+  readonly twoFactorCode: string
+}
+
+const SECTIONS = [
+  { path: "/admin", title: "Dashboard", Page: Dashboard },
+  { path: "/admin/withdrawals", title: "Withdrawals", Page: Withdrawals },
+  { path: "/admin/deposits", title: "Deposits", Page: Deposits },
+  { path: "/admin/users", title: "Users", Page: Users },
+  { path: "/admin/catalog", title: "Catalog", Page: Catalog }
+] as const
+
+const normalized = (path: string) => path.replace(/\/+$/, "") || "/admin"
+
+/** `/admin/...`: the sections in one page, switched without reloading. */
+export const Console = () => {
+  const [me] = useLoad(currentUser, [])
+  return (
+    <Show loaded={me}>
+      {(user) => user === null ? <SignedOut /> : user.role !== "ADMIN" ? <AdminsOnly user={user} /> : <Sections admin={user} />}
+    </Show>
+  )
+}
+
+const SignedOut = () => (
+  <main class="container" data-testid="signed-out">
+    <h1>Console</h1>
+    <p>The console is for administrators. Sign in first.</p>
+    <a role="button" href={SIGN_IN_URL}>Sign in</a>
+  </main>
+)
+
+const AdminsOnly = ({ user }: { user: Me }) => (
+  <main class="container" data-testid="admins-only">
+    <h1>Administrators only</h1>
+    <p>
+      You are signed in as <strong>{user.username}</strong>, who is not an administrator. The console is for the
+      people who run the platform.
+    </p>
+    <a href="/">Back to the start page</a>
+  </main>
+)
+
+const Sections = ({ admin }: { admin: Me }) => {
+  const [path, setPath] = useState(normalized(location.pathname))
+  const [twoFactorCode, setTwoFactorCode] = useState("")
+  useEffect(() => {
+    const onPop = () => setPath(normalized(location.pathname))
+    addEventListener("popstate", onPop)
+    return () => removeEventListener("popstate", onPop)
+  }, [])
+  const section = SECTIONS.find((s) => s.path === path)
+  useEffect(() => {
+    document.title = `${section?.title ?? "Not found"} · Console`
+  }, [section])
+  const go = (event: MouseEvent, to: string) => {
+    if (event.ctrlKey || event.metaKey || event.shiftKey) return
+    event.preventDefault()
+    history.pushState(null, "", to)
+    setPath(to)
+  }
+  return (
+    <>
+      <header class="container">
+        <nav class="console-nav">
+          <ul>
+            <li>
+              <a href="/"><strong>Console</strong></a>
+            </li>
+          </ul>
+          <ul>
+            {SECTIONS.map((s) => (
+              <li key={s.path}>
+                <a
+                  href={s.path}
+                  aria-current={s.path === path ? "page" : undefined}
+                  onClick={(e) => go(e, s.path)}
+                >
+                  {s.title}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="toolbar">
+          <small>
+            {admin.username} · administrator
+          </small>
+          {admin.twoFactorEnabled && (
+            <input
+              name="twoFactorCode"
+              aria-label="2FA code for money actions"
+              placeholder="2FA code for money actions"
+              inputMode="numeric"
+              autoComplete="one-time-code"
+              value={twoFactorCode}
+              onInput={(e) => setTwoFactorCode(e.currentTarget.value)}
+            />
+          )}
+        </div>
+      </header>
+      <main class="container">
+        {section === undefined
+          ? <p>No such page. Choose a section above.</p>
+          : <section.Page admin={admin} twoFactorCode={twoFactorCode} />}
+      </main>
+    </>
+  )
+}

@@ -1,0 +1,105 @@
+import { useState } from "preact/hooks"
+import { api, errorText } from "../api"
+import { formatCents, formatDateTime } from "../money"
+import { ErrorNote, Show, SuccessNote } from "../ui"
+import { useLoad } from "../useLoad"
+import type { PageProps } from "./Console"
+
+interface Deposit {
+  readonly id: string
+  readonly amountCents: number | string
+  readonly feeCents: number
+  readonly method: string
+  readonly status: string
+  readonly createdAt: string
+  readonly user: { id: string; username: string }
+}
+
+const STATUSES = ["PENDING", "CONFIRMED", "FAILED", "EXPIRED", "CANCELLED"] as const
+
+export const Deposits = ({ twoFactorCode }: PageProps) => {
+  const [status, setStatus] = useState<string>("PENDING")
+  const [deposits, reload] = useLoad(
+    () => api<{ deposits: ReadonlyArray<Deposit>; total: number }>(`/admin/deposits?status=${status}&limit=100`),
+    [status]
+  )
+  const [confirmed, setConfirmed] = useState<ReadonlySet<string>>(new Set())
+  const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
+
+  const confirm = async (d: Deposit) => {
+    setMessage({})
+    try {
+      await api(`/admin/deposits/${d.id}/confirm`, { method: "POST", twoFactorCode })
+      setConfirmed((now) => new Set([...now, d.id]))
+      setMessage({ ok: `Confirmed ${d.user.username}'s deposit of ${formatCents(d.amountCents)}` })
+    } catch (error) {
+      setMessage({ error: errorText(error) })
+    }
+  }
+
+  return (
+    <>
+      <div class="toolbar">
+        <h1>Deposits</h1>
+        <select
+          name="status"
+          aria-label="Status"
+          value={status}
+          onChange={(e) => (setConfirmed(new Set()), setStatus(e.currentTarget.value))}
+        >
+          {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+        </select>
+        <button class="outline secondary" onClick={() => (setConfirmed(new Set()), reload())}>Refresh</button>
+      </div>
+      <SuccessNote text={message.ok} />
+      <ErrorNote text={message.error} />
+      <Show loaded={deposits}>
+        {({ deposits, total }) =>
+          deposits.length === 0 ? <p>No {status.toLowerCase()} deposits.</p> : (
+            <div class="overflow-auto">
+              <p>
+                <small>{total} in all{total > deposits.length ? `, the newest ${deposits.length} shown` : ""}</small>
+              </p>
+              <table data-testid="deposits">
+                <thead>
+                  <tr>
+                    <th>User</th>
+                    <th class="money">Amount</th>
+                    <th class="money">Fee</th>
+                    <th>Method</th>
+                    <th>Created</th>
+                    <th>Status</th>
+                    <th />
+                  </tr>
+                </thead>
+                <tbody>
+                  {deposits.map((d) => (
+                    <tr key={d.id} data-id={d.id}>
+                      <td>{d.user.username}</td>
+                      <td class="money">{formatCents(d.amountCents)}</td>
+                      <td class="money">{formatCents(d.feeCents)}</td>
+                      <td>{d.method}</td>
+                      <td>{formatDateTime(d.createdAt)}</td>
+                      <td data-testid="status">{confirmed.has(d.id) ? "CONFIRMED" : d.status}</td>
+                      <td>
+                        {d.status === "PENDING" && !confirmed.has(d.id) && <ConfirmButton onConfirm={() => confirm(d)} />}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+      </Show>
+    </>
+  )
+}
+
+const ConfirmButton = ({ onConfirm }: { onConfirm: () => Promise<void> }) => {
+  const [busy, setBusy] = useState(false)
+  return (
+    <button disabled={busy} aria-busy={busy} onClick={() => (setBusy(true), onConfirm().finally(() => setBusy(false)))}>
+      Confirm
+    </button>
+  )
+}
