@@ -1,7 +1,7 @@
 /**
  * The service: configuration -> infrastructure (database, Redis or in-memory stores) -> domain
  * services -> HTTP API, served by Node until SIGTERM/SIGINT. Layers close in reverse order, so on a
- * signal (D20): shutdown begins (readiness 503, event streams end), the server stops accepting and
+ * signal (docs/rules.md#shutdown): shutdown begins (readiness 503, event streams end), the server stops accepting and
  * lets requests in flight finish (at most SHUTDOWN_GRACE), the background jobs stop after their
  * current run, then the pools close and the process exits 0.
  */
@@ -33,7 +33,7 @@ const Infrastructure = Layer.mergeAll(
   MetricsExport.prometheus
 )
 
-/** How long shutdown waits for in-flight requests before it closes their connections (D20). */
+/** How long shutdown waits for in-flight requests before it closes their connections (docs/rules.md#shutdown). */
 const SHUTDOWN_GRACE = Duration.seconds(20)
 
 /**

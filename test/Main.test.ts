@@ -1,5 +1,5 @@
 /**
- * The service as a process (src/main.ts, D20): SIGTERM while openings are in flight. Every opening
+ * The service as a process (src/main.ts, docs/rules.md#shutdown): SIGTERM while openings are in flight. Every opening
  * the service started either completed and its answer was delivered, or left no trace; the process
  * exits 0 after finishing them.
  */

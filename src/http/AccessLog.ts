@@ -3,8 +3,8 @@
  * metrics (count by route template and status, latency). Every request has an id: the load balancer's
  * `X-Request-Id` when it is a plain token, else a new UUID; it is answered as `X-Request-Id`, and every
  * log line written while serving the request carries it and the trace id. Logs never
- * carry credentials (D19): the id in `/api/auth/sessions/:id` is a session id, so that path is logged
- * as its template (in any spelling the router accepts, for any method); the values of query
+ * carry credentials (docs/rules.md#log-redaction): the id in `/api/auth/sessions/:id` is a session id, so that
+ * path is logged as its template (in any spelling the router accepts, for any method); the values of query
  * parameters that carry OAuth codes, state or tokens (the sign-in callback's) are replaced.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"

@@ -1,4 +1,4 @@
-/** The administration dashboard (SPEC "Administration and dashboard", D15). Amounts are integer cents. */
+/** The administration dashboard (docs/rules.md#administration-and-dashboard). Amounts are integer cents. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Rarity } from "../schema/Catalog"
@@ -22,9 +22,9 @@ const DashboardStats = Schema.Struct({
     depositsToday: Schema.Number,
     withdrawalsToday: Schema.Number,
     pendingWithdrawals: Schema.Int,
-    /** ITEM_SELL credits: what players were paid for items they sold back (D21). */
+    /** ITEM_SELL credits: what players were paid for items they sold back (docs/rules.md#dashboard-stats). */
     itemSalesToday: Schema.Number,
-    /** Fees paid on top of today's confirmed deposits (D21); never credited to anyone. */
+    /** Fees paid on top of today's confirmed deposits (docs/rules.md#deposit-fees); never credited to anyone. */
     feesToday: Schema.Number
   }),
   games: Schema.Struct({
@@ -32,7 +32,10 @@ const DashboardStats = Schema.Struct({
     battlesToday: Schema.Int,
     upgradesToday: Schema.Int,
     totalVolume: Schema.Number,
-    /** Gross gaming revenue (D21): stakes minus the value awarded, per game and in total. */
+    /**
+     * Gross gaming revenue (docs/rules.md#gross-gaming-revenue): stakes minus the value awarded, per game and
+     * in total.
+     */
     ggrToday: Schema.Struct({
       total: Schema.Number,
       openings: Schema.Number,
@@ -67,7 +70,7 @@ const RevenueChart = Schema.Struct({
     profit: Schema.Number,
     deposits: Schema.Number,
     withdrawals: Schema.Number,
-    /** Gross gaming revenue of every game (D21). */
+    /** Gross gaming revenue of every game (docs/rules.md#gross-gaming-revenue). */
     ggr: Schema.Number,
     /** ITEM_SELL credits. */
     itemSales: Schema.Number,

@@ -1,4 +1,4 @@
-/** Administration of deposits (SPEC deposit rule 5, D9): the list and manual confirmation. */
+/** Administration of deposits (docs/rules.md#admin-deposit-confirmation): the list and manual confirmation. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DepositId, DepositStatus } from "../schema/Deposit"

@@ -1,4 +1,4 @@
-/** Handlers of deposit administration (D9). */
+/** Handlers of deposit administration (docs/rules.md#admin-deposit-confirmation). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Deposits } from "../services/Deposits"

@@ -1,4 +1,7 @@
-/** Administration of raffles (D14): creation, which commits to the server seed by publishing its hash. */
+/**
+ * Administration of raffles (docs/rules.md#raffle-creation): creation, which commits to the server seed by
+ * publishing its hash.
+ */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { CreateRaffleRequest } from "../schema/Raffle"
 import { AdminAuthentication } from "./Authentication"

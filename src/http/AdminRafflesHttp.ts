@@ -1,4 +1,4 @@
-/** Handlers of raffle administration (D14). */
+/** Handlers of raffle administration (docs/rules.md#raffle-creation). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Raffles } from "../services/Raffles"

@@ -1,5 +1,5 @@
 /**
- * Administrators' step-up for money actions (D18): adjusting a balance, confirming a deposit,
+ * Administrators' step-up for money actions (docs/rules.md#admin-step-up): adjusting a balance, confirming a deposit,
  * approving or rejecting a withdrawal. An administrator with 2FA on sends a current code in
  * `X-2FA-Code` (missing: 400 2FA_REQUIRED; wrong: 400 `Invalid 2FA code`, counted towards the
  * lock-out like every code). In production an administrator without 2FA is refused (403), so a

@@ -1,6 +1,6 @@
 /**
- * `Authorization: Bearer <ADMIN_TOKEN>` for the webhook registration endpoints (SPEC Authentication 3,
- * DECISIONS D2), compared in constant time.
+ * `Authorization: Bearer <ADMIN_TOKEN>` for the webhook registration endpoints
+ * (docs/rules.md#webhook-registration), compared in constant time.
  */
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Effect, Layer, Redacted } from "effect"

@@ -1,4 +1,7 @@
-/** Administration of users (D2): list, ban, unban, balance adjustments. ADMIN sessions only. */
+/**
+ * Administration of users (docs/rules.md#user-administration): list, ban, unban, balance adjustments. ADMIN
+ * sessions only.
+ */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { TransactionId, UserId } from "../schema/Ids"

@@ -1,4 +1,4 @@
-/** Handlers of user administration (D2). */
+/** Handlers of user administration (docs/rules.md#user-administration). */
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"

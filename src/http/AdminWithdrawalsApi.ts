@@ -1,5 +1,5 @@
 /**
- * Administration of withdrawals (D9, D18): the queue, approval (payout through the gateway),
+ * Administration of withdrawals (docs/rules.md#withdrawal-payout): the queue, approval (payout through the gateway),
  * rejection, and reconciliation of a payout whose outcome is not known.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"

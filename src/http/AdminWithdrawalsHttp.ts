@@ -1,4 +1,4 @@
-/** Handlers of withdrawal administration (D9, D18). */
+/** Handlers of withdrawal administration (docs/rules.md#withdrawal-payout). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Withdrawals } from "../services/Withdrawals"

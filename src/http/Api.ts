@@ -1,5 +1,5 @@
 /**
- * The whole HTTP interface: every group, and the errors any endpoint may answer with (D3).
+ * The whole HTTP interface: every group, and the errors any endpoint may answer with (docs/rules.md#error-body).
  * `.prefix("/api")` must stay last: it rewrites only the groups added before it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"

@@ -1,4 +1,4 @@
-/** Sign-in, sessions and two-factor (SPEC "Sessions and two-factor", D2, D10). */
+/** Sign-in, sessions and two-factor (docs/rules.md#identity-and-sessions, docs/rules.md#two-factor-authentication). */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { UserId } from "../schema/Ids"
@@ -65,7 +65,7 @@ export const TwoFactorCode = Schema.Struct({
   )
 }).annotations({ parseOptions: { errors: "all" } })
 
-/** D18, for every endpoint that checks a 2FA code. */
+/** The lock-out (docs/rules.md#two-factor-lockout), for every endpoint that checks a 2FA code. */
 export const LOCKOUT = "Wrong 2FA codes count per user across every check; the 5th within 15 minutes locks every " +
   "2FA-protected action for 15 minutes: 429 with Retry-After (audit 2FA_LOCKED, a SECURITY_ALERT notification)."
 

@@ -1,11 +1,11 @@
 /**
- * Session authentication for every endpoint that needs a signed-in user (SPEC Authentication, D2):
+ * Session authentication for every endpoint that needs a signed-in user (docs/rules.md#sessions):
  * the `sessionId` cookie or `Authorization: Bearer <session id>`. Provides `CurrentUser`.
  *
  * A banned user is refused with 403 `Account banned`; a device mismatch with 401 `Device mismatch`
- * (event streams may come without a device id, D19). The first request of a user in a UTC day
- * records the day (D15). The user is known from the session (Sessions: read from the database at
- * most every 30 s); endpoints that show or change the user's row read it themselves.
+ * (event streams may come without a device id, docs/rules.md#device-binding). The first request of a user in a UTC day
+ * records the day (docs/rules.md#user-activity). The user is known from the session (Sessions: read from the
+ * database at most every 30 s); endpoints that show or change the user's row read it themselves.
  */
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
 import { Clock, Context, Effect, Exit, Layer, Schema } from "effect"
@@ -39,7 +39,10 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("app
   security: sessionSecurity
 }) {}
 
-/** Administrator-only endpoints (D2): a session of an ADMIN user; 401 without one, 403 `Forbidden` otherwise. */
+/**
+ * Administrator-only endpoints (docs/rules.md#admin-roles): a session of an ADMIN user; 401 without one, 403
+ * `Forbidden` otherwise.
+ */
 export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("app/AdminAuthentication", {
   provides: CurrentUser,
   failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden, HttpError.ServiceUnavailable),

@@ -1,4 +1,4 @@
-/** Case battles (D13; SPEC "Battle settlement" and the battle endpoints listed without shapes). */
+/** Case battles (docs/rules.md#battles). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BattleId, BattleMode, BattleRollId, BattleStatus, CreateBattleRequest, SettlementType } from "../schema/Battle"
@@ -156,7 +156,7 @@ export class BattlesApi extends HttpApiGroup.make("battles")
       .addError(HttpError.Conflict)
       .annotate(
         OpenApi.Description,
-        "Who received which item (SPEC settlement steps 1-7); 409 before the battle is FINISHED."
+        "Who received which item (the settlement steps); 409 before the battle is FINISHED."
       )
       .annotate(OpenApi.Summary, "A battle's settlement")
   )

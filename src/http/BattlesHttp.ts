@@ -1,4 +1,4 @@
-/** Handlers of case battles (D13). */
+/** Handlers of case battles (docs/rules.md#battles). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Battles } from "../services/Battles"

@@ -1,5 +1,5 @@
 /**
- * The public case catalog (SPEC "Cases", D6): active cases only, for signed-in users. Group "cases";
+ * The public case catalog (docs/rules.md#case-listing): active cases only, for signed-in users. Group "cases";
  * further case endpoints belong here too.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
@@ -18,7 +18,7 @@ export const CaseListQuery = Schema.Struct({
   featured: Schema.optional(Schema.BooleanFromString.annotations({ message: () => "must be true or false" }))
 }).annotations({ parseOptions: { errors: "all" } })
 
-/** SPEC `GET /cases` entry. */
+/** A `GET /cases` entry (docs/rules.md#case-listing). */
 export const CaseSummaryView = Schema.Struct({
   id: CaseId,
   name: Schema.String,
@@ -31,7 +31,7 @@ export const CaseSummaryView = Schema.Struct({
   bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber })
 })
 
-/** SPEC `GET /cases/:id`: the items in roll order, and the chance of FLIP (docs/fairness.md). */
+/** `GET /cases/:id`: the items in roll order, and the chance of FLIP (docs/fairness.md). */
 export const CaseDetailView = Schema.Struct({
   id: CaseId,
   name: Schema.String,

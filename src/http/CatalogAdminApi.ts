@@ -1,6 +1,6 @@
 /**
- * Catalog administration (D6, D21): items and cases with their drop chances and economics. ADMIN
- * sessions only. Every field is validated and every bad field is reported; drop chances that do not
+ * Catalog administration (docs/rules.md#catalog-administration): items and cases with their drop chances and
+ * economics. ADMIN sessions only. Every field is validated and every bad field is reported; drop chances that do not
  * cover 1..10000000 exactly are 422 on `items`; a case that pays back more than its house edge allows
  * is 422 unless promotional.
  */
@@ -57,7 +57,10 @@ const Flag = Schema.Boolean.annotations({ message: () => "must be true or false"
 
 const CaseItemInput = Schema.Struct({
   itemId: ItemId.annotations({ message: () => "must be a positive integer id" }),
-  /** Absent: the item's rarity's base probability, scaled with the others to fill 1 (D21). */
+  /**
+   * Absent: the item's rarity's base probability, scaled with the others to fill 1
+   * (docs/rules.md#missing-drop-chances).
+   */
   dropChance: Schema.optional(DropChance)
 })
 
@@ -87,13 +90,13 @@ export const ItemUpdatePayload = Schema.Struct({
 
 const OptionalCaseFields = {
   description: Schema.optional(Description),
-  /** Only EVENT changes anything: every other category follows from the price (D6). */
+  /** Only EVENT changes anything: every other category follows from the price (docs/rules.md#case-categories). */
   category: Schema.optional(CategoryField),
   isFeatured: Schema.optional(Flag),
   isActive: Schema.optional(Flag),
   houseEdge: Schema.optional(Fraction(0.5)),
   flipChance: Schema.optional(FlipChance),
-  /** Pays back more than its house edge on purpose (free or event cases, D21); audited. */
+  /** Pays back more than its house edge on purpose (free or event cases, docs/rules.md#house-edge-rule); audited. */
   promotional: Schema.optional(Flag)
 }
 
@@ -115,7 +118,7 @@ export const CaseUpdatePayload = Schema.Struct({
   ...OptionalCaseFields
 }).annotations({ parseOptions: { errors: "all" } })
 
-/** SPEC Item. */
+/** An item of the catalog (docs/rules.md#rarities). */
 export const AdminItem = Schema.Struct({
   id: ItemId,
   name: Schema.String,
@@ -125,7 +128,10 @@ export const AdminItem = Schema.Struct({
   isUpgradable: Schema.Boolean
 })
 
-/** D6's case response: the case, its economics (D21) and its items' ranges in roll order. */
+/**
+ * The administrators' case response (docs/rules.md#catalog-administration): the case, its economics and its
+ * items' ranges in roll order.
+ */
 export const AdminCase = Schema.Struct({
   id: CaseId,
   name: Schema.String,

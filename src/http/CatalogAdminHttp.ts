@@ -1,11 +1,11 @@
-/** Handlers of catalog administration (D6, D21). */
+/** Handlers of catalog administration (docs/rules.md#catalog-administration). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Catalog, type CaseWithItems } from "../services/Catalog"
 import { Api } from "./Api"
 import { CurrentUser } from "./Authentication"
 
-/** D6's case response, with D21's economics. */
+/** The administrators' case response, with its economics (docs/rules.md#catalog-administration). */
 const caseView = ({ case: kase, economics, items }: CaseWithItems) => ({
   id: kase.id,
   name: kase.name,

@@ -6,7 +6,7 @@ import { AppConfig } from "../layers/AppConfig"
 import type { ClientInfo } from "../schema/Session"
 
 /**
- * The client's address (D19). Each proxy appends the address it received the request from to
+ * The client's address (docs/rules.md#client-address). Each proxy appends the address it received the request from to
  * X-Forwarded-For, so with `proxies` trusted proxies in front of the service the client is the entry
  * that many places from the right; everything left of it was written by the client and is ignored.
  * With fewer entries than proxies, the left-most (what the outermost proxy present saw). An entry
@@ -33,7 +33,7 @@ export const currentClient: Effect.Effect<ClientInfo, never, HttpServerRequest.H
     }
   })
 
-/** The session id a request presents: the `sessionId` cookie, else `Authorization: Bearer` (SPEC Authentication 2). */
+/** The session id a request presents: the `sessionId` cookie, else `Authorization: Bearer` (docs/rules.md#sessions). */
 export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const cookie = request.cookies["sessionId"]
   if (cookie) return cookie

@@ -1,4 +1,4 @@
-/** A user's deposits (SPEC "Deposits and withdrawals", deposit rules 1, 2, 6; D9). */
+/** A user's deposits (docs/rules.md#deposits). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DepositId, DepositRequest, DepositStatus, PaymentMethod } from "../schema/Deposit"
@@ -9,8 +9,8 @@ import { IdempotencyKeyHeader } from "./Idempotent"
 import * as Examples from "./OpenApiExamples"
 
 /**
- * One deposit in a list; `amountCents` (what the user is credited) is a string, as SPEC types it. The
- * fee is paid on top: the gateway charges `totalCents` = amountCents + feeCents (D21).
+ * One deposit in a list; `amountCents` (what the user is credited) is a string (docs/rules.md#deposit-initiation). The
+ * fee is paid on top: the gateway charges `totalCents` = amountCents + feeCents (docs/rules.md#deposit-fees).
  */
 export const DepositView = Schema.Struct({
   id: DepositId,
@@ -20,7 +20,7 @@ export const DepositView = Schema.Struct({
   amountFormatted: Schema.String,
   method: PaymentMethod,
   status: DepositStatus,
-  /** The gateway's charge id (D9). */
+  /** The gateway's charge id. */
   externalId: Schema.String,
   expiresAt: Schema.Date,
   createdAt: Schema.Date,
@@ -38,7 +38,7 @@ export const DepositInitiated = Schema.Struct({
   expiresAt: Schema.Date,
   /** What the user is credited once paid. */
   amountCents: Schema.BigInt,
-  /** The method's fee, paid on top of the amount (D21). */
+  /** The method's fee, paid on top of the amount (docs/rules.md#deposit-fees). */
   feeCents: Schema.BigIntFromNumber,
   /** What the payer is charged: amountCents + feeCents. */
   totalCents: Schema.BigIntFromNumber,
@@ -122,7 +122,7 @@ export class DepositsApi extends HttpApiGroup.make("deposits")
       }))
       .annotate(
         OpenApi.Description,
-        "Deposit methods with fee and timing (SPEC deposit rule 6); the fee is a percentage of the amount, paid on top."
+        "Deposit methods with fee and timing; the fee is a percentage of the amount, paid on top."
       )
       .annotate(OpenApi.Summary, "Deposit methods")
   )

@@ -1,4 +1,4 @@
-/** Handlers of a user's deposits (D9). */
+/** Handlers of a user's deposits (docs/rules.md#deposits). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { type DepositId, PAYMENT_METHODS } from "../schema/Deposit"

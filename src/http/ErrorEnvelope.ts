@@ -1,12 +1,12 @@
 /**
- * Every error leaves in the body shape of DECISIONS D3. HttpApi answers some failures in its own
+ * Every error leaves in the house body shape (docs/rules.md#error-body). HttpApi answers some failures in its own
  * shapes; this API-level middleware rewrites them before they are encoded:
  * - request decoding failures -> 400 ValidationError naming each bad field,
  * - a body that could not be read (a defect inside HttpApi): over its limit -> 413, not JSON -> 415,
  *   nested too deep or malformed -> 400 (src/http/RequestBody.ts),
  * - 429 (a rate limit, a 2FA lock-out) -> with Retry-After; 413 -> with `Connection: close` (the rest
- *   of the body is not read); 503 (D20: a dependency unavailable, typed by src/services/Failures.ts) ->
- *   with Retry-After,
+ *   of the body is not read); 503 (a dependency unavailable, docs/rules.md#dependency-outage, typed by
+ *   src/services/Failures.ts) -> with Retry-After,
  * - unknown routes -> 404,
  * - a defect that is still an outage (a path the policy does not cover yet) -> 503, logged,
  * - any other defect -> 500 "Internal server error", its cause logged, never sent.
@@ -56,7 +56,7 @@ type ApiError = typeof Api extends { readonly errorSchema: { readonly Type: infe
 const withHeaders = (headers: Record<string, string>) =>
   HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
-/** When a client may try again after a dependency was unavailable (D20). */
+/** When a client may try again after a dependency was unavailable (docs/rules.md#dependency-outage). */
 export const RETRY_AFTER_UNAVAILABLE_SECONDS = 2
 
 /** Headers some errors need besides their body. */

@@ -13,7 +13,7 @@ export const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
 /**
  * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a
  * message into `event: <name>\ndata: <json>\n\n`. The response ends when `ended` completes (the
- * session it was opened with is revoked, D19), and with SHUTDOWN_EVENT when the service stops (D20).
+ * session it was opened with is revoked), and with SHUTDOWN_EVENT when the service stops (docs/rules.md#event-streams).
  */
 export const eventStream = <E, E1, E2>(
   subscribe: Effect.Effect<Stream.Stream<string, E>, E1, Scope.Scope>,

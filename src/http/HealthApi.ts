@@ -1,4 +1,4 @@
-/** Liveness and readiness probes; public (DECISIONS D11). */
+/** Liveness and readiness probes; public (docs/rules.md#readiness). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import * as HttpError from "./HttpErrors"

@@ -1,5 +1,5 @@
 /**
- * HTTP forms of the domain errors (DECISIONS D3): each encodes to exactly `{statusCode, message}`
+ * HTTP forms of the domain errors (docs/rules.md#error-body): each encodes to exactly `{statusCode, message}`
  * (plus `errors[]` for validation) with its status, so the OpenAPI document shows the real bodies.
  * Endpoints list the ones they can fail with: `.addError(HttpError.NotFound)`.
  */
@@ -80,10 +80,13 @@ export const Unprocessable = withFieldErrors(
   (message, errors) => new Errors.UnprocessableEntity({ message, errors }),
   422
 )
-/** D3: InvalidRoll is 500 `Invalid roll`; D6 validation makes it impossible for a saved case. */
+/**
+ * InvalidRoll is 500 `Invalid roll`; validation makes it impossible for a saved case
+ * (docs/rules.md#case-validation).
+ */
 export const InvalidRoll = withStatus(Errors.InvalidRoll, (message) => new Errors.InvalidRoll({ message, roll: 0 }), 500)
 export const CaseNotFound = withStatus(Errors.CaseNotFound, (message) => new Errors.CaseNotFound({ message }), 404)
-/** SPEC Errors 2 / D3: exactly `{statusCode: 400, error: "2FA_REQUIRED", message}`. */
+/** docs/rules.md#two-factor-required-error: exactly `{statusCode: 400, error: "2FA_REQUIRED", message}`. */
 export const TwoFactorRequired = Schema.transform(
   Schema.Struct({ statusCode: Schema.Literal(400), error: Schema.Literal("2FA_REQUIRED"), message: Schema.String }),
   Schema.typeSchema(Errors.TwoFactorRequired),
@@ -95,7 +98,10 @@ export const TwoFactorRequired = Schema.transform(
 ).annotations(HttpApiSchema.annotations({ status: 400 }))
 /** The gateway failed a payout (502 Bad Gateway): the upstream failed, not the request. */
 export const PayoutFailed = withStatus(Errors.PayoutFailed, (message) => new Errors.PayoutFailed({ message }), 502)
-/** D3 upgrade and inventory errors, all 400; ItemNotAvailable keeps its message (`Item not available` for sales). */
+/**
+ * Upgrade and inventory errors, all 400 (docs/rules.md#domain-errors); ItemNotAvailable keeps its message
+ * (`Item not available` for sales).
+ */
 export const ItemNotAvailable = withStatus(Errors.ItemNotAvailable, (message) => new Errors.ItemNotAvailable({ message }), 400)
 export const ItemNotUpgradable = withStatus(Errors.ItemNotUpgradable, (message) => new Errors.ItemNotUpgradable({ message }), 400)
 export const InvalidUpgrade = withStatus(Errors.InvalidUpgrade, (message) => new Errors.InvalidUpgrade({ message }), 400)

@@ -1,6 +1,6 @@
 /**
- * `Idempotency-Key` on the money-moving POSTs (D20; src/services/Idempotency.ts): the header each
- * such endpoint declares (so it is validated and in the OpenAPI document), and the handler wrapper
+ * `Idempotency-Key` on the money-moving POSTs (docs/rules.md#idempotency-keys; src/services/Idempotency.ts):
+ * the header each such endpoint declares (so it is validated and in the OpenAPI document), and the handler wrapper
  * that runs the operation once per key and marks a replayed answer with `Idempotent-Replayed: true`.
  */
 import { HttpApp, HttpServerResponse } from "@effect/platform"

@@ -1,4 +1,4 @@
-/** The signed-in user's inventory and its sale (D8). */
+/** The signed-in user's inventory and its sale (docs/rules.md#inventory-and-selling). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { InventoryItemId, InventoryPage, InventoryStatus, SaleResult, SellAllResult } from "../schema/Inventory"

@@ -1,4 +1,4 @@
-/** The live-drop feed (D11): recent drops, a Server-Sent Events stream, and the admin emit. */
+/** The live-drop feed (docs/rules.md#live-drops): recent drops, a Server-Sent Events stream, and the admin emit. */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DropSource, LiveDrop } from "../schema/Game"

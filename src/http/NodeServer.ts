@@ -1,7 +1,7 @@
 /**
- * Node's HTTP server with timeouts (D19), so that a slow client cannot hold a connection: all headers
- * within 10 s, the whole request (headers and body) within 30 s, an idle kept-alive connection closed
- * after 5 s. Answers take as long as they take, so event streams (long answers to short requests) are
+ * Node's HTTP server with timeouts (docs/rules.md#server-timeouts), so that a slow client cannot hold a
+ * connection: all headers within 10 s, the whole request (headers and body) within 30 s, an idle kept-alive
+ * connection closed after 5 s. Answers take as long as they take, so event streams (long answers to short requests) are
  * not cut. Node checks the deadlines once a second.
  */
 import { createServer, type Server } from "node:http"

@@ -1,4 +1,4 @@
-/** The signed-in user's notifications (D11). */
+/** The signed-in user's notifications (docs/rules.md#notifications). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Notification, NotificationId } from "../schema/Notification"

@@ -1,8 +1,8 @@
 /**
  * Post-processing steps of the generated OpenAPI document. HttpApi documents its own
  * HttpApiDecodeError as a 400 answer of every endpoint, but ErrorEnvelope turns that error into
- * ValidationError (D3) before it is sent, so the document lists only what clients really receive;
- * component schemas nothing refers to (left over from that, or emitted by the generator) are dropped.
+ * ValidationError (docs/rules.md#validation-errors) before it is sent, so the document lists only what clients
+ * really receive; component schemas nothing refers to (left over from that, or emitted by the generator) are dropped.
  */
 const DECODE_ERROR = "HttpApiDecodeError"
 const DECODE_ERROR_REF = `#/components/schemas/${DECODE_ERROR}`

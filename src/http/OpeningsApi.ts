@@ -1,4 +1,4 @@
-/** Opening cases and their history, verification and statistics (SPEC "Cases", D5, D7, D6 stats). */
+/** Opening cases and their history, verification and statistics (docs/rules.md#openings). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ItemView, OpeningResult } from "../schema/Game"

@@ -1,4 +1,4 @@
-/** The payment gateway's callback (SPEC deposit rules 3-4, D9): public, authenticated by its signature. */
+/** The payment gateway's callback (docs/rules.md#gateway-callback): public, authenticated by its signature. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import * as HttpError from "./HttpErrors"

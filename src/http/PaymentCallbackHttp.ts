@@ -1,7 +1,7 @@
 /**
  * The gateway callback's handler. Allowed addresses and the signature header's shape are checked
- * before the body is read (D9, D19); the body is read raw (at most 64 KiB, src/http/RequestBody.ts),
- * because the signature covers the bytes sent, and parsed only once the signature matches.
+ * before the body is read (docs/rules.md#gateway-callback); the body is read raw (at most 64 KiB,
+ * src/http/RequestBody.ts), because the signature covers the bytes sent, and parsed only once the signature matches.
  */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, ParseResult, Redacted, Schema } from "effect"
@@ -28,7 +28,10 @@ const decode = <A, I>(schema: Schema.Schema<A, I>, body: unknown) =>
     Effect.mapError((error) => validationErrorOf(ParseResult.ArrayFormatter.formatErrorSync(error)))
   )
 
-/** `payout.*` events settle withdrawals (D18); every other event is about a deposit's charge. */
+/**
+ * `payout.*` events settle withdrawals (docs/rules.md#payout-events); every other event is about a deposit's
+ * charge.
+ */
 const isPayoutEvent = (body: unknown) =>
   typeof body === "object" && body !== null && "event" in body && typeof body.event === "string" &&
   body.event.startsWith("payout.")

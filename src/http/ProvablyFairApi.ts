@@ -1,4 +1,7 @@
-/** The user's client seed, nonce and committed next server seed, and the generic verification endpoint (D5, D17). */
+/**
+ * The user's client seed, nonce and committed next server seed, and the generic verification endpoint
+ * (docs/rules.md#fairness).
+ */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { IdString } from "../schema/Ids"

@@ -1,4 +1,4 @@
-/** Handlers of the fairness state and the generic verification (D5, D17). */
+/** Handlers of the fairness state and the generic verification (docs/rules.md#fairness). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import type { BattleRollId } from "../schema/Battle"

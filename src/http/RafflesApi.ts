@@ -1,4 +1,4 @@
-/** Raffles (D14): the list, one raffle, buying tickets. Their creation: AdminRafflesApi. */
+/** Raffles (docs/rules.md#raffles): the list, one raffle, buying tickets. Their creation: AdminRafflesApi. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Rarity } from "../schema/Catalog"

@@ -1,4 +1,4 @@
-/** Handlers of raffles (D14). */
+/** Handlers of raffles (docs/rules.md#raffles). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Raffles } from "../services/Raffles"

@@ -1,9 +1,9 @@
 /**
- * Rate limits (SPEC "Limits", D16) on every /api request, counted in fixed windows per signed-in user
+ * Rate limits (docs/rules.md#rate-limits) on every /api request, counted in fixed windows per signed-in user
  * (per client address otherwise, and always for the sign-in endpoints). Every response carries the
  * X-RateLimit headers of the tightest limit that applies; a request over any limit gets 429 with
  * Retry-After and does not reach the endpoint. Rules name endpoints, resolved as the router resolves
- * the request (src/http/Routes.ts), so no spelling of a path escapes its limit (D19).
+ * the request (src/http/Routes.ts), so no spelling of a path escapes its limit (docs/rules.md#rate-limit-matching).
  */
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
@@ -28,7 +28,7 @@ const only = (...names: ReadonlyArray<EndpointName>) => {
   return (name: EndpointName | undefined) => name !== undefined && set.has(name)
 }
 // The gateway's callback is exempt: it comes from a few addresses at the gateway's pace, and is
-// authenticated by its signature (D16, docs/decisions.md "Deposits").
+// authenticated by its signature (docs/rules.md#rate-limit-counting).
 const paymentCallback = only("paymentCallback.payment")
 
 const rules: ReadonlyArray<Rule> = [

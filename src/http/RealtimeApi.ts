@@ -1,4 +1,7 @@
-/** The signed-in user's realtime stream (D11): Server-Sent Events `balance.updated` and `notification`. */
+/**
+ * The signed-in user's realtime stream (docs/rules.md#realtime): Server-Sent Events `balance.updated` and
+ * `notification`.
+ */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Authentication } from "./Authentication"
 

@@ -1,6 +1,6 @@
 /**
- * Request bodies (D19): at most 64 KiB on the gateway's callback and 1 MiB elsewhere (413), JSON only
- * (415: forms and text would let another site post to us), nested at most 64 levels (400).
+ * Request bodies (docs/rules.md#request-bodies): at most 64 KiB on the gateway's callback and 1 MiB elsewhere
+ * (413), JSON only (415: forms and text would let another site post to us), nested at most 64 levels (400).
  *
  * What the headers tell is checked before a byte of the body is read: a declared length over the
  * limit, or a body of another content type. The body itself is read only when an endpoint asks for

@@ -3,7 +3,7 @@
  * (find-my-way-ts) with the same options over the same routes. The router forgives spellings (a
  * trailing slash, `//`, upper case, percent-encoding, a `;suffix`), so rules that key on a path —
  * rate limits, body limits, the stream exemption of device binding, the redaction of logged URLs —
- * key on the endpoint this resolves instead, and no spelling escapes them (D19).
+ * key on the endpoint this resolves instead, and no spelling escapes them (docs/rules.md#rate-limit-matching).
  */
 import { HttpRouter } from "@effect/platform"
 import { Effect, FiberRef } from "effect"

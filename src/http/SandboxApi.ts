@@ -1,5 +1,5 @@
 /**
- * The embedded sandbox gateway's controls (D9), for paying a deposit by hand on the embedded
+ * The embedded sandbox gateway's controls (docs/rules.md#sandbox-gateway), for paying a deposit by hand on the embedded
  * defaults: each makes the sandbox send the matching signed event to our own callback over HTTP.
  * Only while the sandbox is the gateway (no PAYMENT_GATEWAY_URL); the deposit's owner or an admin.
  */

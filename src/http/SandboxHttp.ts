@@ -1,4 +1,4 @@
-/** Handlers of the sandbox gateway's controls (D9). */
+/** Handlers of the sandbox gateway's controls (docs/rules.md#sandbox-gateway). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AppConfig, usesSandboxGateway } from "../layers/AppConfig"

@@ -1,4 +1,4 @@
-/** Upgrades: the odds, the upgrade itself, its verification and the user's history (SPEC "Upgrades", D5, D8). */
+/** Upgrades: the odds, the upgrade itself, its verification and the user's history (docs/rules.md#upgrades). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ItemId } from "../schema/Ids"
@@ -13,7 +13,10 @@ export const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: It
   parseOptions: { errors: "all" }
 })
 
-/** `fromItemId`: a catalog item (its oldest AVAILABLE entry is staked), or the entry `inventoryItemId` of it (D8). */
+/**
+ * `fromItemId`: a catalog item (its oldest AVAILABLE entry is staked), or the entry `inventoryItemId` of it
+ * (docs/rules.md#upgrade-stake).
+ */
 export const UpgradePayload = Schema.Struct({
   fromItemId: ItemId,
   toItemId: ItemId,

@@ -1,5 +1,5 @@
 /**
- * Outbound webhook registration (SPEC "Webhook registration", DECISIONS D12), with the admin bearer
+ * Outbound webhook registration (docs/rules.md#webhook-registration), with the admin bearer
  * token, and each receiver's delivery log (deliveries newest first, each with its attempts).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"

@@ -1,4 +1,4 @@
-/** A user's withdrawals (SPEC "Deposits and withdrawals", Withdrawal rule; D9, D18). */
+/** A user's withdrawals (docs/rules.md#withdrawals). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { PageQuery } from "../schema/Pagination"
@@ -8,7 +8,7 @@ import * as HttpError from "./HttpErrors"
 import { IdempotencyKeyHeader } from "./Idempotent"
 import * as Examples from "./OpenApiExamples"
 
-/** One withdrawal as its owner sees it (D9 `GET /withdrawals`). */
+/** One withdrawal as its owner sees it (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
 export const WithdrawalView = Schema.Struct({
   id: WithdrawalId,
   amountCents: Schema.BigIntFromNumber,
@@ -19,7 +19,7 @@ export const WithdrawalView = Schema.Struct({
   rejectionReason: Schema.NullOr(Schema.String)
 })
 
-/** `POST /withdrawals/request` (SPEC). */
+/** `POST /withdrawals/request` (docs/rules.md#withdrawal-request). */
 export const WithdrawalRequested = Schema.Struct({
   id: WithdrawalId,
   amountCents: Schema.BigIntFromNumber,

@@ -1,4 +1,4 @@
-/** Handlers of a user's withdrawals (D9). */
+/** Handlers of a user's withdrawals (docs/rules.md#withdrawals). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Withdrawals } from "../services/Withdrawals"

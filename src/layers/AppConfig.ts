@@ -1,5 +1,5 @@
 /**
- * Configuration from environment variables (DECISIONS D1, D19). Every variable is listed in README.md.
+ * Configuration from environment variables (docs/rules.md#configuration). Every variable is listed in README.md.
  *
  * Secrets: in production every one must be set, at least 32 bytes long, and start-up fails with one
  * message naming every problem. Elsewhere a missing secret is generated once and kept in
@@ -19,15 +19,15 @@ const SECRET_NAMES = ["WEBHOOK_SECRET", "ADMIN_TOKEN", "TWO_FACTOR_KEY"] as cons
 type SecretName = (typeof SECRET_NAMES)[number]
 
 export interface Secrets {
-  /** Shared with the payment gateway: signs its callbacks (SPEC deposit rule 3). */
+  /** Shared with the payment gateway: signs its callbacks (docs/rules.md#gateway-callback). */
   readonly webhookSecret: Redacted.Redacted
-  /** Bearer credential for webhook registration (SPEC Authentication 3). */
+  /** Bearer credential for webhook registration (docs/rules.md#webhook-registration). */
   readonly adminToken: Redacted.Redacted
-  /** 32-byte AES-256-GCM key for two-factor secrets, as 64 hex characters (D10). */
+  /** 32-byte AES-256-GCM key for two-factor secrets, as 64 hex characters (docs/rules.md#two-factor-secret-storage). */
   readonly twoFactorKey: Redacted.Redacted<Buffer>
 }
 
-/** A fixed-window limit: `count` requests per `windowMs` (D16). */
+/** A fixed-window limit: `count` requests per `windowMs` (docs/rules.md#rate-limit-table). */
 export interface RateLimit {
   readonly count: number
   readonly windowMs: number
@@ -42,7 +42,10 @@ export interface RateLimits {
   readonly twoFactorDisable: RateLimit
 }
 
-/** Sign-in (D2): an external OpenID provider, or the embedded development one when `issuer` is absent. */
+/**
+ * Sign-in (docs/rules.md#sign-in): an external OpenID provider, or the embedded development one when `issuer`
+ * is absent.
+ */
 export interface OidcConfig {
   readonly issuer: Option.Option<string>
   readonly clientId: string
@@ -61,29 +64,35 @@ export interface AppConfigShape {
   /** Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis. */
   readonly redisKeyPrefix: string
   /**
-   * Proxies in front of the service (D19): the client address is the X-Forwarded-For entry this many
-   * places from the right; 0: the socket's address, X-Forwarded-For ignored.
+   * Proxies in front of the service (docs/rules.md#client-address): the client address is the X-Forwarded-For
+   * entry this many places from the right; 0: the socket's address, X-Forwarded-For ignored.
    */
   readonly trustProxy: number
   /** The embedded sandbox gateway and development identity provider may run (never in production). */
   readonly sandbox: boolean
   readonly serviceName: string
-  /** Refuse outbound webhook targets on loopback or private addresses (D12, against SSRF). */
+  /**
+   * Refuse outbound webhook targets on loopback or private addresses (against SSRF,
+   * docs/rules.md#webhook-private-targets).
+   */
   readonly webhookBlockPrivateTargets: boolean
   readonly oidc: OidcConfig
-  /** Where a completed sign-in lands (D2). */
+  /** Where a completed sign-in lands (docs/rules.md#sign-in). */
   readonly loginRedirectUrl: string
-  /** idpIds promoted to ADMIN at sign-in (D2). */
+  /** idpIds promoted to ADMIN at sign-in (docs/rules.md#admin-roles). */
   readonly adminIdpIds: ReadonlyArray<string>
   readonly rateLimits: RateLimits
-  /** The payment gateway (D9): the embedded sandbox when `url` is absent. */
+  /** The payment gateway (docs/rules.md#deposits): the embedded sandbox when `url` is absent. */
   readonly gateway: {
     readonly url: Option.Option<string>
     readonly key: Option.Option<Redacted.Redacted>
-    /** Callbacks to /webhooks/payment only from these addresses; empty: any (SPEC deposit rule 4). */
+    /** Callbacks to /webhooks/payment only from these addresses; empty: any (docs/rules.md#gateway-callback). */
     readonly allowedIps: ReadonlyArray<string>
     readonly depositTtlMinutes: number
-    /** The sandbox confirms a CRYPTO charge this long after it is created (D21); CREDIT_CARD at once. */
+    /**
+     * The sandbox confirms a CRYPTO charge this long after it is created (docs/rules.md#sandbox-gateway);
+     * CREDIT_CARD at once.
+     */
     readonly sandboxCryptoDelaySeconds: number
   }
   /** True when the secrets were generated here rather than given (printed at start-up). */
@@ -93,10 +102,13 @@ export interface AppConfigShape {
 
 export class AppConfig extends Context.Tag("app/AppConfig")<AppConfig, AppConfigShape>() {}
 
-/** The embedded sandbox gateway serves payments: SANDBOX on and no PAYMENT_GATEWAY_URL (D9, D19). */
+/** The embedded sandbox gateway serves payments: SANDBOX on and no PAYMENT_GATEWAY_URL (docs/rules.md#sandbox-mode). */
 export const usesSandboxGateway = (config: AppConfigShape): boolean => config.sandbox && Option.isNone(config.gateway.url)
 
-/** The embedded development identity provider serves sign-in: SANDBOX on and no OIDC_ISSUER (D2, D19). */
+/**
+ * The embedded development identity provider serves sign-in: SANDBOX on and no OIDC_ISSUER
+ * (docs/rules.md#sandbox-mode).
+ */
 export const usesDevIdentityProvider = (config: AppConfigShape): boolean =>
   config.sandbox && Option.isNone(config.oidc.issuer)
 
@@ -144,7 +156,7 @@ const toSecrets = (values: Record<SecretName, string>): Effect.Effect<Secrets, S
     })
     : Effect.fail(new StartupError({ message: "TWO_FACTOR_KEY must be 64 hexadecimal characters (32 bytes)" }))
 
-/** `COUNT/WINDOW_MS`, e.g. `100/60000` (D16). */
+/** `COUNT/WINDOW_MS`, e.g. `100/60000` (docs/rules.md#rate-limit-table). */
 const rateLimit = (name: string, fallback: RateLimit) =>
   Config.string(name).pipe(
     Config.mapOrFail((text) => {
@@ -158,7 +170,7 @@ const rateLimit = (name: string, fallback: RateLimit) =>
     Config.withDefault(fallback)
   )
 
-/** `NODE_ENV` says production, in any letter case (`Production` is production, D19). */
+/** `NODE_ENV` says production, in any letter case (`Production` is production, docs/rules.md#production-settings). */
 export const isProduction: Config.Config<boolean> = Config.string("NODE_ENV").pipe(
   Config.withDefault(""),
   Config.map((value) => value.trim().toLowerCase() === "production")
@@ -177,7 +189,7 @@ const proxyHops = Config.string("TRUST_PROXY").pipe(
   Config.withDefault(0)
 )
 
-/** Shortest secret production accepts (D19): 32 bytes, as UTF-8. */
+/** Shortest secret production accepts (docs/rules.md#production-settings): 32 bytes, as UTF-8. */
 export const MIN_SECRET_BYTES = 32
 
 /** Everything production refuses, one phrase each; empty when it may start. */

@@ -1,5 +1,5 @@
 /**
- * The SQL client (DECISIONS D1): `@effect/sql-pg` against PostgreSQL when DATABASE_URL is set, else
+ * The SQL client (docs/rules.md#embedded-defaults): `@effect/sql-pg` against PostgreSQL when DATABASE_URL is set, else
  * against an embedded PGlite database served on a loopback socket, so the code, the SQL and the
  * migrations are the same both ways.
  *

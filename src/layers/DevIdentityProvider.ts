@@ -1,5 +1,5 @@
 /**
- * The embedded development OpenID provider (DECISIONS D2): `oidc-provider`, a certified OpenID
+ * The embedded development OpenID provider (docs/rules.md#sandbox-mode): `oidc-provider`, a certified OpenID
  * provider, served in-process on 127.0.0.1:DEV_IDP_PORT when OIDC_ISSUER is absent and SANDBOX is on; never in
  * production.
  *

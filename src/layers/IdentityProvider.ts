@@ -1,5 +1,5 @@
 /**
- * Sign-in through OpenID Connect (DECISIONS D2) with `openid-client`: authorization code flow with PKCE
+ * Sign-in through OpenID Connect (docs/rules.md#sign-in) with `openid-client`: authorization code flow with PKCE
  * (S256), `state` and `nonce`. The pending sign-in (code verifier and nonce) waits in KeyValue under its
  * state, so any instance can complete it, and each one completes at most once.
  */
@@ -108,7 +108,7 @@ const make = Effect.gen(function*() {
       if (claims === undefined) return yield* Effect.fail("the token response has no ID token")
 
       // Conformant providers may keep profile claims out of the ID token: ask UserInfo then. Its
-      // failure only costs the username (D2 falls back to `user-<id>`), not the sign-in.
+      // failure only costs the username (it falls back to `user-<id>`, docs/rules.md#usernames), not the sign-in.
       let username = usernameOf(claims)
       if (username === undefined && client.serverMetadata().userinfo_endpoint !== undefined) {
         username = yield* Effect.tryPromise(() => oidc.fetchUserInfo(client, tokens.access_token, claims.sub)).pipe(
@@ -119,7 +119,7 @@ const make = Effect.gen(function*() {
       return { idpId: claims.sub, username } satisfies IdentityClaims
     },
     // The reason stays in the debug log (in words: the error objects can hold the request and its
-    // code, D19); the client only learns that the callback was invalid.
+    // code, docs/rules.md#log-redaction); the client only learns that the callback was invalid.
     Effect.tapError((error) => Effect.logDebug(`Sign-in callback rejected: ${describe(error)}`)),
     Effect.mapError(() => new InvalidLoginCallback())
   )

@@ -1,5 +1,5 @@
 /**
- * Chooses the real components or the embedded defaults from the configuration (DECISIONS D1):
+ * Chooses the real components or the embedded defaults from the configuration (docs/rules.md#embedded-defaults):
  * PostgreSQL or PGlite in DATA_DIR, Redis or in-memory stores.
  */
 import { NodeContext } from "@effect/platform-node"

@@ -1,5 +1,5 @@
 /**
- * The process's lifecycle as the application sees it (D20): whether it is shutting down. On SIGTERM
+ * The process's lifecycle as the application sees it (docs/rules.md#shutdown): whether it is shutting down. On SIGTERM
  * or SIGINT, `beginShutdown` runs before the server stops: readiness answers 503 from then on (load
  * balancers stop sending), answers carry `Connection: close`, and event streams end with a final
  * `shutdown` event; then requests in flight finish and the pools close (src/main.ts).

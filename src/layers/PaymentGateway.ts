@@ -1,5 +1,5 @@
 /**
- * The payment gateway (D9), an outside system behind a Layer: charges for deposits and payouts for
+ * The payment gateway (docs/rules.md#deposits), an outside system behind a Layer: charges for deposits and payouts for
  * withdrawals. Implementations: the embedded sandbox (no PAYMENT_GATEWAY_URL) and an HTTP adapter.
  */
 import { Context, Data, type Effect } from "effect"
@@ -8,8 +8,8 @@ export type PaymentMethod = "PIX" | "CREDIT_CARD" | "CRYPTO"
 
 export interface ChargeRequest {
   /**
-   * What the payer is charged, in cents: the deposit's amount plus its fee (D21). The gateway is asked
-   * in currency units (cents / 100, SPEC deposit rule 2).
+   * What the payer is charged, in cents: the deposit's amount plus its fee (docs/rules.md#deposit-fees). The
+   * gateway is asked in currency units (cents / 100, docs/rules.md#deposit-initiation).
    */
   readonly amountCents: bigint
   readonly method: PaymentMethod
@@ -36,7 +36,8 @@ export interface PayoutRequest {
 
 /**
  * Our reference for a withdrawal's payout: the gateway's idempotency key for it (a repeated payout
- * request pays once), what its payout events name, and what a status query asks about (D18).
+ * request pays once), what its payout events name, and what a status query asks about
+ * (docs/rules.md#withdrawal-payout).
  */
 export const payoutReference = (withdrawalId: bigint): string => `withdrawal-${withdrawalId}`
 
@@ -55,7 +56,7 @@ export class GatewayError extends Data.TaggedError("GatewayError")<{ readonly me
 /** The gateway answered that it will not make a payout (e.g. an unknown PIX key): nothing was paid. */
 export class PayoutRefused extends Data.TaggedError("PayoutRefused")<{ readonly message: string }> {}
 
-/** What the gateway knows about a payout, asked by reference (D18 reconcile). */
+/** What the gateway knows about a payout, asked by reference (docs/rules.md#withdrawal-reconcile). */
 export type PayoutStatus =
   | { readonly _tag: "Paid"; readonly payoutId: string }
   | { readonly _tag: "Failed"; readonly reason: string }

@@ -1,4 +1,4 @@
-/** Case battles (D13; SPEC "BattleSettlement"): ids, modes, statuses and the creation request. */
+/** Case battles (docs/rules.md#battles): ids, modes, statuses and the creation request. */
 import { Schema } from "effect"
 import { CaseId, idFromString } from "./Ids"
 

@@ -1,8 +1,11 @@
-/** The catalog's vocabulary: items, cases and the roll ranges of a case's items (SPEC Item, Case, CaseItem; D6). */
+/**
+ * The catalog's vocabulary: items, cases and the roll ranges of a case's items
+ * (docs/rules.md#catalog-and-case-economics).
+ */
 import { Schema } from "effect"
 import { CaseId, ItemId } from "./Ids"
 
-/** SPEC Rarity, rarest last. */
+/** Rarities, rarest last (docs/rules.md#rarities). */
 export const Rarity = Schema.Literal(
   "CONSUMER",
   "INDUSTRIAL",
@@ -15,8 +18,9 @@ export const Rarity = Schema.Literal(
 export type Rarity = typeof Rarity.Type
 
 /**
- * SPEC's base probability of each rarity, in 0.0000001 units: the drop chance an item gets when a case
- * is saved without its `dropChance` (D21; scaled with the others to fill 1, see `resolveDropChances`).
+ * The base probability of each rarity (docs/rules.md#rarities), in 0.0000001 units: the drop chance an item
+ * gets when a case is saved without its `dropChance` (scaled with the others to fill 1, see
+ * `resolveDropChances` and docs/rules.md#missing-drop-chances).
  */
 export const BASE_DROP_CHANCE_UNITS: Readonly<Record<Rarity, number>> = {
   CONSUMER: 7_992_000,
@@ -51,8 +55,9 @@ export const chanceUnits = (chance: number): number | undefined => {
 }
 
 /**
- * D7's FLIP threshold: FLIP happens when `t mod 10000000` is below it, so FLIP's probability is exactly
- * this many 0.0000001 units. floor(flipChance x 10000000), exact for a flipChance of at most 7 decimals.
+ * The FLIP threshold (docs/rules.md#flip): FLIP happens when `t mod 10000000` is below it, so FLIP's
+ * probability is exactly this many 0.0000001 units. floor(flipChance x 10000000), exact for a flipChance of at
+ * most 7 decimals.
  */
 export const flipThresholdUnits = (flipChance: number): number =>
   chanceUnits(flipChance) ?? Math.floor(flipChance * ROLL_SPACE)
@@ -61,7 +66,7 @@ export const flipThresholdUnits = (flipChance: number): number =>
 export const unitsToDecimal = (units: number): string =>
   `${Math.floor(units / ROLL_SPACE)}.${String(units % ROLL_SPACE).padStart(CHANCE_DECIMALS, "0")}`
 
-/** SPEC CaseItem.dropChance: 0.0001 to 1, at most 7 decimal places (D6). */
+/** A drop chance: 0.0001 to 1, at most 7 decimal places (docs/rules.md#case-ranges). */
 export const DropChance = Schema.Number.pipe(
   Schema.filter((chance) => chance >= 0.0001 && chance <= 1, { message: () => "must be between 0.0001 and 1" }),
   Schema.filter((chance) => chanceUnits(chance) !== undefined, {
@@ -69,7 +74,7 @@ export const DropChance = Schema.Number.pipe(
   })
 )
 
-/** D6: a case's chance of FLIP, 0 to 0.5, exact to 7 decimal places like drop chances. */
+/** A case's chance of FLIP (docs/rules.md#flip-chance), 0 to 0.5, exact to 7 decimal places like drop chances. */
 export const FlipChance = Schema.Number.pipe(
   Schema.filter((chance) => chance >= 0 && chance <= 0.5, { message: () => "must be between 0 and 0.5" }),
   Schema.filter((chance) => chanceUnits(chance) !== undefined, {
@@ -77,7 +82,7 @@ export const FlipChance = Schema.Number.pipe(
   })
 )
 
-/** SPEC Item. */
+/** An item of the catalog (docs/rules.md#rarities). */
 export class Item extends Schema.Class<Item>("Item")({
   id: ItemId,
   name: Schema.String,
@@ -87,7 +92,7 @@ export class Item extends Schema.Class<Item>("Item")({
   isUpgradable: Schema.Boolean
 }) {}
 
-/** SPEC Case (its items and their ranges are in `CaseItemRow`). */
+/** A case (docs/rules.md#case-categories; its items and their ranges are in `CaseItemRow`). */
 export class Case extends Schema.Class<Case>("Case")({
   id: CaseId,
   name: Schema.String,
@@ -100,13 +105,16 @@ export class Case extends Schema.Class<Case>("Case")({
   isFeatured: Schema.Boolean,
   houseEdge: Schema.Number,
   flipChance: Schema.Number,
-  /** Pays back more than its house edge on purpose (free or event cases, D21). */
+  /** Pays back more than its house edge on purpose (free or event cases, docs/rules.md#house-edge-rule). */
   promotional: Schema.Boolean,
   createdAt: Schema.DateFromSelf,
   updatedAt: Schema.DateFromSelf
 }) {}
 
-/** SPEC CaseItem: dropChance is stored as exact numeric and read back as a number. */
+/**
+ * An item of a case with its roll range (docs/rules.md#case-ranges): dropChance is stored as exact numeric and
+ * read back as a number.
+ */
 export class CaseItem extends Schema.Class<CaseItem>("CaseItem")({
   itemId: ItemId,
   dropChance: Schema.NumberFromString,

@@ -1,5 +1,5 @@
 /**
- * Deposits (SPEC "Deposit", its state table and deposit rules; DECISIONS D9): ids, statuses, the
+ * Deposits (docs/rules.md#deposits): ids, statuses, the
  * payment methods with their fees, the amount limits and how an amount is written for people.
  */
 import { Schema } from "effect"
@@ -20,17 +20,17 @@ export const PaymentMethod = Schema.Literal("PIX", "CREDIT_CARD", "CRYPTO").anno
 })
 export type PaymentMethod = typeof PaymentMethod.Type
 
-/** SPEC deposit rule 6: each method's fee in basis points (1/100 of a percent) of the amount. */
+/** Each method's fee (docs/rules.md#deposit-methods) in basis points (1/100 of a percent) of the amount. */
 const FEE_BASIS_POINTS: Readonly<Record<PaymentMethod, bigint>> = { PIX: 0n, CREDIT_CARD: 350n, CRYPTO: 100n }
 
 /**
- * D21: the fee the payer pays on top of `amountCents` (the gateway charges the sum, the user is
+ * docs/rules.md#deposit-fees: the fee the payer pays on top of `amountCents` (the gateway charges the sum, the user is
  * credited `amountCents`): the method's percentage of the amount, rounded half up to the cent.
  */
 export const depositFeeCents = (method: PaymentMethod, amountCents: bigint): bigint =>
   (amountCents * FEE_BASIS_POINTS[method] + 5_000n) / 10_000n
 
-/** SPEC deposit rule 6, listed by `GET /payment/methods`; the fee is paid on top of the amount (D21). */
+/** The methods, listed by `GET /payment/methods`; the fee is paid on top of the amount (docs/rules.md#deposit-fees). */
 export const PAYMENT_METHODS: ReadonlyArray<{
   readonly id: PaymentMethod
   readonly name: string
@@ -45,17 +45,20 @@ export const PAYMENT_METHODS: ReadonlyArray<{
 export const MIN_DEPOSIT_CENTS = 500n
 export const MAX_DEPOSIT_CENTS = 10_000_000n
 
-/** SPEC deposit rule 1: the message for an amount out of bounds, if it is. */
+/** docs/rules.md#deposit-limits: the message for an amount out of bounds, if it is. */
 export const depositAmountProblem = amountBoundsProblem("deposit", MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS)
 
-/** `POST /payment/deposit/initiate`: the amount range is checked by the service, for SPEC's messages. */
+/**
+ * `POST /payment/deposit/initiate`: the amount range is checked by the service, for its own messages
+ * (docs/rules.md#deposit-limits).
+ */
 export const DepositRequest = Schema.Struct({
   amountCents: Schema.Int.annotations({ message: () => ({ message: "must be an integer number of cents", override: true }) }),
   method: PaymentMethod
 }).annotations({ identifier: "DepositRequest", parseOptions: { errors: "all" } })
 export type DepositRequest = typeof DepositRequest.Type
 
-/** Gateway events (SPEC deposit rule 3, "Inbound gateway events"); others are acknowledged. */
+/** Gateway events (docs/rules.md#gateway-callback); others are acknowledged. */
 export const GatewayEvent = Schema.Struct({
   event: Schema.String,
   data: Schema.Struct({

@@ -1,5 +1,5 @@
 /**
- * Typed errors shared by every domain (DECISIONS D3). Each carries the message the client sees;
+ * Typed domain errors (docs/rules.md#domain-errors). Each carries the message the client sees;
  * the HTTP status is attached in `src/http/HttpErrors.ts`, so domain code never thinks in HTTP.
  */
 import { Schema } from "effect"
@@ -50,7 +50,7 @@ export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>
   message("Insufficient balance")
 ) {}
 
-/** The per-user lock stayed busy for the whole wait (D7). */
+/** The per-user lock stayed busy for the whole wait (docs/rules.md#user-lock). */
 export class OperationInProgress extends Schema.TaggedError<OperationInProgress>()(
   "OperationInProgress",
   message("Another operation is in progress")
@@ -61,13 +61,19 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   retryAfterSeconds: Schema.optionalWith(Schema.Number, { default: () => 60 })
 }) {}
 
-/** A request body over the size limit (D19: 64 KiB on the gateway's callback, 1 MiB elsewhere) (413). */
+/**
+ * A request body over the size limit (64 KiB on the gateway's callback, 1 MiB elsewhere: 413,
+ * docs/rules.md#request-bodies).
+ */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   "PayloadTooLarge",
   message("Payload too large")
 ) {}
 
-/** A request body that is not JSON (D19): forms and text are refused, against cross-site form posts (415). */
+/**
+ * A request body that is not JSON (docs/rules.md#request-bodies): forms and text are refused, against
+ * cross-site form posts (415).
+ */
 export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()(
   "UnsupportedMediaType",
   message("Content-Type must be application/json")
@@ -80,7 +86,7 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   conflict: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {}
 
-/** An `Idempotency-Key` sent again by the same user with a different request (D20, 422). */
+/** An `Idempotency-Key` sent again by the same user with a different request (422, docs/rules.md#idempotency-keys). */
 export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()(
   "IdempotencyKeyReused",
   message("Idempotency-Key was already used for a different request")
@@ -92,18 +98,22 @@ export class InternalError extends Schema.TaggedError<InternalError>()(
   message("Internal server error")
 ) {}
 
-/** A roll outside every range of a case; D6 validation makes this impossible for a saved case. */
+/**
+ * A roll outside every range of a case; validation makes this impossible for a saved case
+ * (docs/rules.md#case-validation).
+ */
 export class InvalidRoll extends Schema.TaggedError<InvalidRoll>()("InvalidRoll", {
   ...message("Invalid roll"),
   roll: Schema.Number
 }) {}
 
-/** An absent or inactive case (SPEC open rule 2). */
+/** An absent or inactive case (docs/rules.md#open-case). */
 export class CaseNotFound extends Schema.TaggedError<CaseNotFound>()("CaseNotFound", message("Case not found")) {}
 
 /**
- * A withdrawal above 10000 cents by a user with 2FA on, sent without a code. Its HTTP body is SPEC's
- * own `{statusCode: 400, error: "2FA_REQUIRED", message}` (D3).
+ * A 2FA-protected action sent without a code: a withdrawal that needs one (docs/rules.md#withdrawal-2fa)
+ * or an administrator's money action (docs/rules.md#admin-step-up). Its HTTP body is the one exception to
+ * the error body: `{statusCode: 400, error: "2FA_REQUIRED", message}` (docs/rules.md#two-factor-required-error).
  */
 export class TwoFactorRequired extends Schema.TaggedError<TwoFactorRequired>()(
   "TwoFactorRequired",
@@ -114,27 +124,28 @@ export class TwoFactorRequired extends Schema.TaggedError<TwoFactorRequired>()(
 export class PayoutFailed extends Schema.TaggedError<PayoutFailed>()("PayoutFailed", message("Payout failed")) {}
 
 /**
- * The user has no AVAILABLE inventory entry that fits (SPEC upgrade rule 3). Selling an entry that is
- * absent, someone else's, or no longer AVAILABLE uses it too, with D8's message `Item not available`.
+ * The user has no AVAILABLE inventory entry that fits (docs/rules.md#upgrade-stake). Selling an entry that is
+ * absent, someone else's, or no longer AVAILABLE uses it too, with the message `Item not available`
+ * (docs/rules.md#selling).
  */
 export class ItemNotAvailable extends Schema.TaggedError<ItemNotAvailable>()(
   "ItemNotAvailable",
   message("Item not available for upgrade")
 ) {}
 
-/** The upgrade target is absent or not upgradable (SPEC upgrade rule 4). */
+/** The upgrade target is absent or not upgradable (docs/rules.md#upgrade-refusals). */
 export class ItemNotUpgradable extends Schema.TaggedError<ItemNotUpgradable>()(
   "ItemNotUpgradable",
   message("Item not upgradable")
 ) {}
 
-/** The upgrade target is not worth strictly more than the source (SPEC upgrade rule 5). */
+/** The upgrade target is not worth strictly more than the source (docs/rules.md#upgrade-refusals). */
 export class InvalidUpgrade extends Schema.TaggedError<InvalidUpgrade>()(
   "InvalidUpgrade",
   message("Target item must have higher value")
 ) {}
 
-/** The target is worth more than 10 times the source (D8). */
+/** The target is worth more than 10 times the source (docs/rules.md#upgrade-refusals). */
 export class MultiplierTooHigh extends Schema.TaggedError<MultiplierTooHigh>()(
   "MultiplierTooHigh",
   message("Maximum multiplier is 10x")
@@ -152,7 +163,7 @@ export class GatewayUnavailable extends Schema.TaggedError<GatewayUnavailable>()
   message("Payment gateway unavailable")
 ) {}
 
-/** A gateway callback whose `x-webhook-signature` does not match its body (SPEC deposit rule 3). */
+/** A gateway callback whose `x-webhook-signature` does not match its body (docs/rules.md#gateway-callback). */
 export class InvalidWebhookSignature extends Schema.TaggedError<InvalidWebhookSignature>()(
   "InvalidWebhookSignature",
   message("Invalid webhook signature")

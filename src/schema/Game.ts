@@ -1,4 +1,7 @@
-/** Shapes shared by openings, upgrades, inventory and live drops (SPEC CaseOpening, D7, D8, D11). */
+/**
+ * Shapes shared by openings, upgrades, inventory and live drops (docs/rules.md#openings,
+ * docs/rules.md#inventory-and-selling, docs/rules.md#live-drops).
+ */
 import { Schema } from "effect"
 import { Rarity } from "./Catalog"
 import { idFromString, ItemId } from "./Ids"
@@ -20,7 +23,7 @@ export const ItemView = Schema.Struct({
 export type ItemView = typeof ItemView.Type
 
 /**
- * `POST /cases/:id/open` (SPEC open-case response, D7, D17): with FLIP, `flipRoll` and `flipItems`
+ * `POST /cases/:id/open` (docs/rules.md#open-case-response): with FLIP, `flipRoll` and `flipItems`
  * [the main roll's item, the FLIP roll's item]; `item` is the more valuable of the two.
  */
 export const OpeningResult = Schema.Struct({

@@ -1,4 +1,4 @@
-/** Sign-in through an OpenID Connect provider (DECISIONS D2). */
+/** Sign-in through an OpenID Connect provider (docs/rules.md#sign-in). */
 import { Schema } from "effect"
 
 /** A callback that cannot complete a sign-in: unknown, replayed or forged state, an error response, a failed exchange. */

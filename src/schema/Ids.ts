@@ -1,5 +1,5 @@
 /**
- * Record ids (DECISIONS D3): PostgreSQL identity bigints, strings in JSON, `bigint` in code.
+ * Record ids (docs/rules.md#ids): PostgreSQL identity bigints, strings in JSON, `bigint` in code.
  * The `FromString` schemas validate path parameters: only a positive decimal integer is an id.
  */
 import { Schema } from "effect"

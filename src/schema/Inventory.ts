@@ -1,4 +1,4 @@
-/** A user's inventory (D8): entries of catalog items, and what became of them. */
+/** A user's inventory (docs/rules.md#inventory-entries): entries of catalog items, and what became of them. */
 import { Schema } from "effect"
 import { DropSource, ItemView } from "./Game"
 import { idFromString } from "./Ids"
@@ -10,7 +10,7 @@ export type InventoryItemId = typeof InventoryItemId.Type
 export const InventoryStatus = Schema.Literal("AVAILABLE", "SOLD", "UPGRADED")
 export type InventoryStatus = typeof InventoryStatus.Type
 
-/** D8 inventory entry; `item.valueCents` is the item's current catalog value. */
+/** An inventory entry (docs/rules.md#inventory-entries); `item.valueCents` is the item's current catalog value. */
 export const InventoryEntry = Schema.Struct({
   id: InventoryItemId,
   item: ItemView,

@@ -1,4 +1,4 @@
-/** The money ledger's vocabulary (DECISIONS D4). */
+/** The money ledger's vocabulary (docs/rules.md#ledger-and-money). */
 import { Schema } from "effect"
 import { TransactionId, UserId } from "./Ids"
 

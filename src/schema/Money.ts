@@ -1,6 +1,6 @@
-/** Money as people read it, and the bounds of an amount, in the notation of SPEC's messages. */
+/** Money as people read it, and the bounds of an amount, in the notation of the service's messages. */
 
-/** `R$ 1,234.56`: the notation of SPEC's own messages (`R$ 100,000.00`). */
+/** `R$ 1,234.56`: the notation of the service's messages (`R$ 100,000.00`). */
 export const formatBrl = (cents: bigint): string => {
   const sign = cents < 0n ? "-" : ""
   const abs = cents < 0n ? -cents : cents

@@ -1,4 +1,4 @@
-/** Notifications and audit actions (SPEC "Notification types and audit actions", D11). */
+/** Notifications and audit actions (docs/rules.md#notifications). */
 import { Schema } from "effect"
 import { idFromString } from "./Ids"
 
@@ -23,7 +23,7 @@ export class Notification extends Schema.Class<Notification>("Notification")({
   createdAt: Schema.Date
 }) {}
 
-/** SPEC's audit actions and those of D2. */
+/** Every action the audit trail records. */
 export type AuditAction =
   | "2FA_ENABLED"
   | "2FA_DISABLED"

@@ -1,4 +1,4 @@
-/** List queries (D3): `page` from 1 (default 1), `limit` 1 to 100 (default 20). */
+/** List queries (docs/rules.md#pagination): `page` from 1 (default 1), `limit` 1 to 100 (default 20). */
 import { Schema } from "effect"
 
 const integerParam = (min: number, max: number, fallback: number) =>

@@ -1,4 +1,4 @@
-/** Raffles (D14): ids, statuses and requests. */
+/** Raffles (docs/rules.md#raffles): ids, statuses and requests. */
 import { Schema } from "effect"
 import { idFromString, ItemId } from "./Ids"
 

@@ -1,4 +1,4 @@
-/** Sessions (SPEC Session): kept in the key-value store, never in the database. */
+/** Sessions (docs/rules.md#sessions): kept in the key-value store, never in the database. */
 import { Schema } from "effect"
 import { UserId } from "./Ids"
 import { Role } from "./User"
@@ -37,10 +37,10 @@ export const Session = Schema.Struct({
 })
 export type Session = typeof Session.Type
 
-/** What a request says about its client (SPEC session rules). */
+/** What a request says about its client (docs/rules.md#suspicious-ip-change, docs/rules.md#device-binding). */
 export interface ClientInfo {
   readonly ip: string
   readonly userAgent: string
-  /** The `X-Device-Id` header (D2). */
+  /** The `X-Device-Id` header (docs/rules.md#device-binding). */
   readonly deviceId: string | undefined
 }

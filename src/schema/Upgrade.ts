@@ -1,4 +1,4 @@
-/** Upgrades (SPEC Upgrade, "Upgrades" endpoints, D5, D8): the shapes of the wire. */
+/** Upgrades (docs/rules.md#upgrades): the shapes of the wire. */
 import { Schema } from "effect"
 import { idFromString, ItemId } from "./Ids"
 
@@ -31,7 +31,7 @@ export const UpgradeResult = Schema.Struct({
 })
 export type UpgradeResult = typeof UpgradeResult.Type
 
-/** `GET /upgrades/:id/verify` (D5): everything needed to recompute the roll by hand. */
+/** `GET /upgrades/:id/verify` (docs/rules.md#verification): everything needed to recompute the roll by hand. */
 export const UpgradeVerification = Schema.Struct({
   upgradeId: UpgradeId,
   serverSeed: Schema.String,

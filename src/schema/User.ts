@@ -1,4 +1,4 @@
-/** Users (SPEC User, DECISIONS D2). */
+/** Users (docs/rules.md#identity-and-sessions). */
 import { Schema } from "effect"
 import { UserId } from "./Ids"
 
@@ -31,8 +31,8 @@ export const USERNAME_MAX_LENGTH = 32
 const RESERVED = /^(?:user-\d+|admin|administrator|moderator|mod|support|staff|system|official)$/i
 
 /**
- * The username a name from the identity provider becomes (D2; rules in docs/decisions.md "Identity and
- * sessions"): NFKC-normalized; control, format (zero-width, bidi) and unassigned characters removed;
+ * The username a name from the identity provider becomes (docs/rules.md#usernames; reasons in docs/decisions.md
+ * "Identity and sessions"): NFKC-normalized; control, format (zero-width, bidi) and unassigned characters removed;
  * white space turned into `_`; only letters, digits, combining marks (one per letter), `.`, `_` and
  * `-` kept; runs of `.`, `_`, `-` cut to their first and none at the ends; at most 32 characters.
  * Undefined when fewer than 3 remain.

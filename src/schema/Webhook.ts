@@ -1,4 +1,4 @@
-/** Outbound webhook registrations (SPEC "Webhook registration", DECISIONS D12). */
+/** Outbound webhook registrations (docs/rules.md#webhook-registration). */
 import { Schema } from "effect"
 import { idFromString } from "./Ids"
 import { PlainString } from "./Text"

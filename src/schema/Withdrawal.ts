@@ -1,5 +1,5 @@
 /**
- * Withdrawals (SPEC "Deposits and withdrawals", Withdrawal rule; DECISIONS D9): ids, statuses, the
+ * Withdrawals (docs/rules.md#withdrawals): ids, statuses, the
  * amount limits and the validation of PIX keys per type. The checks are plain functions, so the HTTP
  * payload schema and the service apply the very same rules and messages.
  */
@@ -13,8 +13,8 @@ export type WithdrawalId = typeof WithdrawalId.Type
 
 /**
  * PENDING (requested, money debited), PROCESSING (a payout was handed to the gateway, outcome not yet
- * known, D18), COMPLETED (paid out); REJECTED, CANCELLED and FAILED (the gateway reported the payout
- * failed) were refunded.
+ * known, docs/rules.md#withdrawal-statuses), COMPLETED (paid out); REJECTED, CANCELLED and FAILED (the gateway
+ * reported the payout failed) were refunded.
  */
 export const WithdrawalStatus = Schema.Literal("PENDING", "PROCESSING", "COMPLETED", "REJECTED", "CANCELLED", "FAILED")
   .annotations({
@@ -33,9 +33,9 @@ export type PixKeyType = typeof PixKeyType.Type
 export const MIN_WITHDRAWAL_CENTS = 1_000n
 export const MAX_WITHDRAWAL_CENTS = 10_000_000n
 /**
- * D18: with 2FA on, a code is needed when this amount plus the user's withdrawals of the last 24 hours
- * (PENDING, PROCESSING or COMPLETED) is MORE than this (exactly this needs none), and for a PIX key no
- * payout of the user has gone to yet.
+ * docs/rules.md#withdrawal-2fa: with 2FA on, a code is needed when this amount plus the user's withdrawals of
+ * the last 24 hours (PENDING, PROCESSING or COMPLETED) is MORE than this (exactly this needs none), and for a
+ * PIX key no payout of the user has gone to yet.
  */
 export const TWO_FACTOR_THRESHOLD_CENTS = 10_000n
 export const TWO_FACTOR_WINDOW_MS = 24 * 60 * 60_000
@@ -96,8 +96,8 @@ export const normalizePixKey = (type: PixKeyType, key: string): string =>
   type === "CPF" || type === "CNPJ" ? key.replace(/\D/g, "") : type === "PHONE" ? key : key.toLowerCase()
 
 /**
- * A PIX key as shown to its owner in notifications (D18): enough to recognise it, not enough to use
- * it. E-mail `m***@example.com`, CPF `***.982.247-**`, CNPJ `**.222.333/****-**`, phone
+ * A PIX key as shown to its owner in notifications (docs/rules.md#withdrawal-notification): enough to recognise
+ * it, not enough to use it. E-mail `m***@example.com`, CPF `***.982.247-**`, CNPJ `**.222.333/****-**`, phone
  * `+55 11 *****-5678`, random key `123e…4000`. Takes the normalized key.
  */
 export const maskPixKey = (type: PixKeyType, key: string): string => {
@@ -122,8 +122,8 @@ const Text = (max: number) =>
 const Required = (max: number) => Text(max).pipe(Schema.nonEmptyString({ message: () => "is required" }))
 
 /**
- * The gateway's payout events on the signed callback (D18): `data.reference` names the withdrawal
- * (`withdrawal-<id>`), `data.id` is the gateway's payout id.
+ * The gateway's payout events on the signed callback (docs/rules.md#payout-events): `data.reference` names the
+ * withdrawal (`withdrawal-<id>`), `data.id` is the gateway's payout id.
  */
 export const PayoutEvent = Schema.Struct({
   event: Schema.Literal("payout.paid", "payout.failed"),

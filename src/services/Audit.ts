@@ -1,5 +1,5 @@
 /**
- * The audit trail (SPEC audit actions): append-only rows in `audit_logs`. A record joins the caller's
+ * The audit trail (every action of `AuditAction`): append-only rows in `audit_logs`. A record joins the caller's
  * database transaction when there is one, so it commits or rolls back with what it describes.
  */
 import { SqlClient } from "@effect/sql"

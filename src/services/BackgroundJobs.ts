@@ -24,7 +24,7 @@ const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Ef
     )
   )
 
-/** SPEC Deposit states: "the expiry job (runs every minute, acts on expired deposits)". */
+/** Unpaid deposits past their expiry are expired every minute (docs/rules.md#deposit-expiry). */
 export const DepositExpiryJob = every(
   Duration.minutes(1),
   "Deposit expiry",
@@ -32,7 +32,7 @@ export const DepositExpiryJob = every(
     Effect.tap(deposits.expireDue(), (count) => count > 0 ? Effect.logInfo(`Deposit expiry: ${count} expired`) : Effect.void))
 )
 
-/** D14: raffles are drawn (or cancelled) once they reach endsAt. */
+/** Raffles are drawn (or cancelled) once they reach endsAt (docs/rules.md#raffle-draw). */
 export const RaffleDrawJob = every(
   Duration.seconds(15),
   "Raffle draw",

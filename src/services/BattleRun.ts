@@ -1,6 +1,6 @@
 /**
- * Running a full battle (D13, D17; SPEC "Battle settlement" step 7), inside the transaction of the join
- * that filled its last slot: every player opens every round's case with a provably fair roll of the
+ * Running a full battle (docs/rules.md#battle-rolls, docs/rules.md#battle-settlement), inside the transaction
+ * of the join that filled its last slot: every player opens every round's case with a provably fair roll of the
  * battle's own server seed (committed when the battle was created) with the player's client seed and
  * the player's next nonces, one per round, the
  * winners are decided, the settlement (a pure function) is applied (inventory entries for what
@@ -30,8 +30,8 @@ export interface BattlePlayer {
 }
 
 /**
- * D13: NORMAL the highest total wins, CRAZY the lowest, TEAM the team with the highest sum; every
- * tied player (or team) wins. Returns the winners in slot order.
+ * docs/rules.md#battle-winners: NORMAL the highest total wins, CRAZY the lowest, TEAM the team with the highest
+ * sum; every tied player (or team) wins. Returns the winners in slot order.
  */
 export const winnersOf = (mode: BattleMode, players: ReadonlyArray<BattlePlayer>): ReadonlyArray<BattlePlayer> => {
   const bySlot = [...players].sort((a, b) => a.slot - b.slot)

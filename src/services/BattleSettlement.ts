@@ -1,5 +1,5 @@
 /**
- * Battle settlement (SPEC "Battle settlement" steps 1-6, D13 tie-breaks) as a pure function: the
+ * Battle settlement (docs/rules.md#battle-settlement, with its tie-breaks) as a pure function: the
  * items dropped and the winners in, the settlement records out. It moves items only; BattleRun applies
  * the records in the battle's transaction (step 7).
  *
@@ -15,9 +15,9 @@
  *    be added more than once.
  */
 
-/** SPEC Limits: settlement tolerance. */
+/** The settlement tolerance in cents (docs/rules.md#battle-settlement). */
 export const TOLERANCE = 100n
-/** SPEC Limits: at most 5 compensation candidates. */
+/** At most 5 compensation candidates (docs/rules.md#battle-settlement). */
 export const MAX_CANDIDATES = 5
 
 export type SettlementType = "DROPPED" | "REMOVED_TO_POOL" | "ADDED_FROM_POOL"

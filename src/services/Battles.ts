@@ -1,5 +1,5 @@
 /**
- * Case battles (D13; docs/decisions.md "Battles"): creation, joining, leaving, the views, the
+ * Case battles (docs/rules.md#battles; docs/decisions.md "Battles"): creation, joining, leaving, the views, the
  * settlement records and the verification of every roll.
  *
  * Money: the entry (sum of the round cases' prices) is debited through the Ledger (BATTLE_ENTRY) in
@@ -210,7 +210,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     const teamOf = (mode: BattleMode, slot: number) => (mode === "TEAM" ? (slot <= 2 ? 1 : 2) : null)
 
-    /** D13; the battle's server seed is committed here, its hash shown from the start (D17). */
+    /** docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. */
     const create = Effect.fn("Battles.create")(function*(userId: UserId, request: CreateBattleRequest) {
       const distinct = [...new Set(request.caseIds)]
       const cases = yield* rowsOf(
@@ -287,7 +287,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       return yield* get(id)
     })
 
-    /** WAITING only: a player gets the entry back; the creator leaving cancels and refunds everyone (D13). */
+    /**
+     * WAITING only: a player gets the entry back; the creator leaving cancels and refunds everyone
+     * (docs/rules.md#battle-joining).
+     */
     const leave = Effect.fn("Battles.leave")(function*(userId: UserId, id: BattleId) {
       const at = yield* now
       const refunds = yield* transaction(Effect.gen(function*() {
@@ -322,7 +325,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       return yield* get(id)
     })
 
-    /** SPEC `GET /battles/:id/settlements`; 409 before the battle is FINISHED. */
+    /** `GET /battles/:id/settlements` (docs/rules.md#battle-settlement); 409 before the battle is FINISHED. */
     const settlements = Effect.fn("Battles.settlements")(function*(id: BattleId) {
       const battle = yield* findRow(id, false)
       if (battle === undefined) return yield* battleNotFound()
@@ -355,7 +358,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     /**
      * `GET /provably-fair/verify/:id?type=battle-roll`: for the battle's players and administrators,
-     * once the battle is FINISHED; anyone else (or earlier) gets 404 (D5).
+     * once the battle is FINISHED; anyone else (or earlier) gets 404 (docs/rules.md#verification-access).
      */
     const verifyRoll = Effect.fn("Battles.verifyRoll")(function*(requester: SignedInUser, rollId: BattleRollId) {
       const found = yield* rowsOf(VerifiedRollRow, sql`
@@ -382,7 +385,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         roll: r.roll,
         calculatedRoll,
         item: itemOf(r),
-        // A battle with a committed seed (all since D17) rolled every round with it.
+        // A battle with a committed seed (every battle created since seeds are committed ahead) rolled every round with it.
         isValid: hashServerSeed(r.serverSeed) === r.serverSeedHash && calculatedRoll === r.roll &&
           r.rangeStart <= r.roll && r.roll <= r.rangeEnd &&
           (r.battleSeedHash === null || r.battleSeedHash === r.serverSeedHash)

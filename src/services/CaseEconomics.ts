@@ -1,9 +1,9 @@
 /**
- * What a case pays back (D21), exactly, as pure functions over its roll blocks: a roll in 1..10000000
- * selects the item whose block holds it, so item i drops with probability u_i / N (u_i = its block
- * size, N = 10000000). With FLIP (D7) the opening's trigger fires with probability T / N (T =
- * `flipThresholdUnits(flipChance)`); then a second, independent roll selects B and the user receives the
- * more valuable of A and B. So the value V an opening awards has the distribution
+ * What a case pays back (docs/rules.md#house-edge-rule, docs/economics.md), exactly, as pure functions over its
+ * roll blocks: a roll in 1..10000000 selects the item whose block holds it, so item i drops with probability
+ * u_i / N (u_i = its block size, N = 10000000). With FLIP (docs/rules.md#flip) the opening's trigger fires with
+ * probability T / N (T = `flipThresholdUnits(flipChance)`); then a second, independent roll selects B and the
+ * user receives the more valuable of A and B. So the value V an opening awards has the distribution
  *
  *   P(V = v) = (1 - T/N) x P(v1 = v) + T/N x P(max(v1, v2) = v),   P(max(v1, v2) <= v) = F(v)^2,
  *
@@ -116,7 +116,10 @@ export const caseEconomics = (terms: CaseTerms): Economics => {
   }
 }
 
-/** D21's refusal of a case that pays back more than its house edge allows, with the figures. */
+/**
+ * The refusal of a case (docs/rules.md#house-edge-rule) that pays back more than its house edge allows, with
+ * the figures.
+ */
 export const overHouseEdge = (terms: CaseTerms, economics: Economics): UnprocessableEntity =>
   new UnprocessableEntity({
     message: "Case pays back more than its house edge allows",

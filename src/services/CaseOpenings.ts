@@ -1,5 +1,5 @@
 /**
- * Opening a case (SPEC open-case rules 1-6, D5, D7, D17), the service's hot path. Under the user's
+ * Opening a case (docs/rules.md#open-case), the service's hot path. Under the user's
  * lock, the roll is computed from the case and the user's committed seed (both usually known to this
  * instance already), then ONE statement writes everything at once: the debit through the Ledger's
  * steps, the next nonce and a fresh committed seed, the inventory entry, the opening, the user's
@@ -7,7 +7,7 @@
  * the balance covers the price and what the roll was computed from is still current (otherwise it
  * writes nothing, and the opening reads again). The balance push and the drop go out after it.
  *
- * FLIP (D7, D17): with the opening's own seeds, a second HMAC over `${clientSeed}:${nonce}:flip`
+ * FLIP (docs/rules.md#flip): with the opening's own seeds, a second HMAC over `${clientSeed}:${nonce}:flip`
  * decides whether FLIP happens; then a second roll of the same seed with the following nonce selects
  * item B, and the user receives the more valuable of A and B (A on a tie).
  */
@@ -85,7 +85,10 @@ const view = (row: RangeRow): ItemView => ({
   imageUrl: row.imageUrl
 })
 
-/** The item a roll selects; a saved case always covers 1..10000000 (D6), so a miss is InvalidRoll. */
+/**
+ * The item a roll selects; a saved case always covers 1..10000000 (docs/rules.md#case-validation), so a miss is
+ * InvalidRoll.
+ */
 const select = (ranges: ReadonlyArray<RangeRow & ItemRange>, roll: number) =>
   Either.match(itemForRoll(ranges, roll), { onLeft: Effect.fail, onRight: Effect.succeed })
 
@@ -116,7 +119,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
       Effect.gen(function*() {
         const kept = cases.get(id)
         if (kept !== undefined) return Option.some(kept)
-        // A saved case always has items (D6), so no rows means no active case.
+        // A saved case always has items (docs/rules.md#case-validation), so no rows means no active case.
         const ranges = yield* activeCaseRanges(id)
         if (ranges.length === 0) return Option.none<ActiveCase>()
         const kase: ActiveCase = {
@@ -271,7 +274,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
       createdAt: Schema.DateFromSelf
     })
 
-    /** D7 `GET /cases/openings`: the user's openings, newest first. */
+    /** `GET /cases/openings` (docs/rules.md#opening-history): the user's openings, newest first. */
     const history = Effect.fn("CaseOpenings.history")(function*(userId: UserId, page: number, limit: number) {
       const rows = yield* SqlSchema.findAll({
         Request: Schema.Void,
@@ -329,11 +332,11 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     })
 
     /**
-     * D5 verification, for the owner and administrators (anyone else: 404). Recomputes every roll from
-     * the revealed seeds as they were recorded; isValid needs the hash, the roll, the selected item's
-     * block, the FLIP trigger with the flip chance of that moment, and with FLIP the second roll (the
-     * next nonce) and the better-of-two award by the values of that moment. (Openings since D17 roll
-     * FLIP with their own seed; older ones recorded a seed of its own, and verify as recorded.)
+     * Verification (docs/rules.md#verification), for the owner and administrators (anyone else: 404).
+     * Recomputes every roll from the revealed seeds as they were recorded; isValid needs the hash, the roll,
+     * the selected item's block, the FLIP trigger with the flip chance of that moment, and with FLIP the second
+     * roll (the next nonce) and the better-of-two award by the values of that moment. (Openings made since seeds are
+     * committed ahead roll FLIP with their own seed; older ones recorded a seed of its own, and verify as recorded.)
      */
     const verify = Effect.fn("CaseOpenings.verify")(function*(requester: SignedInUser, openingId: string) {
       const found = yield* SqlSchema.findOne({

@@ -1,11 +1,11 @@
 /**
- * The SPEC range rule and D6, as pure functions: a case's items ordered by ascending dropChance (equal
+ * The range rule (docs/rules.md#case-ranges), as pure functions: a case's items ordered by ascending dropChance (equal
  * chances by item id) get consecutive blocks of floor(dropChance x 10000000) numbers from 1 on; a roll
  * selects the item whose block holds it. A case is valid only when the blocks cover exactly
  * 1..10000000, so a saved case can never meet a roll outside its ranges.
  *
- * D21: items given without a dropChance get their rarity's base probability (SPEC), scaled to fill
- * what the given chances leave of 1 (`resolveDropChances`).
+ * Items given without a dropChance get their rarity's base probability, scaled to fill
+ * what the given chances leave of 1 (`resolveDropChances`, docs/rules.md#missing-drop-chances).
  */
 import { Either } from "effect"
 import {
@@ -39,7 +39,10 @@ const invalid = (message: string) =>
     })
   )
 
-/** An item of a case as an administrator gives it: without `dropChance`, its rarity decides (D21). */
+/**
+ * An item of a case as an administrator gives it: without `dropChance`, its rarity decides
+ * (docs/rules.md#missing-drop-chances).
+ */
 export interface ItemChanceRequest<Id extends bigint = bigint> {
   readonly itemId: Id
   readonly rarity: Rarity
@@ -47,9 +50,9 @@ export interface ItemChanceRequest<Id extends bigint = bigint> {
 }
 
 /**
- * D21: the drop chances of a case's items. When every item has a dropChance, they are returned as
- * given (`computeRanges` then checks they add up to 1). Otherwise the items without one share what the
- * given chances leave of 1 (all of it when none is given) in proportion to their rarities' base
+ * The drop chances of a case's items (docs/rules.md#missing-drop-chances). When every item has a dropChance,
+ * they are returned as given (`computeRanges` then checks they add up to 1). Otherwise the items without one
+ * share what the given chances leave of 1 (all of it when none is given) in proportion to their rarities' base
  * probabilities, by the largest remainder method in 0.0000001 units: each gets the floor of its exact
  * quota, and the units left over go one each to the largest remainders (equal remainders: lower item id
  * first). The chances given are never changed. 422 on `items` when a chance given is malformed, when
@@ -157,6 +160,6 @@ export const itemForRoll = <R extends Pick<ItemRange, "rangeStart" | "rangeEnd">
   return Either.left(new InvalidRoll({ roll }))
 }
 
-/** D6: the category a case's price puts it in (EVENT is only ever chosen explicitly). */
+/** The category a case's price puts it in; EVENT is only ever chosen explicitly (docs/rules.md#case-categories). */
 export const categoryForPrice = (priceCents: bigint): Exclude<CaseCategory, "EVENT"> =>
   priceCents < 1_000n ? "CHEAP" : priceCents < 5_000n ? "MEDIUM" : priceCents <= 20_000n ? "EXPENSIVE" : "PREMIUM"

@@ -1,13 +1,13 @@
 /**
- * The catalog's tables: items, cases and their case_items with roll ranges (SPEC Item, Case,
- * CaseItem; D6). Ranges are computed here, when a case's items are saved, so every saved case covers
- * 1..10000000 exactly.
+ * The catalog's tables: items, cases and their case_items with roll ranges
+ * (docs/rules.md#catalog-and-case-economics). Ranges are computed here, when a case's items are saved, so every
+ * saved case covers 1..10000000 exactly.
  *
  * Administrators create, update and list everything, inactive cases included. Players see active
  * cases only (`listActiveCases`, `findActiveCase`): an inactive case is as absent as a missing one.
  *
- * Economics (D21, src/services/CaseEconomics.ts): every save computes what the case pays back from its
- * roll blocks and its items' current values. A save that leaves the case paying back more than
+ * Economics (docs/rules.md#house-edge-rule, src/services/CaseEconomics.ts): every save computes what the case
+ * pays back from its roll blocks and its items' current values. A save that leaves the case paying back more than
  * 1 - houseEdge of its price is refused (422 with the figures) unless the case is promotional; the one
  * exception is taking an active case out of play (isActive false), so an operator can always stop the
  * losses. Item value changes are never refused: a case they push over its edge shows as a CRITICAL
@@ -41,15 +41,18 @@ export interface NewCase {
   readonly description?: string | null | undefined
   readonly imageUrl: string
   readonly priceCents: bigint
-  /** Only EVENT is ever chosen; any other value, or none, means the category follows from the price (D6). */
+  /**
+   * Only EVENT is ever chosen; any other value, or none, means the category follows from the price
+   * (docs/rules.md#case-categories).
+   */
   readonly category?: CaseCategory | undefined
   readonly isActive?: boolean | undefined
   readonly isFeatured?: boolean | undefined
   readonly houseEdge?: number | undefined
   readonly flipChance?: number | undefined
-  /** Pays back more than its house edge on purpose (D21); default false. */
+  /** Pays back more than its house edge on purpose (docs/rules.md#house-edge-rule); default false. */
   readonly promotional?: boolean | undefined
-  /** Without a dropChance, an item gets its rarity's base probability, scaled (D21). */
+  /** Without a dropChance, an item gets its rarity's base probability, scaled (docs/rules.md#missing-drop-chances). */
   readonly items: ReadonlyArray<CaseItemRequest>
 }
 
@@ -69,11 +72,11 @@ export interface CaseWithItems {
   readonly case: Case
   /** In roll order (ascending rangeStart). */
   readonly items: ReadonlyArray<CaseItem>
-  /** What it pays back, from its blocks and its items' current values (D21). */
+  /** What it pays back, from its blocks and its items' current values (docs/rules.md#house-edge-rule). */
   readonly economics: Economics
 }
 
-/** An active, non-promotional case that pays back more than its house edge allows (D21). */
+/** An active, non-promotional case that pays back more than its house edge allows (docs/rules.md#house-edge-rule). */
 export interface CaseOverHouseEdge {
   readonly id: CaseId
   readonly name: string
@@ -109,7 +112,10 @@ export interface ActiveCaseQuery extends PageRequest {
   readonly featured?: boolean | undefined
 }
 
-/** An entry of the public case list (SPEC `GET /cases`); `bestItem` is its most valuable item. */
+/**
+ * An entry of the public case list (`GET /cases`, docs/rules.md#case-listing); `bestItem` is its most valuable
+ * item.
+ */
 export interface CaseSummary {
   readonly id: CaseId
   readonly name: string
@@ -193,7 +199,7 @@ const slugTaken = () => new Conflict({ message: "Slug already exists" })
 const definedOnly = <A extends Record<string, unknown>>(record: A): Partial<A> =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<A>
 
-/** D6: EVENT only when asked for; otherwise the price decides. */
+/** docs/rules.md#case-categories: EVENT only when asked for; otherwise the price decides. */
 const categoryFor = (asked: CaseCategory | undefined, priceCents: bigint): CaseCategory =>
   asked === "EVENT" ? "EVENT" : categoryForPrice(priceCents)
 
@@ -266,8 +272,9 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
     })
 
     /**
-     * The ranges of new items for a case (D6, D21: missing chances from the rarities) and what each
-     * block pays; 422 on `items` when an item does not exist or the chances do not cover 1..10000000.
+     * The ranges of new items for a case (docs/rules.md#case-ranges; missing chances from the rarities,
+     * docs/rules.md#missing-drop-chances) and what each block pays; 422 on `items` when an item does not exist
+     * or the chances do not cover 1..10000000.
      */
     const rangesFor = (items: ReadonlyArray<CaseItemRequest>) =>
       Effect.gen(function*() {
@@ -293,7 +300,10 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         }
       })
 
-    /** D21: the promotional flag is audited whenever a case is saved with it or it changes. */
+    /**
+     * The promotional flag is audited whenever a case is saved with it or it changes
+     * (docs/rules.md#house-edge-rule).
+     */
     const auditPromotional = (actor: UserId | null, kase: Case, economics: Economics) =>
       audit.record({
         userId: actor,
@@ -321,8 +331,9 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
     })
 
     /**
-     * A new case with its ranges, in one transaction. 422 on `items` (D6, D21) or over its house edge
-     * unless promotional (D21); 409 `Slug already exists`. `actor`: the administrator, for the audit.
+     * A new case with its ranges, in one transaction. 422 on `items` (docs/rules.md#case-validation) or over its house
+     * edge unless promotional (docs/rules.md#house-edge-rule); 409 `Slug already exists`. `actor`: the
+     * administrator, for the audit.
      */
     const createCase = Effect.fn("Catalog.createCase")(function*(input: NewCase, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -390,15 +401,19 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         return over
       })
 
-    /** D21's dashboard alert: every active, non-promotional case over its house edge. */
+    /**
+     * The dashboard's alert (docs/rules.md#dashboard-alerts): every active, non-promotional case over its house
+     * edge.
+     */
     const casesOverHouseEdge = Effect.fn("Catalog.casesOverHouseEdge")(function*() {
       return yield* overEdge()
     }, orUnavailable)
 
     /**
      * Changes the given fields of an item; 404 `Item not found` when it does not exist. A value change
-     * is never refused (D21): each active, non-promotional case it pushes over its house edge is
-     * audited (CASE_OVER_HOUSE_EDGE) and logged here, and shows as a dashboard alert until it is dealt with.
+     * is never refused (docs/rules.md#house-edge-rule): each active, non-promotional case it pushes over its
+     * house edge is audited (CASE_OVER_HOUSE_EDGE) and logged here, and shows as a dashboard alert until it is
+     * dealt with.
      */
     const updateItem = Effect.fn("Catalog.updateItem")(function*(id: ItemId, update: ItemUpdate, actor: UserId | null = null) {
       const changes = definedOnly({ ...update })
@@ -437,7 +452,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       }).pipe(transaction)
     }, orUnavailable)
 
-    /** Every item, by id (D6 `GET /admin/items`). */
+    /** Every item, by id (`GET /admin/items`, docs/rules.md#catalog-administration). */
     const listItems = Effect.fn("Catalog.listItems")(function*(page: PageRequest) {
       const entries = yield* SqlSchema.findAll({
         Request: PageWindow,
@@ -458,8 +473,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
     /**
      * Changes the given fields of a case in one transaction; new `items` replace the old ones with
      * recomputed ranges. 404 `Case not found`, 409 `Slug already exists`, 422 on `items`, and 422 when
-     * the case it leaves pays back more than its house edge allows (D21) unless it is promotional or
-     * the change takes it out of play.
+     * the case it leaves pays back more than its house edge allows (docs/rules.md#house-edge-rule) unless it is
+     * promotional or the change takes it out of play.
      */
     const updateCase = Effect.fn("Catalog.updateCase")(function*(id: CaseId, update: CaseUpdate, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -547,7 +562,10 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
             WHERE ci.case_id IN ${sql.in(ids)} ORDER BY ci.case_id, ci.range_start`
     })
 
-    /** Every case with its items, inactive ones included, by id (D6 `GET /admin/cases`). */
+    /**
+     * Every case with its items, inactive ones included, by id (`GET /admin/cases`,
+     * docs/rules.md#catalog-administration).
+     */
     const listCases = Effect.fn("Catalog.listCases")(function*(page: PageRequest) {
       const cases = yield* casesPage(windowOf(page))
       const items = cases.length === 0 ? [] : yield* itemsOfCases(cases.map((c) => c.id))
@@ -566,7 +584,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       ])
 
     /**
-     * SPEC `GET /cases` (D6): active cases, featured first, then by price, then by id; each with its
+     * `GET /cases` (docs/rules.md#case-listing): active cases, featured first, then by price, then by id; each with its
      * item count and its most valuable item (equal values: the lowest item id).
      */
     const listActiveCases = Effect.fn("Catalog.listActiveCases")(function*(query: ActiveCaseQuery) {
@@ -613,7 +631,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
 
     /**
      * An active case with its items and ranges in roll order, for `GET /cases/:id` and openings.
-     * Absent or inactive: CaseNotFound (SPEC open rule 2).
+     * Absent or inactive: CaseNotFound (docs/rules.md#open-case).
      */
     const findActiveCase = Effect.fn("Catalog.findActiveCase")(function*(caseId: CaseId) {
       const found = yield* activeCase(caseId)

@@ -1,6 +1,6 @@
 /**
- * Loads the demo catalog (D6): `npm run seed` adds whatever of it is missing (items by name, cases
- * by slug), and `npm start` loads it when the catalog is empty. Seeding holds a transaction-scoped
+ * Loads the demo catalog (docs/rules.md#demo-catalog): `npm run seed` adds whatever of it is missing (items by
+ * name, cases by slug), and `npm start` loads it when the catalog is empty. Seeding holds a transaction-scoped
  * advisory lock, so instances starting together load it once.
  */
 import { SqlClient } from "@effect/sql"

@@ -1,16 +1,16 @@
 /**
- * The administration dashboard (SPEC "Administration and dashboard" rules 1-5, D15; docs/decisions.md
+ * The administration dashboard (docs/rules.md#administration-and-dashboard; docs/decisions.md
  * "Dashboard"). Every day is a UTC calendar day of the Effect Clock.
  *
  * - Revenue = CASE_OPEN and BATTLE_ENTRY ledger amounts (as positive cents), less the BATTLE_REFUND
  *   amounts (an entry given back, when a player leaves or the creator cancels, was never revenue),
  *   plus the source values staked in upgrades. The chart's deposits and withdrawals are the DEPOSIT
- *   and WITHDRAWAL ledger movements (SPEC rule 3); the "today" financial figures are confirmed
- *   deposits and completed withdrawals (SPEC rule 2).
- * - Gross gaming revenue (D21; docs/economics.md), per game and day: what players staked minus the
- *   value of the items (and balance: no game pays any today) they were awarded. Openings: price paid
- *   minus the won item's value, by opening time. Upgrades: the staked item's value minus, on success,
- *   the target's value, by upgrade time. Battles: entries net of refunds, by ledger time, minus the
+ *   and WITHDRAWAL ledger movements (docs/rules.md#revenue-chart); the "today" financial figures are confirmed
+ *   deposits and completed withdrawals (docs/rules.md#dashboard-stats).
+ * - Gross gaming revenue (docs/rules.md#gross-gaming-revenue, docs/economics.md), per game and day: what
+ *   players staked minus the value of the items (and balance: no game pays any today) they were awarded.
+ *   Openings: price paid minus the won item's value, by opening time. Upgrades: the staked item's value minus,
+ *   on success, the target's value, by upgrade time. Battles: entries net of refunds, by ledger time, minus the
  *   value of the items given to winners (DROPPED and ADDED_FROM_POOL settlements; REMOVED_TO_POOL
  *   stays with the house), by settlement time. Raffles: tickets, by ledger time, minus the prize's value
  *   at the draw, by draw time. Item sales (ITEM_SELL credits) and deposit fees (on deposits confirmed
@@ -39,7 +39,7 @@ const SETTLED_AFTER_MS = 3_600_000
 export const CHART_PERIODS = { "7d": 7, "30d": 30, "90d": 90 } as const
 export type ChartPeriod = keyof typeof CHART_PERIODS
 
-/** The ledger types of revenue (D15); amounts are the user's side, so revenue is minus their sum. */
+/** The ledger types of revenue (docs/rules.md#revenue); amounts are the user's side, so revenue is minus their sum. */
 const REVENUE_TYPES = ["CASE_OPEN", "BATTLE_ENTRY", "BATTLE_REFUND"] as const
 /** Every ledger type a day's figures read. */
 const DAY_TYPES = [...REVENUE_TYPES, "DEPOSIT", "WITHDRAWAL", "RAFFLE_TICKET", "ITEM_SELL"] as const
@@ -153,7 +153,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         numberOf(sql<{ n: string }>`
           SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM withdrawals
           WHERE status = 'COMPLETED' AND processed_at >= ${from} AND processed_at < ${to}`),
-        // PROCESSING (D18: sent to the gateway, no answer yet) still waits to be settled.
+        // PROCESSING (sent to the gateway, no answer yet: docs/rules.md#withdrawal-statuses) still waits to be settled.
         numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE status IN ('PENDING', 'PROCESSING')`),
         countBetween("case_openings", from, to),
         countBetween("battles", from, to),
@@ -226,7 +226,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
                COALESCE(sum(item_sales), 0)::text AS item_sales_cents,
                COALESCE(sum(fees), 0)::text AS fees_cents
         FROM (
-          -- The ledger: revenue (D15), deposits and withdrawals (SPEC rule 3), battle and raffle stakes, sales.
+          -- The ledger: revenue, deposits and withdrawals (docs/rules.md#revenue-chart), battle and raffle stakes, sales.
           SELECT ${day("created_at")} AS day, -${amounts(REVENUE_TYPES)} AS revenue, ${amounts(["DEPOSIT"])} AS deposits,
                  -${amounts(["WITHDRAWAL"])} AS withdrawals, 0 AS ggr_openings, 0 AS ggr_upgrades,
                  -${amounts(["BATTLE_ENTRY", "BATTLE_REFUND"])} AS ggr_battles, -${amounts(["RAFFLE_TICKET"])} AS ggr_raffles,
@@ -238,7 +238,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
           SELECT ${day("created_at")}, 0, 0, 0, sum(price_paid_cents - item_value_cents), 0, 0, 0, 0, 0
           FROM case_openings WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1
           UNION ALL
-          -- Upgrades: the stake is revenue (D15); GGR gives back the target when won.
+          -- Upgrades: the stake is revenue (docs/rules.md#revenue); GGR gives back the target when won.
           SELECT ${day("created_at")}, sum(from_value_cents), 0, 0, 0,
                  sum(from_value_cents - CASE WHEN success THEN to_value_cents ELSE 0 END), 0, 0, 0, 0
           FROM upgrades WHERE created_at >= ${from} AND created_at < ${to} GROUP BY 1
@@ -297,7 +297,10 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         return all.map((day) => found.get(day) ?? quietDay(day))
       })
 
-    /** `GET /admin/dashboard/revenue-chart`: the period's days ending today, ascending (SPEC rule 3, D15). */
+    /**
+     * `GET /admin/dashboard/revenue-chart`: the period's days ending today, ascending
+     * (docs/rules.md#revenue-chart).
+     */
     const revenueChart = Effect.fn("Dashboard.revenueChart")(function*(period: ChartPeriod) {
       const count = CHART_PERIODS[period]
       const today = startOfDay(yield* Clock.currentTimeMillis)
@@ -375,7 +378,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
       }
     })
 
-    /** `GET /admin/dashboard/alerts` (D15). */
+    /** `GET /admin/dashboard/alerts` (docs/rules.md#dashboard-alerts). */
     const alerts = Effect.fn("Dashboard.alerts")(function*() {
       const now = yield* Clock.currentTimeMillis
       const from = new Date(startOfDay(now))
@@ -396,7 +399,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
           message: `${staleWithdrawals} pending withdrawal${staleWithdrawals === 1 ? "" : "s"} requested more than 24 hours ago`
         })
       }
-      // D21: an active case that pays back more than its house edge allows loses money on every opening.
+      // docs/rules.md#house-edge-rule: an active case that pays back more than its house edge allows loses
+      // money on every opening.
       for (const kase of yield* catalog.casesOverHouseEdge()) {
         alerts.push({
           id: `case-over-house-edge:${kase.id}`,

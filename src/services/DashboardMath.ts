@@ -1,5 +1,5 @@
 /**
- * The dashboard's pure arithmetic (SPEC "Administration and dashboard" rules 1 and 3, D3, D15): UTC
+ * The dashboard's pure arithmetic (docs/rules.md#dashboard-stats, docs/rules.md#revenue-chart): UTC
  * days and the roundings. Inputs are integers (counts or cents); the roundings are exact (BigInt),
  * half away from zero, so a figure never depends on floating-point noise or on its sign.
  */
@@ -23,9 +23,9 @@ export const roundedDivision = (numerator: bigint, denominator: bigint): bigint 
 }
 
 /**
- * SPEC rule 1 (growth) and D15 (growthRate): the change from `previous` to `current` in percent,
- * rounded to 2 decimals; 0 when `previous` is 0. A negative `previous` (a net figure) is taken by its
- * size, so the sign always says whether the figure went up or down.
+ * `growth` and `growthRate` (docs/rules.md#dashboard-stats, docs/rules.md#revenue-chart): the change from
+ * `previous` to `current` in percent, rounded to 2 decimals; 0 when `previous` is 0. A negative `previous` (a
+ * net figure) is taken by its size, so the sign always says whether the figure went up or down.
  */
 export const percentChange = (current: number, previous: number): number => {
   if (previous === 0) return 0

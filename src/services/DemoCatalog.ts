@@ -1,8 +1,8 @@
 /**
- * The demo catalog (D6): loaded by `npm run seed`, and by `npm start` when the catalog is empty, so a
- * fresh install has something to open. Item names are made up; values are in BRL cents. Each case pays
- * back 87 to 89 % of its price on average, FLIP included: within the default house edge of 10 % (D21;
- * test/services/CaseEconomics.test.ts checks it).
+ * The demo catalog (docs/rules.md#demo-catalog): loaded by `npm run seed`, and by `npm start` when the catalog
+ * is empty, so a fresh install has something to open. Item names are made up; values are in BRL cents. Each case pays
+ * back 87 to 89 % of its price on average, FLIP included: within the default house edge of 10 %
+ * (docs/rules.md#house-edge-rule; test/services/CaseEconomics.test.ts checks it).
  */
 import type { CaseCategory, Rarity } from "../schema/Catalog"
 
@@ -18,7 +18,7 @@ export interface DemoCase {
   readonly slug: string
   readonly description: string
   readonly priceCents: bigint
-  /** Only EVENT is given; the other categories follow from the price (D6). */
+  /** Only EVENT is given; the other categories follow from the price (docs/rules.md#case-categories). */
   readonly category?: Extract<CaseCategory, "EVENT">
   readonly isFeatured: boolean
   readonly flipChance: number

@@ -1,11 +1,10 @@
 /**
- * Deposits (SPEC "Deposit" and its state table, deposit rules 1-6; DECISIONS D4, D9, D12;
- * docs/decisions.md "Deposits").
+ * Deposits (docs/rules.md#deposits; docs/decisions.md "Deposits").
  *
  * - initiate: the gateway creates the charge first (nothing to undo if it fails), then the PENDING
  *   row stores its externalId, expiry and payment code. The charge is for amountCents + feeCents (the
- *   method's fee, paid on top, D21); confirmation credits amountCents. The fee is outside money that
- *   never reaches a balance, so it has no ledger row: it is kept on the deposit.
+ *   method's fee, paid on top, docs/rules.md#deposit-fees); confirmation credits amountCents. The fee is
+ *   outside money that never reaches a balance, so it has no ledger row: it is kept on the deposit.
  * - confirmation (gateway charge.paid, or an administrator): the row is locked, moved to CONFIRMED,
  *   and in the SAME transaction credited through the Ledger (DEPOSIT), notified (DEPOSIT_CONFIRMED),
  *   audited (DEPOSIT_CONFIRMED) and queued for the outbound webhook deposit.confirmed. A deposit is
@@ -18,7 +17,7 @@
  *
  * The gateway has the last word on money received: charge.paid also confirms a deposit that our
  * expiry job (or an earlier failure event) had already closed, so a late callback never swallows
- * a payment. Administrators confirm only PENDING deposits (SPEC).
+ * a payment. Administrators confirm only PENDING deposits (docs/rules.md#admin-deposit-confirmation).
  */
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
@@ -71,12 +70,15 @@ type Row = typeof Row.Type
 const COLUMNS = `d.id, d.user_id, u.username, d.amount_cents, d.fee_cents, d.method, d.status, d.external_id, d.expires_at,
   d.confirmed_at, d.failure_reason, d.qr_code, d.qr_code_text, d.created_at`
 
-/** A deposit as its owner sees it in lists (SPEC `GET /payment/deposits`, plus D9's externalId). */
+/**
+ * A deposit as its owner sees it in lists (`GET /payment/deposits`, with the externalId:
+ * docs/rules.md#deposit-initiation).
+ */
 export interface DepositView {
   readonly id: DepositId
   /** What the user is credited. */
   readonly amountCents: bigint
-  /** The method's fee, paid on top (D21). */
+  /** The method's fee, paid on top (docs/rules.md#deposit-fees). */
   readonly feeCents: bigint
   /** What the gateway charges: amountCents + feeCents. */
   readonly totalCents: bigint
@@ -114,7 +116,7 @@ const adminView = (row: Row): AdminDepositView => ({ ...depositView(row), user: 
 const depositNotFound = () => NotFound.of("Deposit")
 const notPending = () => new BadRequest({ message: "Deposit is not pending" })
 
-/** Who confirms: the gateway's charge.paid, or an administrator (SPEC deposit rule 5). */
+/** Who confirms: the gateway's charge.paid, or an administrator (docs/rules.md#admin-deposit-confirmation). */
 type Confirmer = { readonly _tag: "Gateway" } | { readonly _tag: "Admin"; readonly adminId: UserId }
 
 export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
@@ -262,7 +264,10 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         notifications.push(confirmed.row.userId, confirmed.notification)
       ], { discard: true })
 
-    /** charge.paid: confirms once; an already CONFIRMED deposit is left as it is (SPEC, idempotent). */
+    /**
+     * charge.paid: confirms once; an already CONFIRMED deposit is left as it is (idempotent,
+     * docs/rules.md#deposit-states).
+     */
     const confirmFromGateway = Effect.fn("Deposits.confirmFromGateway")(function*(externalId: string) {
       const confirmed = yield* transaction(Effect.gen(function*() {
         const locked = yield* selectFirst(sql`
@@ -278,7 +283,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       if (confirmed !== undefined) yield* announce(confirmed)
     })
 
-    /** SPEC deposit rule 5: PENDING only, answered with `{id, status, confirmedAt}` (D9). */
+    /** PENDING only, answered with `{id, status, confirmedAt}` (docs/rules.md#admin-deposit-confirmation). */
     const confirmByAdmin = Effect.fn("Deposits.confirmByAdmin")(function*(adminId: UserId, id: DepositId) {
       const confirmed = yield* transaction(Effect.gen(function*() {
         const locked = yield* selectFirst(sql`
@@ -416,7 +421,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       }
     })
 
-    /** SPEC deposit rule 3: the events handled; any other is acknowledged without action. */
+    /** The events handled (docs/rules.md#gateway-callback); any other is acknowledged without action. */
     const handleGatewayEvent = Effect.fn("Deposits.handleGatewayEvent")(function*(event: GatewayEvent) {
       switch (event.event) {
         case "charge.paid":

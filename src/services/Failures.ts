@@ -1,5 +1,6 @@
 /**
- * D20's one policy for what PostgreSQL and Redis answer, used by every statement and store call:
+ * The one policy (docs/rules.md#dependency-outage) for what PostgreSQL and Redis answer, used by every
+ * statement and store call:
  * - an outage (a refused, lost or terminated connection, a server shutting down or starting up, too
  *   many connections, a pool or lock or statement timeout, Redis giving up on a command) is the typed
  *   ServiceUnavailable: 503 with Retry-After, and the client may retry;

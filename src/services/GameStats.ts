@@ -1,4 +1,4 @@
-/** Statistics of openings (SPEC "Statistics shapes", D6): per user and per case. */
+/** Statistics of openings (docs/rules.md#opening-statistics): per user and per case. */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Rarity } from "../schema/Catalog"

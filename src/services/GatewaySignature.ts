@@ -1,5 +1,5 @@
 /**
- * Signatures of the payment gateway's callbacks (SPEC deposit rule 3, D9): lowercase hex
+ * Signatures of the payment gateway's callbacks (docs/rules.md#gateway-callback): lowercase hex
  * HMAC-SHA256 of the JSON body, keyed with the shared webhook secret. Verified over the raw bytes
  * received and, failing that, over the compact re-serialization of the parsed JSON (a gateway that
  * signs `JSON.stringify(body)` but sends it pretty-printed); compared in constant time.

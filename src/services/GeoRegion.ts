@@ -1,7 +1,7 @@
 /**
- * The region of an IP address (D2): its country, from the GeoLite2 country database shipped inside
- * the `geoip-country` package (no network at run time). Loopback, private and unknown addresses have
- * no region.
+ * The region of an IP address (docs/rules.md#suspicious-ip-change): its country, from the GeoLite2 country
+ * database shipped inside the `geoip-country` package (no network at run time). Loopback, private and unknown
+ * addresses have no region.
  */
 import geoip from "geoip-country"
 

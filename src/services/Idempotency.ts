@@ -1,6 +1,6 @@
 /**
- * Idempotency keys (D20; docs/decisions.md "Idempotency keys"): a money-moving request that carries
- * `Idempotency-Key` runs at most once per user and key within 24 hours, so a client that lost the
+ * Idempotency keys (docs/rules.md#idempotency-keys; docs/decisions.md "Idempotency keys"): a money-moving
+ * request that carries `Idempotency-Key` runs at most once per user and key within 24 hours, so a client that lost the
  * answer (a timeout, a cut connection, a crashed instance) can safely send the request again.
  *
  * Under the user's lock, ONE database transaction looks the key up, runs the operation (whose own

@@ -1,6 +1,6 @@
 /**
- * A user's inventory (D8): entries of catalog items won in openings, upgrades, battles and raffles,
- * and their sale for the item's current value (ITEM_SELL, D4).
+ * A user's inventory (docs/rules.md#inventory-and-selling): entries of catalog items won in openings, upgrades,
+ * battles and raffles, and their sale for the item's current value (ITEM_SELL, docs/rules.md#transaction-types).
  *
  * A sale is ONE database transaction: a conditional update takes the entry from AVAILABLE to SOLD and
  * the Ledger credits its value, reference `INVENTORY_ITEM` / the entry id. The update is the guard:
@@ -41,7 +41,7 @@ export interface InventoryQuery {
 /** The reference of an ITEM_SELL movement: the sold entry. */
 export const SALE_REFERENCE_TYPE = "INVENTORY_ITEM"
 
-/** D8: a second sale of an entry, or a sale of someone else's entry. */
+/** docs/rules.md#selling: a second sale of an entry, or a sale of someone else's entry. */
 const notAvailable = () => new ItemNotAvailable({ message: "Item not available" })
 
 const EntryRow = Schema.Struct({
@@ -96,7 +96,10 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
       return row.id
     })
 
-    /** D8 `GET /inventory`: newest first; `totalValueCents` sums the AVAILABLE entries' current values. */
+    /**
+     * `GET /inventory` (docs/rules.md#inventory-entries): newest first; `totalValueCents` sums the AVAILABLE
+     * entries' current values.
+     */
     const list = Effect.fn("Inventory.list")(function*(userId: UserId, query: InventoryQuery) {
       const where = sql.and([
         sql`ii.user_id = ${userId}`,
@@ -155,7 +158,10 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
         reference: { type: SALE_REFERENCE_TYPE, id: sold.id }
       })
 
-    /** D8 `POST /inventory/:id/sell`: one entry for its item's current value; 400 `Item not available` otherwise. */
+    /**
+     * `POST /inventory/:id/sell` (docs/rules.md#selling): one entry for its item's current value; 400 `Item not
+     * available` otherwise.
+     */
     const sell = Effect.fn("Inventory.sell")(function*(userId: UserId, entryId: InventoryItemId) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const result = yield* transaction(Effect.gen(function*() {
@@ -172,7 +178,10 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
       return result
     })
 
-    /** D8 `POST /inventory/sell-all`: every AVAILABLE entry, one ITEM_SELL row each; nothing to sell is not an error. */
+    /**
+     * `POST /inventory/sell-all` (docs/rules.md#selling): every AVAILABLE entry, one ITEM_SELL row each;
+     * nothing to sell is not an error.
+     */
     const sellAll = Effect.fn("Inventory.sellAll")(function*(userId: UserId) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const result = yield* transaction(Effect.gen(function*() {

@@ -1,5 +1,5 @@
 /**
- * The ledger (DECISIONS D4): the only code that changes `users.balance_cents`.
+ * The ledger (docs/rules.md#ledger-and-money): the only code that changes `users.balance_cents`.
  *
  * Each movement is ONE statement that updates the balance and inserts its `transactions` row
  * together, so it is atomic by itself and joins the caller's database transaction when there is one

@@ -1,5 +1,5 @@
 /**
- * The live-drop feed (D11): rows in `live_drops` written in the transaction of the win, and a
+ * The live-drop feed (docs/rules.md#live-drops): rows in `live_drops` written in the transaction of the win, and a
  * broadcast on channel `live-drops` after the commit, which Redis pub/sub fans out to every instance.
  */
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"

@@ -1,5 +1,5 @@
 /**
- * User notifications (SPEC types, D11): rows in `notifications`, pushed to the user's realtime channel
+ * User notifications (docs/rules.md#notifications): rows in `notifications`, pushed to the user's realtime channel
  * `user:<id>` as `{event: "notification", data: {id, type, title, message}}`.
  *
  * Inside a database transaction, `create` the row and `push` it after the commit, so a rolled-back
@@ -25,7 +25,7 @@ export interface NotificationPage {
   readonly page: number
 }
 
-/** The realtime channel of one user (D11). */
+/** The realtime channel of one user (docs/rules.md#realtime). */
 export const userChannel = (userId: bigint) => `user:${userId}`
 
 const Row = Schema.Struct({

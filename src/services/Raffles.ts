@@ -1,5 +1,5 @@
 /**
- * Raffles (D14, D17; docs/decisions.md "Raffles"). Commit-reveal: the server seed's hash is public from
+ * Raffles (docs/rules.md#raffles; docs/decisions.md "Raffles"). Commit-reveal: the server seed's hash is public from
  * creation; each purchase records the buyer's client seed; the seed is revealed by the draw, and anyone
  * can recompute the winning ticket from what `GET /raffles/:id` then shows:
  * `(HMAC-SHA256(serverSeed, "${raffleId}:${ticketsSold}:${ticketSeedsDigest}") mod ticketsSold) + 1`,
@@ -90,7 +90,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
       rowsOf(SeedBlockRow, sql`
         SELECT first_ticket, last_ticket, client_seed FROM raffle_tickets WHERE raffle_id = ${id} ORDER BY first_ticket`)
 
-    /** D14's body; `myTickets` are the viewer's numbers. `ticketSeeds` are only in `get`. */
+    /** A raffle as `GET /raffles/:id` shows it; `myTickets` are the viewer's numbers. `ticketSeeds` are only in `get`. */
     const viewsOf = (rows: ReadonlyArray<RaffleRow>, viewerId: UserId) =>
       Effect.gen(function*() {
         if (rows.length === 0) return []
@@ -212,7 +212,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         }
         const last = reserved.ticketsSold
         const first = last - count + 1
-        // The buyer's client seed at purchase goes into the draw (D17).
+        // The buyer's client seed at purchase goes into the draw (docs/rules.md#raffle-draw).
         yield* fairness.ensure(userId)
         yield* sql`INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, client_seed, created_at)
                    SELECT ${id}, ${first}, ${last}, ${userId}, client_seed, ${at} FROM fairness_seeds WHERE user_id = ${userId}`

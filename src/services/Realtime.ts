@@ -1,5 +1,5 @@
 /**
- * Pushes to one user's realtime channel (D11, SPEC "Internal pushes"): `balance.updated` after every
+ * Pushes to one user's realtime channel (docs/rules.md#realtime): `balance.updated` after every
  * committed balance change, and (from Notifications) `notification`. Messages are JSON
  * `{event, data}` on channel `user:<id>`, fanned out across instances by the Broadcast store.
  */

@@ -1,5 +1,6 @@
 /**
- * AES-256-GCM for short secrets at rest (D10: the two-factor secret, keyed by TWO_FACTOR_KEY).
+ * AES-256-GCM for short secrets at rest (the two-factor secret, keyed by TWO_FACTOR_KEY:
+ * docs/rules.md#two-factor-secret-storage).
  *
  * One string per value: `v1.<iv>.<tag>.<ciphertext>`, each part base64url, with a fresh random 12-byte
  * IV per encryption, so encrypting the same text twice gives different strings. A value that does not

@@ -1,12 +1,12 @@
 /**
- * Sessions (SPEC Session, "Sessions and two-factor", D2): JSON under `session:<id>` in the key-value
+ * Sessions (docs/rules.md#sessions): JSON under `session:<id>` in the key-value
  * store with a time to live of 7 days, and the user's index `user-sessions:<userId>`.
  *
  * Validation slides the session: lastActivity, expiresAt and the stored time to live all move to
  * now + 7 days. At most 5 sessions per user: creating a 6th deletes the one idle the longest. Creation
  * holds the user's lock so that parallel sign-ins cannot exceed the limit.
  *
- * Device binding (SPEC session rule 2, D19): a session is bound to the first `X-Device-Id` it sees
+ * Device binding (docs/rules.md#device-binding): a session is bound to the first `X-Device-Id` it sees
  * (at sign-in, or on its first request that sends one; of two racing requests one wins, by a
  * set-if-absent). After that a request with another device id, or with none, is a mismatch, except
  * on event streams (browsers' EventSource cannot send the header). A removed session is announced on
@@ -133,7 +133,10 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       )
     })
 
-    /** SPEC session rule 1: a request from another region is audited and the user alerted once per address. */
+    /**
+     * docs/rules.md#suspicious-ip-change: a request from another region is audited and the user alerted once
+     * per address.
+     */
     const checkRegion = (session: Session, ip: string) =>
       Effect.gen(function*() {
         if (ip === session.ip) return
@@ -177,7 +180,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     /**
      * The session of `id`, refreshed, with its copy of its user; or Unauthenticated. A request from another device than the
      * session's, or without one once the session is bound (`stream` requests excepted), is audited
-     * and refused (SPEC session rule 2, D19); the session itself is kept. A banned user's session is
+     * and refused (docs/rules.md#device-binding); the session itself is kept. A banned user's session is
      * refused with 403 `Account banned` (see ACCOUNT_RECHECK_MS for when that is known).
      */
     const validate = Effect.fn("Sessions.validate")(function*(

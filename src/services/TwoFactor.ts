@@ -1,5 +1,5 @@
 /**
- * Two-factor authentication (SPEC "Two-factor setup" and the rules for two-factor codes, D10).
+ * Two-factor authentication (docs/rules.md#two-factor-authentication).
  *
  * `generate` keeps a new secret under `2fa-setup:<userId>` for 300 s; `enable` checks a code against it,
  * stores the secret encrypted on the user with the SHA-256 digests of 10 backup codes. After that a code
@@ -9,8 +9,8 @@
  * by parallel requests. All time comes from the app Clock.
  *
  * Wrong codes count per user across every check (verify, disable, withdrawals, administrators'
- * step-up; D18): the 5th wrong code within 15 minutes locks every 2FA-protected action of the user
- * for 15 minutes (RateLimited, 429 with Retry-After), audited 2FA_LOCKED, with a SECURITY_ALERT.
+ * step-up; docs/rules.md#two-factor-lockout): the 5th wrong code within 15 minutes locks every 2FA-protected
+ * action of the user for 15 minutes (RateLimited, 429 with Retry-After), audited 2FA_LOCKED, with a SECURITY_ALERT.
  * A right code does not wipe earlier wrong ones. The entries keep instants of the app Clock; their
  * store time to live only cleans up.
  */
@@ -29,13 +29,16 @@ import { inTransaction, orUnavailable } from "./SqlRows"
 
 export const SETUP_TTL_MS = 300_000
 export const BACKUP_CODE_COUNT = 10
-/** A SECURITY_ALERT goes out when this many backup codes or fewer remain after a use (D10). */
+/**
+ * A SECURITY_ALERT goes out when this many backup codes or fewer remain after a use
+ * (docs/rules.md#low-backup-codes).
+ */
 export const LOW_BACKUP_CODES = 3
 const STEP_MS = 30_000
-/** Bytes of a new secret (SPEC: base32 of 20 bytes). */
+/** Bytes of a new secret (shown as base32, docs/rules.md#two-factor-setup). */
 const SECRET_BYTES = 20
 
-/** Wrong codes that lock (D18), within FAILURE_WINDOW_MS; the lock lasts LOCK_MS. */
+/** Wrong codes that lock (docs/rules.md#two-factor-lockout), within FAILURE_WINDOW_MS; the lock lasts LOCK_MS. */
 export const MAX_FAILURES = 5
 export const FAILURE_WINDOW_MS = 15 * 60_000
 export const LOCK_MS = 15 * 60_000
@@ -107,7 +110,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         }))
       )
 
-    /** The encrypted secret of a user with 2FA on (SPEC code rule 5). */
+    /** The encrypted secret of a user with 2FA on (docs/rules.md#two-factor-codes). */
     const enabledSecret = (userId: bigint) =>
       Effect.gen(function*() {
         const state = yield* readState(userId)
@@ -115,7 +118,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         return state.twoFactorSecret
       })
 
-    /** First acceptance of this step's TOTP wins; a replay counts as a wrong code (D10). */
+    /** First acceptance of this step's TOTP wins; a replay counts as a wrong code (docs/rules.md#totp-replay). */
     const claimStep = (userId: bigint, step: number) => kv.setIfAbsent(usedKey(userId, step), "1", 3 * STEP_MS)
 
     /** Removes the backup code's digest if the user has it; the number left, or none when not found. */
@@ -227,7 +230,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         return false
       })
 
-    /** SPEC code rules 1 and 2, for a user with 2FA on. */
+    /** A TOTP or backup code, for a user with 2FA on (docs/rules.md#two-factor-codes). */
     const accept = (userId: bigint, encryptedSecret: string, rawCode: string, options: { readonly warnLow: boolean }) =>
       Effect.gen(function*() {
         const code = rawCode.trim()
@@ -280,7 +283,10 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       return { backupCodes }
     })
 
-    /** True when the code is accepted; false for a wrong one (D10: 200 `{valid: false}`). */
+    /**
+     * True when the code is accepted; false for a wrong one (200 `{valid: false}`,
+     * docs/rules.md#two-factor-verify).
+     */
     const verify = Effect.fn("TwoFactor.verify")(function*(user: { readonly id: bigint }, code: string) {
       const secret = yield* enabledSecret(user.id)
       return yield* guarded(user.id, accept(user.id, secret, code, { warnLow: true }))

@@ -1,5 +1,5 @@
 /**
- * Upgrades (SPEC "Upgrades" rules 1-7, D5, D8): a user stakes one inventory entry for a chance at a
+ * Upgrades (docs/rules.md#upgrades): a user stakes one inventory entry for a chance at a
  * more valuable catalog item.
  *
  * Under the user's lock (`user:<id>`, the key case openings use, so a user's openings and upgrades
@@ -8,12 +8,12 @@
  *      entry of `fromItemId` (or of the given entry, which must be of `fromItemId`); no row: ItemNotAvailable;
  *   2. validates the target and the odds (`upgradeOdds`); a refusal rolls the stake back;
  *   3. takes the committed server seed and the next nonce (only now: a refused upgrade consumes
- *      neither, D17), commits a fresh seed in its place, and rolls;
+ *      neither, docs/rules.md#nonce), commits a fresh seed in its place, and rolls;
  *   4. records the upgrade and, on success, adds the target to the inventory (source UPGRADE) and
  *      records a live drop, announced after the commit.
  * Correctness does not depend on the lock: the conditional update lets exactly one of any number of
  * concurrent upgrades stake an entry (and migration 0006 makes a second upgrade row for it impossible).
- * No money moves (D4).
+ * No money moves (docs/rules.md#ledger-checks).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
@@ -43,12 +43,12 @@ import { inTransaction, orUnavailable } from "./SqlRows"
 import { gameRound } from "./AppMetrics"
 
 export interface UpgradeRules {
-  /** SPEC: 10 (percent). */
+  /** The house edge in percent: 10 (docs/rules.md#upgrade-odds). */
   readonly houseEdgePercent: number
-  /** SPEC: the probability is clamped to 0.01 .. 0.90. */
+  /** The probability is clamped to 0.01 .. 0.90. */
   readonly minProbability: number
   readonly maxProbability: number
-  /** D8: the target may be worth at most 10 times the source. */
+  /** The target may be worth at most 10 times the source. */
   readonly maxMultiplier: number
 }
 
@@ -72,14 +72,15 @@ export interface UpgradeOdds {
 export type OddsError = InvalidUpgrade | MultiplierTooHigh | ProbabilityTooLow
 
 /**
- * SPEC rule 1: probability = (from / to) x (1 - houseEdge), clamped to 0.01 .. 0.90; D8 limits.
+ * probability = (from / to) x (1 - houseEdge), clamped to 0.01 .. 0.90 (docs/rules.md#upgrade-odds).
  * Checked in this order: the target must be worth strictly more (InvalidUpgrade), at most 10 times
  * more (MultiplierTooHigh, compared in integers: to > 10 x from), and the UNCLAMPED probability must
  * be at least 0.01 (ProbabilityTooLow): a chance below the floor is refused rather than silently
  * raised to 1%, which would give the player better odds than the formula.
  *
- * With the SPEC's numbers both clamps and ProbabilityTooLow are unreachable: 1 < to/from <= 10 puts the
- * raw probability in [0.09, 0.90). They stay, as the SPEC states them, for other rules (tests pass some).
+ * With today's numbers both clamps and ProbabilityTooLow are unreachable: 1 < to/from <= 10 puts the
+ * raw probability in [0.09, 0.90). They stay, as the rules state them (docs/rules.md#upgrade-refusals), for
+ * other parameters (tests pass some).
  *
  * The raw probability is one correctly rounded division of integers, so a probability with a short
  * decimal form (0.45) is exactly that double and its threshold is exact (`upgradeThreshold`).
@@ -171,7 +172,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
       execute: (id) => sql`SELECT id, name, value_cents, is_upgradable FROM items WHERE id = ${id}`
     })
 
-    /** SPEC rule 4 then the odds: the target, and the odds of `from` against it. */
+    /** docs/rules.md#upgrade-refusals, then the odds: the target, and the odds of `from` against it. */
     const oddsAgainst = (from: typeof ItemRow.Type, toItemId: ItemId) =>
       Effect.gen(function*() {
         const to = yield* findItem(toItemId)
@@ -224,7 +225,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
               RETURNING id`
       })(undefined)
 
-    /** SPEC `POST /upgrades`, rules 1-7 (see the top of this file). */
+    /** `POST /upgrades` (docs/rules.md#upgrade-stake; see the top of this file). */
     const upgrade = Effect.fn("Upgrades.upgrade")(function*(userId: UserId, request: UpgradeRequest) {
       const outcome = yield* lock.withLock(
         `user:${userId}`,
@@ -272,7 +273,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     })
 
     /**
-     * SPEC `GET /upgrades/:id/verify` (D5), for the owner and administrators (anyone else: 404
+     * `GET /upgrades/:id/verify` (docs/rules.md#verification), for the owner and administrators (anyone else: 404
      * `Upgrade not found`). Recomputes the roll from the revealed seed and the threshold from the
      * recorded probability; isValid needs sha256(serverSeed) = serverSeedHash, calculatedRoll = roll,
      * the recorded threshold = floor(probability x 100000), and success = (roll < threshold).
@@ -314,9 +315,9 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     }, orUnavailable)
 
     /**
-     * SPEC `GET /upgrades/history`: newest first, values as they were at each upgrade; stats over all
-     * of the user's upgrades. netProfit = totalValueWon - the source values of ALL upgrades: what the
-     * user holds now against what they staked (a success consumes its source too).
+     * `GET /upgrades/history` (docs/rules.md#upgrade-history): newest first, values as they were at each
+     * upgrade; stats over all of the user's upgrades. netProfit = totalValueWon - the source values of ALL
+     * upgrades: what the user holds now against what they staked (a success consumes its source too).
      */
     const history = Effect.fn("Upgrades.history")(function*(userId: UserId, page: PageRequest) {
       const rows = yield* SqlSchema.findAll({

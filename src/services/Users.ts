@@ -75,8 +75,8 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       })
 
     /**
-     * The user of an identity at sign-in, created the first time (D2). The username is taken from the
-     * provider's name at the first sign-in, made valid and unique (usernameCandidates), and kept;
+     * The user of an identity at sign-in, created the first time (docs/rules.md#sign-in). The username is taken
+     * from the provider's name at the first sign-in, made valid and unique (usernameCandidates), and kept;
      * `promote` makes the user an ADMIN. A new user gets their fairness state, so a server seed is
      * committed before their first roll.
      */
@@ -127,8 +127,8 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     const unban = Effect.fn("Users.unban")((id: UserId) => setBan(id, null))
 
     /**
-     * Records that the user was active now: the UTC day (dashboard activeToday, D15) and lastActiveAt.
-     * Callers throttle it; both writes are idempotent.
+     * Records that the user was active now: the UTC day (dashboard activeToday, docs/rules.md#user-activity)
+     * and lastActiveAt. Callers throttle it; both writes are idempotent.
      */
     const recordActivity = Effect.fn("Users.recordActivity")(function*(id: UserId) {
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -151,7 +151,10 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     const matches = (search: string) =>
       sql`(position(lower(${search}) in lower(username)) > 0 OR position(lower(${search}) in lower(idp_id)) > 0)`
 
-    /** The administrators' user list (D2): `search` matches a username or idpId substring. */
+    /**
+     * The administrators' user list (docs/rules.md#user-administration): `search` matches a username or idpId
+     * substring.
+     */
     const list = Effect.fn("Users.list")(function*(query: {
       readonly page: number
       readonly limit: number

@@ -1,6 +1,6 @@
 /**
- * The delivery worker of outbound webhooks (D12; docs/decisions.md "Webhook delivery"). It sends what
- * `WebhookOutbox.enqueue` wrote, at least once, from any number of instances:
+ * The delivery worker of outbound webhooks (docs/rules.md#webhook-delivery; docs/decisions.md "Webhook
+ * delivery"). It sends what `WebhookOutbox.enqueue` wrote, at least once, from any number of instances:
  *
  * 1. Claim: one statement (its own short transaction) picks due rows (`PENDING`, `next_attempt_at <=
  *    now` by the Effect Clock) with `FOR UPDATE SKIP LOCKED` and pushes their `next_attempt_at` to
@@ -36,15 +36,18 @@ import {
 import { isInternalTarget, publicOnlyLookup } from "./WebhookTargets"
 import { orUnavailable } from "./SqlRows"
 
-/** Each POST is cut after this long (D12). */
+/** Each POST is cut after this long (docs/rules.md#webhook-delivery). */
 export const DELIVERY_TIMEOUT = Duration.seconds(10)
 /** How long a claim keeps other instances off a delivery: the timeout plus room for the database. */
 export const CLAIM_LEASE = Duration.seconds(30)
-/** Attempts before a delivery is FAILED (D12). */
+/** Attempts before a delivery is FAILED (docs/rules.md#webhook-delivery). */
 export const MAX_ATTEMPTS = 8
-/** The wait after the first failure; it doubles after each further one (D12). */
+/** The wait after the first failure; it doubles after each further one (docs/rules.md#webhook-delivery). */
 export const FIRST_RETRY_DELAY = Duration.minutes(1)
-/** How often the worker looks for due deliveries: a commit is sent within about 1 s (D12: 2 s). */
+/**
+ * How often the worker looks for due deliveries: a commit is sent within about 1 s
+ * (docs/rules.md#webhook-delivery).
+ */
 export const POLL_INTERVAL = Duration.seconds(1)
 /** Deliveries claimed (and sent concurrently) at once. */
 export const CLAIM_BATCH = 25

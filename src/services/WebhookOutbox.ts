@@ -1,9 +1,9 @@
 /**
- * The outbox of outbound webhooks (D12): `enqueue` writes one delivery per registered receiver of the
- * event, inside the caller's database transaction, so an event is delivered exactly when what it
- * announces has committed. The delivery worker sends them.
+ * The outbox of outbound webhooks (docs/rules.md#webhook-delivery): `enqueue` writes one delivery per
+ * registered receiver of the event, inside the caller's database transaction, so an event is delivered exactly
+ * when what it announces has committed. The delivery worker sends them.
  *
- * Payload (SPEC Events): `{event, timestamp, data, signature}`; `signature` = `sha256=` + HMAC-SHA256
+ * Payload (docs/rules.md#webhook-payload): `{event, timestamp, data, signature}`; `signature` = `sha256=` + HMAC-SHA256
  * hex, keyed with the registration secret, of the compact JSON of `{event, timestamp, data}`. The same
  * value goes in the `x-webhook-signature` header.
  */

@@ -1,6 +1,6 @@
 /**
- * Server-side request forgery guard for outbound webhook targets (DECISIONS D12): when enabled, a
- * target whose host is, or resolves to, a loopback, private, link-local or otherwise internal
+ * Server-side request forgery guard for outbound webhook targets (docs/rules.md#webhook-private-targets): when
+ * enabled, a target whose host is, or resolves to, a loopback, private, link-local or otherwise internal
  * address is refused at registration, and again at every delivery (the worker re-checks the URL and
  * its HTTP agent connects only to addresses `publicOnlyLookup` let through).
  */

@@ -1,4 +1,4 @@
-/** Outbound webhook registrations (SPEC "Webhook registration", DECISIONS D12). Delivery comes with the outbox. */
+/** Outbound webhook registrations (docs/rules.md#webhook-registration). Delivery comes with the outbox. */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { AppConfig } from "../layers/AppConfig"

@@ -1,12 +1,12 @@
 /**
- * Withdrawals (SPEC "Deposits and withdrawals" and its Withdrawal rule, D9, D18; docs/decisions.md
+ * Withdrawals (docs/rules.md#withdrawals; docs/decisions.md
  * "Withdrawals"). Every movement of money goes through the Ledger, in the same database transaction
  * as the status change it belongs to:
  *
  * - request: under the user's lock, amount and PIX key checked; with 2FA on, a code when the amount
  *   and the last 24 hours' withdrawals exceed 10000 cents or when no payout has gone to the key yet
- *   (D18). Then ONE transaction locks the user's row, checks the 2FA rule again (so two instances
- *   racing cannot both slip under it), inserts the PENDING row, debits it (WITHDRAWAL) and writes a
+ *   (docs/rules.md#withdrawal-2fa). Then ONE transaction locks the user's row, checks the 2FA rule again (so
+ *   two instances racing cannot both slip under it), inserts the PENDING row, debits it (WITHDRAWAL) and writes a
  *   WITHDRAWAL_REQUESTED notification: a row exists exactly when its money left the balance.
  * - cancel (owner) and reject (administrator): a conditional update `PENDING -> CANCELLED/REJECTED`
  *   and the refund (WITHDRAWAL_REFUND) in one transaction, so a withdrawal is refunded at most once.
@@ -80,7 +80,7 @@ type Row = typeof Row.Type
 const COLUMNS = `w.id, w.user_id, u.username, w.amount_cents, w.status, w.payment_method, w.pix_key_type, w.pix_key,
   w.payout_id, w.rejection_reason, w.requested_at, w.processed_at, w.payout_started_at, w.payout_attempts, w.payout_error`
 
-/** What the owner sees (D9 `GET /withdrawals`). */
+/** What the owner sees (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
 export interface WithdrawalView {
   readonly id: WithdrawalId
   readonly amountCents: bigint
@@ -177,8 +177,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const transaction = inTransaction(sql)
 
     /**
-     * D18: with 2FA on, a code is needed when the amount and the user's withdrawals of the last 24
-     * hours (not refunded) exceed the threshold, or when no payout has gone to the key yet.
+     * docs/rules.md#withdrawal-2fa: with 2FA on, a code is needed when the amount and the user's withdrawals of
+     * the last 24 hours (not refunded) exceed the threshold, or when no payout has gone to the key yet.
      */
     const codeNeeded = (userId: UserId, amountCents: bigint, pixKeyType: PixKeyType, pixKey: string, now: number) =>
       Effect.gen(function*() {
@@ -533,7 +533,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       }
     })
 
-    /** `payout.paid` / `payout.failed` from the gateway's signed callback (D18). */
+    /** `payout.paid` / `payout.failed` from the gateway's signed callback (docs/rules.md#payout-events). */
     const handlePayoutEvent = Effect.fn("Withdrawals.handlePayoutEvent")(function*(event: PayoutEvent) {
       const withdrawalId = withdrawalOfReference(event.data.reference)
       const row = withdrawalId === undefined ? undefined : yield* findById(withdrawalId as WithdrawalId)

@@ -1,6 +1,6 @@
 /**
- * Administrators' step-up 2FA on money actions (D18): adjust-balance, deposit confirm, withdrawal
- * approve and reject. A stolen administrator session alone moves no money: with 2FA on it needs a
+ * Administrators' step-up 2FA on money actions (docs/rules.md#admin-step-up): adjust-balance, deposit confirm,
+ * withdrawal approve and reject. A stolen administrator session alone moves no money: with 2FA on it needs a
  * code in X-2FA-Code, and production refuses administrators without 2FA.
  */
 import { expect, layer } from "@effect/vitest"

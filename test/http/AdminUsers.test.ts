@@ -1,4 +1,4 @@
-/** Administrators and bans (D2) through the public API. */
+/** Administrators and bans (docs/rules.md#admin-roles, docs/rules.md#bans) through the public API. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"

@@ -1,9 +1,9 @@
 /**
  * Every operation of the OpenAPI document, fed malformed input: odd path ids, bodies that are not
  * JSON or not objects, fields of the wrong type or out of range, nonsense query parameters, no or
- * unknown sessions; and (D19) other spellings of each path, huge and deeply nested bodies, content
- * types other than JSON, and bodies that arrive slowly or break off. Whatever the input, the answer
- * is a 4xx (or a success) in the D3 shape, never a 5xx.
+ * unknown sessions; and (docs/rules.md#errors-and-hostile-input) other spellings of each path, huge and deeply
+ * nested bodies, content types other than JSON, and bodies that arrive slowly or break off. Whatever the input,
+ * the answer is a 4xx (or a success) in the house error shape (docs/rules.md#error-body), never a 5xx.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -196,8 +196,9 @@ layer(TestDatabase)("bad input", (it) => {
       for (const headers of oddHeaders) {
         check(`get /api/auth/me ${JSON.stringify(headers).slice(0, 80)}`, yield* client.get("/api/auth/me", { ...root.auth, ...headers }))
       }
-      // D19: spellings, sizes, nesting, content types and slow bodies, on every operation. A new
-      // session: the odd device ids above bound the first one to a device (D19 device binding).
+      // Hostile input (docs/rules.md#errors-and-hostile-input): spellings, sizes, nesting, content types and
+      // slow bodies, on every operation. A new session: the odd device ids above bound the first one to a
+      // device (docs/rules.md#device-binding).
       const signedIn = (yield* signIn(client, "root")).auth
       const spellings = (path: string) => [
         `${path}/`,

@@ -1,5 +1,5 @@
 /**
- * Case battles through the public API (D13, D5; SPEC "Battle settlement"): every mode with 2, 3 and 4
+ * Case battles through the public API (docs/rules.md#battles): every mode with 2, 3 and 4
  * players, winners and settlement checked against the rolls the API reports, every roll verified,
  * leaving and cancelling with refunds, concurrent joins for the last slot, and the ledger afterwards.
  */
@@ -48,8 +48,9 @@ const balanceOf = (client: TestClient, auth: Record<string, string>) =>
   Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
 
 /**
- * D4 for battles: balances equal their movements, and for every battle and user the entries minus
- * refunds are exactly one entry when the user holds a slot of a battle that was not cancelled, else 0.
+ * The ledger checks for battles (docs/rules.md#ledger-checks): balances equal their movements, and for every
+ * battle and user the entries minus refunds are exactly one entry when the user holds a slot of a battle that
+ * was not cancelled, else 0.
  */
 const ledgerProblems = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -67,7 +68,7 @@ const ledgerProblems = Effect.gen(function*() {
 })
 const healthyLedger = { discrepancies: [], battles: [] }
 
-/** D13 winners, computed from the totals the API reports. */
+/** The winners (docs/rules.md#battle-winners), computed from the totals the API reports. */
 const expectedWinners = (mode: string, all: ReadonlyArray<Player>) => {
   if (mode === "TEAM") {
     const sum = (team: number) => all.filter((p) => p.team === team).reduce((s, p) => s + p.totalValueCents, 0)

@@ -1,4 +1,4 @@
-/** The public case catalog (SPEC `GET /cases`, `GET /cases/:id`; D6) through the public API. */
+/** The public case catalog (`GET /cases`, `GET /cases/:id`; docs/rules.md#case-listing) through the public API. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -25,7 +25,8 @@ const setup = Effect.gen(function*() {
       if (created.status !== 201) throw new Error(`item: ${created.status} ${JSON.stringify(created.body)}`)
       return created.body as { id: string; name: string; rarity: string; valueCents: number; imageUrl: string }
     })
-  // These tests are about what players see, not economics: the cases pay back what they do on purpose (D21).
+  // These tests are about what players see, not economics: the cases pay back what they do on purpose
+  // (docs/rules.md#house-edge-rule).
   const newCase = (name: string, body: Record<string, unknown>) =>
     Effect.gen(function*() {
       const created = yield* client.post(

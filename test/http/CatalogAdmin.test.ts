@@ -1,4 +1,7 @@
-/** Catalog administration (D6) through the public API: items, cases, ranges, validation. */
+/**
+ * Catalog administration (docs/rules.md#catalog-administration) through the public API: items, cases, ranges,
+ * validation.
+ */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -73,7 +76,7 @@ layer(TestDatabase)("catalog administration", (it) => {
       expect(yield* countRows("items")).toBe(before)
     }))
 
-  it.scoped("items: create (201, SPEC fields), partial update, list; unknown ids 404, bad ids 400", () =>
+  it.scoped("items: create (201, every item field), partial update, list; unknown ids 404, bad ids 400", () =>
     Effect.gen(function*() {
       const { admin, client } = yield* adminSession
       const created = yield* client.post(
@@ -184,7 +187,7 @@ layer(TestDatabase)("catalog administration", (it) => {
         houseEdge: 0.1,
         flipChance: 0,
         promotional: false,
-        // 0.57 x 100 + 0.43 x 2000 = 917 of 1500 (D21).
+        // 0.57 x 100 + 0.43 x 2000 = 917 of 1500 (docs/rules.md#house-edge-rule).
         expectedValueCents: 917,
         rtp: 0.6113,
         items: [
@@ -283,7 +286,7 @@ layer(TestDatabase)("catalog administration", (it) => {
       expect(fieldsOf(missing.body)).toEqual(["imageUrl", "items", "name", "priceCents", "slug"])
       expect(yield* countRows("cases")).toBe(before)
 
-      // A 1-cent case of a 100-cent item pays back on purpose (D21).
+      // A 1-cent case of a 100-cent item pays back on purpose (docs/rules.md#house-edge-rule).
       const ok = yield* client.post(
         "/api/admin/cases",
         {
@@ -370,7 +373,7 @@ layer(TestDatabase)("catalog administration", (it) => {
       expect(updated.status).toBe(200)
       expect(updated.body).toEqual({
         ...created,
-        // 0.0001 x 90000 + 0.2 x 2000 + 0.7999 x 100 = 488.99 of 2000 (D21).
+        // 0.0001 x 90000 + 0.2 x 2000 + 0.7999 x 100 = 488.99 of 2000 (docs/rules.md#house-edge-rule).
         expectedValueCents: 489,
         rtp: 0.2445,
         items: [

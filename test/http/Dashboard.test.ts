@@ -1,12 +1,13 @@
 /**
- * The administration dashboard through the public API (SPEC "Administration and dashboard" rules
- * 1-5, D15; docs/decisions.md "Dashboard"). A known history is built under the test clock over UTC
+ * The administration dashboard through the public API (docs/rules.md#administration-and-dashboard;
+ * docs/decisions.md "Dashboard"). A known history is built under the test clock over UTC
  * days 1970-01-01 (day 0) to 1970-01-09 (day 8): case openings (two of them on either side of a
  * midnight), an upgrade, battles (finished, cancelled, waiting), deposits in every state (one paid the
  * day after it was made, one confirmed by an administrator), withdrawals in every state (one requested
  * the day before it was completed), users active on different days (one only across a midnight), an
  * item sold back; then every number of every endpoint is checked, on several days. Gross gaming
- * revenue (D21) is tallied per day and game as the history is made, from what each game answered.
+ * revenue (docs/rules.md#gross-gaming-revenue) is tallied per day and game as the history is made, from what
+ * each game answered.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it as plain, layer } from "@effect/vitest"
@@ -111,7 +112,7 @@ layer(TestDatabase)("dashboard", (it) => {
         priceCents: 2_000n,
         flipChance: 0,
         isActive: true,
-        // Pays back 3000 for 2000 on purpose (D21).
+        // Pays back 3000 for 2000 on purpose (docs/rules.md#house-edge-rule).
         promotional: true,
         items: [{ itemId: gem.id, dropChance: 1 }]
       })

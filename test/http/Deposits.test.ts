@@ -1,7 +1,7 @@
 /**
- * Deposits through the public API (SPEC "Deposit" state table, deposit rules 1-6, error table; D4,
- * D9, D11, D12): initiation, every transition, the gateway callback's checks, the sandbox controls,
- * the expiry job under the test clock, administration, and the ledger checked after every scenario.
+ * Deposits through the public API (docs/rules.md#deposits, docs/rules.md#ledger-checks): initiation, every
+ * transition, the gateway callback's checks, the sandbox controls, the expiry job under the test clock,
+ * administration, and the ledger checked after every scenario.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
@@ -41,8 +41,9 @@ const depositOf = (client: TestClient, auth: Record<string, string>, id: string)
       .find((d) => d.id === id)!)
 
 /**
- * D4 after any scenario: balances equal their movements, every CONFIRMED deposit has exactly one
- * DEPOSIT row of its amount, and no DEPOSIT row exists for a deposit that is not CONFIRMED.
+ * The ledger checks after any scenario (docs/rules.md#ledger-checks): balances equal their movements, every
+ * CONFIRMED deposit has exactly one DEPOSIT row of its amount, and no DEPOSIT row exists for a deposit that is
+ * not CONFIRMED.
  */
 const ledgerProblems = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -74,7 +75,7 @@ const notificationsOf = (client: TestClient, auth: Record<string, string>) =>
       .map(({ message, title, type }) => ({ type, title, message })))
 
 layer(TestDatabase)("deposits", (it) => {
-  it.scoped("initiation: the limits and messages of SPEC, the charge asked of the gateway, the stored payment code", () =>
+  it.scoped("initiation: the amount limits and their messages, the charge asked of the gateway, the stored payment code", () =>
     Effect.gen(function*() {
       const gateway = yield* makeTestGateway()
       const client = yield* makeTestClient(appOptions({ gateway: gateway.layer }))
@@ -368,7 +369,7 @@ layer(TestDatabase)("deposits", (it) => {
       // Pretty-printed bytes, signed as sent: accepted.
       const pretty = JSON.stringify(paidEvent(a.externalId), null, 2)
       expect((yield* gatewayCall(client, pretty)).status).toBe(200)
-      // Pretty-printed bytes signed in their compact form: accepted too (D9).
+      // Pretty-printed bytes signed in their compact form: accepted too (docs/rules.md#gateway-callback).
       const prettyB = JSON.stringify(paidEvent(b.externalId), null, 2)
       expect((yield* gatewayCall(client, prettyB, { signature: signGateway(JSON.stringify(paidEvent(b.externalId))) })).status).toBe(200)
       expect(yield* balanceOf(client, player.auth)).toBe(2_000)
@@ -550,7 +551,7 @@ const recordedSandbox = Effect.gen(function*() {
 const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
 
 // Its own database and clock: the dashboard's figures of the day are this test's alone.
-layer(TestDatabase)("deposit fees and the sandbox gateway per method (D21)", (it) => {
+layer(TestDatabase)("deposit fees and the sandbox gateway per method", (it) => {
   it.scoped("PIX waits for its payer, a card is paid at once, crypto after the delay; the fee is on top, never credited", () =>
     Effect.gen(function*() {
       const sandbox = yield* recordedSandbox

@@ -1,6 +1,6 @@
 /**
- * Every error leaves in the shape of DECISIONS D3, through the real API: validation failures name
- * each bad field, malformed JSON and unknown routes get 400/404, defects a bare 500.
+ * Every error leaves in the house error shape (docs/rules.md#error-body), through the real API: validation
+ * failures name each bad field, malformed JSON and unknown routes get 400/404, defects a bare 500.
  */
 import { HttpApiError } from "@effect/platform"
 import { SqlClient } from "@effect/sql"

@@ -48,7 +48,7 @@ layer(TestDatabase)("health and docs", (it) => {
       expect(Object.keys(response.body.paths)).toEqual(
         expect.arrayContaining(["/api/health", "/api/ready", "/api/webhooks", "/api/webhooks/{id}"])
       )
-      // Errors are documented in the D3 shape.
+      // Errors are documented in the house error shape (docs/rules.md#error-body).
       const deleteResponses = response.body.paths["/api/webhooks/{id}"].delete.responses
       expect(Object.keys(deleteResponses)).toEqual(expect.arrayContaining(["401", "404"]))
       // Decode failures are answered as ValidationError, so HttpApi's own decode error is not documented.

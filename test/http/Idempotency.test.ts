@@ -1,6 +1,6 @@
 /**
- * `Idempotency-Key` on every money-moving POST (D20): a repeat, in sequence or in parallel, answers the
- * first response and moves no money again; a different request with the same key is 422; keys are
+ * `Idempotency-Key` on every money-moving POST (docs/rules.md#idempotency-keys): a repeat, in sequence or in
+ * parallel, answers the first response and moves no money again; a different request with the same key is 422; keys are
  * per user and last 24 hours; a failed attempt stores nothing; a restarted service still replays.
  */
 import { SqlClient } from "@effect/sql"

@@ -1,6 +1,7 @@
 /**
- * The inventory through the public API (D8): the list and its filter, selling one entry or all of
- * them through the Ledger (ITEM_SELL), the refusals, and parallel sales of one entry crediting once.
+ * The inventory through the public API (docs/rules.md#inventory-and-selling): the list and its filter, selling
+ * one entry or all of them through the Ledger (ITEM_SELL), the refusals, and parallel sales of one entry
+ * crediting once.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
@@ -19,7 +20,10 @@ const appOptions = {
 const balanceOf = (client: TestClient, auth: Record<string, string>) =>
   Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
 
-/** D4 plus: every sold entry has exactly one ITEM_SELL row of its item's value, and no sale row is orphaned. */
+/**
+ * The ledger checks (docs/rules.md#ledger-checks) plus: every sold entry has exactly one ITEM_SELL row of its
+ * item's value, and no sale row is orphaned.
+ */
 const ledgerProblems = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const discrepancies = yield* Effect.flatMap(Ledger, (l) => l.discrepancies).pipe(Effect.provide(Ledger.Default))

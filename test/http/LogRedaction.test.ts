@@ -1,6 +1,6 @@
 /**
- * What the service logs never holds a credential or a PIX key (D19): a run that signs in through the
- * real OpenID flow (code and state in the callback URL), revokes a session (its id in the URL), uses
+ * What the service logs never holds a credential or a PIX key (docs/rules.md#log-redaction): a run that signs
+ * in through the real OpenID flow (code and state in the callback URL), revokes a session (its id in the URL), uses
  * 2FA codes, and fails payouts at an HTTP gateway (the PIX key in the request body), read back from
  * the log at its most verbose, in both formats the service writes (logfmt-like lines and JSON).
  */

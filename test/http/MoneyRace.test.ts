@@ -2,8 +2,8 @@
  * One account, every kind of money movement at once: case openings, single and bulk sales, upgrades
  * of the same entries, withdrawals, battle entries, raffle tickets, an administrator's adjustment and
  * duplicate gateway confirmations of a deposit, all in flight together. Whatever wins each race, the
- * balance never goes below zero, it equals the sum of its ledger rows (D4), and every success is
- * recorded exactly once: one ledger row per opening, sale, withdrawal, entry and ticket purchase, one
+ * balance never goes below zero, it equals the sum of its ledger rows (docs/rules.md#ledger-invariant), and
+ * every success is recorded exactly once: one ledger row per opening, sale, withdrawal, entry and ticket purchase, one
  * credit for the deposit, and no inventory entry both sold and staked.
  */
 import { SqlClient } from "@effect/sql"

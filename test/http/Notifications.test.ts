@@ -1,4 +1,4 @@
-/** The signed-in user's notifications (D11) through the public API. */
+/** The signed-in user's notifications (docs/rules.md#notifications) through the public API. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,4 +1,4 @@
-/** Opening cases through the public API (SPEC open-case rules, D5, D7), with a seeded randomness. */
+/** Opening cases through the public API (docs/rules.md#openings), with a seeded randomness. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"

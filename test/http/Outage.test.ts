@@ -1,7 +1,7 @@
 /**
  * A dependency that goes away is a 503 `Service unavailable` with Retry-After, not a 500, and the
- * service answers again as soon as it is back (D20): the classification of driver errors, and real
- * Redis and PostgreSQL servers of the test's own stopped and restarted under a running app.
+ * service answers again as soon as it is back (docs/rules.md#dependency-outage): the classification of driver
+ * errors, and real Redis and PostgreSQL servers of the test's own stopped and restarted under a running app.
  */
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"

@@ -1,5 +1,5 @@
 /**
- * Raffles through the public API (D14): consecutive ticket numbers across concurrent buyers, limits,
+ * Raffles through the public API (docs/rules.md#raffles): consecutive ticket numbers across concurrent buyers, limits,
  * the draw when sold out and at endsAt (test clock), cancellation without tickets, the drawn ticket
  * recomputed from the revealed seed, and the ledger afterwards.
  */
@@ -74,7 +74,10 @@ const recompute = (raffle: {
   return Number(BigInt(`0x${h}`) % BigInt(raffle.ticketsSold)) + 1
 }
 
-/** D4 plus: every raffle's ticket debits equal its price times the tickets sold. */
+/**
+ * The ledger checks (docs/rules.md#ledger-checks) plus: every raffle's ticket debits equal its price times the
+ * tickets sold.
+ */
 const ledgerProblems = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const discrepancies = yield* Effect.flatMap(Ledger, (l) => l.discrepancies).pipe(Effect.provide(Ledger.Default))
@@ -138,7 +141,7 @@ layer(TestDatabase)("raffles", (it) => {
       }
       expect((yield* client.post(`/api/raffles/${raffle.id}/tickets`, {}, player!.auth)).status).toBe(400)
 
-      // The list: status filter and pagination (D3).
+      // The list: status filter and pagination (docs/rules.md#pagination).
       const open = (yield* client.get("/api/raffles?status=OPEN", player!.auth)).body
       expect(open.raffles.map((r: { id: string }) => r.id)).toContain(raffle.id)
       expect(open).toMatchObject({ page: 1, total: expect.any(Number) })

@@ -1,4 +1,4 @@
-/** Rate limits (SPEC "Limits", D16) through the public API, with the test clock driving the windows. */
+/** Rate limits (docs/rules.md#rate-limits) through the public API, with the test clock driving the windows. */
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { signIn } from "../support/SignIn"

@@ -1,4 +1,4 @@
-/** The user's realtime stream (D11): balance updates and notifications as Server-Sent Events. */
+/** The user's realtime stream (docs/rules.md#realtime): balance updates and notifications as Server-Sent Events. */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"

@@ -1,8 +1,8 @@
 /**
- * Hostile request bodies and slow clients (D19): size limits (413), JSON only (415), nesting (400),
- * the callback's signature header looked at before its body, and the server's timeouts. In-process
- * first, then over a real socket where what Node does (declared lengths, chunked bodies, timeouts)
- * matters.
+ * Hostile request bodies and slow clients (docs/rules.md#request-bodies, docs/rules.md#server-timeouts): size
+ * limits (413), JSON only (415), nesting (400), the callback's signature header looked at before its body, and
+ * the server's timeouts. In-process first, then over a real socket where what Node does (declared lengths,
+ * chunked bodies, timeouts) matters.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"

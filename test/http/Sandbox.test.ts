@@ -1,6 +1,6 @@
 /**
- * The sandbox's pay button (D9) exists only while the sandbox gateway serves (D19): never with
- * SANDBOX off, which production always is, whatever else is configured.
+ * The sandbox's pay button (docs/rules.md#sandbox-gateway) exists only while the sandbox gateway serves
+ * (docs/rules.md#sandbox-mode): never with SANDBOX off, which production always is, whatever else is configured.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,6 +1,6 @@
 /**
- * A stolen session (D19) through the public API, on the stores the service runs with (Redis when
- * REDIS_URL is set): device binding to the first X-Device-Id seen, and event streams that close when
+ * A stolen session (docs/rules.md#device-binding) through the public API, on the stores the service runs with
+ * (Redis when REDIS_URL is set): device binding to the first X-Device-Id seen, and event streams that close when
  * their session is revoked or their user banned, also when that happens through another instance.
  */
 import { SqlClient } from "@effect/sql"

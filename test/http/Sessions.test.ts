@@ -1,4 +1,4 @@
-/** Sign-in, sessions and their security rules through the public API (SPEC Session, D2). */
+/** Sign-in, sessions and their security rules through the public API (docs/rules.md#identity-and-sessions). */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Option, TestClock } from "effect"
@@ -19,7 +19,7 @@ const auditRows = (action: string, userId: string) =>
       SELECT metadata, entity_id FROM audit_logs WHERE action = ${action} AND user_id = ${userId} ORDER BY id`)
 
 layer(TestDatabase)("sign-in and sessions", (it) => {
-  it.scoped("the callback creates the user and a session, sets SPEC's cookie and redirects", () =>
+  it.scoped("the callback creates the user and a session, sets the session cookie and redirects", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient()
       const name = login("alice")

@@ -1,5 +1,5 @@
 /**
- * Shutting down (D20), in-process: once shutdown begins readiness answers 503, answers carry
+ * Shutting down (docs/rules.md#shutdown), in-process: once shutdown begins readiness answers 503, answers carry
  * `Connection: close`, and open event streams end with a final `shutdown` event.
  */
 import { expect, layer } from "@effect/vitest"

@@ -1,4 +1,4 @@
-/** Two-factor setup through the public API (SPEC "Two-factor setup", errors table, D10). */
+/** Two-factor setup through the public API (docs/rules.md#two-factor-authentication). */
 import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import { authenticator } from "otplib"

@@ -1,5 +1,5 @@
 /**
- * Upgrades through the public API (SPEC "Upgrades" rules 1-7, D5, D8): odds, every refusal with its
+ * Upgrades through the public API (docs/rules.md#upgrades): odds, every refusal with its
  * status and message, outcomes pinned by the seeded randomness, verification (and tampering), the
  * history's stats, and parallel upgrades of one entry staking it once.
  */
@@ -48,7 +48,7 @@ const PINNED: ReadonlyArray<[number, boolean]> = [[729, true], [14273, true], [5
 const refusal = (odds: ReturnType<typeof upgradeOdds>) => Either.isLeft(odds) ? odds.left._tag : undefined
 
 describe("upgrade odds", () => {
-  plain("probability = from / to x 0.9, clamped; D8 refusals in order", () => {
+  plain("probability = from / to x 0.9, clamped; the refusals in order", () => {
     expect(upgradeOdds(1_000n, 2_000n)).toEqual(Either.right({ probability: 0.45, threshold: 45_000 }))
     expect(upgradeOdds(1_000n, 10_000n)).toEqual(Either.right({ probability: 0.09, threshold: 9_000 }))
     expect(refusal(upgradeOdds(1_000n, 1_000n))).toBe("InvalidUpgrade")
@@ -65,7 +65,7 @@ describe("upgrade odds", () => {
 })
 
 layer(TestDatabase)("upgrades", (it) => {
-  it.scoped("the probability endpoint and every refusal of SPEC with its status and message", () =>
+  it.scoped("the probability endpoint and every refusal with its status and message", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions)
       const [from, double, tenfold, tooFar, same] = yield* items([1_000, 2_000, 10_000, 10_001, 1_000])
@@ -107,7 +107,7 @@ layer(TestDatabase)("upgrades", (it) => {
       ] as const) {
         expect((yield* client.get(`/api/upgrades/probability?${path}`, player.auth)).body).toEqual({ statusCode: 400, message: answer })
       }
-      // A refused upgrade stakes nothing and consumes no nonce (D5).
+      // A refused upgrade stakes nothing and consumes no nonce (docs/rules.md#nonce).
       expect(yield* statusOf(entry)).toBe("AVAILABLE")
       expect((yield* client.get("/api/provably-fair/client-seed", player.auth)).body.nonce).toBe(0)
 

@@ -1,4 +1,4 @@
-/** Outbound webhook registration through the API (SPEC "Webhook registration", D12). */
+/** Outbound webhook registration through the API (docs/rules.md#webhook-registration). */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { makeTestClient } from "../support/TestApp"
@@ -39,8 +39,9 @@ layer(TestDatabase)("webhook registration", (it) => {
       const client = yield* makeTestClient({ config: { webhookBlockPrivateTargets: true } })
       const internal = [
         "http://127.0.0.1:8080/hook", "http://10.1.2.3/hook", "http://[::1]/hook", "http://localhost/hook",
-        // Ways around a short list (D19): NAT64 and 6to4 prefixes that carry an IPv4 address of their
-        // choosing, IPv4-mapped addresses in both notations, IPv4 spelled as one number or in hex.
+        // Ways around a short list (docs/rules.md#webhook-private-targets): NAT64 and 6to4 prefixes that carry
+        // an IPv4 address of their choosing, IPv4-mapped addresses in both notations, IPv4 spelled as one
+        // number or in hex.
         "http://[64:ff9b::a9fe:a9fe]/latest/meta-data", "http://[64:ff9b:1::a00:1]/", "http://[2002:a9fe:a9fe::1]/",
         "http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/", "http://[::a00:1]/", "http://2130706433/",
         "http://0x7f.1/", "http://0.0.0.0/", "http://100.64.1.1/", "http://224.0.0.1/", "http://255.255.255.255/",

@@ -1,6 +1,6 @@
 /**
- * Withdrawal safety (D18) through the public API, on the stores the service runs with (Redis when
- * REDIS_URL is set) and the database of the run (PostgreSQL when DATABASE_URL is set): the rolling
+ * Withdrawal safety (docs/rules.md#withdrawal-2fa) through the public API, on the stores the service runs with
+ * (Redis when REDIS_URL is set) and the database of the run (PostgreSQL when DATABASE_URL is set): the rolling
  * 24-hour 2FA threshold and the new-key rule, the notification of every request, the 2FA lock-out
  * reached through withdrawals, and payouts whose outcome is not known (PROCESSING, payout events,
  * reconciliation). Every scenario ends with balance = ledger.
@@ -45,7 +45,10 @@ const required = { statusCode: 400, error: "2FA_REQUIRED", message: "2FA code re
 const request = (client: TestClient, auth: Record<string, string>, amountCents: number, details = key, extra = {}) =>
   client.post("/api/withdrawals/request", withdrawal(amountCents, details, extra), auth)
 
-/** A first withdrawal to `details` with a code, paid out: from then on the key is known (D18). */
+/**
+ * A first withdrawal to `details` with a code, paid out: from then on the key is known
+ * (docs/rules.md#withdrawal-2fa).
+ */
 const payOutOnce = (client: TestClient, auth: Record<string, string>, secret: string, root: Record<string, string>, details = key) =>
   Effect.gen(function*() {
     const first = yield* request(client, auth, 1_000, details, { twoFactorCode: yield* codeNow(secret) })

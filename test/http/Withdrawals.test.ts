@@ -1,6 +1,6 @@
 /**
- * Withdrawals through the public API (SPEC "Deposits and withdrawals", Withdrawal rule, 2FA table;
- * D9, D12 withdrawal.completed; docs/decisions.md "Withdrawals"). Every scenario ends with the ledger
+ * Withdrawals through the public API (docs/rules.md#withdrawals, with the withdrawal.completed webhook;
+ * docs/decisions.md "Withdrawals"). Every scenario ends with the ledger
  * checked: balances equal the sum of their movements, and every withdrawal has exactly one debit and,
  * when cancelled or rejected, exactly one refund.
  */
@@ -107,7 +107,7 @@ layer(TestDatabase)("withdrawals", (it) => {
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 
-  it.scoped("2FA (D18): a new key needs a code; a paid-to key none up to 10000 cents in 24 h; above, a missing code is 2FA_REQUIRED, a wrong one refused, a right one accepted", () =>
+  it.scoped("2FA: a new key needs a code; a paid-to key none up to 10000 cents in 24 h; above, a missing code is 2FA_REQUIRED, a wrong one refused, a right one accepted", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions())
       yield* TestClock.setTime(1_800_000_000_000)
@@ -145,7 +145,7 @@ layer(TestDatabase)("withdrawals", (it) => {
       expect(right.status).toBe(201)
       expect(right.body.amountCents).toBe(1_000)
       expect(yield* balanceOf(client, player.auth)).toBe(88_000)
-      // The same code is not accepted twice (D10 replay protection).
+      // The same code is not accepted twice (docs/rules.md#totp-replay).
       const replay = yield* client.post("/api/withdrawals/request", withdrawal(1_000, undefined, { twoFactorCode: code }), player.auth)
       expect(replay.body).toEqual({ statusCode: 400, message: "Invalid 2FA code" })
       expect(yield* balanceOf(client, player.auth)).toBe(88_000)
@@ -553,7 +553,8 @@ layer(TestDatabase)("withdrawals", (it) => {
       const events = yield* Effect.promise(async () => {
         const decoder = new TextDecoder()
         let text = ""
-        // Each request also sends a WITHDRAWAL_REQUESTED notification (D18); the balances are what this is about.
+        // Each request also sends a WITHDRAWAL_REQUESTED notification (docs/rules.md#withdrawal-notification);
+        // the balances are what this is about.
         const parsed = () =>
           text.split("\n\n").filter((block) => block.startsWith("event: balance.updated")).map((block) => JSON.parse(block.split("\n")[1]!.slice(6)))
         while (parsed().length < 4) text += decoder.decode((await stream.read()).value)
@@ -630,7 +631,7 @@ layer(Layer.merge(TestDatabase, Ledger.Default.pipe(Layer.provide(TestDatabase))
         const reject = yield* client.post(`/api/admin/withdrawals/${requested.id}/reject`, { reason: "too late" }, root.auth)
         expect(reject.status).toBe(409)
         expect(reject.body).toEqual({ statusCode: 409, message: "Withdrawal payout is in progress" })
-        // PROCESSING while the gateway has it (D18).
+        // PROCESSING while the gateway has it (docs/rules.md#withdrawal-payout).
         const listed = (yield* client.get("/api/admin/withdrawals?status=PROCESSING", root.auth)).body.withdrawals
         expect(listed.find((w: any) => w.id === requested.id)).toMatchObject({ status: "PROCESSING", payoutInProgress: true })
 

@@ -1,6 +1,6 @@
 /**
- * Configuration from the environment (D1, D19): production refuses missing or short secrets, http URLs
- * and the sandbox; development keeps its own secrets.
+ * Configuration from the environment (docs/rules.md#configuration): production refuses missing or short
+ * secrets, http URLs and the sandbox; development keeps its own secrets.
  */
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"

@@ -1,4 +1,7 @@
-/** OpenID Connect sign-in (D2) end to end against the embedded development provider, on real time. */
+/**
+ * OpenID Connect sign-in (docs/rules.md#sign-in) end to end against the embedded development provider, on real
+ * time.
+ */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"

@@ -1,4 +1,4 @@
-/** Choosing the infrastructure from the configuration (D1). */
+/** Choosing the infrastructure from the configuration (docs/rules.md#embedded-defaults). */
 import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"

@@ -1,5 +1,5 @@
 /**
- * The battle settlement function (SPEC "Battle settlement" steps 1-6, D13 tie-breaks): hand-worked
+ * The battle settlement function (docs/rules.md#battle-settlement, with its tie-breaks): hand-worked
  * examples, and properties over random battles.
  */
 import { describe, expect, it } from "@effect/vitest"

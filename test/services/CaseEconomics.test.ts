@@ -1,6 +1,6 @@
 /**
- * Case economics (D21) as pure functions: the exact expected value and RTP against a worked example and
- * against simulated openings, the house-edge line decided exactly, the demo catalog within its own
+ * Case economics (docs/rules.md#house-edge-rule) as pure functions: the exact expected value and RTP against a
+ * worked example and against simulated openings, the house-edge line decided exactly, the demo catalog within its own
  * rule, and the base-probability defaults filling exactly 10000000 units.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -99,7 +99,7 @@ describe("expected value and RTP", () => {
   const OPENINGS = 1_000_000
 
   /**
-   * OPENINGS openings of the case as CaseOpenings plays them (D7): a roll selects A from the blocks;
+   * OPENINGS openings of the case as CaseOpenings plays them (docs/rules.md#flip): a roll selects A from the blocks;
    * FLIP when the trigger is below the threshold, then a second roll selects B, and the more valuable of
    * A and B is awarded (A on a tie). The average awarded value.
    */
@@ -196,16 +196,16 @@ describe("the demo catalog", () => {
   })
 })
 
-describe("base probabilities (D21)", () => {
+describe("base probabilities for items without a drop chance", () => {
   const units = (chance: number) => Math.round(chance * ROLL_SPACE)
 
   it("items without dropChance share 1 by their rarities' base probabilities, exactly", () => {
-    // SPEC's seven rarities add up to 1.0005: scaled down, by the largest remainder.
+    // The seven rarities' base probabilities add up to 1.0005: scaled down, by the largest remainder.
     const all = Rarity.literals.map((rarity, i) => ({ itemId: BigInt(i + 1), rarity }))
     const resolved = Either.getOrThrow(resolveDropChances(all))
     expect(resolved.map((r) => units(r.dropChance))).toEqual([7_988_006, 1_597_201, 319_840, 63_968, 25_987, 3_998, 1_000])
     expect(resolved.reduce((sum, r) => sum + units(r.dropChance), 0)).toBe(ROLL_SPACE)
-    // The ranges follow (D6).
+    // The ranges follow (docs/rules.md#case-ranges).
     expect(Either.isRight(computeRanges(resolved))).toBe(true)
   })
 

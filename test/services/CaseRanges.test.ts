@@ -129,7 +129,7 @@ describe("drop chances", () => {
 })
 
 describe("categoryForPrice", () => {
-  it("follows the D6 price bands", () => {
+  it("follows the price bands of the categories", () => {
     const bands: Array<[bigint, string]> = [
       [1n, "CHEAP"],
       [999n, "CHEAP"],

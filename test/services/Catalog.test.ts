@@ -102,7 +102,7 @@ layer(Services)("Catalog", (it) => {
     Effect.gen(function*() {
       const [only] = yield* newItems(100)
       const catalog = yield* Catalog
-      // Priced above its only item's value, within the house edge (D21).
+      // Priced above its only item's value, within the house edge (docs/rules.md#house-edge-rule).
       const input = { name: "Twin", slug: `twin-${++seq}`, imageUrl: "/t.png", priceCents: 200n, items: [{ itemId: only!, dropChance: 1 }] }
       const results = yield* Effect.all([catalog.createCase(input), catalog.createCase(input)], {
         concurrency: 2,

@@ -1,6 +1,6 @@
 /**
- * Two-factor authentication against the test database: SPEC's two-factor setup table, the rules for
- * codes (TOTP window, backup codes), D10 (replay protection, encryption, low-codes alert).
+ * Two-factor authentication against the test database: setup, the rules for codes (TOTP window,
+ * backup codes), replay protection, encryption, the low-codes alert (docs/rules.md#two-factor-authentication).
  * TestClock drives both the service's time and the codes the test computes.
  */
 import { SqlClient } from "@effect/sql"
@@ -234,7 +234,7 @@ layer(Services)("TwoFactor", (it) => {
       expect(yield* failureOf(twoFactor.disable(user, code))).toMatchObject({ _tag: "BadRequest", message: "Invalid 2FA code" })
 
       // Still inside the window one step later, and still spent. (The next step's code first: this
-      // replay is the 5th wrong code, which locks, D18.)
+      // replay is the 5th wrong code, which locks: docs/rules.md#two-factor-lockout.)
       yield* TestClock.adjust("30 seconds")
       expect(yield* twoFactor.verify(user, yield* codeNow(secret))).toBe(true)
       expect(yield* twoFactor.verify(user, code)).toBe(false)

@@ -1,6 +1,6 @@
 /**
- * The 2FA lock-out (D18) on the stores the service runs with: Redis when REDIS_URL is set (several
- * instances share the count), else the in-memory twins. Wrong codes count per user across verify,
+ * The 2FA lock-out (docs/rules.md#two-factor-lockout) on the stores the service runs with: Redis when REDIS_URL
+ * is set (several instances share the count), else the in-memory twins. Wrong codes count per user across verify,
  * disable and require; the 5th within 15 minutes locks every check for 15 minutes.
  */
 import { SqlClient } from "@effect/sql"

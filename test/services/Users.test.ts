@@ -1,4 +1,7 @@
-/** Users at sign-in, their usernames, and the grant-admin command (D2). */
+/**
+ * Users at sign-in, their usernames, and the grant-admin command (docs/rules.md#usernames,
+ * docs/rules.md#admin-roles).
+ */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Randomness } from "../../src/layers/Randomness"

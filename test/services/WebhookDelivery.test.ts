@@ -1,5 +1,5 @@
 /**
- * Outbound webhook delivery end to end (SPEC "Outbound webhooks", D12): a local HTTP receiver is
+ * Outbound webhook delivery end to end (docs/rules.md#webhook-delivery): a local HTTP receiver is
  * registered through the API, a deposit is confirmed through the gateway callback, and the worker's
  * rounds deliver the event; retries follow the backoff on the test clock; claims never overlap.
  */

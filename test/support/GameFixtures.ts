@@ -11,7 +11,7 @@ let seq = 0
 /**
  * Three items (common 100, rare 5000, jackpot 50000 cents) and a case of them at `priceCents`. Its
  * expected value is 1040 cents, far above a 500-cent price: tests use it to hand out items, so it is
- * saved as promotional (D21: paying back more than the house edge on purpose).
+ * saved as promotional (paying back more than the house edge on purpose: docs/rules.md#house-edge-rule).
  */
 export const makeCase = (options: { readonly priceCents?: bigint; readonly flipChance?: number; readonly isActive?: boolean } = {}) =>
   Effect.gen(function*() {

@@ -1,4 +1,4 @@
-/** Deposits for tests: initiate through the API, and the gateway's signed callback (SPEC deposit rule 3). */
+/** Deposits for tests: initiate through the API, and the gateway's signed callback (docs/rules.md#gateway-callback). */
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHmac } from "node:crypto"

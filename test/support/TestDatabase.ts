@@ -1,5 +1,5 @@
 /**
- * A fresh, migrated database for one test file, both ways the service runs (DECISIONS D1):
+ * A fresh, migrated database for one test file, both ways the service runs (docs/architecture.md#tests):
  * with DATABASE_URL, a new PostgreSQL database created on that server and dropped afterwards;
  * without it, an embedded PGlite started from the run's empty-cluster dump.
  */

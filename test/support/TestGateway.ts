@@ -1,8 +1,9 @@
 /**
- * A payment gateway for tests (D9's interface): records every payout and charge it is asked for and
- * can be told to fail them: payouts refused outright, or timing out (paid or not, D18); the payout
- * status query answers from what it paid unless told otherwise. `TestGateway` (always succeeds, records nothing anyone reads) is what
- * `makeTestClient` uses unless a test passes its own `gateway`.
+ * A payment gateway for tests (the PaymentGateway interface): records every payout and charge it is asked for and
+ * can be told to fail them: payouts refused outright, or timing out (paid or not,
+ * docs/rules.md#withdrawal-payout); the payout status query answers from what it paid unless told otherwise.
+ * `TestGateway` (always succeeds, records nothing anyone reads) is what `makeTestClient` uses unless a test
+ * passes its own `gateway`.
  */
 import { Clock, Duration, Effect, Layer, Ref } from "effect"
 import {

@@ -1,6 +1,6 @@
 /**
- * The stores both ways the service runs (D1): with REDIS_URL, Redis under a key prefix of their own
- * (removed when the layer closes), so runs and tests sharing a Redis never meet; without it, the
+ * The stores both ways the service runs (docs/architecture.md#tests): with REDIS_URL, Redis under a key prefix
+ * of their own (removed when the layer closes), so runs and tests sharing a Redis never meet; without it, the
  * in-memory twins. Tests of behaviour that must hold across instances and on the real store use this.
  */
 import { Effect, Layer, Redacted } from "effect"

@@ -33,9 +33,9 @@ export const enableTwoFactor = (client: TestClient, auth: Record<string, string>
   })
 
 /**
- * Everything that must hold after any scenario: D4 reconciliation (Ledger.discrepancies), and per
- * withdrawal exactly one WITHDRAWAL debit of its amount plus one WITHDRAWAL_REFUND exactly when it
- * is CANCELLED, REJECTED or FAILED; no withdrawal movement without its withdrawal.
+ * Everything that must hold after any scenario: the ledger checks (Ledger.discrepancies,
+ * docs/rules.md#ledger-checks), and per withdrawal exactly one WITHDRAWAL debit of its amount plus one
+ * WITHDRAWAL_REFUND exactly when it is CANCELLED, REJECTED or FAILED; no withdrawal movement without its withdrawal.
  */
 export const ledgerProblems = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

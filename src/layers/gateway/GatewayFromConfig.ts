@@ -1,4 +1,7 @@
-/** The real gateway when PAYMENT_GATEWAY_URL is set, else the embedded sandbox when SANDBOX allows it (D1, D9, D19). */
+/**
+ * The real gateway when PAYMENT_GATEWAY_URL is set, else the embedded sandbox when SANDBOX allows it
+ * (docs/rules.md#sandbox-mode).
+ */
 import { Effect, Layer, Option } from "effect"
 import { AppConfig, StartupError, usesSandboxGateway } from "../AppConfig"
 import { HttpGateway } from "./HttpGateway"

@@ -1,15 +1,15 @@
 /**
- * The adapter for a real payment gateway at PAYMENT_GATEWAY_URL (D9, D18): JSON over HTTPS with the key
- * as a bearer token, a 10 s timeout per call, and up to 3 retries with backoff on network errors and
- * 5xx. Every call carries an `Idempotency-Key`, so a retry after a lost response never charges or pays
- * twice.
+ * The adapter for a real payment gateway at PAYMENT_GATEWAY_URL (docs/rules.md#deposit-initiation,
+ * docs/rules.md#withdrawal-payout): JSON over HTTPS with the key as a bearer token, a 10 s timeout per call,
+ * and up to 3 retries with backoff on network errors and 5xx. Every call carries an `Idempotency-Key`, so a
+ * retry after a lost response never charges or pays twice.
  *
  * Wire format: `POST /charges {amount, currency: "BRL", method, reference}` ->
  * `{id, qrCodeText, qrCode, expiresAt}`; `POST /charges/:id/cancel` -> 2xx, or 409 when the charge is
  * paid; `POST /payouts {amount, currency, pixKeyType, pixKey, reference}` -> `{id}`, or a 4xx
  * `{message}` when the gateway refuses the payout; `GET /payouts/:reference` -> `{id, status: PAID |
  * FAILED | PROCESSING, failReason?}`, or 404 when it never received that payout. Amounts are in
- * currency units (cents / 100, SPEC deposit rule 2). Payout events (`payout.paid`, `payout.failed`)
+ * currency units (cents / 100, docs/rules.md#deposit-initiation). Payout events (`payout.paid`, `payout.failed`)
  * arrive on the signed callback with `data: {id, reference, failReason?}`.
  *
  * A payout that times out, fails in transport or gets a 5xx after the retries has an unknown outcome

@@ -1,6 +1,6 @@
 /**
- * How the embedded sandbox gateway (D9) reaches our own callback: it signs the gateway event with
- * the shared webhook secret and POSTs it over HTTP to this instance's `/api/webhooks/payment`, so a
+ * How the embedded sandbox gateway (docs/rules.md#sandbox-gateway) reaches our own callback: it signs the
+ * gateway event with the shared webhook secret and POSTs it over HTTP to this instance's `/api/webhooks/payment`, so a
  * sandbox payment takes the same path (allowed IPs, signature, parsing) as a real gateway's.
  */
 import { Context, Effect, Layer, Redacted } from "effect"

@@ -1,7 +1,7 @@
 /**
- * The embedded sandbox gateway (D9), used when PAYMENT_GATEWAY_URL is absent: charges with id
- * `ch_<random>` expiring after DEPOSIT_TTL_MINUTES; payouts always succeed, and the status query knows
- * the payouts this process made. Each method behaves as its real counterpart would (D21):
+ * The embedded sandbox gateway (docs/rules.md#sandbox-gateway), used when PAYMENT_GATEWAY_URL is absent:
+ * charges with id `ch_<random>` expiring after DEPOSIT_TTL_MINUTES; payouts always succeed, and the status query knows
+ * the payouts this process made. Each method behaves as its real counterpart would (docs/rules.md#sandbox-gateway):
  *
  * - PIX: a real BR Code and its QR image; the charge waits for the payer, who pays it (or fails or
  *   expires it) through the sandbox endpoints.

@@ -1,5 +1,5 @@
 /**
- * Publish/subscribe for realtime fan-out across instances (DECISIONS D11). With Redis, one subscriber
+ * Publish/subscribe for realtime fan-out across instances (docs/rules.md#realtime). With Redis, one subscriber
  * connection per process carries every channel that has local subscribers (refcounted SUBSCRIBE and
  * UNSUBSCRIBE), and each message fans out locally through an Effect PubSub per channel. In memory the
  * PubSubs alone do it.

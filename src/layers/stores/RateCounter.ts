@@ -1,5 +1,5 @@
 /**
- * Fixed-window counters for rate limits (DECISIONS D16). The window is `floor(now / windowMs)` with
+ * Fixed-window counters for rate limits (docs/rules.md#rate-limit-counting). The window is `floor(now / windowMs)` with
  * `now` from Effect's Clock in both stores, so TestClock drives windows in tests; Redis keys carry the
  * window index and only rely on Redis's own expiry for clean-up.
  */

@@ -1,5 +1,5 @@
 /**
- * The Redis connection shared by the Redis-backed stores (DECISIONS D1: used when REDIS_URL is set).
+ * The Redis connection shared by the Redis-backed stores (used when REDIS_URL is set, docs/rules.md#embedded-defaults).
  * Every key and channel the stores use starts with `prefix`, so several deployments or test runs can
  * share one Redis.
  */

@@ -1,6 +1,6 @@
 /**
  * All the stores at once: backed by Redis when REDIS_URL is set, else by in-memory twins that hold
- * for one process only (DECISIONS D1). `StoreHealth` answers readiness checks.
+ * for one process only (docs/architecture.md#stores). `StoreHealth` answers readiness checks.
  */
 import { Context, Effect, Layer, type Redacted } from "effect"
 import type { StartupError } from "../AppConfig"

@@ -1,8 +1,9 @@
 /**
- * Per-user mutual exclusion across instances (DECISIONS D7): `SET key token NX PX ttl` with a random
+ * Per-user mutual exclusion across instances (docs/rules.md#user-lock): `SET key token NX PX ttl` with a random
  * token, released by compare-and-delete so that a holder whose lock expired never deletes the lock of
  * the next holder. A waiter retries every 50 ms for up to 5 s, then fails with OperationInProgress.
- * Correctness never depends on the lock (D4): it only keeps a user's operations from interleaving.
+ * Correctness never depends on the lock (docs/rules.md#conditional-debit): it only keeps a user's operations
+ * from interleaving.
  *
  * The lock is reentrant within a fiber: an operation that already holds `user:<id>` (an idempotent
  * request holds it around the whole service call) runs a nested `withLock` of that key at once.
