@@ -3,7 +3,7 @@
  * are Effect metrics: an update adds to a number in memory; nothing is computed until a scrape. A
  * labelled series is resolved once and kept, so an update on the hot path is a map lookup and an add.
  */
-import { Effect, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
+import { Duration, Effect, Metric, MetricBoundaries, MetricKey, MetricLabel } from "effect"
 
 /** The series of a metric per label values, each created on first use. */
 const family = <M, const Labels extends ReadonlyArray<string>>(
@@ -92,11 +92,14 @@ const lockBusy = Metric.counter("user_lock_busy", {
   incremental: true
 })
 
-/** Times taking a user's lock; a wait that gives up (OperationInProgress) is counted as busy. */
-export const userLockWait = <A, E extends { readonly _tag: string }, R>(acquire: Effect.Effect<A, E, R>) =>
-  acquire.pipe(
-    Metric.trackDuration(lockWait),
-    Effect.tapError((error) => error._tag === "OperationInProgress" ? Metric.increment(lockBusy) : Effect.void)
+/**
+ * Records one take of a user's lock: how long it waited (in line and at the store), and whether it gave
+ * up (OperationInProgress, answered 409).
+ */
+export const userLockTaken = (waitedMs: number, gaveUp: boolean) =>
+  Effect.zipRight(
+    Metric.update(lockWait, Duration.millis(waitedMs)),
+    gaveUp ? Metric.increment(lockBusy) : Effect.void
   )
 
 const rateLimited = counter("rate_limit_rejections", "429 answers of the rate limiter, by rule", ["rule"])

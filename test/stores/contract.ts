@@ -129,6 +129,57 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(order).toEqual(["first", "second"])
     }))
 
+  it.effect("lock: waiters of one key run in the order they came", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const release = yield* Deferred.make<void>()
+      const taken = yield* Deferred.make<void>()
+      const holder = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(release)))
+        .pipe(Effect.fork)
+      yield* Deferred.await(taken)
+      const order: Array<number> = []
+      const waiters: Array<Fiber.RuntimeFiber<number, unknown>> = []
+      for (let i = 0; i < 5; i++) {
+        waiters.push(yield* lock.withLock(key, Effect.sync(() => order.push(i))).pipe(Effect.fork))
+        yield* settle
+      }
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      for (let i = 0; i < 20 && order.length < 5; i++) {
+        yield* advance(100)
+        yield* settle
+      }
+      yield* Effect.forEach(waiters, Fiber.join)
+      expect(order).toEqual([0, 1, 2, 3, 4])
+    }))
+
+  it.effect("lock: a waiter that was interrupted or gave up holds nobody up, and the key is free afterwards", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const release = yield* Deferred.make<void>()
+      const taken = yield* Deferred.make<void>()
+      const holder = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(release)))
+        .pipe(Effect.fork)
+      yield* Deferred.await(taken)
+      const interrupted = yield* lock.withLock(key, Effect.succeed("interrupted ran")).pipe(Effect.fork)
+      yield* settle
+      const givingUp = yield* lock.withLock(key, Effect.succeed("gave up ran")).pipe(Effect.either, Effect.fork)
+      yield* settle
+      yield* Fiber.interrupt(interrupted)
+      yield* advance(5_300)
+      const gaveUp = yield* Fiber.join(givingUp)
+      expect(Either.isLeft(gaveUp) && gaveUp.left._tag).toBe("OperationInProgress")
+      const next = yield* lock.withLock(key, Effect.succeed("next ran")).pipe(Effect.fork)
+      yield* settle
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* advance(200)
+      expect(yield* Fiber.join(next)).toBe("next ran")
+      expect(yield* lock.withLock(key, Effect.succeed("free"))).toBe("free")
+    }))
+
   it.effect("lock: a waiter gives up with OperationInProgress after 5 seconds", () =>
     Effect.gen(function*() {
       const lock = yield* UserLock

@@ -8,10 +8,10 @@
  * The lock is reentrant within a fiber: an operation that already holds `user:<id>` (an idempotent
  * request holds it around the whole service call) runs a nested `withLock` of that key at once.
  */
-import { Clock, Context, Effect, FiberRef, Layer, Schedule } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Exit, FiberId, FiberRef, Layer, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { OperationInProgress, type ServiceUnavailable } from "../../schema/Errors"
-import { userLockWait } from "../../services/AppMetrics"
+import { userLockTaken } from "../../services/AppMetrics"
 import { storeCall } from "../../services/Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
@@ -31,7 +31,9 @@ export interface UserLockShape {
 }
 
 export const DEFAULT_LOCK_TTL_MS = 30_000
-const RETRY = Schedule.spaced("50 millis").pipe(Schedule.upTo("5 seconds"))
+/** How long a caller waits for the lock, in line and at the store together. */
+const MAX_WAIT_MS = 5_000
+const POLL = Schedule.spaced("50 millis")
 
 class Busy {
   readonly _tag = "Busy"
@@ -53,29 +55,127 @@ const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
 const tokenPrefix = randomBytes(8).toString("hex")
 let tokensIssued = 0
 
-const fromBackend = (backend: LockBackend): UserLockShape => ({
-  withLock: (key, effect, options) =>
-    Effect.flatMap(FiberRef.get(held), (keys) =>
-      keys.has(key)
-        ? effect
-        : Effect.suspend(() => {
-          const token = `${tokenPrefix}:${++tokensIssued}`
-          const attempt = backend.tryAcquire(key, token, toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS))
-          // Waiting (only when the first attempt finds the lock taken) stays interruptible. The release
-          // is harmless when the lock was never taken: it deletes only a lock holding this token.
-          const wait = attempt.pipe(
-            Effect.filterOrFail((acquired) => acquired, () => new Busy()),
-            Effect.retry(RETRY),
-            Effect.catchTag("Busy", () => new OperationInProgress())
-          )
-          return Effect.flatMap(attempt, (acquired) => acquired ? Effect.void : wait).pipe(
-            userLockWait,
-            Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key]))),
-            Effect.ensuring(backend.release(key, token)),
-            Effect.withSpan("UserLock.withLock", { attributes: { key }, captureStackTrace: false })
-          )
-        }))
-})
+/** A caller in line for a key's turn; `granted` and `gone` change only in synchronous code. */
+interface Waiter {
+  readonly woken: Deferred.Deferred<void>
+  granted: boolean
+  gone: boolean
+}
+
+/** Who of this instance has the key's turn, until when at most (its lock's time to live), and who waits. */
+interface Line {
+  holderUntil: number
+  readonly ttlMs: Map<Waiter, number>
+  readonly waiting: Array<Waiter>
+}
+
+/**
+ * Callers of one key on one instance line up here, first come first served, and only the one whose
+ * turn it is asks the store for the lock: under a backlog, every waiter polling the store every 50 ms
+ * took the CPU the backlog needed (docs/decisions.md "Stores"). The store's lock still decides who
+ * runs; a turn only orders this instance's callers. A turn held past its lock's time to live (a hung
+ * holder) no longer holds the others back: they go to the store, whose lock has expired too.
+ */
+const fromBackend = (backend: LockBackend): UserLockShape => {
+  const lines = new Map<string, Line>()
+
+  /** Hands the key's turn to the next caller still waiting, or ends the line. */
+  const pass = (key: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.sync(() => {
+        const line = lines.get(key)
+        if (line === undefined) return
+        for (let next = line.waiting.shift(); next !== undefined; next = line.waiting.shift()) {
+          const ttlMs = line.ttlMs.get(next)!
+          line.ttlMs.delete(next)
+          if (next.gone) continue
+          next.granted = true
+          line.holderUntil = now + ttlMs
+          Deferred.unsafeDone(next.woken, Exit.void)
+          return
+        }
+        lines.delete(key)
+      }))
+
+  /**
+   * The key's turn: "turn" when the caller has it (and must pass it on), "expired" when the holder kept it
+   * past its time to live (go to the store without it), or OperationInProgress when `waitMs` ran out.
+   * Runs under the caller's uninterruptible mask: `restore` makes only the waiting interruptible.
+   */
+  const takeTurn = (
+    key: string,
+    ttlMs: number,
+    waitMs: number,
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  ): Effect.Effect<"turn" | "expired", OperationInProgress> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const line = lines.get(key)
+      if (line === undefined) {
+        lines.set(key, { holderUntil: now + ttlMs, ttlMs: new Map(), waiting: [] })
+        return Effect.succeed("turn" as const)
+      }
+      const waiter: Waiter = { woken: Deferred.unsafeMake(FiberId.none), granted: false, gone: false }
+      line.waiting.push(waiter)
+      line.ttlMs.set(waiter, ttlMs)
+      const holderExpires = line.holderUntil - now < waitMs
+      return restore(Deferred.await(waiter.woken).pipe(Effect.timeout(Math.max(0, Math.min(waitMs, line.holderUntil - now))))).pipe(
+        Effect.exit,
+        Effect.flatMap((exit): Effect.Effect<"turn" | "expired", OperationInProgress> => {
+          const interrupted = Exit.isFailure(exit) && Exit.isInterrupted(exit)
+          // However the wait ended, a turn granted meanwhile is this caller's: to use, or to pass on when
+          // the caller was interrupted.
+          if (waiter.granted) return interrupted ? Effect.zipRight(pass(key), Effect.interrupt) : Effect.succeed("turn")
+          waiter.gone = true
+          if (interrupted) return Effect.interrupt
+          return holderExpires ? Effect.succeed("expired") : Effect.fail(new OperationInProgress())
+        })
+      )
+    })
+
+  return {
+    withLock: (key, effect, options) =>
+      Effect.flatMap(FiberRef.get(held), (keys) =>
+        keys.has(key)
+          ? effect
+          : Effect.uninterruptibleMask((restore) =>
+            Effect.flatMap(Clock.currentTimeMillis, (started) => {
+              const ttlMs = toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)
+              // Counted once per take: the waits in line and at the store together.
+              const taken = <X, Y>(exit: Exit.Exit<X, Y>): Effect.Effect<void> =>
+                Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                  userLockTaken(
+                    now - started,
+                    Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (e) => e instanceof OperationInProgress)
+                  ))
+              return takeTurn(key, ttlMs, MAX_WAIT_MS, restore).pipe(
+                Effect.onError((cause) => taken(Exit.failCause(cause))),
+                Effect.flatMap((place) => {
+                  const token = `${tokenPrefix}:${++tokensIssued}`
+                  const attempt = backend.tryAcquire(key, token, ttlMs)
+                  // Waiting at the store: only when the lock is held elsewhere (another instance, or a
+                  // hung holder here), for what is left of MAX_WAIT_MS.
+                  const wait = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+                    attempt.pipe(
+                      Effect.filterOrFail((acquired) => acquired, () => new Busy()),
+                      Effect.retry(POLL.pipe(Schedule.upTo(Math.max(0, started + MAX_WAIT_MS - now)))),
+                      Effect.catchTag("Busy", () => new OperationInProgress())
+                    ))
+                  // Harmless when the lock was never taken: it deletes only a lock holding this token.
+                  const release = place === "turn"
+                    ? Effect.zipRight(backend.release(key, token), pass(key))
+                    : backend.release(key, token)
+                  return restore(
+                    Effect.flatMap(attempt, (acquired) => acquired ? Effect.void : wait).pipe(
+                      Effect.onExit(taken),
+                      Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key])))
+                    )
+                  ).pipe(Effect.ensuring(release))
+                })
+              )
+            })
+          ).pipe(Effect.withSpan("UserLock.withLock", { attributes: { key }, captureStackTrace: false })))
+  }
+}
 
 const makeMemory = Effect.sync((): UserLockShape => {
   const locks = new Map<string, { token: string; expiresAt: number }>()
