@@ -92,15 +92,10 @@ const lockBusy = Metric.counter("user_lock_busy", {
   incremental: true
 })
 
-/**
- * Records one take of a user's lock: how long it waited (in line and at the store), and whether it gave
- * up (OperationInProgress, answered 409).
- */
-export const userLockTaken = (waitedMs: number, gaveUp: boolean) =>
-  Effect.zipRight(
-    Metric.update(lockWait, Duration.millis(waitedMs)),
-    gaveUp ? Metric.increment(lockBusy) : Effect.void
-  )
+/** A user's lock taken after waiting `ms` (in line and at the store). */
+export const userLockWaited = (ms: number) => Metric.update(lockWait, Duration.millis(ms))
+/** A wait for a user's lock that gave up (answered 409 OPERATION_IN_PROGRESS). */
+export const userLockBusy = Metric.increment(lockBusy)
 
 const rateLimited = counter("rate_limit_rejections", "429 answers of the rate limiter, by rule", ["rule"])
 export const rateLimitRejection = (rule: string) => Metric.increment(rateLimited(rule))

@@ -1,7 +1,8 @@
 /**
  * Per-user mutual exclusion across instances (docs/rules.md#user-lock): `SET key token NX PX ttl` with a random
  * token, released by compare-and-delete so that a holder whose lock expired never deletes the lock of
- * the next holder. A waiter retries every 50 ms for up to 5 s, then fails with OperationInProgress.
+ * the next holder. Callers of one key on one instance wait in line (see fromBackend); a caller waits
+ * 5 s in all, then fails with OperationInProgress.
  * Correctness never depends on the lock (docs/rules.md#conditional-debit): it only keeps a user's operations
  * from interleaving.
  *
@@ -11,7 +12,7 @@
 import { Cause, Clock, Context, Deferred, Effect, Exit, FiberId, FiberRef, Layer, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { OperationInProgress, type ServiceUnavailable } from "../../schema/Errors"
-import { userLockTaken } from "../../services/AppMetrics"
+import { userLockBusy, userLockWaited } from "../../services/AppMetrics"
 import { storeCall } from "../../services/Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
@@ -55,17 +56,20 @@ const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
 const tokenPrefix = randomBytes(8).toString("hex")
 let tokensIssued = 0
 
-/** A caller in line for a key's turn; `granted` and `gone` change only in synchronous code. */
+/**
+ * A caller in line for a key's turn. `outcome` is set, and the caller removed from the line, only in
+ * synchronous code: "turn" when the turn was handed to it, "scatter" when the holder found the store
+ * failing and sent everyone to the store on their own.
+ */
 interface Waiter {
   readonly woken: Deferred.Deferred<void>
-  granted: boolean
-  gone: boolean
+  readonly ttlMs: number
+  outcome: "turn" | "scatter" | undefined
 }
 
 /** Who of this instance has the key's turn, until when at most (its lock's time to live), and who waits. */
 interface Line {
   holderUntil: number
-  readonly ttlMs: Map<Waiter, number>
   readonly waiting: Array<Waiter>
 }
 
@@ -74,60 +78,74 @@ interface Line {
  * turn it is asks the store for the lock: under a backlog, every waiter polling the store every 50 ms
  * took the CPU the backlog needed (docs/decisions.md "Stores"). The store's lock still decides who
  * runs; a turn only orders this instance's callers. A turn held past its lock's time to live (a hung
- * holder) no longer holds the others back: they go to the store, whose lock has expired too.
+ * holder) no longer holds anyone back: callers go to the store, whose lock has expired too. When the
+ * store fails for the holder, the waiters go to the store too, and each gets its own answer (503).
  */
 const fromBackend = (backend: LockBackend): UserLockShape => {
   const lines = new Map<string, Line>()
 
-  /** Hands the key's turn to the next caller still waiting, or ends the line. */
+  const wake = (waiter: Waiter, outcome: "turn" | "scatter") => {
+    waiter.outcome = outcome
+    Deferred.unsafeDone(waiter.woken, Exit.void)
+  }
+
+  /** Hands the key's turn to the next caller in line, or ends the line. */
   const pass = (key: string) =>
     Effect.flatMap(Clock.currentTimeMillis, (now) =>
       Effect.sync(() => {
         const line = lines.get(key)
         if (line === undefined) return
-        for (let next = line.waiting.shift(); next !== undefined; next = line.waiting.shift()) {
-          const ttlMs = line.ttlMs.get(next)!
-          line.ttlMs.delete(next)
-          if (next.gone) continue
-          next.granted = true
-          line.holderUntil = now + ttlMs
-          Deferred.unsafeDone(next.woken, Exit.void)
+        const next = line.waiting.shift()
+        if (next === undefined) {
+          lines.delete(key)
           return
         }
-        lines.delete(key)
+        line.holderUntil = now + next.ttlMs
+        wake(next, "turn")
       }))
 
+  /** Ends the line: everyone in it goes to the store on their own. */
+  const scatter = (key: string) =>
+    Effect.sync(() => {
+      const line = lines.get(key)
+      lines.delete(key)
+      for (const waiter of line?.waiting ?? []) wake(waiter, "scatter")
+    })
+
   /**
-   * The key's turn: "turn" when the caller has it (and must pass it on), "expired" when the holder kept it
-   * past its time to live (go to the store without it), or OperationInProgress when `waitMs` ran out.
-   * Runs under the caller's uninterruptible mask: `restore` makes only the waiting interruptible.
+   * The key's turn: "turn" when the caller has it (and must pass it on), "own" when the caller goes to
+   * the store without it (the holder kept it past its time to live, or scattered the line), or
+   * OperationInProgress when `waitMs` ran out. Runs under the caller's uninterruptible mask: `restore`
+   * makes only the waiting interruptible.
    */
   const takeTurn = (
     key: string,
     ttlMs: number,
     waitMs: number,
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  ): Effect.Effect<"turn" | "expired", OperationInProgress> =>
+  ): Effect.Effect<"turn" | "own", OperationInProgress> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const line = lines.get(key)
       if (line === undefined) {
-        lines.set(key, { holderUntil: now + ttlMs, ttlMs: new Map(), waiting: [] })
+        lines.set(key, { holderUntil: now + ttlMs, waiting: [] })
         return Effect.succeed("turn" as const)
       }
-      const waiter: Waiter = { woken: Deferred.unsafeMake(FiberId.none), granted: false, gone: false }
+      if (line.holderUntil <= now) return Effect.succeed("own" as const)
+      const waiter: Waiter = { woken: Deferred.unsafeMake(FiberId.none), ttlMs, outcome: undefined }
       line.waiting.push(waiter)
-      line.ttlMs.set(waiter, ttlMs)
-      const holderExpires = line.holderUntil - now < waitMs
-      return restore(Deferred.await(waiter.woken).pipe(Effect.timeout(Math.max(0, Math.min(waitMs, line.holderUntil - now))))).pipe(
+      const untilHolderExpires = line.holderUntil - now
+      return restore(Deferred.await(waiter.woken).pipe(Effect.timeout(Math.min(waitMs, untilHolderExpires)))).pipe(
         Effect.exit,
-        Effect.flatMap((exit): Effect.Effect<"turn" | "expired", OperationInProgress> => {
+        Effect.flatMap((exit): Effect.Effect<"turn" | "own", OperationInProgress> => {
           const interrupted = Exit.isFailure(exit) && Exit.isInterrupted(exit)
-          // However the wait ended, a turn granted meanwhile is this caller's: to use, or to pass on when
-          // the caller was interrupted.
-          if (waiter.granted) return interrupted ? Effect.zipRight(pass(key), Effect.interrupt) : Effect.succeed("turn")
-          waiter.gone = true
+          // However the wait ended, what the line decided meanwhile stands: a turn handed over is this
+          // caller's, to use or (interrupted) to pass on.
+          if (waiter.outcome === "turn") return interrupted ? Effect.zipRight(pass(key), Effect.interrupt) : Effect.succeed("turn")
+          const at = line.waiting.indexOf(waiter)
+          if (at >= 0) line.waiting.splice(at, 1)
           if (interrupted) return Effect.interrupt
-          return holderExpires ? Effect.succeed("expired") : Effect.fail(new OperationInProgress())
+          if (waiter.outcome === "scatter" || untilHolderExpires < waitMs) return Effect.succeed("own")
+          return Effect.fail(new OperationInProgress())
         })
       )
     })
@@ -140,15 +158,16 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
           : Effect.uninterruptibleMask((restore) =>
             Effect.flatMap(Clock.currentTimeMillis, (started) => {
               const ttlMs = toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)
-              // Counted once per take: the waits in line and at the store together.
+              // Counted once per take: the wait (in line and at the store) of a take that succeeded, and
+              // the takes that gave up.
               const taken = <X, Y>(exit: Exit.Exit<X, Y>): Effect.Effect<void> =>
-                Effect.flatMap(Clock.currentTimeMillis, (now) =>
-                  userLockTaken(
-                    now - started,
-                    Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (e) => e instanceof OperationInProgress)
-                  ))
+                Exit.isSuccess(exit)
+                  ? Effect.flatMap(Clock.currentTimeMillis, (now) => userLockWaited(now - started))
+                  : Option.exists(Cause.failureOption(exit.cause), (error) => error instanceof OperationInProgress)
+                  ? userLockBusy
+                  : Effect.void
               return takeTurn(key, ttlMs, MAX_WAIT_MS, restore).pipe(
-                Effect.onError((cause) => taken(Exit.failCause(cause))),
+                Effect.onExit(Exit.match({ onFailure: (cause) => taken(Exit.failCause(cause)), onSuccess: () => Effect.void })),
                 Effect.flatMap((place) => {
                   const token = `${tokenPrefix}:${++tokensIssued}`
                   const attempt = backend.tryAcquire(key, token, ttlMs)
@@ -160,16 +179,19 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                       Effect.retry(POLL.pipe(Schedule.upTo(Math.max(0, started + MAX_WAIT_MS - now)))),
                       Effect.catchTag("Busy", () => new OperationInProgress())
                     ))
-                  // Harmless when the lock was never taken: it deletes only a lock holding this token.
-                  const release = place === "turn"
-                    ? Effect.zipRight(backend.release(key, token), pass(key))
-                    : backend.release(key, token)
-                  return restore(
-                    Effect.flatMap(attempt, (acquired) => acquired ? Effect.void : wait).pipe(
-                      Effect.onExit(taken),
-                      Effect.zipRight(Effect.locally(effect, held, new Set([...keys, key])))
-                    )
-                  ).pipe(Effect.ensuring(release))
+                  let holdsTurn = place === "turn"
+                  const acquire = restore(Effect.flatMap(attempt, (acquired) => acquired ? Effect.void : wait)).pipe(
+                    Effect.onExit(taken),
+                    // The store failing (503) for the turn's holder: its waiters ask the store themselves.
+                    Effect.tapErrorTag("ServiceUnavailable", () =>
+                      holdsTurn ? Effect.zipRight(Effect.sync(() => (holdsTurn = false)), scatter(key)) : Effect.void)
+                  )
+                  return acquire.pipe(
+                    Effect.zipRight(restore(Effect.locally(effect, held, new Set([...keys, key])))),
+                    // Harmless when the lock was never taken: it deletes only a lock holding this token.
+                    Effect.ensuring(backend.release(key, token)),
+                    Effect.ensuring(Effect.suspend(() => holdsTurn ? pass(key) : Effect.void))
+                  )
                 })
               )
             })
@@ -203,7 +225,10 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }) => {
     tryAcquire: (key, token, ttlMs) =>
       storeCall(() => client.set(k(key), token, "PX", ttlMs, "NX")).pipe(Effect.map((reply) => reply === "OK")),
     // Should Redis be gone, the lock expires by its time to live.
-    release: (key, token) => Effect.ignore(storeCall(() => releaseIfHeld([k(key)], [token])))
+    release: (key, token) =>
+      storeCall(() => releaseIfHeld([k(key)], [token])).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("UserLock: release failed; the lock ends with its time to live", cause))
+      )
   })
 })
 
