@@ -4,10 +4,7 @@
  */
 import { Schema } from "effect"
 import { Rarity } from "./Catalog"
-import { idFromString, ItemId } from "./Ids"
-
-export const OpeningId = idFromString("OpeningId")
-export type OpeningId = typeof OpeningId.Type
+import { ItemId } from "./Ids"
 
 export const DropSource = Schema.Literal("CASE_OPEN", "UPGRADE", "BATTLE", "RAFFLE")
 export type DropSource = typeof DropSource.Type

@@ -16,3 +16,6 @@ export const PageParams = {
 }
 
 export const PageQuery = Schema.Struct(PageParams).annotations({ parseOptions: { errors: "all" } })
+
+/** A page of a list, as the services take it: `page` from 1. */
+export type PageRequest = typeof PageQuery.Type

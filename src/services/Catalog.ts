@@ -19,6 +19,7 @@ import { Clock, Effect, Either, Option, Schema } from "effect"
 import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, unitsToDecimal } from "../schema/Catalog"
 import { CaseNotFound, Conflict, FieldError, NotFound, UnprocessableEntity } from "../schema/Errors"
 import { CaseId, ItemId, type UserId } from "../schema/Ids"
+import type { PageRequest } from "../schema/Pagination"
 import { Audit } from "./Audit"
 import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
 import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
@@ -99,12 +100,6 @@ export class CaseItemDetail extends Schema.Class<CaseItemDetail>("CaseItemDetail
 export interface ActiveCase {
   readonly case: Case
   readonly items: ReadonlyArray<CaseItemDetail>
-}
-
-export interface PageRequest {
-  /** From 1. */
-  readonly page: number
-  readonly limit: number
 }
 
 export interface ActiveCaseQuery extends PageRequest {

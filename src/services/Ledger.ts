@@ -32,12 +32,6 @@ export interface Movement<T> {
 const PostingRow = Schema.Struct({ id: TransactionId, balanceAfterCents: Schema.BigInt })
 
 /** A user whose stored balance differs from the sum of their movements, or is negative. */
-export interface Discrepancy {
-  readonly userId: string
-  readonly balanceCents: bigint
-  readonly ledgerSumCents: bigint
-}
-
 const DiscrepancyRow = Schema.Struct({
   userId: Schema.String,
   balanceCents: Schema.BigInt,

@@ -27,6 +27,7 @@ import {
   ProbabilityTooLow
 } from "../schema/Errors"
 import { ItemId, type UserId } from "../schema/Ids"
+import type { PageRequest } from "../schema/Pagination"
 import { InventoryItemId } from "../schema/Inventory"
 import {
   type UpgradeHistory,
@@ -108,12 +109,6 @@ export interface UpgradeRequest {
   readonly toItemId: ItemId
   /** A specific entry to stake; it must be of `fromItemId`. Absent: the oldest AVAILABLE one. */
   readonly inventoryItemId?: InventoryItemId | undefined
-}
-
-export interface PageRequest {
-  /** From 1. */
-  readonly page: number
-  readonly limit: number
 }
 
 const ItemRow = Schema.Struct({
