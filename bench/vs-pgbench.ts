@@ -8,7 +8,7 @@
  *      each request's scheduled send time (so queueing is not hidden);
  *   5. how cost grows: closed loops at each of `--scales` users.
  * It prints throughputs, the service/pgbench ratio, the latencies and the service's CPU time per request
- * (from /proc), then stops the service and drops the database.
+ * (from /proc), then stops the service and drops the database and its Redis keys.
  *
  *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>]
@@ -21,6 +21,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
+import { Redis } from "ioredis"
 import pg from "pg"
 import { devSessionAt } from "../test/support/DevSignIn"
 import { serviceArgs } from "./serviceCommand"
@@ -93,6 +94,12 @@ const cleanUp = async () => {
   await new Promise((resolve) => service.exitCode !== null ? resolve(null) : service.once("exit", resolve))
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
   await admin.end()
+  // The service's Redis keys (sessions, counters) live under the database's name.
+  const redis = new Redis(values.redis)
+  for await (const keys of redis.scanStream({ match: `${database}:*`, count: 1000 })) {
+    if (keys.length > 0) await redis.del(...keys)
+  }
+  await redis.quit()
   rmSync(dir, { recursive: true, force: true })
 }
 process.on("SIGINT", () => void cleanUp().finally(() => process.exit(130)))
