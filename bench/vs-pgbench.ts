@@ -21,9 +21,9 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
-import { Redis } from "ioredis"
 import pg from "pg"
 import { devSessionAt } from "../test/support/DevSignIn"
+import { removeRedisKeys } from "../test/support/TestStores"
 import { serviceArgs } from "./serviceCommand"
 
 const { values } = parseArgs({
@@ -95,11 +95,7 @@ const cleanUp = async () => {
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
   await admin.end()
   // The service's Redis keys (sessions, counters) live under the database's name.
-  const redis = new Redis(values.redis)
-  for await (const keys of redis.scanStream({ match: `${database}:*`, count: 1000 })) {
-    if (keys.length > 0) await redis.del(...keys)
-  }
-  await redis.quit()
+  await removeRedisKeys(values.redis, `${database}:`)
   rmSync(dir, { recursive: true, force: true })
 }
 process.on("SIGINT", () => void cleanUp().finally(() => process.exit(130)))

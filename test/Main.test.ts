@@ -14,6 +14,7 @@ import { join } from "node:path"
 import pg from "pg"
 import { devSessionAt } from "./support/DevSignIn"
 import { freshPostgresUrl, usingRealPostgres } from "./support/TestDatabase"
+import { removeRedisKeys } from "./support/TestStores"
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -42,11 +43,14 @@ it.scoped("SIGTERM during openings: each one completed with its answer delivered
     yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dataDir, { recursive: true, force: true })))
     const [port, idpPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
     const base = `http://127.0.0.1:${port}`
+    const redisPrefix = `shutdown-${port}:`
+    const redisUrl = process.env.REDIS_URL
+    if (redisUrl !== undefined) yield* Effect.addFinalizer(() => Effect.promise(() => removeRedisKeys(redisUrl, redisPrefix)))
     const env: Record<string, string | undefined> = {
       ...process.env,
       DATABASE_URL: databaseUrl,
       REDIS_URL: process.env.REDIS_URL,
-      REDIS_KEY_PREFIX: `shutdown-${port}:`,
+      REDIS_KEY_PREFIX: redisPrefix,
       PORT: String(port),
       PUBLIC_URL: base,
       DEV_IDP_PORT: String(idpPort),

@@ -10,7 +10,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Exit, Redacted, Scope } from "effect"
-import { Redis } from "ioredis"
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
@@ -21,6 +20,7 @@ import { authenticator } from "otplib"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { devSessionAt } from "../support/DevSignIn"
 import { freshPostgresUrl, usingRealPostgres } from "../support/TestDatabase"
+import { removeRedisKeys } from "../support/TestStores"
 
 const CHROMIUM = "/usr/bin/chromium"
 const SCREENSHOTS = join(import.meta.dirname, "screenshots")
@@ -172,12 +172,7 @@ if (!skipped && !existsSync(CHROMIUM)) {
         await new Promise((resolve) => service!.once("exit", resolve))
       }
       await Effect.runPromise(Scope.close(scope, Exit.void))
-      if (process.env.REDIS_URL !== undefined) {
-        const redis = new Redis(process.env.REDIS_URL)
-        const keys = await redis.keys(`${REDIS_PREFIX}*`)
-        if (keys.length > 0) await redis.del(...keys)
-        await redis.quit()
-      }
+      if (process.env.REDIS_URL !== undefined) await removeRedisKeys(process.env.REDIS_URL, REDIS_PREFIX)
       if (dataDir !== "") rmSync(dataDir, { recursive: true, force: true })
     }, 60_000)
 

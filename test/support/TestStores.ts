@@ -10,13 +10,14 @@ import { type StoreServices, Stores } from "../../src/layers/stores/Stores"
 
 export const usingRealRedis = process.env.REDIS_URL !== undefined
 
-const removeKeys = (url: string, prefix: string) =>
-  Effect.promise(async () => {
-    const redis = new Redis(url)
-    const keys = await redis.keys(`${prefix}*`)
+/** Deletes every key under `prefix` from the Redis at `url` (what a test run or a benchmark left). */
+export const removeRedisKeys = async (url: string, prefix: string) => {
+  const redis = new Redis(url)
+  for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1000 })) {
     if (keys.length > 0) await redis.del(...keys)
-    await redis.quit()
-  })
+  }
+  await redis.quit()
+}
 
 /** A fresh Redis prefix per build, or fresh in-memory stores. */
 export const TestStores: Layer.Layer<StoreServices> = usingRealRedis
@@ -24,7 +25,7 @@ export const TestStores: Layer.Layer<StoreServices> = usingRealRedis
     Effect.gen(function*() {
       const url = process.env.REDIS_URL!
       const prefix = `gp-test:${randomUUID()}:`
-      yield* Effect.addFinalizer(() => removeKeys(url, prefix))
+      yield* Effect.addFinalizer(() => Effect.promise(() => removeRedisKeys(url, prefix)))
       return Stores.redis(Redacted.make(url), prefix).pipe(Layer.orDie)
     })
   )
