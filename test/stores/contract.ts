@@ -10,7 +10,7 @@ import { Broadcast } from "../../src/layers/stores/Broadcast"
 import { KeyValue } from "../../src/layers/stores/KeyValue"
 import { RateCounter, type RateCounterShape } from "../../src/layers/stores/RateCounter"
 import type { StoreServices } from "../../src/layers/stores/Stores"
-import { UserLock } from "../../src/layers/stores/UserLock"
+import { UserLock, type UserLockShape } from "../../src/layers/stores/UserLock"
 
 export interface Harness {
   /** Lets `ms` milliseconds pass for the stores under test. */
@@ -24,6 +24,15 @@ const hit = (counter: RateCounterShape, key: string, windowMs: number) =>
 
 /** Lets forked fibers run up to their next wait. */
 const settle = Effect.sleep(0).pipe(Effect.zipRight(Effect.yieldNow()), Effect.repeatN(20))
+
+/** A fiber holding `key`'s lock (already taken when this returns) until `release` completes. */
+const holdLock = (lock: UserLockShape, key: string, release: Effect.Effect<void> = Effect.never) =>
+  Effect.gen(function*() {
+    const taken = yield* Deferred.make<void>()
+    const holder = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), release)).pipe(Effect.fork)
+    yield* Deferred.await(taken)
+    return holder
+  })
 
 export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>, { advance }: Harness) => {
   it.effect("key-value: a value is there until its time to live runs out", () =>
@@ -134,10 +143,7 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       const lock = yield* UserLock
       const key = fresh("user")
       const release = yield* Deferred.make<void>()
-      const taken = yield* Deferred.make<void>()
-      const holder = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(release)))
-        .pipe(Effect.fork)
-      yield* Deferred.await(taken)
+      const holder = yield* holdLock(lock, key, Deferred.await(release))
       const order: Array<number> = []
       const waiters: Array<Fiber.RuntimeFiber<number, unknown>> = []
       for (let i = 0; i < 5; i++) {
@@ -159,10 +165,7 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       const lock = yield* UserLock
       const key = fresh("user")
       const release = yield* Deferred.make<void>()
-      const taken = yield* Deferred.make<void>()
-      const holder = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(release)))
-        .pipe(Effect.fork)
-      yield* Deferred.await(taken)
+      const holder = yield* holdLock(lock, key, Deferred.await(release))
       const interrupted = yield* lock.withLock(key, Effect.succeed("interrupted ran")).pipe(Effect.fork)
       yield* settle
       const givingUp = yield* lock.withLock(key, Effect.succeed("gave up ran")).pipe(Effect.either, Effect.fork)
@@ -184,10 +187,7 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
     Effect.gen(function*() {
       const lock = yield* UserLock
       const key = fresh("user")
-      const taken = yield* Deferred.make<void>()
-      const holder = yield* lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Effect.never))
-        .pipe(Effect.fork)
-      yield* Deferred.await(taken)
+      const holder = yield* holdLock(lock, key)
       const waiter = yield* lock.withLock(key, Effect.succeed("ran")).pipe(Effect.either, Effect.fork)
       yield* advance(5_300)
       const result = yield* Fiber.join(waiter)
