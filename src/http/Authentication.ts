@@ -16,7 +16,7 @@ import type { Session } from "../schema/Session"
 import type { SignedInUser } from "../schema/User"
 import { Sessions } from "../services/Sessions"
 import { Users } from "../services/Users"
-import { currentClient, sessionIdOf } from "./ClientInfo"
+import { clientOf, sessionIdOf } from "./ClientInfo"
 import * as HttpError from "./HttpErrors"
 import { endpoint, makeResolveEndpoint } from "./Routes"
 
@@ -74,7 +74,7 @@ const makeAuthenticate = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const id = sessionIdOf(request)
     if (id === undefined) return yield* new Unauthenticated()
-    const client = yield* Effect.provideService(currentClient, AppConfig, config)
+    const client = clientOf(request, config.trustProxy)
     const stream = streams.has(resolve(request.method, request.url)?.name ?? "")
     const { account, session } = yield* sessions.validate(id, client, { stream })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }

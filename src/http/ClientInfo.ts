@@ -21,17 +21,18 @@ export const clientIpOf = (request: HttpServerRequest.HttpServerRequest, proxies
   return isIP(client) !== 0 ? client : socket
 }
 
+/** Who sent `request`: its address (behind `trustProxy` proxies), user agent and device id. */
+export const clientOf = (request: HttpServerRequest.HttpServerRequest, trustProxy: number): ClientInfo => {
+  const deviceId = request.headers["x-device-id"]?.trim()
+  return {
+    ip: clientIpOf(request, trustProxy),
+    userAgent: request.headers["user-agent"] ?? "",
+    deviceId: deviceId ? deviceId.slice(0, 200) : undefined
+  }
+}
+
 export const currentClient: Effect.Effect<ClientInfo, never, HttpServerRequest.HttpServerRequest | AppConfig> = Effect
-  .gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const config = yield* AppConfig
-    const deviceId = request.headers["x-device-id"]?.trim()
-    return {
-      ip: clientIpOf(request, config.trustProxy),
-      userAgent: request.headers["user-agent"] ?? "",
-      deviceId: deviceId ? deviceId.slice(0, 200) : undefined
-    }
-  })
+  .zipWith(HttpServerRequest.HttpServerRequest, AppConfig, (request, config) => clientOf(request, config.trustProxy))
 
 /** The session id a request presents: the `sessionId` cookie, else `Authorization: Bearer` (docs/rules.md#sessions). */
 export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {

@@ -14,12 +14,11 @@ export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
     const broadcast = yield* Broadcast
 
     /** Call after the transaction that changed the balance (see `afterCommit`). */
-    const balanceChanged = Effect.fn("Realtime.balanceChanged")(function*(userId: bigint, balanceCents: bigint) {
-      yield* afterCommit(broadcast.publish(
+    const balanceChanged = (userId: bigint, balanceCents: bigint): Effect.Effect<void> =>
+      afterCommit(broadcast.publish(
         userChannel(userId),
         JSON.stringify({ event: "balance.updated", data: { balanceCents: Number(balanceCents) } })
       ))
-    })
 
     /** The user's `{event, data}` messages published after subscribing, until the scope closes. */
     const subscribe = (userId: bigint): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>

@@ -104,10 +104,7 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
     })
     return {
       publish: (channel, message) =>
-        storeCall(() => client.publish(channelKey(channel), message)).pipe(
-          Effect.asVoid,
-          Effect.withSpan("Broadcast.publish", { attributes: { channel } })
-        ),
+        Effect.asVoid(storeCall(() => client.publish(channelKey(channel), message))),
       subscribe: fanout.subscribe
     }
   }

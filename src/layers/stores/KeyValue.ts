@@ -128,24 +128,25 @@ const makeMemory = Effect.sync((): KeyValueShape => {
 
 const makeRedis = Effect.map(RedisConnection, ({ client, prefix }): KeyValueShape => {
   const k = (key: string) => `${prefix}kv:${key}`
-  const run = <A>(span: string, f: () => Promise<A>): Effect.Effect<A, ServiceUnavailable> =>
-    storeCall(f).pipe(Effect.withSpan(span))
+  // No span per command: a span costs more CPU than the command (docs/decisions.md "Performance of the
+  // hot paths"); a request's trace shows its store time inside the service spans.
+  const run = storeCall
   return {
-    get: (key) => run("KeyValue.get", () => client.get(k(key))).pipe(Effect.map(Option.fromNullable)),
-    set: (key, value, ttlMs) => Effect.asVoid(run("KeyValue.set", () => client.set(k(key), value, "PX", toTtl(ttlMs)))),
+    get: (key) => run(() => client.get(k(key))).pipe(Effect.map(Option.fromNullable)),
+    set: (key, value, ttlMs) => Effect.asVoid(run(() => client.set(k(key), value, "PX", toTtl(ttlMs)))),
     setIfAbsent: (key, value, ttlMs) =>
-      run("KeyValue.setIfAbsent", () => client.set(k(key), value, "PX", toTtl(ttlMs), "NX")).pipe(
+      run(() => client.set(k(key), value, "PX", toTtl(ttlMs), "NX")).pipe(
         Effect.map((reply) => reply === "OK")
       ),
     setIfPresent: (key, value, ttlMs) =>
-      run("KeyValue.setIfPresent", () => client.set(k(key), value, "PX", toTtl(ttlMs), "XX")).pipe(
+      run(() => client.set(k(key), value, "PX", toTtl(ttlMs), "XX")).pipe(
         Effect.map((reply) => reply === "OK")
       ),
-    delete: (key) => run("KeyValue.delete", () => client.del(k(key))).pipe(Effect.map((n) => n > 0)),
-    touch: (key, ttlMs) => run("KeyValue.touch", () => client.pexpire(k(key), toTtl(ttlMs))).pipe(Effect.map((n) => n === 1)),
-    setAdd: (key, member) => run("KeyValue.setAdd", () => client.sadd(k(key), member)).pipe(Effect.map((n) => n === 1)),
-    setRemove: (key, member) => run("KeyValue.setRemove", () => client.srem(k(key), member)).pipe(Effect.map((n) => n === 1)),
-    setMembers: (key) => run("KeyValue.setMembers", () => client.smembers(k(key)))
+    delete: (key) => run(() => client.del(k(key))).pipe(Effect.map((n) => n > 0)),
+    touch: (key, ttlMs) => run(() => client.pexpire(k(key), toTtl(ttlMs))).pipe(Effect.map((n) => n === 1)),
+    setAdd: (key, member) => run(() => client.sadd(k(key), member)).pipe(Effect.map((n) => n === 1)),
+    setRemove: (key, member) => run(() => client.srem(k(key), member)).pipe(Effect.map((n) => n === 1)),
+    setMembers: (key) => run(() => client.smembers(k(key)))
   }
 })
 
