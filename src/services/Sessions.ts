@@ -183,7 +183,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * and refused (docs/rules.md#device-binding); the session itself is kept. A banned user's session is
      * refused with 403 `Account banned` (see ACCOUNT_RECHECK_MS for when that is known).
      */
-    const validate = Effect.fn("Sessions.validate")(function*(
+    // Untraced: it runs on every request, and the request's own span covers it.
+    const validate = Effect.fnUntraced(function*(
       id: string,
       client: ClientInfo,
       options: { readonly stream: boolean } = { stream: false }
