@@ -10,7 +10,10 @@
  * It prints throughputs, the service/pgbench ratio, the latencies and the service's CPU time per request
  * (from /proc), then stops the service and drops the database and its Redis keys.
  *
- *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256]
+ * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
+ * a load balancer: one per core is how a Node service uses a machine) and sends requests to them in turn.
+ *
+ *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>]
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
@@ -32,6 +35,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "20" },
     rate: { type: "string", default: "400" },
     scales: { type: "string", default: "1,4,16,64,256" },
+    instances: { type: "string", default: "1" },
     postgres: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
     redis: { type: "string", default: "redis://127.0.0.1:6379" },
     /** A folder for a CPU profile of the service (node --cpu-prof), written when it stops. */
@@ -43,6 +47,7 @@ const SECONDS = Number(values.seconds)
 const RATE = Number(values.rate)
 const SCALES = values.scales.split(",").filter(Boolean).map(Number)
 const MAX_USERS = Math.max(USERS, ...SCALES)
+const INSTANCES = Number(values.instances)
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -63,35 +68,50 @@ const databaseUrl = new URL(adminUrl.href)
 databaseUrl.pathname = `/${database}`
 
 const dir = mkdtempSync(join(tmpdir(), "gp-vs-pgbench-"))
-const [port, idpPort] = [await freePort(), await freePort()]
-const base = `http://127.0.0.1:${port}`
-const log = openSync(join(dir, "service.log"), "a")
 // The service as `npm start` runs it, from its bundle.
 execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
 const profiling = values.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", values.profile]
-const service: ChildProcess = spawn(process.execPath, [...profiling, ...serviceArgs], {
-  env: {
-    ...process.env,
-    NODE_ENV: "development",
-    DATABASE_URL: databaseUrl.href,
-    REDIS_URL: values.redis,
-    REDIS_KEY_PREFIX: `${database}:`,
-    PORT: String(port),
-    PUBLIC_URL: base,
-    DEV_IDP_PORT: String(idpPort),
-    DATA_DIR: join(dir, "data"),
-    ADMIN_IDP_IDS: "bench-admin",
-    LOG_LEVEL: "Warn",
-    RATE_LIMIT_GLOBAL: "1000000000/60000",
-    RATE_LIMIT_AUTH: "1000000000/60000",
-    RATE_LIMIT_CASE_OPEN: "1000000000/60000"
-  },
-  stdio: ["ignore", log, log]
-})
+
+interface Instance {
+  readonly base: string
+  readonly process: ChildProcess
+  readonly log: string
+}
+
+const startInstance = async (n: number): Promise<Instance> => {
+  const [port, idpPort] = [await freePort(), await freePort()]
+  const base = `http://127.0.0.1:${port}`
+  const logFile = join(dir, `service-${n}.log`)
+  const log = openSync(logFile, "a")
+  const child = spawn(process.execPath, [...profiling, ...serviceArgs], {
+    env: {
+      ...process.env,
+      NODE_ENV: "development",
+      DATABASE_URL: databaseUrl.href,
+      REDIS_URL: values.redis,
+      REDIS_KEY_PREFIX: `${database}:`,
+      PORT: String(port),
+      PUBLIC_URL: base,
+      DEV_IDP_PORT: String(idpPort),
+      DATA_DIR: join(dir, `data-${n}`),
+      ADMIN_IDP_IDS: "bench-admin",
+      LOG_LEVEL: "Warn",
+      RATE_LIMIT_GLOBAL: "1000000000/60000",
+      RATE_LIMIT_AUTH: "1000000000/60000",
+      RATE_LIMIT_CASE_OPEN: "1000000000/60000"
+    },
+    stdio: ["ignore", log, log]
+  })
+  return { base, process: child, log: logFile }
+}
+const instances = await Promise.all(Array.from({ length: INSTANCES }, (_, n) => startInstance(n)))
+const base = instances[0]!.base
 
 const cleanUp = async () => {
-  service.kill("SIGTERM")
-  await new Promise((resolve) => service.exitCode !== null ? resolve(null) : service.once("exit", resolve))
+  await Promise.all(instances.map(({ process: child }) => {
+    child.kill("SIGTERM")
+    return new Promise((resolve) => child.exitCode !== null ? resolve(null) : child.once("exit", resolve))
+  }))
   await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
   await admin.end()
   // The service's Redis keys (sessions, counters) live under the database's name.
@@ -100,22 +120,28 @@ const cleanUp = async () => {
 }
 process.on("SIGINT", () => void cleanUp().finally(() => process.exit(130)))
 
-for (let i = 0; ; i++) {
-  try {
-    if ((await fetch(`${base}/api/ready`)).status === 200) break
-  } catch {
-    // not listening yet
+for (const instance of instances) {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${instance.base}/api/ready`)).status === 200) break
+    } catch {
+      // not listening yet
+    }
+    if (i > 1200) throw new Error(`the service did not start:\n${readFileSync(instance.log, "utf8")}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  if (i > 1200) throw new Error(`the service did not start:\n${readFileSync(join(dir, "service.log"), "utf8")}`)
-  await new Promise((resolve) => setTimeout(resolve, 100))
 }
 
 // ---- Users ------------------------------------------------------------------------------------------
 
-const agent = new Agent({ keepAlive: true, maxSockets: 1024 })
+// Idle connections are dropped after 4 s, before the service closes them (after 5 s): a request sent on a
+// connection the service is closing at that moment would fail without an answer.
+const agent = new Agent({ keepAlive: true, maxSockets: 1024, timeout: 4_000 })
+let sent = 0
 const send = (method: string, path: string, session: string, body?: unknown) =>
   new Promise<{ status: number; body: any }>((resolve, reject) => {
-    const req = request(`${base}${path}`, {
+    // To the instances in turn, as a round-robin load balancer would.
+    const req = request(`${instances[sent++ % INSTANCES]!.base}${path}`, {
       method,
       agent,
       headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }
@@ -161,11 +187,12 @@ interface Loop {
   readonly cpuMs?: number
 }
 
-/** The service process's CPU time so far, in ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
-const serviceCpuMs = () => {
-  const fields = readFileSync(`/proc/${service.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
+/** The service processes' CPU time so far, in ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+const serviceCpuMs = () =>
+  instances.reduce((total, { process: child }) => {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+    return total + (Number(fields[11]) + Number(fields[12])) * 10
+  }, 0)
 
 /** `users` users opening back to back for `seconds`. */
 const closedLoop = async (users: number, seconds: number): Promise<Loop> => {
@@ -240,6 +267,7 @@ const show = (name: string, loop: Loop) =>
     loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""
   }`
 
+if (INSTANCES > 1) console.log(`${INSTANCES} instances of the service, requests sent to them in turn`)
 console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${database}`)
 await closedLoop(USERS, 3) // warm-up
 const service_ = await closedLoop(USERS, SECONDS)
