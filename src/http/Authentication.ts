@@ -8,7 +8,7 @@
  * database at most every 30 s); endpoints that show or change the user's row read it themselves.
  */
 import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
-import { Clock, Context, Effect, Exit, Layer, Schema } from "effect"
+import { type Cause, Clock, Context, Effect, Exit, Layer, Schema } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { KeyValue } from "../layers/stores/KeyValue"
 import { Forbidden, type ServiceUnavailable, Unauthenticated } from "../schema/Errors"
@@ -88,15 +88,15 @@ const makeAuthenticate = Effect.gen(function*() {
     return { user, session } satisfies Authenticated
   })
 
-  // HttpApi tries the security schemes in turn; the second must not repeat the first's work (or its
-  // audit entries), so it answers with the result the first got for the same request.
-  const results = new WeakMap<object, Exit.Exit<Authenticated, Unauthenticated | Forbidden | ServiceUnavailable>>()
+  // HttpApi tries the security schemes in turn until one succeeds; the second must not repeat the
+  // first's work (or its audit entries), so it answers with the failure the first got for the same request.
+  const failures = new WeakMap<object, Cause.Cause<Unauthenticated | Forbidden | ServiceUnavailable>>()
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const known = results.get(request)
-    if (known !== undefined) return yield* known
+    const failed = failures.get(request)
+    if (failed !== undefined) return yield* Effect.failCause(failed)
     const exit = yield* Effect.exit(authenticate)
-    results.set(request, exit)
+    if (Exit.isFailure(exit)) failures.set(request, exit.cause)
     return yield* exit
   })
 })
