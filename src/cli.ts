@@ -8,10 +8,10 @@ import { Cause, Console, Effect, Layer, Option } from "effect"
 import { AppConfigLive, StartupError } from "./layers/AppConfig"
 import { DatabaseFromConfig } from "./layers/Infrastructure"
 import { Randomness } from "./layers/Randomness"
-import { Catalog } from "./services/Catalog"
-import { CatalogSeed } from "./services/CatalogSeed"
-import { Users } from "./services/Users"
-import type { NotFound, ServiceUnavailable } from "./schema/Errors"
+import { Catalog } from "./services/games/Catalog"
+import { CatalogSeed } from "./services/games/CatalogSeed"
+import { Users } from "./services/identity/Users"
+import type { NotFound, ServiceUnavailable } from "./schema/platform/Errors"
 
 interface Command {
   readonly help: string
