@@ -24,31 +24,32 @@ import { WebhookDelivery } from "./platform/WebhookDelivery"
 import { Webhooks } from "./platform/Webhooks"
 import { Withdrawals } from "./money/Withdrawals"
 
-/** Services that others build on: they need only the infrastructure. */
-const Foundation = Layer.mergeAll(
-  Catalog.Default,
-  Audit.Default,
-  Notifications.Default,
-  Ledger.Default,
-  Users.Default,
-  ProvablyFair.Default,
-  LiveDrops.Default,
-  Realtime.Default
-)
-
+/**
+ * Each `Default` brings the services it uses (its `dependencies`); layers are memoized by reference
+ * within one build, so each service is built once and shared by all that use it.
+ */
 export const DomainLive = Layer.mergeAll(
-  Upgrades.Default.pipe(Layer.provideMerge(Inventory.Default)),
-  Webhooks.Default,
-  WebhookDelivery.Default,
-  CatalogSeed.DefaultWithoutDependencies,
+  Users.Default,
   Sessions.Default,
-  TwoFactor.DefaultWithoutDependencies,
+  TwoFactor.Default,
+  Catalog.Default,
+  CatalogSeed.Default,
   CaseOpenings.Default,
+  Upgrades.Default,
+  Inventory.Default,
+  ProvablyFair.Default,
   GameStats.Default,
-  Withdrawals.Default,
-  Deposits.Default,
+  LiveDrops.Default,
   Battles.Default,
   Raffles.Default,
+  Ledger.Default,
+  Deposits.Default,
+  Withdrawals.Default,
   Dashboard.Default,
-  Idempotency.Default
-).pipe(Layer.provideMerge(Foundation))
+  Audit.Default,
+  Idempotency.Default,
+  Notifications.Default,
+  Realtime.Default,
+  Webhooks.Default,
+  WebhookDelivery.Default
+)

@@ -9,10 +9,7 @@ import { Clock, Effect, Layer, Option, Ref, TestClock } from "effect"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
 import { type ChargeRequest, PaymentGateway } from "../../src/layers/PaymentGateway"
 import { Deposits } from "../../src/services/money/Deposits"
-import { Audit } from "../../src/services/admin/Audit"
 import { Ledger } from "../../src/services/money/Ledger"
-import { Notifications } from "../../src/services/platform/Notifications"
-import { Realtime } from "../../src/services/platform/Realtime"
 import { Stores } from "../../src/layers/stores/Stores"
 import { fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
@@ -22,10 +19,7 @@ import { makeTestGateway, TestGateway } from "../support/TestGateway"
 import { gatewayCall, initiateDeposit, paidEvent, signGateway } from "../support/PaymentFixtures"
 
 /** The deposit service on the test database, for running the expiry job by hand. */
-const DepositsAlone = Deposits.Default.pipe(
-  Layer.provide([Ledger.Default, Notifications.Default, Realtime.Default, Audit.Default]),
-  Layer.provide([Stores.memory, TestGateway])
-)
+const DepositsAlone = Deposits.Default.pipe(Layer.provide([Stores.memory, TestGateway]))
 
 const appOptions = (extra: TestAppOptions = {}): TestAppOptions => ({
   ...extra,

@@ -444,5 +444,6 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
     })
 
     return { stats, revenueChart, recentActivity, alerts, warmCache } as const
-  })
+  }),
+  dependencies: [Catalog.Default]
 }) {}

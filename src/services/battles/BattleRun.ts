@@ -205,5 +205,5 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
 
     return { run } as const
   }),
-  dependencies: [WebhookOutbox.Default]
+  dependencies: [ProvablyFair.Default, Audit.Default, LiveDrops.Default, WebhookOutbox.Default]
 }) {}

@@ -394,5 +394,5 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     return { create, join, leave, get, list, settlements, verifyRoll } as const
   }),
-  dependencies: [BattleRun.Default]
+  dependencies: [BattleRun.Default, Ledger.Default, ProvablyFair.Default, Realtime.Default, LiveDrops.Default]
 }) {}

@@ -400,5 +400,6 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     })
 
     return { open, history, verify } as const
-  })
+  }),
+  dependencies: [Ledger.Default, ProvablyFair.Default, LiveDrops.Default, Realtime.Default]
 }) {}

@@ -203,5 +203,6 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     })
 
     return { add, list, sell, sellAll } as const
-  })
+  }),
+  dependencies: [Ledger.Default, Realtime.Default]
 }) {}

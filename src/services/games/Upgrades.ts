@@ -361,5 +361,6 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     }, orUnavailable)
 
     return { probability, upgrade, verify, history } as const
-  })
+  }),
+  dependencies: [ProvablyFair.Default, Inventory.Default, LiveDrops.Default]
 }) {}

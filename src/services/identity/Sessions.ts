@@ -257,5 +257,6 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     })
 
     return { create, validate, peekUserId, list, revoke, revokeAll, whenEnded } as const
-  })
+  }),
+  dependencies: [Audit.Default, Notifications.Default, Users.Default]
 }) {}

@@ -325,6 +325,5 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
 
     return { generate, enable, verify, disable, require: requireCode, isEnabled } as const
   }),
-  // Non-empty so that `DefaultWithoutDependencies` exists (DomainLive shares one Audit and Notifications).
   dependencies: [Audit.Default, Notifications.Default]
 }) {}

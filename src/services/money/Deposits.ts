@@ -446,5 +446,5 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       expireDue
     } as const
   }),
-  dependencies: [WebhookOutbox.Default]
+  dependencies: [Ledger.Default, Notifications.Default, Realtime.Default, Audit.Default, WebhookOutbox.Default]
 }) {}

@@ -544,7 +544,5 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     return { request, list, cancel, adminList, approve, reject, reconcile, handlePayoutEvent } as const
   }),
-  // TwoFactor lives in DomainLive's upper tier; the outbox may not be in DomainLive yet. Both are
-  // memoized by reference, so DomainLive still builds each once.
-  dependencies: [TwoFactor.DefaultWithoutDependencies, WebhookOutbox.Default]
+  dependencies: [Ledger.Default, TwoFactor.Default, Realtime.Default, Notifications.Default, WebhookOutbox.Default, Audit.Default]
 }) {}

@@ -257,5 +257,6 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     })
 
     return { create, buy, get, list, drawDue } as const
-  })
+  }),
+  dependencies: [Ledger.Default, ProvablyFair.Default, Notifications.Default, LiveDrops.Default, Realtime.Default, Audit.Default]
 }) {}
