@@ -52,7 +52,7 @@ import {
   DepositExpiryJob,
   IdempotencyCleanupJob,
   RaffleDrawJob
-} from "./services/platform/BackgroundJobs"
+} from "./services/BackgroundJobs"
 import { Idempotency } from "./services/platform/Idempotency"
 import { Notifications } from "./services/platform/Notifications"
 import { Realtime } from "./services/platform/Realtime"
