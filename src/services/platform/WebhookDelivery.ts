@@ -302,7 +302,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
   })
 }) {}
 
-/** Runs the delivery loop for as long as the application runs (src/main.ts). */
+/** Runs the delivery loop for as long as the application runs (src/App.ts). */
 export const WebhookDeliveryWorker: Layer.Layer<never, never, WebhookDelivery> = Layer.scopedDiscard(
   Effect.flatMap(WebhookDelivery, (delivery) => Effect.forkScoped(delivery.poll))
 )
