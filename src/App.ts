@@ -97,7 +97,7 @@ export const Domain = Layer.mergeAll(
   WebhookDelivery.Default
 )
 
-/** The demo catalog on start and the background jobs, started in this order's reverse. */
+/** What runs beside the API: the background jobs (src/services/BackgroundJobs.ts) and the demo catalog on start. */
 export const Jobs = CatalogSeedOnStart.pipe(
   // Outbound webhooks: polls every second; stops (releasing what it was sending) before the pools close.
   Layer.provide(WebhookDeliveryWorker),
