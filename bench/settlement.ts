@@ -1,11 +1,11 @@
 /**
- * Times the battle settlement function (src/services/BattleSettlement.ts) on a 4-player, 25-round
+ * Times the battle settlement function (src/services/battles/BattleSettlement.ts) on a 4-player, 25-round
  * battle: 100 drops from a catalog of 200 items, 1 to 4 winners. Pure CPU, no database:
  *   npm run bench:settlement [-- --iterations 20000]
  */
 import { performance } from "node:perf_hooks"
 import { parseArgs } from "node:util"
-import { settle } from "../src/services/BattleSettlement"
+import { settle } from "../src/services/battles/BattleSettlement"
 
 const { values } = parseArgs({ options: { iterations: { type: "string", default: "20000" } } })
 const iterations = Number(values.iterations)

@@ -6,7 +6,7 @@
  * development identity provider) stay in node_modules.
  *
  * At the same time, the browser pages (`web/`, Vite) into dist/web, which the service serves at `/`
- * and `/admin` (src/http/WebConsole.ts).
+ * and `/admin` (src/http/platform/WebConsole.ts).
  */
 import { build } from "esbuild"
 import { existsSync, readdirSync, statSync } from "node:fs"

@@ -3,15 +3,13 @@
  *   npm run seed              add the missing parts of the demo catalog
  *   npm run cli -- <command>  any command below, e.g. `npm run cli -- grant-admin alice`
  */
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Cause, Console, Effect, Layer, Option } from "effect"
-import { AppConfigLive, StartupError } from "./layers/AppConfig"
-import { DatabaseFromConfig } from "./layers/Infrastructure"
-import { Randomness } from "./layers/Randomness"
-import { Catalog } from "./services/Catalog"
-import { CatalogSeed } from "./services/CatalogSeed"
-import { Users } from "./services/Users"
-import type { NotFound, ServiceUnavailable } from "./schema/Errors"
+import { NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect, Option } from "effect"
+import { OperatorLive } from "./App"
+import { StartupError } from "./layers/AppConfig"
+import { CatalogSeed } from "./services/games/CatalogSeed"
+import { Users } from "./services/identity/Users"
+import type { NotFound, ServiceUnavailable } from "./schema/platform/Errors"
 
 interface Command {
   readonly help: string
@@ -45,18 +43,10 @@ const usage = Console.error(
 const name = process.argv[2] ?? ""
 const command = Object.hasOwn(commands, name) ? commands[name] : undefined
 
-const CliLive = Layer.merge(CatalogSeed.DefaultWithoutDependencies, Users.Default).pipe(
-  Layer.provide(Catalog.Default),
-  Layer.provideMerge(DatabaseFromConfig),
-  Layer.provide(Randomness.live),
-  Layer.provide(AppConfigLive),
-  Layer.provide(NodeContext.layer)
-)
-
 const program = command === undefined
   ? Effect.zipRight(usage, Effect.sync(() => process.exitCode = 2))
   : command.run.pipe(
-    Effect.provide(CliLive),
+    Effect.provide(OperatorLive),
     Effect.tapErrorCause((cause) => {
       const failure = Cause.failureOption(cause)
       return Option.isSome(failure) ? Console.error(`Cannot run: ${failure.value.message}`) : Effect.void

@@ -1,4 +1,4 @@
-// The browser pages, built into dist/web and served by the service (src/http/WebConsole.ts).
+// The browser pages, built into dist/web and served by the service (src/http/platform/WebConsole.ts).
 import { fileURLToPath } from "node:url"
 import { defineConfig } from "vite"
 

@@ -5,8 +5,8 @@
  */
 import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as oidc from "openid-client"
-import type { ServiceUnavailable } from "../schema/Errors"
-import { type IdentityClaims, InvalidLoginCallback, type LoginStart } from "../schema/Identity"
+import type { ServiceUnavailable } from "../schema/platform/Errors"
+import { type IdentityClaims, InvalidLoginCallback, type LoginStart } from "../schema/identity/Identity"
 import { AppConfig, StartupError, usesDevIdentityProvider } from "./AppConfig"
 import { DevIdentityProvider, ID_TOKEN_ALG } from "./DevIdentityProvider"
 import { KeyValue } from "./stores/KeyValue"

@@ -1,6 +1,7 @@
 /**
- * Chooses the real components or the embedded defaults from the configuration (docs/rules.md#embedded-defaults):
- * PostgreSQL or PGlite in DATA_DIR, Redis or in-memory stores.
+ * The infrastructure of the service: the database and the stores, chosen from the configuration
+ * (docs/rules.md#embedded-defaults): PostgreSQL or PGlite in DATA_DIR, Redis or in-memory stores; with
+ * randomness, the process lifecycle and the metrics export.
  */
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
@@ -8,7 +9,10 @@ import { mkdirSync } from "node:fs"
 import { join } from "node:path"
 import { AppConfig, StartupError } from "./AppConfig"
 import { DatabaseLive } from "./Database"
+import { Lifecycle } from "./Lifecycle"
 import { MigrationsLive } from "./Migrations"
+import { MetricsExport } from "./Observability"
+import { Randomness } from "./Randomness"
 import { Stores } from "./stores/Stores"
 
 /** The database, migrated before anything else uses it. */
@@ -54,4 +58,12 @@ export const StoresFromConfig = Layer.unwrapEffect(
       onSome: (url) => Effect.as(Effect.logInfo("Redis: REDIS_URL"), Stores.redis(url, config.redisKeyPrefix))
     })
   })
+)
+
+export const Infrastructure = Layer.mergeAll(
+  DatabaseFromConfig,
+  StoresFromConfig,
+  Randomness.live,
+  Lifecycle.live,
+  MetricsExport.prometheus
 )

@@ -2,7 +2,7 @@
  * The process's lifecycle as the application sees it (docs/rules.md#shutdown): whether it is shutting down. On SIGTERM
  * or SIGINT, `beginShutdown` runs before the server stops: readiness answers 503 from then on (load
  * balancers stop sending), answers carry `Connection: close`, and event streams end with a final
- * `shutdown` event; then requests in flight finish and the pools close (src/main.ts).
+ * `shutdown` event; then requests in flight finish and the pools close (src/App.ts).
  */
 import { Context, Deferred, Effect, Layer } from "effect"
 

@@ -1,7 +1,7 @@
 /**
  * Metrics and traces through `@effect/opentelemetry` and the OpenTelemetry SDK.
  *
- * - Metrics: the Effect metrics (src/services/AppMetrics.ts) are read by a Prometheus reader only
+ * - Metrics: the Effect metrics (src/layers/AppMetrics.ts) are read by a Prometheus reader only
  *   when GET /metrics is scraped; there is no export loop and no listener of its own.
  * - Traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, the spans the service already makes (the HTTP
  *   server span, `Effect.fn` service spans, the SQL client's statement spans) go in batches to that

@@ -6,11 +6,11 @@
  * stops between runs: a run in progress is finished first.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { jobRun } from "./AppMetrics"
-import { Dashboard } from "./Dashboard"
-import { Deposits } from "./Deposits"
-import { Idempotency } from "./Idempotency"
-import { Raffles } from "./Raffles"
+import { jobRun } from "../layers/AppMetrics"
+import { Dashboard } from "./admin/Dashboard"
+import { Deposits } from "./money/Deposits"
+import { Idempotency } from "./platform/Idempotency"
+import { Raffles } from "./raffles/Raffles"
 
 const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Effect<unknown, unknown, R>) =>
   Layer.scopedDiscard(

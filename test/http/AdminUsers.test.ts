@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { ACCOUNT_RECHECK_MS } from "../../src/services/Sessions"
+import { ACCOUNT_RECHECK_MS } from "../../src/services/identity/Sessions"
 import { signIn } from "../support/SignIn"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"

@@ -8,11 +8,8 @@ import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, Layer, Option, Ref, TestClock } from "effect"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
 import { type ChargeRequest, PaymentGateway } from "../../src/layers/PaymentGateway"
-import { Deposits } from "../../src/services/Deposits"
-import { Audit } from "../../src/services/Audit"
-import { Ledger } from "../../src/services/Ledger"
-import { Notifications } from "../../src/services/Notifications"
-import { Realtime } from "../../src/services/Realtime"
+import { Deposits } from "../../src/services/money/Deposits"
+import { Ledger } from "../../src/services/money/Ledger"
 import { Stores } from "../../src/layers/stores/Stores"
 import { fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
@@ -22,10 +19,7 @@ import { makeTestGateway, TestGateway } from "../support/TestGateway"
 import { gatewayCall, initiateDeposit, paidEvent, signGateway } from "../support/PaymentFixtures"
 
 /** The deposit service on the test database, for running the expiry job by hand. */
-const DepositsAlone = Deposits.Default.pipe(
-  Layer.provide([Ledger.Default, Notifications.Default, Realtime.Default, Audit.Default]),
-  Layer.provide([Stores.memory, TestGateway])
-)
+const DepositsAlone = Deposits.Default.pipe(Layer.provide([Stores.memory, TestGateway]))
 
 const appOptions = (extra: TestAppOptions = {}): TestAppOptions => ({
   ...extra,

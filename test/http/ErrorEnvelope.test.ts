@@ -6,7 +6,7 @@ import { HttpApiError } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { fieldName, toValidationError } from "../../src/http/ErrorEnvelope"
+import { fieldName, toValidationError } from "../../src/http/platform/ErrorEnvelope"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 

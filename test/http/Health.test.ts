@@ -2,7 +2,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { StoreHealth, Stores } from "../../src/layers/stores/Stores"
-import { ServiceUnavailable } from "../../src/schema/Errors"
+import { ServiceUnavailable } from "../../src/schema/platform/Errors"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 

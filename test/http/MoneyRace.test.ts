@@ -9,7 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { Ledger } from "../../src/services/Ledger"
+import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
 import { gatewayCall, initiateDeposit, paidEvent } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { caseRoll, hashServerSeed } from "../../src/services/ProvablyFair"
+import { caseRoll, hashServerSeed } from "../../src/services/games/ProvablyFair"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 

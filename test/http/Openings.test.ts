@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Ledger } from "../../src/services/Ledger"
+import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"

@@ -9,13 +9,8 @@ import { Clock, Effect, Layer, TestClock } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { Randomness } from "../../src/layers/Randomness"
 import { Stores } from "../../src/layers/stores/Stores"
-import { Audit } from "../../src/services/Audit"
-import { Ledger } from "../../src/services/Ledger"
-import { LiveDrops } from "../../src/services/LiveDrops"
-import { Notifications } from "../../src/services/Notifications"
-import { ProvablyFair } from "../../src/services/ProvablyFair"
-import { Raffles } from "../../src/services/Raffles"
-import { Realtime } from "../../src/services/Realtime"
+import { Ledger } from "../../src/services/money/Ledger"
+import { Raffles } from "../../src/services/raffles/Raffles"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -28,10 +23,7 @@ const appOptions = {
 }
 
 /** The raffle service on the test database, for running the draw job by hand. */
-const RafflesAlone = Raffles.Default.pipe(
-  Layer.provide([Ledger.Default, ProvablyFair.Default, Notifications.Default, LiveDrops.Default, Realtime.Default, Audit.Default]),
-  Layer.provide([Stores.memory, Randomness.seeded("raffles")])
-)
+const RafflesAlone = Raffles.Default.pipe(Layer.provide([Stores.memory, Randomness.seeded("raffles")]))
 
 let logins = 0
 const buyers = (client: TestClient, count: number, cents: number) =>

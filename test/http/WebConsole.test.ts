@@ -12,7 +12,7 @@ import { createServer, request, type Server } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
-import { CONTENT_SECURITY_POLICY, loadWebAssets, webConsole } from "../../src/http/WebConsole"
+import { CONTENT_SECURITY_POLICY, loadWebAssets, webConsole } from "../../src/http/platform/WebConsole"
 
 const root = mkdtempSync(join(tmpdir(), "gp-web-"))
 const web = join(root, "web")

@@ -9,7 +9,7 @@ import { AppConfig, type AppConfigShape, StartupError } from "../../src/layers/A
 import { DevIdentityProvider } from "../../src/layers/DevIdentityProvider"
 import { IdentityProvider } from "../../src/layers/IdentityProvider"
 import { KeyValue } from "../../src/layers/stores/KeyValue"
-import { InvalidLoginCallback } from "../../src/schema/Identity"
+import { InvalidLoginCallback } from "../../src/schema/identity/Identity"
 import { type CookieJar, makeCookieJar, signInAtDevProvider } from "../support/DevSignIn"
 import { testConfig } from "../support/TestApp"
 

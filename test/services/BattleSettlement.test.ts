@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { type Drop, type PoolItem, settle, TOLERANCE } from "../../src/services/BattleSettlement"
+import { type Drop, type PoolItem, settle, TOLERANCE } from "../../src/services/battles/BattleSettlement"
 
 const drop = (userId: bigint, itemId: bigint, valueCents: bigint, roundNumber: number): Drop<bigint, bigint> => ({
   userId,

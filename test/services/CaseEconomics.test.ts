@@ -6,10 +6,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import fc from "fast-check"
-import { BASE_DROP_CHANCE_UNITS, flipThresholdUnits, Rarity, ROLL_SPACE, unitsToDecimal } from "../../src/schema/Catalog"
-import { caseEconomics, type Payout, payoutDistribution, SCALE } from "../../src/services/CaseEconomics"
-import { computeRanges, itemForRoll, type ItemRange, resolveDropChances } from "../../src/services/CaseRanges"
-import { demoCases, demoItems } from "../../src/services/DemoCatalog"
+import { BASE_DROP_CHANCE_UNITS, flipThresholdUnits, Rarity, ROLL_SPACE, unitsToDecimal } from "../../src/schema/games/Catalog"
+import { caseEconomics, type Payout, payoutDistribution, SCALE } from "../../src/services/games/CaseEconomics"
+import { computeRanges, itemForRoll, type ItemRange, resolveDropChances } from "../../src/services/games/CaseRanges"
+import { demoCases, demoItems } from "../../src/services/games/DemoCatalog"
 
 /** The blocks and values of a case whose items have these chances (in 0.0000001 units) and values. */
 const blocksOf = (items: ReadonlyArray<{ readonly units: number; readonly valueCents: bigint }>) => {

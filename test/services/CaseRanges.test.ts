@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
-import { chanceUnits, DropChance, ROLL_SPACE, unitsToDecimal } from "../../src/schema/Catalog"
-import { categoryForPrice, computeRanges, type ItemChance, itemForRoll } from "../../src/services/CaseRanges"
+import { chanceUnits, DropChance, ROLL_SPACE, unitsToDecimal } from "../../src/schema/games/Catalog"
+import { categoryForPrice, computeRanges, type ItemChance, itemForRoll } from "../../src/services/games/CaseRanges"
 
 const ranges = (items: ReadonlyArray<ItemChance>) => Either.getOrThrow(computeRanges(items))
 const failure = (items: ReadonlyArray<ItemChance>) => {

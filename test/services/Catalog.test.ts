@@ -2,9 +2,9 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import type { ItemId } from "../../src/schema/Ids"
-import { Catalog } from "../../src/services/Catalog"
-import { CatalogSeed } from "../../src/services/CatalogSeed"
+import type { ItemId } from "../../src/schema/platform/Ids"
+import { Catalog } from "../../src/services/games/Catalog"
+import { CatalogSeed } from "../../src/services/games/CatalogSeed"
 import { TestDatabase } from "../support/TestDatabase"
 
 const Services = CatalogSeed.DefaultWithoutDependencies.pipe(

@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, TestClock } from "effect"
 import { Randomness } from "../../src/layers/Randomness"
-import { Ledger } from "../../src/services/Ledger"
-import { Users } from "../../src/services/Users"
+import { Ledger } from "../../src/services/money/Ledger"
+import { Users } from "../../src/services/identity/Users"
 import { TestDatabase } from "../support/TestDatabase"
 
 const Services = Layer.mergeAll(Ledger.Default, Users.Default).pipe(

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import { randomBytes } from "node:crypto"
-import { computeRanges, itemForRoll } from "../../src/services/CaseRanges"
+import { computeRanges, itemForRoll } from "../../src/services/games/CaseRanges"
 import {
   caseRoll,
   flipTriggered,
@@ -15,7 +15,7 @@ import {
   upgradeRoll,
   upgradeSucceeds,
   upgradeThreshold
-} from "../../src/services/ProvablyFair"
+} from "../../src/services/games/ProvablyFair"
 
 const serverSeed = "3f1c9a7e5b2d4c6e8f0a1b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d1e"
 

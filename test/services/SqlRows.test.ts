@@ -1,5 +1,5 @@
 /**
- * The data-access policy (src/services/SqlRows.ts, Failures.ts): publications wait for the
+ * The data-access policy (src/services/platform/SqlRows.ts, Failures.ts): publications wait for the
  * transaction they were made in, a transient conflict runs the transaction again a bounded number of
  * times, an outage is ServiceUnavailable and a bug a defect.
  */
@@ -7,8 +7,8 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { expect, it, layer } from "@effect/vitest"
 import { Cause, Effect, Exit, Ref } from "effect"
-import { ServiceUnavailable } from "../../src/schema/Errors"
-import { afterCommit, inTransaction, orUnavailable } from "../../src/services/SqlRows"
+import { ServiceUnavailable } from "../../src/schema/platform/Errors"
+import { afterCommit, inTransaction, orUnavailable } from "../../src/services/platform/SqlRows"
 import { TestDatabase } from "../support/TestDatabase"
 
 const sqlFailure = (code: string, message = "failed") => new SqlError({ cause: Object.assign(new Error(message), { code }) })

@@ -5,8 +5,8 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Randomness } from "../../src/layers/Randomness"
-import { usernameCandidates, usernameFromClaim } from "../../src/schema/User"
-import { Users } from "../../src/services/Users"
+import { usernameCandidates, usernameFromClaim } from "../../src/schema/identity/User"
+import { Users } from "../../src/services/identity/Users"
 import { TestDatabase } from "../support/TestDatabase"
 
 layer(Users.Default.pipe(Layer.provide(Randomness.seeded("users")), Layer.provideMerge(TestDatabase)))("Users", (it) => {

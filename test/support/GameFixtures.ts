@@ -1,8 +1,8 @@
 /** A catalog and funded players for game tests, made through the services and the public API. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { ItemId } from "../../src/schema/Ids"
-import { Catalog } from "../../src/services/Catalog"
+import type { ItemId } from "../../src/schema/platform/Ids"
+import { Catalog } from "../../src/services/games/Catalog"
 import { signIn } from "./SignIn"
 import type { TestClient } from "./TestApp"
 

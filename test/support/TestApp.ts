@@ -1,6 +1,7 @@
 /**
- * The whole HTTP application in-process, for tests: requests go through the real router, handlers,
- * middleware and error envelope, without a socket. Built inside the test's fiber, so TestClock drives
+ * The whole HTTP application in-process, for tests: the application of src/App.ts (without its
+ * background jobs) over test layers; requests go through the real router, handlers, middleware and
+ * error envelope, without a socket. Built inside the test's fiber, so TestClock drives
  * everything the handlers do with time. The database comes from the surrounding `layer(TestDatabase)`.
  */
 import { HttpApiBuilder, HttpApp, type HttpServer } from "@effect/platform"
@@ -9,16 +10,15 @@ import type { Server } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted, Option, type Runtime, type Scope } from "effect"
-import { makeAccessLog } from "../../src/http/AccessLog"
-import { createHttpServer } from "../../src/http/NodeServer"
-import { ApiLive } from "../../src/http/HttpLive"
+import { makeAccessLog } from "../../src/http/platform/AccessLog"
+import { createHttpServer } from "../../src/http/platform/NodeServer"
+import { application } from "../../src/App"
 import { AppConfig, type AppConfigShape, type StartupError } from "../../src/layers/AppConfig"
 import type { KeyValue } from "../../src/layers/stores/KeyValue"
 import { Lifecycle } from "../../src/layers/Lifecycle"
 import { MetricsExport } from "../../src/layers/Observability"
 import { Randomness } from "../../src/layers/Randomness"
 import { type StoreServices, Stores } from "../../src/layers/stores/Stores"
-import { DomainLive } from "../../src/services/DomainLive"
 import type { IdentityProvider } from "../../src/layers/IdentityProvider"
 import { TestIdentityProvider } from "./TestIdentityProvider"
 import type { PaymentGateway } from "../../src/layers/PaymentGateway"
@@ -112,17 +112,19 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
     let handler: ((request: Request) => Promise<Response>) | undefined
     const sandboxCallback = makeSandboxCallback((url, init) => handler!(new Request(url, init)))
     const runtime = yield* Layer.toRuntime(
-      ApiLive.pipe(
-        Layer.provideMerge(DomainLive),
-        Layer.provideMerge(options.identityProvider ?? TestIdentityProvider),
-        Layer.provideMerge(options.randomness ?? Randomness.seeded("test")),
-        Layer.provideMerge(options.lifecycle ?? Lifecycle.live),
-        Layer.provideMerge(options.gateway ?? TestGateway),
-        Layer.provideMerge(sandboxCallback),
-        Layer.provideMerge(options.stores ?? Stores.memory),
-        Layer.provideMerge(MetricsExport.prometheus),
-        Layer.provideMerge(Layer.succeed(AppConfig, { ...testConfig, ...options.config })),
-        Layer.provideMerge(Layer.succeedContext(database)),
+      application({
+        config: Layer.succeed(AppConfig, { ...testConfig, ...options.config }),
+        infrastructure: Layer.mergeAll(
+          Layer.succeedContext(database),
+          options.stores ?? Stores.memory,
+          options.randomness ?? Randomness.seeded("test"),
+          options.lifecycle ?? Lifecycle.live,
+          MetricsExport.prometheus
+        ),
+        identityProvider: options.identityProvider ?? TestIdentityProvider,
+        gateway: options.gateway ?? TestGateway,
+        sandboxCallback
+      }, Layer.empty).pipe(
         Layer.provideMerge(HttpApiBuilder.Router.Live),
         Layer.provideMerge(HttpApiBuilder.Middleware.layer),
         Layer.provideMerge(options.logging ?? Layer.empty)

@@ -6,7 +6,7 @@
 import { Effect, Layer } from "effect"
 import { randomBytes } from "node:crypto"
 import { IdentityProvider } from "../../src/layers/IdentityProvider"
-import { InvalidLoginCallback } from "../../src/schema/Identity"
+import { InvalidLoginCallback } from "../../src/schema/identity/Identity"
 
 export const TestIdentityProvider = Layer.sync(IdentityProvider, () => {
   const pending = new Set<string>()

@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import { authenticator } from "otplib"
-import { Ledger } from "../../src/services/Ledger"
+import { Ledger } from "../../src/services/money/Ledger"
 import type { TestClient } from "./TestApp"
 
 export const withdrawal = (amountCents: unknown, details: { pixKeyType: string; pixKey: string } = { pixKeyType: "EMAIL", pixKey: "player@example.com" }, extra: Record<string, unknown> = {}) => ({

@@ -1,10 +1,10 @@
 /**
  * The console's return-to-player preview (web/src/admin/economics.ts) agrees with the service's exact
- * figures (src/services/CaseEconomics.ts) for any items, values, price and FLIP chance.
+ * figures (src/services/games/CaseEconomics.ts) for any items, values, price and FLIP chance.
  */
 import { describe, expect, it } from "vitest"
 import fc from "fast-check"
-import { caseEconomics } from "../../src/services/CaseEconomics"
+import { caseEconomics } from "../../src/services/games/CaseEconomics"
 import { chanceUnits, preview } from "../../web/src/admin/economics"
 
 const N = 10_000_000

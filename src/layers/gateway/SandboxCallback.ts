@@ -6,7 +6,7 @@
 import { Context, Effect, Layer, Redacted } from "effect"
 import { AppConfig } from "../AppConfig"
 import { GatewayError } from "../PaymentGateway"
-import { signGatewayBody } from "../../services/GatewaySignature"
+import { signGatewayBody } from "./GatewaySignature"
 
 export interface SandboxEvent {
   readonly event: "charge.paid" | "charge.failed" | "charge.expired"

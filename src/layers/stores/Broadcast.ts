@@ -5,8 +5,8 @@
  * PubSubs alone do it.
  */
 import { Context, Deferred, Effect, Layer, PubSub, type Scope, Stream } from "effect"
-import type { ServiceUnavailable } from "../../schema/Errors"
-import { storeCall } from "../../services/Failures"
+import type { ServiceUnavailable } from "../../schema/platform/Errors"
+import { storeCall } from "../Failures"
 import type { StartupError } from "../AppConfig"
 import { RedisConnection } from "./RedisConnection"
 

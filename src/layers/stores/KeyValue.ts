@@ -1,10 +1,10 @@
 /**
  * Expiring key-value entries and small sets (e.g. the session ids of a user), in Redis or in memory.
- * A Redis outage is ServiceUnavailable (src/services/Failures.ts); the in-memory twin never fails.
+ * A Redis outage is ServiceUnavailable (src/layers/Failures.ts); the in-memory twin never fails.
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import type { ServiceUnavailable } from "../../schema/Errors"
-import { storeCall } from "../../services/Failures"
+import type { ServiceUnavailable } from "../../schema/platform/Errors"
+import { storeCall } from "../Failures"
 import { RedisConnection } from "./RedisConnection"
 
 export interface KeyValueShape {

@@ -4,8 +4,8 @@
  * window index and only rely on Redis's own expiry for clean-up.
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import type { ServiceUnavailable } from "../../schema/Errors"
-import { storeCall } from "../../services/Failures"
+import type { ServiceUnavailable } from "../../schema/platform/Errors"
+import { storeCall } from "../Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
 

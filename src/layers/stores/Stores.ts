@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer, type Redacted } from "effect"
 import type { StartupError } from "../AppConfig"
-import { ServiceUnavailable } from "../../schema/Errors"
+import { ServiceUnavailable } from "../../schema/platform/Errors"
 import { Broadcast } from "./Broadcast"
 import { KeyValue } from "./KeyValue"
 import { RateCounter } from "./RateCounter"

@@ -11,9 +11,9 @@
  */
 import { Cause, Clock, Context, Deferred, Effect, Exit, FiberId, FiberRef, Layer, Option, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
-import { OperationInProgress, type ServiceUnavailable } from "../../schema/Errors"
-import { userLockBusy, userLockWaited } from "../../services/AppMetrics"
-import { storeCall } from "../../services/Failures"
+import { OperationInProgress, type ServiceUnavailable } from "../../schema/platform/Errors"
+import { userLockBusy, userLockWaited } from "../AppMetrics"
+import { storeCall } from "../Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
 

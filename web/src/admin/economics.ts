@@ -1,6 +1,6 @@
 /**
  * The return to player of a case before it is saved, computed as the service computes it
- * (src/services/CaseEconomics.ts), in integers: item i drops with probability u_i / N (u_i its drop
+ * (src/services/games/CaseEconomics.ts), in integers: item i drops with probability u_i / N (u_i its drop
  * chance in 0.0000001 units, N = 10000000); with FLIP (probability T / N) the player receives the more
  * valuable of two independent rolls, so
  *

@@ -1,0 +1,222 @@
+/**
+ * The application, composed of layers as docs/architecture.md "Composition" draws it; each layer is
+ * given what is beneath it:
+ *
+ *   AppLive            the served process (src/main.ts launches it): tracing, the HTTP server
+ *     application      the API over the background jobs over the domain over the world
+ *       Domain         every domain service
+ *       World          configuration, infrastructure, identity provider, payment gateway
+ *
+ * The tests build `application` over a world of test layers (test/support/TestApp.ts); the operator
+ * commands (src/cli.ts) use `OperatorLive`. Layers close in reverse order, so on a signal
+ * (docs/rules.md#shutdown): shutdown begins (readiness 503, event streams end), the server stops
+ * accepting and lets requests in flight finish (at most SHUTDOWN_GRACE), the background jobs stop after
+ * their current run, then the pools close.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { NodeContext, NodeHttpServer } from "@effect/platform-node"
+import { Console, Duration, Effect, Layer, Redacted } from "effect"
+import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
+import { makeAccessLog } from "./http/platform/AccessLog"
+import { createHttpServer } from "./http/platform/NodeServer"
+import { makeWebConsole } from "./http/platform/WebConsole"
+import { AppConfig, AppConfigLive, usesDevIdentityProvider } from "./layers/AppConfig"
+import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
+import { type SandboxCallback, SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
+import { IdentityProvider } from "./layers/IdentityProvider"
+import { DatabaseFromConfig, Infrastructure } from "./layers/Infrastructure"
+import { Lifecycle } from "./layers/Lifecycle"
+import { TracingFromEnv } from "./layers/Observability"
+import type { PaymentGateway } from "./layers/PaymentGateway"
+import { Randomness } from "./layers/Randomness"
+import type { KeyValue } from "./layers/stores/KeyValue"
+import { Audit } from "./services/admin/Audit"
+import { Dashboard } from "./services/admin/Dashboard"
+import { Battles } from "./services/battles/Battles"
+import { CaseOpenings } from "./services/games/CaseOpenings"
+import { Catalog } from "./services/games/Catalog"
+import { CatalogSeed, CatalogSeedOnStart } from "./services/games/CatalogSeed"
+import { GameStats } from "./services/games/GameStats"
+import { Inventory } from "./services/games/Inventory"
+import { LiveDrops } from "./services/games/LiveDrops"
+import { ProvablyFair } from "./services/games/ProvablyFair"
+import { Upgrades } from "./services/games/Upgrades"
+import { Sessions } from "./services/identity/Sessions"
+import { TwoFactor } from "./services/identity/TwoFactor"
+import { Users } from "./services/identity/Users"
+import { Deposits } from "./services/money/Deposits"
+import { Ledger } from "./services/money/Ledger"
+import { Withdrawals } from "./services/money/Withdrawals"
+import {
+  DashboardCacheJob,
+  DepositExpiryJob,
+  IdempotencyCleanupJob,
+  RaffleDrawJob
+} from "./services/BackgroundJobs"
+import { Idempotency } from "./services/platform/Idempotency"
+import { Notifications } from "./services/platform/Notifications"
+import { Realtime } from "./services/platform/Realtime"
+import { WebhookDelivery, WebhookDeliveryWorker } from "./services/platform/WebhookDelivery"
+import { Webhooks } from "./services/platform/Webhooks"
+import { Raffles } from "./services/raffles/Raffles"
+
+/**
+ * Every domain service. Each `Default` brings the services it uses (its `dependencies`), and a layer
+ * is built once per application however many layers name it (layers are memoized by reference), so a
+ * service several others use (Realtime, LiveDrops, ProvablyFair, ...) is one instance shared by all.
+ */
+export const Domain = Layer.mergeAll(
+  // identity
+  Users.Default,
+  Sessions.Default,
+  TwoFactor.Default,
+  // games
+  Catalog.Default,
+  CatalogSeed.Default,
+  CaseOpenings.Default,
+  Upgrades.Default,
+  Inventory.Default,
+  ProvablyFair.Default,
+  GameStats.Default,
+  LiveDrops.Default,
+  // battles, raffles
+  Battles.Default,
+  Raffles.Default,
+  // money
+  Ledger.Default,
+  Deposits.Default,
+  Withdrawals.Default,
+  // admin
+  Dashboard.Default,
+  Audit.Default,
+  // platform
+  Idempotency.Default,
+  Notifications.Default,
+  Realtime.Default,
+  Webhooks.Default,
+  WebhookDelivery.Default
+)
+
+/** What runs beside the API: the background jobs (src/services/BackgroundJobs.ts) and the demo catalog on start. */
+export const Jobs = CatalogSeedOnStart.pipe(
+  // Outbound webhooks: polls every second; stops (releasing what it was sending) before the pools close.
+  Layer.provide(WebhookDeliveryWorker),
+  // Expires unpaid deposits every minute.
+  Layer.provide(DepositExpiryJob),
+  // Draws raffles that reached their end.
+  Layer.provide(RaffleDrawJob),
+  // Computes the dashboard chart's settled days ahead of requests.
+  Layer.provide(DashboardCacheJob),
+  // Forgets idempotency keys older than 24 hours.
+  Layer.provide(IdempotencyCleanupJob)
+)
+
+/** What the domain works with outside itself; the tests replace each part. */
+export interface World<EC, RC, I, EI, RI, EP, EG> {
+  readonly config: Layer.Layer<AppConfig, EC, RC>
+  /** The database (migrated), the stores, randomness, the lifecycle and the metrics export. */
+  readonly infrastructure: Layer.Layer<I, EI, RI>
+  readonly identityProvider: Layer.Layer<IdentityProvider, EP, AppConfig | KeyValue>
+  readonly gateway: Layer.Layer<PaymentGateway, EG, AppConfig | SandboxCallback>
+  /** How the sandbox gateway reaches the service's payment callback. */
+  readonly sandboxCallback: Layer.Layer<SandboxCallback, never, AppConfig>
+}
+
+/** `npm start`'s world: everything chosen from the environment (docs/rules.md#embedded-defaults). */
+export const LiveWorld = {
+  config: AppConfigLive,
+  infrastructure: Infrastructure,
+  identityProvider: IdentityProvider.layer,
+  gateway: GatewayFromConfig,
+  sandboxCallback: SandboxCallbackLive
+}
+
+/** The HTTP API (handlers, middlewares, OpenAPI, GET /metrics) over `jobs` over the domain over `world`. */
+export const application = <EC, RC, I, EI, RI, EP, EG, EJ, RJ>(
+  world: World<EC, RC, I, EI, RI, EP, EG>,
+  jobs: Layer.Layer<never, EJ, RJ>
+) =>
+  ApiLive.pipe(
+    Layer.provide(jobs),
+    Layer.provideMerge(Domain),
+    Layer.provideMerge(world.identityProvider),
+    Layer.provideMerge(world.gateway),
+    Layer.provideMerge(world.sandboxCallback),
+    Layer.provideMerge(world.infrastructure),
+    Layer.provideMerge(world.config)
+  )
+
+/** How long shutdown waits for in-flight requests before it closes their connections (docs/rules.md#shutdown). */
+const SHUTDOWN_GRACE = Duration.seconds(20)
+
+/**
+ * Node's server, served by the API. On shutdown the server stops accepting and waits for open
+ * connections; the deadline below closes those still open after SHUTDOWN_GRACE (a stuck client), so a
+ * stop never hangs.
+ */
+const HttpServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => {
+    const server = createHttpServer()
+    const ShutdownDeadline = Layer.scopedDiscard(
+      Effect.addFinalizer(() =>
+        Effect.zipRight(
+          Effect.logInfo("Shutting down: no new connections, finishing requests in flight"),
+          Effect.sync(() => setTimeout(() => server.closeAllConnections(), Duration.toMillis(SHUTDOWN_GRACE)).unref())
+        )
+      )
+    )
+    // The browser pages (`/`, `/admin`) are answered in front of the API, outside its rate limits.
+    const Serve = Layer.unwrapEffect(
+      Effect.map(
+        Effect.all([makeAccessLog, makeWebConsole]),
+        ([accessLog, web]) => HttpApiBuilder.serve((app) => accessLog(web(app)))
+      )
+    )
+    return Layer.merge(Serve, ShutdownDeadline).pipe(
+      Layer.provide(NodeHttpServer.layer(() => server, { port: config.port }))
+    )
+  })
+)
+
+/** What a newcomer needs to find their way in, printed once the server listens. */
+const Banner = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    yield* Effect.logInfo(`Listening on port ${config.port}`)
+    yield* Console.log(`API reference: ${config.publicUrl}${DOCS_PATH}`)
+    yield* Console.log(`OpenAPI 3.1:   ${config.publicUrl}${OPENAPI_PATH}`)
+    if (usesDevIdentityProvider(config)) {
+      yield* Console.log(`Sign in (development provider, any login name): ${config.publicUrl}/api/auth/idp/login`)
+    }
+    if (config.secretsGenerated) {
+      yield* Console.log(`Development secrets (kept in ${config.dataDir}/dev-secrets.json):`)
+      yield* Console.log(`  ADMIN_TOKEN=${Redacted.value(config.secrets.adminToken)}`)
+      yield* Console.log(`  WEBHOOK_SECRET=${Redacted.value(config.secrets.webhookSecret)}`)
+    }
+  })
+)
+
+/** The first step of shutdown, before the server stops: readiness 503, event streams end. */
+const ShutdownSignal = Layer.scopedDiscard(
+  Effect.flatMap(Lifecycle, (lifecycle) =>
+    Effect.addFinalizer(() =>
+      Effect.zipRight(Effect.logInfo("Shutting down: readiness is 503, event streams end"), lifecycle.beginShutdown)
+    ))
+)
+
+/** The service as `npm start` runs it: Node's server (access log -> browser pages -> API) over the application. */
+export const AppLive = Layer.merge(Banner, ShutdownSignal).pipe(
+  Layer.provideMerge(HttpServerLive),
+  Layer.provide(application(LiveWorld, Jobs)),
+  Layer.provide(NodeContext.layer),
+  // Outermost, so that every layer and request below runs with the trace exporter (when configured).
+  Layer.provide(TracingFromEnv)
+)
+
+/** The operator commands' services (src/cli.ts): the demo catalog's loader and the users, over the database. */
+export const OperatorLive = Layer.merge(CatalogSeed.Default, Users.Default).pipe(
+  Layer.provideMerge(DatabaseFromConfig),
+  Layer.provide(Randomness.live),
+  Layer.provide(AppConfigLive),
+  Layer.provide(NodeContext.layer)
+)

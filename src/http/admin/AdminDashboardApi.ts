@@ -1,0 +1,162 @@
+/** The administration dashboard (docs/rules.md#administration-and-dashboard). Amounts are integer cents. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Rarity } from "../../schema/games/Catalog"
+import { AdminAuthentication } from "../identity/Authentication"
+
+const TopItem = Schema.NullOr(Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  rarity: Rarity,
+  valueCents: Schema.Number,
+  imageUrl: Schema.String,
+  /** Times dropped today. */
+  count: Schema.Int
+}))
+
+const DashboardStats = Schema.Struct({
+  users: Schema.Struct({ total: Schema.Int, activeToday: Schema.Int, newToday: Schema.Int, growth: Schema.Number }),
+  financial: Schema.Struct({
+    revenueToday: Schema.Number,
+    profitToday: Schema.Number,
+    depositsToday: Schema.Number,
+    withdrawalsToday: Schema.Number,
+    pendingWithdrawals: Schema.Int,
+    /** ITEM_SELL credits: what players were paid for items they sold back (docs/rules.md#dashboard-stats). */
+    itemSalesToday: Schema.Number,
+    /** Fees paid on top of today's confirmed deposits (docs/rules.md#deposit-fees); never credited to anyone. */
+    feesToday: Schema.Number
+  }),
+  games: Schema.Struct({
+    casesOpenedToday: Schema.Int,
+    battlesToday: Schema.Int,
+    upgradesToday: Schema.Int,
+    totalVolume: Schema.Number,
+    /**
+     * Gross gaming revenue (docs/rules.md#gross-gaming-revenue): stakes minus the value awarded, per game and
+     * in total.
+     */
+    ggrToday: Schema.Struct({
+      total: Schema.Number,
+      openings: Schema.Number,
+      upgrades: Schema.Number,
+      battles: Schema.Number,
+      raffles: Schema.Number
+    })
+  }),
+  topItems: Schema.Struct({
+    mostDropped: TopItem,
+    highestValue: TopItem,
+    mostOpened: Schema.NullOr(Schema.Struct({
+      id: Schema.String,
+      name: Schema.String,
+      slug: Schema.String,
+      imageUrl: Schema.String,
+      priceCents: Schema.Number,
+      /** Times opened today. */
+      count: Schema.Int
+    }))
+  })
+})
+
+const Period = Schema.Literal("7d", "30d", "90d").annotations({
+  message: () => ({ message: "must be one of 7d, 30d, 90d", override: true })
+})
+
+const RevenueChart = Schema.Struct({
+  data: Schema.Array(Schema.Struct({
+    date: Schema.String,
+    revenue: Schema.Number,
+    profit: Schema.Number,
+    deposits: Schema.Number,
+    withdrawals: Schema.Number,
+    /** Gross gaming revenue of every game (docs/rules.md#gross-gaming-revenue). */
+    ggr: Schema.Number,
+    /** ITEM_SELL credits. */
+    itemSales: Schema.Number,
+    /** Fees paid on top of the day's confirmed deposits. */
+    fees: Schema.Number
+  })),
+  summary: Schema.Struct({
+    totalRevenue: Schema.Number,
+    totalProfit: Schema.Number,
+    avgDailyRevenue: Schema.Number,
+    growthRate: Schema.Number
+  })
+})
+
+const RecentActivity = Schema.Struct({
+  activities: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    type: Schema.String,
+    user: Schema.Struct({ id: Schema.String, username: Schema.String }),
+    description: Schema.String,
+    value: Schema.Number,
+    item: Schema.optional(Schema.Struct({ name: Schema.String, rarity: Rarity })),
+    createdAt: Schema.Date
+  }))
+})
+
+const Alerts = Schema.Struct({
+  alerts: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    level: Schema.Literal("CRITICAL", "WARNING", "INFO"),
+    title: Schema.String,
+    message: Schema.String
+  }))
+})
+
+const Limit = Schema.optionalWith(
+  Schema.NumberFromString.pipe(
+    Schema.int({ message: () => "must be an integer" }),
+    Schema.between(1, 100, { message: () => "must be between 1 and 100" })
+  ),
+  { default: () => 20 }
+)
+
+export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
+  .annotate(
+    OpenApi.Description,
+    "The administration dashboard: today's figures, the revenue chart, recent activity and alerts. ADMIN sessions " +
+      "only."
+  )
+  .add(
+    HttpApiEndpoint.get("stats", "/admin/dashboard")
+      .addSuccess(DashboardStats)
+      .annotate(
+        OpenApi.Description,
+        "Today's figures (UTC). growth: active users today against yesterday in percent, 2 decimals, 0 without " +
+          "yesterday. topItems are over today's case openings, null when there were none. ggrToday: per game, what " +
+          "players staked minus the value of what they were awarded (docs/economics.md)."
+      )
+      .annotate(OpenApi.Summary, "Today's figures (admin)")
+  )
+  .add(
+    HttpApiEndpoint.get("revenueChart", "/admin/dashboard/revenue-chart")
+      .setUrlParams(Schema.Struct({ period: Period }).annotations({ parseOptions: { errors: "all" } }))
+      .addSuccess(RevenueChart)
+      .annotate(
+        OpenApi.Description,
+        "One point per UTC day of the period ending today, ascending. growthRate: the period's revenue against the " +
+          "preceding period of the same length, in percent (0 when that was 0)."
+      )
+      .annotate(OpenApi.Summary, "Revenue chart (admin)")
+  )
+  .add(
+    HttpApiEndpoint.get("recentActivity", "/admin/dashboard/recent-activity")
+      .setUrlParams(Schema.Struct({ limit: Limit }).annotations({ parseOptions: { errors: "all" } }))
+      .addSuccess(RecentActivity)
+      .annotate(OpenApi.Description, "CASE_OPEN, DEPOSIT, WITHDRAWAL_REQUEST, UPGRADE and BATTLE, newest first.")
+      .annotate(OpenApi.Summary, "Recent activity (admin)")
+  )
+  .add(
+    HttpApiEndpoint.get("alerts", "/admin/dashboard/alerts").addSuccess(Alerts)
+      .annotate(OpenApi.Summary, "Alerts (admin)")
+      .annotate(
+        OpenApi.Description,
+        "Conditions an operator should look at, by level: withdrawals waiting for more than 24 hours, cases " +
+          "paying back more than their house edge allows, failing deposits, suspicious IP changes."
+      )
+  )
+  .middleware(AdminAuthentication)
+{}

@@ -1,0 +1,15 @@
+/** Handlers of the administration dashboard. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Dashboard } from "../../services/admin/Dashboard"
+import { Api } from "../Api"
+
+export const AdminDashboardLive = HttpApiBuilder.group(Api, "adminDashboard", (handlers) =>
+  Effect.gen(function*() {
+    const dashboard = yield* Dashboard
+    return handlers
+      .handle("stats", () => dashboard.stats())
+      .handle("revenueChart", ({ urlParams }) => dashboard.revenueChart(urlParams.period))
+      .handle("recentActivity", ({ urlParams }) => dashboard.recentActivity(urlParams.limit))
+      .handle("alerts", () => dashboard.alerts())
+  }))

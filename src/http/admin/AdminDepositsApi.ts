@@ -1,0 +1,40 @@
+/** Administration of deposits (docs/rules.md#admin-deposit-confirmation): the list and manual confirmation. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DepositId, DepositStatus } from "../../schema/money/Deposit"
+import { UserId } from "../../schema/platform/Ids"
+import { PageParams } from "../../schema/platform/Pagination"
+import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
+import { AdminAuthentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+import { DepositView } from "../money/DepositsApi"
+
+const AdminDeposit = Schema.extend(DepositView, Schema.Struct({ user: Schema.Struct({ id: UserId, username: Schema.String }) }))
+
+export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
+  .annotate(OpenApi.Description, "Administration of deposits: the list and manual confirmation. ADMIN sessions only.")
+  .add(
+    HttpApiEndpoint.get("list", "/admin/deposits")
+      .setUrlParams(
+        Schema.Struct({ ...PageParams, status: Schema.optional(DepositStatus) })
+          .annotations({ parseOptions: { errors: "all" } })
+      )
+      .addSuccess(Schema.Struct({ deposits: Schema.Array(AdminDeposit), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List deposits (admin)")
+      .annotate(OpenApi.Description, "Deposits of every user, newest first, optionally of one status.")
+  )
+  .add(
+    HttpApiEndpoint.post("confirm", "/admin/deposits/:id/confirm")
+      .setPath(Schema.Struct({ id: DepositId }))
+      .setHeaders(StepUpHeaders)
+      .addSuccess(Schema.Struct({ id: DepositId, status: DepositStatus, confirmedAt: Schema.Date }))
+      .addError(HttpError.TwoFactorRequired)
+      .annotate(
+        OpenApi.Description,
+        "Confirms a PENDING deposit as the gateway's charge.paid would (credit, notification, audit, webhook) and " +
+          "records ADMIN_CONFIRM_DEPOSIT. Any other status: 400 `Deposit is not pending`. " + STEP_UP
+      )
+      .annotate(OpenApi.Summary, "Confirm a deposit by hand (admin)")
+  )
+  .middleware(AdminAuthentication)
+{}

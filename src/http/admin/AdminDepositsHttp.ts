@@ -1,0 +1,17 @@
+/** Handlers of deposit administration (docs/rules.md#admin-deposit-confirmation). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Deposits } from "../../services/money/Deposits"
+import { Api } from "../Api"
+import { makeAdminStepUp } from "./AdminStepUp"
+import { CurrentUser } from "../identity/Authentication"
+
+export const AdminDepositsLive = HttpApiBuilder.group(Api, "adminDeposits", (handlers) =>
+  Effect.gen(function*() {
+    const deposits = yield* Deposits
+    const stepUp = yield* makeAdminStepUp
+    return handlers
+      .handle("list", ({ urlParams }) => deposits.adminList(urlParams))
+      .handle("confirm", ({ headers, path }) =>
+        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => deposits.confirmByAdmin(user.id, path.id))))
+  }))

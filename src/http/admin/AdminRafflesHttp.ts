@@ -1,0 +1,12 @@
+/** Handlers of raffle administration (docs/rules.md#raffle-creation). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Raffles } from "../../services/raffles/Raffles"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+
+export const AdminRafflesLive = HttpApiBuilder.group(Api, "adminRaffles", (handlers) =>
+  Effect.gen(function*() {
+    const raffles = yield* Raffles
+    return handlers.handle("create", ({ payload }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.create(user.id, payload)))
+  }))

@@ -1,0 +1,43 @@
+/**
+ * Administrators' step-up for money actions (docs/rules.md#admin-step-up): adjusting a balance, confirming a deposit,
+ * approving or rejecting a withdrawal. An administrator with 2FA on sends a current code in
+ * `X-2FA-Code` (missing: 400 2FA_REQUIRED; wrong: 400 `Invalid 2FA code`, counted towards the
+ * lock-out like every code). In production an administrator without 2FA is refused (403), so a
+ * stolen administrator session alone never moves money.
+ */
+import { Effect, Schema } from "effect"
+import { AppConfig } from "../../layers/AppConfig"
+import { Forbidden, TwoFactorRequired } from "../../schema/platform/Errors"
+import { PlainString } from "../../schema/platform/Text"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { CurrentUser } from "../identity/Authentication"
+
+/** The endpoint headers of a money action: the step-up code, documented and decoded with the request. */
+export const StepUpHeaders = Schema.Struct({
+  "x-2fa-code": Schema.optional(
+    PlainString.pipe(Schema.maxLength(64, { message: () => "must be at most 64 characters" }))
+  )
+}).annotations({ parseOptions: { errors: "all" } })
+
+export const STEP_UP =
+  "Administrators with 2FA on must send a current code in X-2FA-Code (missing: 400 2FA_REQUIRED; wrong: 400 " +
+  "`Invalid 2FA code`, counted towards the 2FA lock-out); in production an administrator without 2FA gets 403."
+
+/** Built in a handler group: the check for the signed-in administrator and the code they sent. */
+export const makeAdminStepUp = Effect.gen(function*() {
+  const twoFactor = yield* TwoFactor
+  const config = yield* AppConfig
+  return (headers: typeof StepUpHeaders.Type) =>
+    Effect.gen(function*() {
+      const { user } = yield* CurrentUser
+      if (!(yield* twoFactor.isEnabled(user.id))) {
+        if (config.production) {
+          return yield* new Forbidden({ message: "Administrators need 2FA enabled for money actions" })
+        }
+        return
+      }
+      const code = headers["x-2fa-code"]?.trim() ?? ""
+      if (code === "") return yield* new TwoFactorRequired()
+      yield* twoFactor.require(user.id, code)
+    })
+})

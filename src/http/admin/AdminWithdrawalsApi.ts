@@ -1,0 +1,100 @@
+/**
+ * Administration of withdrawals (docs/rules.md#withdrawal-payout): the queue, approval (payout through the gateway),
+ * rejection, and reconciliation of a payout whose outcome is not known.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { UserId } from "../../schema/platform/Ids"
+import { PageParams } from "../../schema/platform/Pagination"
+import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../../schema/money/Withdrawal"
+import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
+import { AdminAuthentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+import { WithdrawalView } from "../money/WithdrawalsApi"
+import { Reason } from "../../schema/platform/Text"
+
+const AdminWithdrawal = Schema.extend(
+  WithdrawalView,
+  Schema.Struct({
+    user: Schema.Struct({ id: UserId, username: Schema.String }),
+    pixKeyType: PixKeyType,
+    pixKey: Schema.String,
+    payoutId: Schema.NullOr(Schema.String),
+    /** Gateway calls started; after the first the owner can no longer cancel. */
+    payoutAttempts: Schema.Int,
+    /** What went wrong with the last payout (refused, no answer, failed). */
+    payoutError: Schema.NullOr(Schema.String),
+    /** PROCESSING: the gateway has the payout and has not told its outcome yet. */
+    payoutInProgress: Schema.Boolean
+  })
+)
+
+
+const IdPath = Schema.Struct({ id: WithdrawalId })
+
+export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
+  .annotate(
+    OpenApi.Description,
+    "Administration of withdrawals: approval with the payout, rejection with refund, reconciliation with the " +
+      "gateway. ADMIN sessions only."
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/admin/withdrawals")
+      .setUrlParams(
+        Schema.Struct({ ...PageParams, status: Schema.optional(WithdrawalStatus) })
+          .annotations({ parseOptions: { errors: "all" } })
+      )
+      .addSuccess(Schema.Struct({ withdrawals: Schema.Array(AdminWithdrawal), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List withdrawals (admin)")
+      .annotate(
+        OpenApi.Description,
+        "Withdrawals of every user, newest first, optionally of one status, with payout attempts and the last " +
+          "error."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve")
+      .setPath(IdPath)
+      .setHeaders(StepUpHeaders)
+      .addSuccess(AdminWithdrawal)
+      .addError(HttpError.Conflict)
+      .addError(HttpError.PayoutFailed)
+      .addError(HttpError.TwoFactorRequired)
+      .annotate(
+        OpenApi.Description,
+        "PENDING -> PROCESSING, then the payout through the gateway: paid -> COMPLETED and webhook " +
+          "withdrawal.completed; refused -> 502 and PENDING again (approve again or reject); no answer (timeout, " +
+          "5xx) -> 200 still PROCESSING, settled by the gateway's payout event or by reconcile. 409 while PROCESSING. " +
+          STEP_UP
+      )
+      .annotate(OpenApi.Summary, "Approve a withdrawal (admin)")
+  )
+  .add(
+    HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject")
+      .setPath(IdPath)
+      .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
+      .setHeaders(StepUpHeaders)
+      .addSuccess(AdminWithdrawal)
+      .addError(HttpError.Conflict)
+      .addError(HttpError.TwoFactorRequired)
+      .annotate(
+        OpenApi.Description,
+        "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP
+      )
+      .annotate(OpenApi.Summary, "Reject a withdrawal (admin)")
+  )
+  .add(
+    HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile")
+      .setPath(IdPath)
+      .addSuccess(AdminWithdrawal)
+      .addError(HttpError.GatewayUnavailable)
+      .annotate(
+        OpenApi.Description,
+        "Asks the gateway about the payout of a PROCESSING withdrawal: paid -> COMPLETED; failed -> FAILED and " +
+          "refunded; never received (handed over more than 2 minutes ago) -> PENDING; still processing -> unchanged. " +
+          "Not PROCESSING: 400 `Withdrawal is not processing`; gateway unreachable: 502."
+      )
+      .annotate(OpenApi.Summary, "Reconcile a payout (admin)")
+  )
+  .middleware(AdminAuthentication)
+{}

@@ -1,0 +1,23 @@
+/** Handlers of withdrawal administration (docs/rules.md#withdrawal-payout). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Withdrawals } from "../../services/money/Withdrawals"
+import { Api } from "../Api"
+import { makeAdminStepUp } from "./AdminStepUp"
+import { CurrentUser } from "../identity/Authentication"
+
+export const AdminWithdrawalsLive = HttpApiBuilder.group(Api, "adminWithdrawals", (handlers) =>
+  Effect.gen(function*() {
+    const withdrawals = yield* Withdrawals
+    const stepUp = yield* makeAdminStepUp
+    return handlers
+      .handle("list", ({ urlParams }) => withdrawals.adminList(urlParams))
+      .handle("approve", ({ headers, path }) =>
+        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => withdrawals.approve(user.id, path.id))))
+      .handle("reject", ({ headers, path, payload }) =>
+        Effect.zipRight(
+          stepUp(headers),
+          Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reject(user.id, path.id, payload.reason))
+        ))
+      .handle("reconcile", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reconcile(user.id, path.id)))
+  }))

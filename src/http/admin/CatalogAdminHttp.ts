@@ -1,0 +1,45 @@
+/** Handlers of catalog administration (docs/rules.md#catalog-administration). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Catalog, type CaseWithItems } from "../../services/games/Catalog"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+
+/** The administrators' case response, with its economics (docs/rules.md#catalog-administration). */
+const caseView = ({ case: kase, economics, items }: CaseWithItems) => ({
+  id: kase.id,
+  name: kase.name,
+  slug: kase.slug,
+  priceCents: kase.priceCents,
+  category: kase.category,
+  isActive: kase.isActive,
+  isFeatured: kase.isFeatured,
+  houseEdge: kase.houseEdge,
+  flipChance: kase.flipChance,
+  promotional: kase.promotional,
+  expectedValueCents: economics.expectedValueCents,
+  rtp: economics.rtp,
+  items: items.map(({ dropChance, itemId, rangeEnd, rangeStart }) => ({ itemId, dropChance, rangeStart, rangeEnd }))
+})
+
+export const CatalogAdminLive = HttpApiBuilder.group(Api, "catalogAdmin", (handlers) =>
+  Effect.gen(function*() {
+    const catalog = yield* Catalog
+    return handlers
+      .handle("createItem", ({ payload }) => catalog.createItem(payload))
+      .handle("updateItem", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => catalog.updateItem(path.id, payload, user.id)))
+      .handle("listItems", ({ urlParams }) =>
+        Effect.map(catalog.listItems(urlParams), ({ entries, page, total }) => ({ items: entries, total, page })))
+      .handle("createCase", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.createCase(payload, user.id), caseView)))
+      .handle("updateCase", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.updateCase(path.id, payload, user.id), caseView)))
+      .handle("getCase", ({ path }) => Effect.map(catalog.findCase(path.id), caseView))
+      .handle("listCases", ({ urlParams }) =>
+        Effect.map(catalog.listCases(urlParams), ({ entries, page, total }) => ({
+          cases: entries.map(caseView),
+          total,
+          page
+        })))
+  }))

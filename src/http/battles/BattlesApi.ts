@@ -1,0 +1,164 @@
+/** Case battles (docs/rules.md#battles). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { BattleId, BattleMode, BattleRollId, BattleStatus, CreateBattleRequest, SettlementType } from "../../schema/battles/Battle"
+import { Rarity } from "../../schema/games/Catalog"
+import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
+import { PageParams } from "../../schema/platform/Pagination"
+import { Authentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+import { IdempotencyKeyHeader } from "../platform/Idempotent"
+
+const Item = Schema.Struct({
+  id: ItemId,
+  name: Schema.String,
+  rarity: Rarity,
+  valueCents: Schema.BigIntFromNumber,
+  imageUrl: Schema.String
+})
+
+export const Battle = Schema.Struct({
+  id: Schema.String,
+  status: BattleStatus,
+  /**
+   * SHA-256 of the battle's server seed, committed at creation: every round's roll is
+   * HMAC(serverSeed, `${player clientSeed}:${player nonce}`). Null only for battles finished before
+   * seeds were committed per battle (each of their rounds shows its own).
+   */
+  serverSeedHash: Schema.NullOr(Schema.String),
+  /** Revealed once the battle is FINISHED. */
+  serverSeed: Schema.NullOr(Schema.String),
+  mode: BattleMode,
+  maxPlayers: Schema.Int,
+  entryPriceCents: Schema.BigIntFromNumber,
+  players: Schema.Array(Schema.Struct({
+    slot: Schema.Int,
+    /** TEAM: 1 for slots 1-2, 2 for slots 3-4; null in the other modes. */
+    team: Schema.NullOr(Schema.Int),
+    user: Schema.Struct({ id: UserId, username: Schema.String }),
+    totalValueCents: Schema.BigIntFromNumber,
+    isWinner: Schema.Boolean
+  })),
+  cases: Schema.Array(Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigIntFromNumber })),
+  rounds: Schema.Array(Schema.Struct({
+    /** The roll's id, for `GET /provably-fair/verify/:id?type=battle-roll`. */
+    id: BattleRollId,
+    roundNumber: Schema.Int,
+    userId: UserId,
+    item: Item,
+    roll: Schema.Int,
+    serverSeedHash: Schema.String,
+    serverSeed: Schema.NullOr(Schema.String),
+    clientSeed: Schema.String,
+    nonce: Schema.Int
+  })),
+  createdAt: Schema.Date,
+  finishedAt: Schema.NullOr(Schema.Date)
+})
+
+const Settlements = Schema.Struct({
+  battleId: Schema.String,
+  fairSharePerWinner: Schema.Number,
+  settlements: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    type: SettlementType,
+    userId: Schema.NullOr(UserId),
+    item: Schema.Struct({ id: ItemId, name: Schema.String, valueCents: Schema.BigIntFromNumber, imageUrl: Schema.String }),
+    roundNumber: Schema.NullOr(Schema.Int)
+  })),
+  summary: Schema.Struct({
+    totalDropped: Schema.BigIntFromNumber,
+    removedToPool: Schema.BigIntFromNumber,
+    addedFromPool: Schema.BigIntFromNumber,
+    winnersCount: Schema.Int
+  })
+})
+
+export const BattleRollVerification = Schema.Struct({
+  rollId: BattleRollId,
+  battleId: Schema.String,
+  roundNumber: Schema.Int,
+  userId: UserId,
+  serverSeed: Schema.String,
+  serverSeedHash: Schema.String,
+  clientSeed: Schema.String,
+  nonce: Schema.Int,
+  roll: Schema.Int,
+  calculatedRoll: Schema.Int,
+  item: Item,
+  isValid: Schema.Boolean
+})
+
+const IdPath = Schema.Struct({ id: BattleId })
+
+export class BattlesApi extends HttpApiGroup.make("battles")
+  .annotate(OpenApi.Description, "Case battles between 2 to 4 players: create, join, leave, and the settlement.")
+  .add(
+    HttpApiEndpoint.post("create", "/battles")
+      .setPayload(CreateBattleRequest)
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(Battle, { status: 201 })
+      .addError(HttpError.CaseNotFound)
+      .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
+      .annotate(
+        OpenApi.Description,
+        "Entry price = the sum of the cases' prices; the creator pays it and takes slot 1. TEAM needs 4 players."
+      )
+      .annotate(OpenApi.Summary, "Create a battle")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/battles")
+      .setUrlParams(
+        Schema.Struct({ ...PageParams, status: Schema.optional(BattleStatus) }).annotations({ parseOptions: { errors: "all" } })
+      )
+      .addSuccess(Schema.Struct({ battles: Schema.Array(Battle), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Description, "Newest first; `rounds` is left empty in lists (see `GET /battles/:id`).")
+      .annotate(OpenApi.Summary, "List battles")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/battles/:id").setPath(IdPath).addSuccess(Battle)
+      .annotate(OpenApi.Summary, "One battle")
+      .annotate(OpenApi.Description, "A battle with its players and, once rolled, its rounds.")
+  )
+  .add(
+    HttpApiEndpoint.post("join", "/battles/:id/join")
+      .setPath(IdPath)
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(Battle)
+      .addError(HttpError.Conflict)
+      .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
+      .annotate(
+        OpenApi.Description,
+        "Pays the entry and takes the next slot; 409 `Battle is not open` (full, finished or cancelled), 409 " +
+          "`Already joined`. The join that fills the last slot rolls every round and settles the battle."
+      )
+      .annotate(OpenApi.Summary, "Join a battle")
+  )
+  .add(
+    HttpApiEndpoint.post("leave", "/battles/:id/leave")
+      .setPath(IdPath)
+      .addSuccess(Battle)
+      .addError(HttpError.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "WAITING only: refunds the entry; when the creator leaves the battle is CANCELLED and everyone is refunded."
+      )
+      .annotate(OpenApi.Summary, "Leave a battle")
+  )
+  .add(
+    HttpApiEndpoint.get("settlements", "/battles/:id/settlements")
+      .setPath(IdPath)
+      .addSuccess(Settlements)
+      .addError(HttpError.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "Who received which item (the settlement steps); 409 before the battle is FINISHED."
+      )
+      .annotate(OpenApi.Summary, "A battle's settlement")
+  )
+  .middleware(Authentication)
+{}

@@ -1,0 +1,74 @@
+/**
+ * The public case catalog (docs/rules.md#case-listing): active cases only, for signed-in users. Group "cases";
+ * further case endpoints belong here too.
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { CaseCategory, Rarity } from "../../schema/games/Catalog"
+import { CaseId, ItemId } from "../../schema/platform/Ids"
+import { PageParams } from "../../schema/platform/Pagination"
+import { Authentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+
+export const CaseListQuery = Schema.Struct({
+  ...PageParams,
+  category: Schema.optional(
+    CaseCategory.annotations({ message: () => `must be one of ${CaseCategory.literals.join(", ")}` })
+  ),
+  featured: Schema.optional(Schema.BooleanFromString.annotations({ message: () => "must be true or false" }))
+}).annotations({ parseOptions: { errors: "all" } })
+
+/** A `GET /cases` entry (docs/rules.md#case-listing). */
+export const CaseSummaryView = Schema.Struct({
+  id: CaseId,
+  name: Schema.String,
+  slug: Schema.String,
+  imageUrl: Schema.String,
+  priceCents: Schema.BigIntFromNumber,
+  category: CaseCategory,
+  isFeatured: Schema.Boolean,
+  itemCount: Schema.Int,
+  bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber })
+})
+
+/** `GET /cases/:id`: the items in roll order, and the chance of FLIP (docs/fairness.md). */
+export const CaseDetailView = Schema.Struct({
+  id: CaseId,
+  name: Schema.String,
+  priceCents: Schema.BigIntFromNumber,
+  flipChance: Schema.Number,
+  items: Schema.Array(Schema.Struct({
+    id: ItemId,
+    name: Schema.String,
+    rarity: Rarity,
+    valueCents: Schema.BigIntFromNumber,
+    imageUrl: Schema.String,
+    dropChance: Schema.Number
+  }))
+})
+
+export class CasesApi extends HttpApiGroup.make("cases")
+  .annotate(OpenApi.Description, "The cases a user can open, with their items and chances.")
+  .add(
+    HttpApiEndpoint.get("list", "/cases")
+      .setUrlParams(CaseListQuery)
+      .addSuccess(Schema.Struct({ cases: Schema.Array(CaseSummaryView), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "List cases")
+      .annotate(
+        OpenApi.Description,
+        "The cases on offer with their prices, paged; the query parameters narrow the list."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/cases/:id")
+      .setPath(Schema.Struct({ id: CaseId }))
+      .addSuccess(CaseDetailView)
+      .addError(HttpError.CaseNotFound)
+      .annotate(OpenApi.Summary, "One case")
+      .annotate(
+        OpenApi.Description,
+        "An active case with its items in roll order, each item's chance, and the chance of FLIP."
+      )
+  )
+  .middleware(Authentication)
+{}

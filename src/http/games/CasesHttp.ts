@@ -1,0 +1,28 @@
+/** Handlers of the public case catalog. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Catalog } from "../../services/games/Catalog"
+import { Api } from "../Api"
+
+export const CasesLive = HttpApiBuilder.group(Api, "cases", (handlers) =>
+  Effect.gen(function*() {
+    const catalog = yield* Catalog
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.map(catalog.listActiveCases(urlParams), ({ entries, page, total }) => ({ cases: entries, total, page })))
+      .handle("get", ({ path }) =>
+        Effect.map(catalog.findActiveCase(path.id), ({ case: kase, items }) => ({
+          id: kase.id,
+          name: kase.name,
+          priceCents: kase.priceCents,
+          flipChance: kase.flipChance,
+          items: items.map((item) => ({
+            id: item.itemId,
+            name: item.name,
+            rarity: item.rarity,
+            valueCents: item.valueCents,
+            imageUrl: item.imageUrl,
+            dropChance: item.dropChance
+          }))
+        })))
+  }))

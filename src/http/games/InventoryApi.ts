@@ -1,0 +1,57 @@
+/** The signed-in user's inventory and its sale (docs/rules.md#inventory-and-selling). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { InventoryItemId, InventoryPage, InventoryStatus, SaleResult, SellAllResult } from "../../schema/games/Inventory"
+import { PageParams } from "../../schema/platform/Pagination"
+import { Authentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+import { IdempotencyKeyHeader } from "../platform/Idempotent"
+
+/** `status` absent: entries of every status. */
+export const InventoryQuery = Schema.Struct({
+  ...PageParams,
+  status: Schema.optional(
+    InventoryStatus.annotations({ message: () => `must be one of ${InventoryStatus.literals.join(", ")}` })
+  )
+}).annotations({ parseOptions: { errors: "all" } })
+
+export class InventoryApi extends HttpApiGroup.make("inventory")
+  .annotate(OpenApi.Description, "The items a user won, and selling them back for balance.")
+  .add(
+    HttpApiEndpoint.get("list", "/inventory").setUrlParams(InventoryQuery).addSuccess(InventoryPage)
+      .annotate(OpenApi.Summary, "My inventory")
+      .annotate(
+        OpenApi.Description,
+        "The user's inventory entries with their values in cents, paged; `status` narrows the list."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("sell", "/inventory/:id/sell")
+      .setPath(Schema.Struct({ id: InventoryItemId }))
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(SaleResult)
+      .addError(HttpError.ItemNotAvailable)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
+      .annotate(OpenApi.Summary, "Sell an item")
+      .annotate(
+        OpenApi.Description,
+        "Sells one inventory item back at its current value: the item leaves the inventory and the balance is " +
+          "credited in the same transaction."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("sellAll", "/inventory/sell-all")
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(SellAllResult)
+      .addError(HttpError.IdempotencyKeyReused)
+      .addError(HttpError.OperationInProgress)
+      .annotate(OpenApi.Summary, "Sell all items")
+      .annotate(
+        OpenApi.Description,
+        "Sells every available item of the user at its current value in one transaction; answers how many were " +
+          "sold, the cents credited and the new balance."
+      )
+  )
+  .middleware(Authentication)
+{}

@@ -1,0 +1,46 @@
+/** The live-drop feed (docs/rules.md#live-drops): recent drops, a Server-Sent Events stream, and the admin emit. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DropSource, LiveDrop } from "../../schema/games/Game"
+import { ItemId, UserId } from "../../schema/platform/Ids"
+import { AdminAuthentication, Authentication } from "../identity/Authentication"
+
+export class LiveDropsApi extends HttpApiGroup.make("liveDrops")
+  .annotate(OpenApi.Description, "The live feed of drops: recent drops and a Server-Sent Events stream.")
+  .add(
+    HttpApiEndpoint.get("recent", "/live-drops/recent")
+      .setUrlParams(Schema.Struct({
+        limit: Schema.optionalWith(
+          Schema.NumberFromString.pipe(
+            Schema.int({ message: () => "must be an integer" }),
+            Schema.between(1, 50, { message: () => "must be between 1 and 50" })
+          ),
+          { default: () => 20 }
+        )
+      }))
+      .addSuccess(Schema.Struct({ drops: Schema.Array(LiveDrop) }))
+      .annotate(OpenApi.Summary, "Recent drops")
+      .annotate(OpenApi.Description, "The latest drops across all users, newest first (`limit`, at most 50).")
+  )
+  .add(
+    HttpApiEndpoint.get("stream", "/live-drops/stream")
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(OpenApi.Summary, "Live drops stream")
+      .annotate(OpenApi.Description, "Server-Sent Events: every drop as it happens, with a heartbeat for proxies.")
+  )
+  .middleware(Authentication)
+{}
+
+export class LiveDropsAdminApi extends HttpApiGroup.make("liveDropsAdmin")
+  .annotate(OpenApi.Description, "Publishing to the live-drop feed by hand. ADMIN sessions only.")
+  .add(
+    HttpApiEndpoint.post("emit", "/live-drops/emit")
+      .setPayload(Schema.Struct({ userId: UserId, itemId: ItemId, source: DropSource }).annotations({
+        parseOptions: { errors: "all" }
+      }))
+      .addSuccess(LiveDrop)
+      .annotate(OpenApi.Summary, "Emit a live drop (admin)")
+      .annotate(OpenApi.Description, "Publishes a drop to the live feed by hand.")
+  )
+  .middleware(AdminAuthentication)
+{}

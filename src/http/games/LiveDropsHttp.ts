@@ -1,0 +1,25 @@
+/** Handlers of the live-drop feed; the stream is Server-Sent Events. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { LiveDrops } from "../../services/games/LiveDrops"
+import { Sessions } from "../../services/identity/Sessions"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+import { eventStream } from "../platform/EventStream"
+
+export const LiveDropsLive = HttpApiBuilder.group(Api, "liveDrops", (handlers) =>
+  Effect.gen(function*() {
+    const drops = yield* LiveDrops
+    const sessions = yield* Sessions
+    return handlers
+      .handle("recent", ({ urlParams }) => Effect.map(drops.recent(urlParams.limit), (list) => ({ drops: list })))
+      .handle("stream", () =>
+        Effect.flatMap(CurrentUser, ({ session }) =>
+          eventStream(drops.subscribe, (json) => `event: drop\ndata: ${json}\n\n`, sessions.whenEnded(session.id))))
+  }))
+
+export const LiveDropsAdminLive = HttpApiBuilder.group(Api, "liveDropsAdmin", (handlers) =>
+  Effect.gen(function*() {
+    const drops = yield* LiveDrops
+    return handlers.handle("emit", ({ payload }) => drops.emit(payload))
+  }))

@@ -1,0 +1,137 @@
+/** Opening cases and their history, verification and statistics (docs/rules.md#openings). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ItemView, OpeningResult } from "../../schema/games/Game"
+import { CaseId, IdString } from "../../schema/platform/Ids"
+import { PageQuery } from "../../schema/platform/Pagination"
+import { Authentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import * as Examples from "../platform/OpenApiExamples"
+
+export const OpeningVerification = Schema.Struct({
+  openingId: Schema.String,
+  serverSeed: Schema.String,
+  serverSeedHash: Schema.String,
+  clientSeed: Schema.String,
+  nonce: Schema.Number,
+  roll: Schema.Number,
+  calculatedRoll: Schema.Number,
+  /** The item the roll selected and its block of the case's ranges at that moment. */
+  rollItemId: Schema.String,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
+  /** The case's flip chance when the opening was rolled: FLIP when (t mod 10000000) < flipChance x 10000000. */
+  flipChance: Schema.Number,
+  isFlip: Schema.Boolean,
+  flipServerSeed: Schema.optional(Schema.String),
+  flipServerSeedHash: Schema.optional(Schema.String),
+  flipClientSeed: Schema.optional(Schema.String),
+  flipNonce: Schema.optional(Schema.Number),
+  flipRoll: Schema.optional(Schema.NullOr(Schema.Number)),
+  calculatedFlipRoll: Schema.optional(Schema.Number),
+  flipItemId: Schema.optional(Schema.String),
+  flipRangeStart: Schema.optional(Schema.Number),
+  flipRangeEnd: Schema.optional(Schema.Number),
+  isValid: Schema.Boolean
+})
+
+const IdPath = Schema.Struct({ id: CaseId })
+const OpeningIdPath = Schema.Struct({
+  id: IdString
+})
+
+export class OpeningsApi extends HttpApiGroup.make("openings")
+  .annotate(
+    OpenApi.Description,
+    "Opening cases (the provably fair roll), the opening history, verification and statistics."
+  )
+  .add(
+    HttpApiEndpoint.post("open", "/cases/:id/open")
+      .setPath(IdPath)
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(OpeningResult)
+      .addError(HttpError.CaseNotFound)
+      .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.OperationInProgress)
+      .addError(HttpError.InvalidRoll)
+      .addError(HttpError.IdempotencyKeyReused)
+      .annotate(OpenApi.Summary, "Open a case")
+      .annotateContext(Examples.openCase)
+      .annotate(
+        OpenApi.Description,
+        "Debits the case's price, rolls with the user's committed server seed, client seed and next nonce, and " +
+          "adds the item to the inventory, all in one transaction. An Idempotency-Key header makes a retry safe."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("history", "/cases/openings")
+      .setUrlParams(PageQuery)
+      .addSuccess(Schema.Struct({
+        openings: Schema.Array(Schema.Struct({
+          id: Schema.String,
+          case: Schema.Struct({ id: Schema.String, name: Schema.String }),
+          item: ItemView,
+          roll: Schema.Number,
+          isFlip: Schema.Boolean,
+          pricePaidCents: Schema.BigIntFromNumber,
+          itemValueCents: Schema.BigIntFromNumber,
+          profit: Schema.BigIntFromNumber,
+          createdAt: Schema.Date
+        })),
+        total: Schema.Int,
+        page: Schema.Int
+      }))
+      .annotate(OpenApi.Summary, "My openings")
+      .annotate(
+        OpenApi.Description,
+        "The user's openings, newest first, with the price paid, the item's value and the profit in cents."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("verify", "/cases/openings/:id/verify").setPath(OpeningIdPath).addSuccess(OpeningVerification)
+      .annotate(OpenApi.Summary, "Verify an opening")
+      .annotateContext(Examples.verifyOpening)
+      .annotate(
+        OpenApi.Description,
+        "Recomputes the roll and the item from the opening's seeds and nonce; `isValid` tells whether they match " +
+          "what was recorded."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("caseStats", "/cases/:id/stats")
+      .setPath(IdPath)
+      .addSuccess(Schema.Struct({
+        totalOpened: Schema.Int,
+        uniqueOpeners: Schema.Int,
+        totalVolume: Schema.BigIntFromNumber,
+        averageProfit: Schema.BigIntFromNumber,
+        dropDistribution: Schema.Array(Schema.Struct({ rarity: Schema.String, count: Schema.Int, percentage: Schema.Number }))
+      }))
+      .addError(HttpError.CaseNotFound)
+      .annotate(OpenApi.Summary, "A case's statistics")
+      .annotate(
+        OpenApi.Description,
+        "How often the case was opened, by how many users, its volume in cents, the average profit and the drops " +
+          "by rarity."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("userStats", "/users/me/stats/cases")
+      .addSuccess(Schema.Struct({
+        totalOpened: Schema.Int,
+        totalSpent: Schema.BigIntFromNumber,
+        totalWon: Schema.BigIntFromNumber,
+        profit: Schema.BigIntFromNumber,
+        favoriteCase: Schema.NullOr(Schema.String),
+        bestDrop: Schema.NullOr(Schema.Struct({ item: ItemView, date: Schema.Date })),
+        flipCount: Schema.Int
+      }))
+      .annotate(OpenApi.Summary, "My opening statistics")
+      .annotate(
+        OpenApi.Description,
+        "The user's totals over every opening: spent, won, profit, favorite case, best drop and FLIP count."
+      )
+  )
+  .middleware(Authentication)
+{}

@@ -1,0 +1,61 @@
+/**
+ * The user's client seed, nonce and committed next server seed, and the generic verification endpoint
+ * (docs/rules.md#fairness).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { IdString } from "../../schema/platform/Ids"
+import { Authentication } from "../identity/Authentication"
+import { UpgradeVerification } from "../../schema/games/Upgrade"
+import { BattleRollVerification } from "../battles/BattlesApi"
+import { OpeningVerification } from "./OpeningsApi"
+import * as Examples from "../platform/OpenApiExamples"
+
+/** The next roll uses `clientSeed`, nonce + 1 and the server seed whose SHA-256 is `nextServerSeedHash`. */
+const FairnessState = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Number, nextServerSeedHash: Schema.String })
+
+export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
+  .annotate(
+    OpenApi.Description,
+    "The user's seeds and nonce, and the verification of any roll from its revealed seeds."
+  )
+  .add(
+    HttpApiEndpoint.get("clientSeed", "/provably-fair/client-seed").addSuccess(FairnessState)
+      .annotate(OpenApi.Summary, "My fairness state")
+      .annotateContext(Examples.clientSeedState)
+      .annotate(
+        OpenApi.Description,
+        "The user's client seed, the current nonce and the SHA-256 of the server seed committed for the next " +
+          "roll."
+      )
+  )
+  .add(
+    HttpApiEndpoint.put("setClientSeed", "/provably-fair/client-seed")
+      .setPayload(Schema.Struct({
+        clientSeed: Schema.String.pipe(
+          Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/, { message: () => "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -" })
+        )
+      }))
+      .addSuccess(FairnessState)
+      .annotate(OpenApi.Summary, "Set my client seed")
+      .annotateContext(Examples.clientSeedState)
+      .annotate(OpenApi.Description, "Replaces the client seed used by the next rolls; answers the new fairness state.")
+  )
+  .add(
+    HttpApiEndpoint.get("verify", "/provably-fair/verify/:id")
+      .setPath(Schema.Struct({
+        id: IdString
+      }))
+      .setUrlParams(Schema.Struct({
+        type: Schema.optionalWith(Schema.Literal("opening", "upgrade", "battle-roll"), { default: () => "opening" as const })
+      }))
+      .addSuccess(Schema.Union(OpeningVerification, UpgradeVerification, BattleRollVerification))
+      .annotate(OpenApi.Summary, "Verify any roll")
+      .annotate(
+        OpenApi.Description,
+        "Recomputes a roll (`type`: opening, upgrade or battle-roll; opening when absent) from its seeds and " +
+          "nonce and answers whether it matches the record."
+      )
+  )
+  .middleware(Authentication)
+{}

@@ -1,0 +1,34 @@
+/** Handlers of the fairness state and the generic verification (docs/rules.md#fairness). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import type { BattleRollId } from "../../schema/battles/Battle"
+import { Battles } from "../../services/battles/Battles"
+import { CaseOpenings } from "../../services/games/CaseOpenings"
+import { ProvablyFair } from "../../services/games/ProvablyFair"
+import { Upgrades } from "../../services/games/Upgrades"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+
+export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", (handlers) =>
+  Effect.gen(function*() {
+    const fairness = yield* ProvablyFair
+    const openings = yield* CaseOpenings
+    const upgrades = yield* Upgrades
+    const battles = yield* Battles
+    return handlers
+      .handle("clientSeed", () => Effect.flatMap(CurrentUser, ({ user }) => fairness.state(user.id)))
+      .handle("setClientSeed", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => fairness.setClientSeed(user.id, payload.clientSeed)))
+      .handle("verify", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const { user } = yield* CurrentUser
+          switch (urlParams.type) {
+            case "opening":
+              return yield* openings.verify(user, path.id)
+            case "upgrade":
+              return yield* upgrades.verify(user, BigInt(path.id))
+            case "battle-roll":
+              return yield* battles.verifyRoll(user, BigInt(path.id) as BattleRollId)
+          }
+        }))
+  }))

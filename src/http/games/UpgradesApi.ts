@@ -1,0 +1,74 @@
+/** Upgrades: the odds, the upgrade itself, its verification and the user's history (docs/rules.md#upgrades). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ItemId } from "../../schema/platform/Ids"
+import { InventoryItemId } from "../../schema/games/Inventory"
+import { PageQuery } from "../../schema/platform/Pagination"
+import { UpgradeHistory, UpgradeId, UpgradeProbability, UpgradeResult, UpgradeVerification } from "../../schema/games/Upgrade"
+import { Authentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+import { IdempotencyKeyHeader } from "../platform/Idempotent"
+
+export const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
+  parseOptions: { errors: "all" }
+})
+
+/**
+ * `fromItemId`: a catalog item (its oldest AVAILABLE entry is staked), or the entry `inventoryItemId` of it
+ * (docs/rules.md#upgrade-stake).
+ */
+export const UpgradePayload = Schema.Struct({
+  fromItemId: ItemId,
+  toItemId: ItemId,
+  inventoryItemId: Schema.optional(InventoryItemId)
+}).annotations({ parseOptions: { errors: "all" } })
+
+export class UpgradesApi extends HttpApiGroup.make("upgrades")
+  .annotate(OpenApi.Description, "Staking items for a chance at a more valuable one (provably fair).")
+  .add(
+    HttpApiEndpoint.get("probability", "/upgrades/probability")
+      .setUrlParams(ProbabilityQuery)
+      .addSuccess(UpgradeProbability)
+      .addError(HttpError.ItemNotUpgradable)
+      .addError(HttpError.InvalidUpgrade)
+      .addError(HttpError.MultiplierTooHigh)
+      .addError(HttpError.ProbabilityTooLow)
+      .annotate(OpenApi.Summary, "Upgrade chance")
+      .annotate(OpenApi.Description, "The chance of upgrading one item into another, from their values; rolls nothing.")
+  )
+  .add(
+    HttpApiEndpoint.post("upgrade", "/upgrades")
+      .setPayload(UpgradePayload)
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(UpgradeResult)
+      .addError(HttpError.ItemNotAvailable)
+      .addError(HttpError.ItemNotUpgradable)
+      .addError(HttpError.InvalidUpgrade)
+      .addError(HttpError.MultiplierTooHigh)
+      .addError(HttpError.ProbabilityTooLow)
+      .addError(HttpError.OperationInProgress)
+      .addError(HttpError.IdempotencyKeyReused)
+      .annotate(OpenApi.Summary, "Upgrade items")
+      .annotate(
+        OpenApi.Description,
+        "Stakes an inventory item for a more valuable target item: a provably fair roll decides whether the " +
+          "target is won."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("verify", "/upgrades/:id/verify")
+      .setPath(Schema.Struct({ id: UpgradeId }))
+      .addSuccess(UpgradeVerification)
+      .annotate(OpenApi.Summary, "Verify an upgrade")
+      .annotate(
+        OpenApi.Description,
+        "Recomputes the upgrade's roll from its seeds and nonce and answers whether it matches the record."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("history", "/upgrades/history").setUrlParams(PageQuery).addSuccess(UpgradeHistory)
+      .annotate(OpenApi.Summary, "My upgrades")
+      .annotate(OpenApi.Description, "The user's upgrades, newest first, paged.")
+  )
+  .middleware(Authentication)
+{}

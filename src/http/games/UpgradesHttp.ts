@@ -1,0 +1,23 @@
+/** Handlers of the upgrade endpoints. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { UpgradeResult } from "../../schema/games/Upgrade"
+import { Upgrades } from "../../services/games/Upgrades"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+import { idempotent } from "../platform/Idempotent"
+
+export const UpgradesLive = HttpApiBuilder.group(Api, "upgrades", (handlers) =>
+  Effect.gen(function*() {
+    const upgrades = yield* Upgrades
+    return handlers
+      .handle("probability", ({ urlParams }) => upgrades.probability(urlParams.fromItemId, urlParams.toItemId))
+      .handle("upgrade", ({ headers, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          idempotent(
+            { userId: user.id, headers, operation: "upgrades.upgrade", input: { payload }, response: UpgradeResult },
+            upgrades.upgrade(user.id, payload)
+          )))
+      .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.verify(user, path.id)))
+      .handle("history", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.history(user.id, urlParams)))
+  }))

@@ -1,0 +1,130 @@
+/** A user's deposits (docs/rules.md#deposits). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { DepositId, DepositRequest, DepositStatus, PaymentMethod } from "../../schema/money/Deposit"
+import { PageQuery } from "../../schema/platform/Pagination"
+import { Authentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import * as Examples from "../platform/OpenApiExamples"
+
+/**
+ * One deposit in a list; `amountCents` (what the user is credited) is a string (docs/rules.md#deposit-initiation). The
+ * fee is paid on top: the gateway charges `totalCents` = amountCents + feeCents (docs/rules.md#deposit-fees).
+ */
+export const DepositView = Schema.Struct({
+  id: DepositId,
+  amountCents: Schema.BigInt,
+  feeCents: Schema.BigIntFromNumber,
+  totalCents: Schema.BigIntFromNumber,
+  amountFormatted: Schema.String,
+  method: PaymentMethod,
+  status: DepositStatus,
+  /** The gateway's charge id. */
+  externalId: Schema.String,
+  expiresAt: Schema.Date,
+  createdAt: Schema.Date,
+  confirmedAt: Schema.NullOr(Schema.Date),
+  /** The gateway's reason, for FAILED deposits. */
+  failureReason: Schema.NullOr(Schema.String)
+})
+
+export const DepositInitiated = Schema.Struct({
+  depositId: DepositId,
+  /** PNG data URL of the QR code. */
+  qrCode: Schema.String,
+  /** PIX "copia e cola" payload. */
+  qrCodeText: Schema.String,
+  expiresAt: Schema.Date,
+  /** What the user is credited once paid. */
+  amountCents: Schema.BigInt,
+  /** The method's fee, paid on top of the amount (docs/rules.md#deposit-fees). */
+  feeCents: Schema.BigIntFromNumber,
+  /** What the payer is charged: amountCents + feeCents. */
+  totalCents: Schema.BigIntFromNumber,
+  externalId: Schema.String
+})
+
+const DepositList = Schema.Struct({ deposits: Schema.Array(DepositView), total: Schema.Int, page: Schema.Int })
+
+const initiate = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.post(name, path)
+    .setPayload(DepositRequest)
+    .setHeaders(IdempotencyKeyHeader)
+    .addSuccess(DepositInitiated, { status: 201 })
+    .addError(HttpError.GatewayUnavailable)
+    .addError(HttpError.IdempotencyKeyReused)
+    .addError(HttpError.OperationInProgress)
+    .annotateContext(Examples.initiateDeposit)
+    .annotate(
+      OpenApi.Description,
+      "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum deposit is R$ 5.00`) " +
+        "to 10000000 (`Maximum deposit is R$ 100,000.00`). The method's fee (GET /payment/methods) is paid on top, " +
+        "rounded half up to the cent: the charge is totalCents = amountCents + feeCents. The balance is credited " +
+        "amountCents when the gateway confirms payment."
+    )
+
+const list = <const Name extends string>(name: Name, path: `/${string}`) =>
+  HttpApiEndpoint.get(name, path)
+    .setUrlParams(PageQuery)
+    .addSuccess(DepositList)
+    .annotate(OpenApi.Description, "The user's deposits, newest first.")
+
+const cancel = <const Name extends string>(name: Name, path: `/${string}/:id/cancel`) =>
+  HttpApiEndpoint.post(name, path)
+    .setPath(Schema.Struct({ id: DepositId }))
+    .addSuccess(DepositView)
+    .addError(HttpError.GatewayUnavailable)
+    .annotate(
+      OpenApi.Description,
+      "The owner cancels a PENDING deposit: the gateway cancels the charge, so it can no longer be paid, then the " +
+        "deposit is CANCELLED. `Deposit is not pending` (400) otherwise, also when the gateway reports it paid."
+    )
+
+export class DepositsApi extends HttpApiGroup.make("deposits")
+  .annotate(
+    OpenApi.Description,
+    "The user's deposits through the payment gateway (PIX, card, crypto) and the methods with their fees."
+  )
+  .add(
+    initiate("initiate", "/payment/deposit/initiate")
+      .annotate(OpenApi.Summary, "Start a deposit")
+  )
+  .add(
+    initiate("initiateAlias", "/deposits/initiate")
+      .annotate(OpenApi.Summary, "Start a deposit (alias)")
+  )
+  .add(
+    list("list", "/payment/deposits")
+      .annotate(OpenApi.Summary, "My deposits")
+  )
+  .add(
+    list("listAlias", "/deposits")
+      .annotate(OpenApi.Summary, "My deposits (alias)")
+  )
+  .add(
+    cancel("cancel", "/payment/deposits/:id/cancel")
+      .annotate(OpenApi.Summary, "Cancel my deposit")
+  )
+  .add(
+    cancel("cancelAlias", "/deposits/:id/cancel")
+      .annotate(OpenApi.Summary, "Cancel my deposit (alias)")
+  )
+  .add(
+    HttpApiEndpoint.get("methods", "/payment/methods")
+      .addSuccess(Schema.Struct({
+        methods: Schema.Array(Schema.Struct({
+          id: PaymentMethod,
+          name: Schema.String,
+          feePercent: Schema.Number,
+          processingTime: Schema.String
+        }))
+      }))
+      .annotate(
+        OpenApi.Description,
+        "Deposit methods with fee and timing; the fee is a percentage of the amount, paid on top."
+      )
+      .annotate(OpenApi.Summary, "Deposit methods")
+  )
+  .middleware(Authentication)
+{}

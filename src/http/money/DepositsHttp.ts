@@ -1,0 +1,47 @@
+/** Handlers of a user's deposits (docs/rules.md#deposits). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { type DepositId, PAYMENT_METHODS } from "../../schema/money/Deposit"
+import { Deposits } from "../../services/money/Deposits"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+import { DepositInitiated } from "./DepositsApi"
+import { idempotent } from "../platform/Idempotent"
+
+export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
+  Effect.gen(function*() {
+    const deposits = yield* Deposits
+    // Both paths are one operation: a retry may use either.
+    const initiate = ({ headers, payload }: {
+      readonly headers: { readonly "idempotency-key"?: string | undefined }
+      readonly payload: Parameters<typeof deposits.initiate>[1]
+    }) =>
+      Effect.gen(function*() {
+        const { user } = yield* CurrentUser
+        return yield* idempotent(
+          { userId: user.id, headers, operation: "deposits.initiate", input: { payload }, response: DepositInitiated },
+          Effect.map(deposits.initiate(user.id, payload), (row) => ({
+            depositId: row.id,
+            qrCode: row.qrCode,
+            qrCodeText: row.qrCodeText,
+            expiresAt: row.expiresAt,
+            amountCents: row.amountCents,
+            feeCents: row.feeCents,
+            totalCents: row.amountCents + row.feeCents,
+            externalId: row.externalId
+          }))
+        )
+      })
+    const list = ({ urlParams }: { readonly urlParams: { readonly page: number; readonly limit: number } }) =>
+      Effect.flatMap(CurrentUser, ({ user }) => deposits.list(user.id, urlParams))
+    const cancel = ({ path }: { readonly path: { readonly id: DepositId } }) =>
+      Effect.flatMap(CurrentUser, ({ user }) => deposits.cancel(user.id, path.id))
+    return handlers
+      .handle("initiate", initiate)
+      .handle("initiateAlias", initiate)
+      .handle("list", list)
+      .handle("listAlias", list)
+      .handle("cancel", cancel)
+      .handle("cancelAlias", cancel)
+      .handle("methods", () => Effect.succeed({ methods: PAYMENT_METHODS }))
+  }))

@@ -1,0 +1,72 @@
+/** A user's withdrawals (docs/rules.md#withdrawals). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PageQuery } from "../../schema/platform/Pagination"
+import { WithdrawalId, WithdrawalMethod, WithdrawalRequest, WithdrawalStatus } from "../../schema/money/Withdrawal"
+import { Authentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
+import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import * as Examples from "../platform/OpenApiExamples"
+
+/** One withdrawal as its owner sees it (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
+export const WithdrawalView = Schema.Struct({
+  id: WithdrawalId,
+  amountCents: Schema.BigIntFromNumber,
+  status: WithdrawalStatus,
+  paymentMethod: WithdrawalMethod,
+  requestedAt: Schema.Date,
+  processedAt: Schema.NullOr(Schema.Date),
+  rejectionReason: Schema.NullOr(Schema.String)
+})
+
+/** `POST /withdrawals/request` (docs/rules.md#withdrawal-request). */
+export const WithdrawalRequested = Schema.Struct({
+  id: WithdrawalId,
+  amountCents: Schema.BigIntFromNumber,
+  status: WithdrawalStatus,
+  requestedAt: Schema.Date
+})
+
+export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
+  .annotate(OpenApi.Description, "The user's withdrawals: request, list and cancel.")
+  .add(
+    HttpApiEndpoint.post("request", "/withdrawals/request")
+      .setPayload(WithdrawalRequest)
+      .setHeaders(IdempotencyKeyHeader)
+      .addSuccess(WithdrawalRequested, { status: 201 })
+      .addError(HttpError.TwoFactorRequired)
+      .addError(HttpError.InsufficientBalance)
+      .addError(HttpError.OperationInProgress)
+      .addError(HttpError.IdempotencyKeyReused)
+      .annotate(
+        OpenApi.Description,
+        "Debits the amount at once (refunded if the withdrawal is cancelled, rejected or its payout fails). With 2FA " +
+          "on, `twoFactorCode` is needed when the amount plus the withdrawals of the last 24 hours (PENDING, " +
+          "PROCESSING, COMPLETED) exceeds 10000 cents, and for a PIX key no payout has gone to yet: without it 400 " +
+          "`{statusCode: 400, error: \"2FA_REQUIRED\", message}`, with a wrong one 400 `Invalid 2FA code` (the 5th " +
+          "wrong code in 15 minutes locks 2FA for 15 minutes: 429). Every request sends the owner a " +
+          "WITHDRAWAL_REQUESTED notification (amount, key type, masked key)."
+      )
+      .annotate(OpenApi.Summary, "Request a withdrawal")
+      .annotateContext(Examples.requestWithdrawal)
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/withdrawals")
+      .setUrlParams(PageQuery)
+      .addSuccess(Schema.Struct({ withdrawals: Schema.Array(WithdrawalView), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "My withdrawals")
+      .annotate(OpenApi.Description, "The user's withdrawals, newest first, with their status.")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/withdrawals/:id/cancel")
+      .setPath(Schema.Struct({ id: WithdrawalId }))
+      .addSuccess(Schema.extend(WithdrawalView, Schema.Struct({ balanceCents: Schema.BigIntFromNumber })))
+      .addError(HttpError.Conflict)
+      .annotate(
+        OpenApi.Description,
+        "PENDING and not yet sent to the gateway -> CANCELLED, refunded. Answers the withdrawal and the new balance."
+      )
+      .annotate(OpenApi.Summary, "Cancel my withdrawal")
+  )
+  .middleware(Authentication)
+{}

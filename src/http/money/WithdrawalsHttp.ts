@@ -1,0 +1,36 @@
+/** Handlers of a user's withdrawals (docs/rules.md#withdrawals). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Withdrawals } from "../../services/money/Withdrawals"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+import { idempotent } from "../platform/Idempotent"
+import { WithdrawalRequested } from "./WithdrawalsApi"
+
+export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handlers) =>
+  Effect.gen(function*() {
+    const withdrawals = yield* Withdrawals
+    return handlers
+      .handle("request", ({ headers, payload }) =>
+        Effect.gen(function*() {
+          const { user } = yield* CurrentUser
+          return yield* idempotent(
+            {
+              userId: user.id,
+              headers,
+              operation: "withdrawals.request",
+              // A retry brings a fresh 2FA code: the code is not part of what makes it the same request.
+              input: { payload: { ...payload, twoFactorCode: undefined } },
+              response: WithdrawalRequested
+            },
+            Effect.map(withdrawals.request(user.id, payload), (created) => ({
+              id: created.id,
+              amountCents: created.amountCents,
+              status: created.status,
+              requestedAt: created.requestedAt
+            }))
+          )
+        }))
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.list(user.id, urlParams)))
+      .handle("cancel", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.cancel(user.id, path.id)))
+  }))

@@ -1,0 +1,89 @@
+/**
+ * One log line per request: method, URL, status, duration (docs/decisions.md "HTTP"), and the request's
+ * metrics (count by route template and status, latency). Every request has an id: the load balancer's
+ * `X-Request-Id` when it is a plain token, else a new UUID; it is answered as `X-Request-Id`, and every
+ * log line written while serving the request carries it and the trace id. Logs never
+ * carry credentials (docs/rules.md#log-redaction): the id in `/api/auth/sessions/:id` is a session id, so that
+ * path is logged as its template (in any spelling the router accepts, for any method); the values of query
+ * parameters that carry OAuth codes, state or tokens (the sign-in callback's) are replaced.
+ */
+import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect, Exit, FiberRef, LogLevel, Option } from "effect"
+import { randomUUID } from "node:crypto"
+import { httpRequest } from "../../layers/AppMetrics"
+import { endpoint, type EndpointName, makeResolveEndpoint, type ResolveEndpoint } from "./Routes"
+
+/** Query parameters whose values are secrets. */
+const SECRET_PARAMS = new Set(["code", "state", "session_state", "id_token", "access_token", "refresh_token", "token"])
+
+/** Endpoints whose path carries a secret, with the method they are registered under. */
+const secretPaths = (): ReadonlyArray<readonly [string, EndpointName]> => [["DELETE", endpoint("auth.revokeSession")]]
+
+/** The request URL as it may be logged. */
+export const loggableUrl = (resolve: ResolveEndpoint, url: string): string => {
+  const queryAt = url.indexOf("?")
+  const path = queryAt === -1 ? url : url.slice(0, queryAt)
+  const template = secretPaths()
+    .map(([method, name]) => {
+      const resolved = resolve(method, path)
+      return resolved?.name === name ? resolved.path : undefined
+    })
+    .find((found) => found !== undefined)
+  const loggedPath = template ?? path
+  if (queryAt === -1) return loggedPath
+  const query = url.slice(queryAt + 1).split("&").map((pair) => {
+    const name = pair.split("=")[0]!
+    return SECRET_PARAMS.has(decodedName(name).toLowerCase()) ? `${name}=[redacted]` : pair
+  })
+  return `${loggedPath}?${query.join("&")}`
+}
+
+const decodedName = (name: string) => {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, " "))
+  } catch {
+    return name
+  }
+}
+
+/** An incoming request id is kept when it is a short token of safe characters (it is logged). */
+const INCOMING_ID = /^[\w.:-]{1,128}$/
+
+/** The access log, for `HttpApiBuilder.serve` (and the tests' in-process app). */
+export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R>> = Effect.map(
+  makeResolveEndpoint,
+  (resolve) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const started = yield* Clock.currentTimeNanos
+      const incoming = request.headers["x-request-id"]
+      const requestId = incoming !== undefined && INCOMING_ID.test(incoming) ? incoming : randomUUID()
+      // The HTTP server span, when tracing is on.
+      const annotations = Option.match(yield* Effect.option(Effect.currentSpan), {
+        onNone: () => ({ requestId }),
+        onSome: (span) => ({ requestId, traceId: span.traceId })
+      })
+      yield* HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
+      )
+      const exit = yield* Effect.exit(Effect.annotateLogs(app, annotations))
+      const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
+      // Bounded labels: the endpoint's template; anything outside the API (docs, metrics, 404s) is "other".
+      const route = resolve(request.method, request.url)?.path ?? "other"
+      const seconds = Number((yield* Clock.currentTimeNanos) - started) / 1e9
+      yield* httpRequest(request.method, route, status, seconds)
+      // The line is built only when it is written (the benchmarks run at LOG_LEVEL=Warn).
+      if (LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))) {
+        yield* Effect.logInfo("Sent HTTP response").pipe(
+          Effect.annotateLogs({
+            ...annotations,
+            "http.method": request.method,
+            "http.url": loggableUrl(resolve, request.url),
+            "http.status": status,
+            "http.duration_ms": Math.round(seconds * 1e4) / 10
+          })
+        )
+      }
+      return yield* exit
+    })
+)

@@ -1,0 +1,41 @@
+/**
+ * Liveness always answers; readiness checks the database and Redis, each within a second, and is 503
+ * once shutdown has begun.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Option } from "effect"
+import { AppConfig } from "../../layers/AppConfig"
+import { Lifecycle } from "../../layers/Lifecycle"
+import { StoreHealth } from "../../layers/stores/Stores"
+import { ServiceUnavailable } from "../../schema/platform/Errors"
+import { Api } from "../Api"
+
+const CHECK_TIMEOUT = Duration.seconds(1)
+
+export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const stores = yield* StoreHealth
+    const lifecycle = yield* Lifecycle
+    const redisKind = Option.isSome((yield* AppConfig).redisUrl) ? "up" as const : "in-memory" as const
+
+    const database = sql`SELECT 1`.pipe(
+      Effect.timeout(CHECK_TIMEOUT),
+      Effect.mapError(() => new ServiceUnavailable({ message: "Service unavailable: database" }))
+    )
+    const redis = stores.check.pipe(
+      Effect.timeout(CHECK_TIMEOUT),
+      Effect.mapError(() => new ServiceUnavailable({ message: "Service unavailable: redis" }))
+    )
+
+    return handlers
+      .handle("health", () => Effect.succeed({ status: "ok" as const }))
+      .handle("ready", () =>
+        Effect.gen(function*() {
+          if (yield* lifecycle.draining) return yield* new ServiceUnavailable({ message: "Service unavailable: shutting down" })
+          yield* database
+          yield* redis
+          return { status: "ready" as const, checks: { database: "up" as const, redis: redisKind } }
+        }))
+  }))

@@ -1,0 +1,115 @@
+/**
+ * HTTP forms of the domain errors (docs/rules.md#error-body): each encodes to exactly `{statusCode, message}`
+ * (plus `errors[]` for validation) with its status, so the OpenAPI document shows the real bodies.
+ * Endpoints list the ones they can fail with: `.addError(HttpError.NotFound)`.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import * as Errors from "../../schema/platform/Errors"
+
+const FieldErrors = Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String }))
+
+/** `{statusCode, message}` with the given status, decoding back to the domain error. */
+const withStatus = <A extends { readonly message: string }, I>(
+  error: Schema.Schema<A, I>,
+  make: (message: string) => A,
+  status: number
+) =>
+  Schema.transform(
+    Schema.Struct({ statusCode: Schema.Literal(status), message: Schema.String }),
+    Schema.typeSchema(error),
+    { strict: true, decode: ({ message }) => make(message), encode: (e) => ({ statusCode: status, message: e.message }) }
+  ).annotations(HttpApiSchema.annotations({ status }))
+
+/** `{statusCode, message, errors: [{field, message}]}` with the given status. */
+const withFieldErrors = <A extends { readonly message: string; readonly errors: ReadonlyArray<Errors.FieldError> }, I>(
+  error: Schema.Schema<A, I>,
+  make: (message: string, errors: ReadonlyArray<Errors.FieldError>) => A,
+  status: number
+) =>
+  Schema.transform(
+    Schema.Struct({ statusCode: Schema.Literal(status), message: Schema.String, errors: FieldErrors }),
+    Schema.typeSchema(error),
+    {
+      strict: true,
+      decode: ({ errors, message }) => make(message, errors.map((e) => new Errors.FieldError(e))),
+      encode: (e) => ({ statusCode: status, message: e.message, errors: e.errors.map(({ field, message }) => ({ field, message })) })
+    }
+  ).annotations(HttpApiSchema.annotations({ status }))
+
+export const Unauthenticated = withStatus(Errors.Unauthenticated, (message) => new Errors.Unauthenticated({ message }), 401)
+export const Forbidden = withStatus(Errors.Forbidden, (message) => new Errors.Forbidden({ message }), 403)
+export const NotFound = withStatus(Errors.NotFound, (message) => new Errors.NotFound({ message }), 404)
+export const BadRequest = withStatus(Errors.BadRequest, (message) => new Errors.BadRequest({ message }), 400)
+export const Conflict = withStatus(Errors.Conflict, (message) => new Errors.Conflict({ message }), 409)
+export const InsufficientBalance = withStatus(
+  Errors.InsufficientBalance,
+  (message) => new Errors.InsufficientBalance({ message }),
+  400
+)
+export const OperationInProgress = withStatus(
+  Errors.OperationInProgress,
+  (message) => new Errors.OperationInProgress({ message }),
+  409
+)
+export const RateLimited = withStatus(Errors.RateLimited, (message) => new Errors.RateLimited({ message }), 429)
+export const PayloadTooLarge = withStatus(Errors.PayloadTooLarge, (message) => new Errors.PayloadTooLarge({ message }), 413)
+export const UnsupportedMediaType = withStatus(
+  Errors.UnsupportedMediaType,
+  (message) => new Errors.UnsupportedMediaType({ message }),
+  415
+)
+export const ServiceUnavailable = withStatus(
+  Errors.ServiceUnavailable,
+  (message) => new Errors.ServiceUnavailable({ message }),
+  503
+)
+export const IdempotencyKeyReused = withStatus(
+  Errors.IdempotencyKeyReused,
+  (message) => new Errors.IdempotencyKeyReused({ message }),
+  422
+)
+export const Internal = withStatus(Errors.InternalError, (message) => new Errors.InternalError({ message }), 500)
+export const Validation = withFieldErrors(
+  Errors.ValidationError,
+  (message, errors) => new Errors.ValidationError({ message, errors }),
+  400
+)
+export const Unprocessable = withFieldErrors(
+  Errors.UnprocessableEntity,
+  (message, errors) => new Errors.UnprocessableEntity({ message, errors }),
+  422
+)
+/**
+ * InvalidRoll is 500 `Invalid roll`; validation makes it impossible for a saved case
+ * (docs/rules.md#case-validation).
+ */
+export const InvalidRoll = withStatus(Errors.InvalidRoll, (message) => new Errors.InvalidRoll({ message, roll: 0 }), 500)
+export const CaseNotFound = withStatus(Errors.CaseNotFound, (message) => new Errors.CaseNotFound({ message }), 404)
+/** docs/rules.md#two-factor-required-error: exactly `{statusCode: 400, error: "2FA_REQUIRED", message}`. */
+export const TwoFactorRequired = Schema.transform(
+  Schema.Struct({ statusCode: Schema.Literal(400), error: Schema.Literal("2FA_REQUIRED"), message: Schema.String }),
+  Schema.typeSchema(Errors.TwoFactorRequired),
+  {
+    strict: true,
+    decode: ({ message }) => new Errors.TwoFactorRequired({ message }),
+    encode: (e) => ({ statusCode: 400 as const, error: "2FA_REQUIRED" as const, message: e.message })
+  }
+).annotations(HttpApiSchema.annotations({ status: 400 }))
+/** The gateway failed a payout (502 Bad Gateway): the upstream failed, not the request. */
+export const PayoutFailed = withStatus(Errors.PayoutFailed, (message) => new Errors.PayoutFailed({ message }), 502)
+/**
+ * Upgrade and inventory errors, all 400 (docs/rules.md#domain-errors); ItemNotAvailable keeps its message
+ * (`Item not available` for sales).
+ */
+export const ItemNotAvailable = withStatus(Errors.ItemNotAvailable, (message) => new Errors.ItemNotAvailable({ message }), 400)
+export const ItemNotUpgradable = withStatus(Errors.ItemNotUpgradable, (message) => new Errors.ItemNotUpgradable({ message }), 400)
+export const InvalidUpgrade = withStatus(Errors.InvalidUpgrade, (message) => new Errors.InvalidUpgrade({ message }), 400)
+export const MultiplierTooHigh = withStatus(Errors.MultiplierTooHigh, (message) => new Errors.MultiplierTooHigh({ message }), 400)
+export const ProbabilityTooLow = withStatus(Errors.ProbabilityTooLow, (message) => new Errors.ProbabilityTooLow({ message }), 400)
+export const GatewayUnavailable = withStatus(Errors.GatewayUnavailable, (message) => new Errors.GatewayUnavailable({ message }), 502)
+export const InvalidWebhookSignature = withStatus(
+  Errors.InvalidWebhookSignature,
+  (message) => new Errors.InvalidWebhookSignature({ message }),
+  401
+)

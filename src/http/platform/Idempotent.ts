@@ -1,0 +1,42 @@
+/**
+ * `Idempotency-Key` on the money-moving POSTs (docs/rules.md#idempotency-keys; src/services/platform/Idempotency.ts):
+ * the header each such endpoint declares (so it is validated and in the OpenAPI document), and the handler wrapper
+ * that runs the operation once per key and marks a replayed answer with `Idempotent-Replayed: true`.
+ */
+import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import type { UserId } from "../../schema/platform/Ids"
+import { Idempotency } from "../../services/platform/Idempotency"
+
+export const IdempotencyKeyHeader = Schema.Struct({
+  "idempotency-key": Schema.optional(
+    Schema.String.pipe(
+      Schema.pattern(/^[\x21-\x7e]{1,64}$/, { message: () => "must be 1 to 64 visible ASCII characters" })
+    ).annotations({
+      description: "Makes the request safe to repeat: the same key within 24 hours answers the first " +
+        "response again (header `Idempotent-Replayed: true`) and moves no money; the same key with a different " +
+        "request is 422."
+    })
+  )
+})
+
+export const idempotent = <A, I, E, R>(
+  request: {
+    readonly userId: UserId
+    readonly headers: { readonly "idempotency-key"?: string | undefined }
+    readonly operation: string
+    readonly input: unknown
+    readonly response: Schema.Schema<A, I>
+  },
+  operation: Effect.Effect<A, E, R>
+) =>
+  Effect.gen(function*() {
+    const idempotency = yield* Idempotency
+    const outcome = yield* idempotency.once({ ...request, key: request.headers["idempotency-key"] }, operation)
+    if (outcome.replayed) {
+      yield* HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
+      )
+    }
+    return outcome.value
+  })

@@ -1,0 +1,36 @@
+/** The signed-in user's notifications (docs/rules.md#notifications). */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Notification, NotificationId } from "../../schema/platform/Notification"
+import { PageQuery } from "../../schema/platform/Pagination"
+import { Authentication } from "../identity/Authentication"
+
+export class NotificationsApi extends HttpApiGroup.make("notifications")
+  .annotate(OpenApi.Description, "The user's notifications (deposits confirmed, withdrawals, security alerts, wins).")
+  .add(
+    HttpApiEndpoint.get("list", "/notifications")
+      .setUrlParams(PageQuery)
+      .addSuccess(Schema.Struct({
+        notifications: Schema.Array(Notification),
+        unreadCount: Schema.Int,
+        total: Schema.Int,
+        page: Schema.Int
+      }))
+      .annotate(OpenApi.Summary, "List my notifications")
+      .annotate(OpenApi.Description, "The user's notifications, newest first, with the number still unread.")
+  )
+  .add(
+    HttpApiEndpoint.post("read", "/notifications/:id/read")
+      .setPath(Schema.Struct({ id: NotificationId }))
+      .addSuccess(Schema.Struct({ message: Schema.String }))
+      .annotate(OpenApi.Summary, "Mark a notification read")
+      .annotate(OpenApi.Description, "Marks one of the user's notifications read; another user's id answers 404.")
+  )
+  .add(
+    HttpApiEndpoint.post("readAll", "/notifications/read-all")
+      .addSuccess(Schema.Struct({ message: Schema.String, updated: Schema.Int }))
+      .annotate(OpenApi.Summary, "Mark all notifications read")
+      .annotate(OpenApi.Description, "Marks every unread notification of the user read and answers how many changed.")
+  )
+  .middleware(Authentication)
+{}

@@ -1,0 +1,25 @@
+/** Handlers of the notification endpoints. */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Notifications } from "../../services/platform/Notifications"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+
+export const NotificationsLive = HttpApiBuilder.group(Api, "notifications", (handlers) =>
+  Effect.gen(function*() {
+    const notifications = yield* Notifications
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => notifications.list(user.id, urlParams.page, urlParams.limit)))
+      .handle("read", ({ path }) =>
+        Effect.gen(function*() {
+          const { user } = yield* CurrentUser
+          yield* notifications.markRead(user.id, path.id)
+          return { message: "Notification marked as read" }
+        }))
+      .handle("readAll", () =>
+        Effect.gen(function*() {
+          const { user } = yield* CurrentUser
+          return { message: "All notifications marked as read", updated: yield* notifications.markAllRead(user.id) }
+        }))
+  }))

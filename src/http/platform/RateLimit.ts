@@ -1,0 +1,104 @@
+/**
+ * Rate limits (docs/rules.md#rate-limits) on every /api request, counted in fixed windows per signed-in user
+ * (per client address otherwise, and always for the sign-in endpoints). Every response carries the
+ * X-RateLimit headers of the tightest limit that applies; a request over any limit gets 429 with
+ * Retry-After and does not reach the endpoint. Rules name endpoints, resolved as the router resolves
+ * the request (src/http/platform/Routes.ts), so no spelling of a path escapes its limit (docs/rules.md#rate-limit-matching).
+ */
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect, Option } from "effect"
+import { AppConfig, type RateLimit, type RateLimits } from "../../layers/AppConfig"
+import { type RateCount, RateCounter } from "../../layers/stores/RateCounter"
+import { rateLimitRejection } from "../../layers/AppMetrics"
+import { Sessions } from "../../services/identity/Sessions"
+import { Api } from "../Api"
+import { clientIpOf, sessionIdOf } from "./ClientInfo"
+import { endpoint, type EndpointName, makeResolveEndpoint } from "./Routes"
+
+interface Rule {
+  readonly name: keyof RateLimits
+  /** Whether the rule counts a request for this endpoint (undefined: no endpoint, e.g. an unknown path). */
+  readonly applies: (endpoint: EndpointName | undefined) => boolean
+  /** Counted per client address even for a signed-in user. */
+  readonly perAddress?: boolean
+}
+
+const only = (...names: ReadonlyArray<EndpointName>) => {
+  const set = new Set(names.map(endpoint))
+  return (name: EndpointName | undefined) => name !== undefined && set.has(name)
+}
+// The gateway's callback is exempt: it comes from a few addresses at the gateway's pace, and is
+// authenticated by its signature (docs/rules.md#rate-limit-counting).
+const paymentCallback = only("paymentCallback.payment")
+
+const rules: ReadonlyArray<Rule> = [
+  { name: "global", applies: (name) => !paymentCallback(name) },
+  { name: "auth", applies: only("idp.login", "idp.callback"), perAddress: true },
+  { name: "caseOpen", applies: only("openings.open") },
+  { name: "withdrawal", applies: only("withdrawals.request") },
+  { name: "twoFactorVerify", applies: only("auth.verify2fa") },
+  { name: "twoFactorDisable", applies: only("auth.disable2fa") }
+]
+
+interface Counted {
+  readonly limit: RateLimit
+  readonly count: RateCount
+}
+
+const remaining = ({ count, limit }: Counted) => Math.max(0, limit.count - count.count)
+
+const headersOf = (tightest: Counted) => ({
+  "x-ratelimit-limit": String(tightest.limit.count),
+  "x-ratelimit-remaining": String(remaining(tightest)),
+  "x-ratelimit-reset": String(Math.ceil(tightest.count.resetAtMs / 1000))
+})
+
+export const RateLimitLive = HttpApiBuilder.middleware(
+  Api,
+  Effect.gen(function*() {
+    const counter = yield* RateCounter
+    const sessions = yield* Sessions
+    const config = yield* AppConfig
+    const resolve = yield* makeResolveEndpoint
+
+    return (app: HttpApp.Default) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const name = resolve(request.method, request.url)?.name
+        const applicable = rules.filter((rule) => rule.applies(name))
+        if (applicable.length === 0) return yield* app
+        const address = `ip:${clientIpOf(request, config.trustProxy)}`
+        const sessionId = sessionIdOf(request)
+        const user = sessionId === undefined
+          ? Option.none()
+          : Option.map(yield* sessions.peekUserId(sessionId), (id) => `user:${id}`)
+        const limits = applicable.map((rule) => ({
+          rule,
+          limit: config.rateLimits[rule.name],
+          subject: rule.perAddress ? address : Option.getOrElse(user, () => address)
+        }))
+        const counts = yield* counter.hitAll(
+          limits.map(({ limit, rule, subject }) => ({ key: `${rule.name}:${subject}`, windowMs: limit.windowMs }))
+        )
+        const counted = limits.map(({ limit }, i): Counted => ({ limit, count: counts[i]! }))
+        const tightest = counted.reduce((a, b) =>
+          remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.limit.count < a.limit.count) ? b : a
+        )
+        const headers = headersOf(tightest)
+        const exceeded = counted.filter(({ count, limit }) => count.count > limit.count)
+        if (exceeded.length > 0) {
+          yield* Effect.forEach(exceeded, (hit) => rateLimitRejection(applicable[counted.indexOf(hit)]!.name), { discard: true })
+          const now = yield* Clock.currentTimeMillis
+          const resetAtMs = Math.max(...exceeded.map(({ count }) => count.resetAtMs))
+          return yield* HttpServerResponse.json({ statusCode: 429, message: "Too many requests" }, {
+            status: 429,
+            headers: { ...headers, "retry-after": String(Math.max(1, Math.ceil((resetAtMs - now) / 1000))) }
+          }).pipe(Effect.orDie)
+        }
+        yield* HttpApp.appendPreResponseHandler((_, response) =>
+          Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+        )
+        return yield* app
+      })
+  })
+)

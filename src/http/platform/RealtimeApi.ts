@@ -1,0 +1,23 @@
+/**
+ * The signed-in user's realtime stream (docs/rules.md#realtime): Server-Sent Events `balance.updated` and
+ * `notification`.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Authentication } from "../identity/Authentication"
+
+export class RealtimeApi extends HttpApiGroup.make("realtime")
+  .annotate(
+    OpenApi.Description,
+    "The signed-in user's events (balance, notifications, battles) over Server-Sent Events."
+  )
+  .add(
+    HttpApiEndpoint.get("stream", "/realtime").addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(OpenApi.Summary, "My realtime events")
+      .annotate(
+        OpenApi.Description,
+        "Server-Sent Events for the signed-in user (such as balance.updated) as they happen, with a heartbeat for " +
+          "proxies; the stream ends when the service shuts down."
+      )
+  )
+  .middleware(Authentication)
+{}

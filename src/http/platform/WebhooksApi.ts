@@ -1,0 +1,46 @@
+/**
+ * Outbound webhook registration (docs/rules.md#webhook-registration), with the admin bearer
+ * token, and each receiver's delivery log (deliveries newest first, each with its attempts).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PageQuery } from "../../schema/platform/Pagination"
+import { Webhook, WebhookDeliveryLog, WebhookId, WebhookRegistration } from "../../schema/platform/Webhook"
+import { AdminToken } from "./AdminToken"
+
+export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .annotate(
+    OpenApi.Description,
+    "Outbound webhooks: receivers of deposit, withdrawal and battle events. Needs the admin token " +
+      "(`Authorization: Bearer <ADMIN_TOKEN>`)."
+  )
+  .add(
+    HttpApiEndpoint.post("register", "/webhooks")
+      .setPayload(WebhookRegistration)
+      .addSuccess(Webhook, { status: 201 })
+      .annotate(OpenApi.Summary, "Register a receiver of deposit.confirmed, withdrawal.completed, battle.finished")
+      .annotate(OpenApi.Description, "Needs the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/webhooks")
+      .addSuccess(Schema.Struct({ webhooks: Schema.Array(Webhook) }))
+      .annotate(OpenApi.Summary, "List webhook receivers")
+      .annotate(OpenApi.Description, "Needs the admin token: every registered receiver.")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/webhooks/:id")
+      .setPath(Schema.Struct({ id: WebhookId }))
+      .addSuccess(Schema.Struct({ message: Schema.String }))
+      .annotate(OpenApi.Summary, "Remove a webhook receiver")
+      .annotate(OpenApi.Description, "Needs the admin token: stops deliveries to the receiver.")
+  )
+  .add(
+    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
+      .setPath(Schema.Struct({ id: WebhookId }))
+      .setUrlParams(PageQuery)
+      .addSuccess(Schema.Struct({ deliveries: Schema.Array(WebhookDeliveryLog), total: Schema.Int, page: Schema.Int }))
+      .annotate(OpenApi.Summary, "A receiver's deliveries, newest first, with every attempt's status code or error")
+      .annotate(OpenApi.Description, "Needs the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).")
+  )
+  .middleware(AdminToken)
+{}

@@ -1,0 +1,20 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { WebhookDelivery } from "../../services/platform/WebhookDelivery"
+import { Webhooks } from "../../services/platform/Webhooks"
+import { Api } from "../Api"
+
+export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+  Effect.gen(function*() {
+    const webhooks = yield* Webhooks
+    const delivery = yield* WebhookDelivery
+    return handlers
+      .handle("register", ({ payload }) => webhooks.register(payload))
+      .handle("list", () => Effect.map(webhooks.list(), (list) => ({ webhooks: list })))
+      .handle("remove", ({ path }) => Effect.as(webhooks.remove(path.id), { message: "Webhook deleted" }))
+      .handle("deliveries", ({ path, urlParams }) =>
+        Effect.map(
+          delivery.deliveries(path.id, urlParams.page, urlParams.limit),
+          ({ deliveries, total }) => ({ deliveries, total, page: urlParams.page })
+        ))
+  }))

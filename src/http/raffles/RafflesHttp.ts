@@ -1,0 +1,22 @@
+/** Handlers of raffles (docs/rules.md#raffles). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Raffles } from "../../services/raffles/Raffles"
+import { Api } from "../Api"
+import { CurrentUser } from "../identity/Authentication"
+import { idempotent } from "../platform/Idempotent"
+import { TicketPurchase } from "./RafflesApi"
+
+export const RafflesLive = HttpApiBuilder.group(Api, "raffles", (handlers) =>
+  Effect.gen(function*() {
+    const raffles = yield* Raffles
+    return handlers
+      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.list(urlParams, user.id)))
+      .handle("get", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.get(path.id, user.id)))
+      .handle("buy", ({ headers, path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          idempotent(
+            { userId: user.id, headers, operation: "raffles.buy", input: { path, payload }, response: TicketPurchase },
+            raffles.buy(user.id, path.id, payload.count)
+          )))
+  }))

@@ -1,0 +1,77 @@
+/**
+ * The one policy (docs/rules.md#dependency-outage) for what PostgreSQL and Redis answer, used by every
+ * statement and store call:
+ * - an outage (a refused, lost or terminated connection, a server shutting down or starting up, too
+ *   many connections, a pool or lock or statement timeout, Redis giving up on a command) is the typed
+ *   ServiceUnavailable: 503 with Retry-After, and the client may retry;
+ * - a transient conflict (serialization failure, deadlock) is retried by `inTransaction` a few times,
+ *   then is ServiceUnavailable too;
+ * - anything else is a bug: a defect, 500, logged with its cause.
+ * Errors are looked at down their `cause` chain, since @effect/sql wraps the driver's error.
+ */
+import { Effect } from "effect"
+import { ServiceUnavailable } from "../schema/platform/Errors"
+
+/** Socket-level failures of Node's net module. */
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EHOSTUNREACH", "EAI_AGAIN"])
+
+/**
+ * PostgreSQL SQLSTATEs of a server that is going away, starting or not taking connections, and of a
+ * lock or statement that timed out (class 08, connection exceptions, is matched by prefix).
+ */
+const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "57P05", "53300", "55P03", "57014", "25P03"])
+
+/** PostgreSQL SQLSTATEs worth running the transaction again for. */
+const CONFLICT_STATES = new Set(["40001", "40P01"])
+
+const CONNECTION_MESSAGES = [
+  "Connection terminated", // pg: the server closed the connection
+  "not queryable", // pg: a client whose connection broke ("Client has encountered a connection error...")
+  "timeout exceeded when trying to connect", // pg pool
+  "Cannot use a pool after calling end", // pg pool closing at shutdown
+  "Client was closed", // pg
+  "Connection is closed", // ioredis
+  "Reached the max retries per request limit" // ioredis during an outage (MaxRetriesPerRequestError)
+]
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+/** `test` on the error and its causes (and an AggregateError's errors, as Node's connect gives). */
+const somewhere = (error: unknown, test: (error: Record<string, unknown>) => boolean): boolean => {
+  let current: unknown = error
+  for (let depth = 0; depth < 6 && isRecord(current); depth++) {
+    if (test(current)) return true
+    if (Array.isArray(current.errors) && current.errors.some((inner) => isRecord(inner) && test(inner))) return true
+    current = current.cause
+  }
+  return false
+}
+
+const codeOf = (error: Record<string, unknown>) => typeof error.code === "string" ? error.code : ""
+
+/** A dependency is unreachable or refused to serve: not the request's fault, and worth retrying later. */
+export const isUnavailable = (error: unknown): boolean =>
+  somewhere(error, (e) => {
+    const code = codeOf(e)
+    const message = typeof e.message === "string" ? e.message : ""
+    return NETWORK_CODES.has(code) || UNAVAILABLE_STATES.has(code) || code.startsWith("08") ||
+      e.name === "MaxRetriesPerRequestError" || CONNECTION_MESSAGES.some((text) => message.includes(text))
+  })
+
+/** A serialization failure or a deadlock: the transaction was rolled back and may simply run again. */
+export const isTransientConflict = (error: unknown): boolean => somewhere(error, (e) => CONFLICT_STATES.has(codeOf(e)))
+
+/**
+ * ServiceUnavailable for an outage (logged as a warning) or a transient conflict (marked, so that
+ * `inTransaction` runs the transaction again), a defect for anything else.
+ */
+export const unavailableOrDie = (error: unknown): Effect.Effect<never, ServiceUnavailable> =>
+  isTransientConflict(error)
+    ? Effect.fail(new ServiceUnavailable({ conflict: true }))
+    : isUnavailable(error)
+    ? Effect.zipRight(Effect.logWarning("A dependency is unavailable", error), Effect.fail(new ServiceUnavailable()))
+    : Effect.die(error)
+
+/** A call to a store (Redis) under the policy: its promise, with an outage as ServiceUnavailable. */
+export const storeCall = <A>(call: () => Promise<A>): Effect.Effect<A, ServiceUnavailable> =>
+  Effect.tryPromise({ try: call, catch: (error) => error }).pipe(Effect.catchAll(unavailableOrDie))

@@ -1,0 +1,39 @@
+/** Case battles (docs/rules.md#battles): ids, modes, statuses and the creation request. */
+import { Schema } from "effect"
+import { CaseId, idFromString } from "../platform/Ids"
+
+export const BattleId = idFromString("BattleId")
+export type BattleId = typeof BattleId.Type
+
+export const BattleRollId = idFromString("BattleRollId")
+export type BattleRollId = typeof BattleRollId.Type
+
+export const BattleMode = Schema.Literal("NORMAL", "CRAZY", "TEAM").annotations({
+  message: () => ({ message: "must be one of NORMAL, CRAZY, TEAM", override: true })
+})
+export type BattleMode = typeof BattleMode.Type
+
+export const BattleStatus = Schema.Literal("WAITING", "RUNNING", "FINISHED", "CANCELLED").annotations({
+  message: () => ({ message: "must be one of WAITING, RUNNING, FINISHED, CANCELLED", override: true })
+})
+export type BattleStatus = typeof BattleStatus.Type
+
+export const SettlementType = Schema.Literal("DROPPED", "REMOVED_TO_POOL", "ADDED_FROM_POOL")
+export type SettlementType = typeof SettlementType.Type
+
+export const MAX_ROUNDS = 25
+
+export const CreateBattleRequest = Schema.Struct({
+  caseIds: Schema.Array(CaseId).pipe(
+    Schema.minItems(1, { message: () => "must name 1 to 25 cases" }),
+    Schema.maxItems(MAX_ROUNDS, { message: () => "must name 1 to 25 cases" })
+  ),
+  mode: BattleMode,
+  maxPlayers: Schema.Literal(2, 3, 4).annotations({ message: () => ({ message: "must be 2, 3 or 4", override: true }) })
+}).pipe(
+  Schema.filter((request) =>
+    request.mode !== "TEAM" || request.maxPlayers === 4 ||
+    { path: ["maxPlayers"], message: "must be 4 for a TEAM battle (slots 1-2 against 3-4)" }
+  )
+).annotations({ identifier: "CreateBattleRequest", parseOptions: { errors: "all" } })
+export type CreateBattleRequest = typeof CreateBattleRequest.Type

@@ -1,0 +1,47 @@
+/**
+ * Shapes shared by openings, upgrades, inventory and live drops (docs/rules.md#openings,
+ * docs/rules.md#inventory-and-selling, docs/rules.md#live-drops).
+ */
+import { Schema } from "effect"
+import { Rarity } from "./Catalog"
+import { ItemId } from "../platform/Ids"
+
+export const DropSource = Schema.Literal("CASE_OPEN", "UPGRADE", "BATTLE", "RAFFLE")
+export type DropSource = typeof DropSource.Type
+
+/** An item as shown with a game result. */
+export const ItemView = Schema.Struct({
+  id: ItemId,
+  name: Schema.String,
+  rarity: Rarity,
+  valueCents: Schema.BigIntFromNumber,
+  imageUrl: Schema.String
+})
+export type ItemView = typeof ItemView.Type
+
+/**
+ * `POST /cases/:id/open` (docs/rules.md#open-case-response): with FLIP, `flipRoll` and `flipItems`
+ * [the main roll's item, the FLIP roll's item]; `item` is the more valuable of the two.
+ */
+export const OpeningResult = Schema.Struct({
+  openingId: Schema.String,
+  item: ItemView,
+  roll: Schema.Number,
+  serverSeedHash: Schema.String,
+  /** The commitment that replaced the seed this opening used. */
+  nextServerSeedHash: Schema.String,
+  isFlip: Schema.Boolean,
+  flipRoll: Schema.optional(Schema.Number),
+  flipItems: Schema.optional(Schema.Array(ItemView))
+})
+export type OpeningResult = typeof OpeningResult.Type
+
+export const LiveDrop = Schema.Struct({
+  id: Schema.String,
+  user: Schema.Struct({ id: Schema.String, username: Schema.String }),
+  item: ItemView,
+  source: DropSource,
+  caseName: Schema.NullOr(Schema.String),
+  createdAt: Schema.Date
+})
+export type LiveDrop = typeof LiveDrop.Type

@@ -1,0 +1,77 @@
+/** Upgrades (docs/rules.md#upgrades): the shapes of the wire. */
+import { Schema } from "effect"
+import { idFromString, ItemId } from "../platform/Ids"
+
+export const UpgradeId = idFromString("UpgradeId")
+export type UpgradeId = typeof UpgradeId.Type
+
+const PricedItem = Schema.Struct({ id: ItemId, name: Schema.String, valueCents: Schema.BigIntFromNumber })
+const NamedItem = Schema.Struct({ id: ItemId, name: Schema.String })
+
+/** `GET /upgrades/probability`: `probabilityPercent` is the probability in percent with 2 decimals, e.g. "45.00". */
+export const UpgradeProbability = Schema.Struct({
+  fromItem: PricedItem,
+  toItem: PricedItem,
+  probability: Schema.Number,
+  probabilityPercent: Schema.String
+})
+export type UpgradeProbability = typeof UpgradeProbability.Type
+
+/** `POST /upgrades`: `toItem` is null on failure. */
+export const UpgradeResult = Schema.Struct({
+  upgradeId: UpgradeId,
+  success: Schema.Boolean,
+  probability: Schema.Number,
+  roll: Schema.Int,
+  serverSeedHash: Schema.String,
+  /** The commitment that replaced the seed this upgrade used. */
+  nextServerSeedHash: Schema.String,
+  fromItem: NamedItem,
+  toItem: Schema.NullOr(NamedItem)
+})
+export type UpgradeResult = typeof UpgradeResult.Type
+
+/** `GET /upgrades/:id/verify` (docs/rules.md#verification): everything needed to recompute the roll by hand. */
+export const UpgradeVerification = Schema.Struct({
+  upgradeId: UpgradeId,
+  serverSeed: Schema.String,
+  serverSeedHash: Schema.String,
+  clientSeed: Schema.String,
+  nonce: Schema.Int,
+  roll: Schema.Int,
+  calculatedRoll: Schema.Int,
+  probability: Schema.Number,
+  threshold: Schema.Int,
+  success: Schema.Boolean,
+  isValid: Schema.Boolean
+})
+export type UpgradeVerification = typeof UpgradeVerification.Type
+
+const ValuedItem = Schema.Struct({ name: Schema.String, valueCents: Schema.BigIntFromNumber })
+
+/** `GET /upgrades/history`: values are those at the time of each upgrade. */
+export const UpgradeHistory = Schema.Struct({
+  upgrades: Schema.Array(Schema.Struct({
+    id: UpgradeId,
+    fromItem: ValuedItem,
+    toItem: ValuedItem,
+    probability: Schema.Number,
+    success: Schema.Boolean,
+    createdAt: Schema.Date
+  })),
+  stats: Schema.Struct({
+    totalUpgrades: Schema.Int,
+    successCount: Schema.Int,
+    /** Percent of upgrades that succeeded, 2 decimals; 0 without upgrades. */
+    successRate: Schema.Number,
+    /** Sum of the target values of successful upgrades. */
+    totalValueWon: Schema.BigIntFromNumber,
+    /** Sum of the source values of failed upgrades. */
+    totalValueLost: Schema.BigIntFromNumber,
+    /** totalValueWon minus the source values of ALL upgrades (a success also consumes its source). */
+    netProfit: Schema.BigIntFromNumber
+  }),
+  total: Schema.Int,
+  page: Schema.Int
+})
+export type UpgradeHistory = typeof UpgradeHistory.Type

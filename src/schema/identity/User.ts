@@ -1,0 +1,64 @@
+/** Users (docs/rules.md#identity-and-sessions). */
+import { Schema } from "effect"
+import { UserId } from "../platform/Ids"
+
+export const Role = Schema.Literal("USER", "ADMIN")
+export type Role = typeof Role.Type
+
+export class User extends Schema.Class<User>("User")({
+  id: UserId,
+  idpId: Schema.String,
+  username: Schema.String,
+  role: Role,
+  balanceCents: Schema.BigInt,
+  twoFactorEnabled: Schema.Boolean,
+  bannedAt: Schema.NullOr(Schema.DateFromSelf),
+  banReason: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateFromSelf
+}) {}
+
+/** A signed-in user as requests know them: from their session (src/services/identity/Sessions.ts). */
+export interface SignedInUser {
+  readonly id: UserId
+  readonly username: string
+  readonly role: Role
+}
+
+export const USERNAME_MIN_LENGTH = 3
+export const USERNAME_MAX_LENGTH = 32
+
+/** Names that would pass for the platform's own voice, and the form of our fallback: never taken as they are. */
+const RESERVED = /^(?:user-\d+|admin|administrator|moderator|mod|support|staff|system|official)$/i
+
+/**
+ * The username a name from the identity provider becomes (docs/rules.md#usernames; reasons in docs/decisions.md
+ * "Identity and sessions"): NFKC-normalized; control, format (zero-width, bidi) and unassigned characters removed;
+ * white space turned into `_`; only letters, digits, combining marks (one per letter), `.`, `_` and
+ * `-` kept; runs of `.`, `_`, `-` cut to their first and none at the ends; at most 32 characters.
+ * Undefined when fewer than 3 remain.
+ */
+export const usernameFromClaim = (claim: string): string | undefined => {
+  const cleaned = claim.normalize("NFKC")
+    .replace(/\p{C}/gu, "")
+    .trim()
+    .replace(/\s+/gu, "_")
+    .replace(/[^\p{L}\p{M}\p{N}._-]/gu, "")
+    .replace(/(\p{M})\p{M}+/gu, "$1")
+    .replace(/([._-])[._-]+/g, "$1")
+  const trimmed = (text: string) => text.replace(/^[._-]+|[._-]+$/g, "")
+  const name = trimmed(Array.from(trimmed(cleaned)).slice(0, USERNAME_MAX_LENGTH).join(""))
+  return Array.from(name).length >= USERNAME_MIN_LENGTH ? name : undefined
+}
+
+/**
+ * The usernames to try for a new user, in order: the provider's name, then that name with the user's
+ * id (when the name is taken, ignoring letter case, or reserved), then `user-<id>`.
+ */
+export const usernameCandidates = (claim: string | undefined, id: bigint): ReadonlyArray<string> => {
+  const name = claim === undefined ? undefined : usernameFromClaim(claim)
+  const fallback = `user-${id}`
+  if (name === undefined) return [fallback]
+  const suffix = `-${id}`
+  const withId = Array.from(name).slice(0, USERNAME_MAX_LENGTH - suffix.length).join("").replace(/[._-]+$/, "") + suffix
+  return RESERVED.test(name) ? [withId, fallback] : [name, withId, fallback]
+}

@@ -1,0 +1,69 @@
+/**
+ * Deposits (docs/rules.md#deposits): ids, statuses, the
+ * payment methods with their fees, the amount limits and how an amount is written for people.
+ */
+import { Schema } from "effect"
+import { idFromString } from "../platform/Ids"
+import { amountBoundsProblem } from "./Money"
+import { PlainString } from "../platform/Text"
+
+export const DepositId = idFromString("DepositId")
+export type DepositId = typeof DepositId.Type
+
+export const DepositStatus = Schema.Literal("PENDING", "CONFIRMED", "FAILED", "EXPIRED", "CANCELLED").annotations({
+  message: () => ({ message: "must be one of PENDING, CONFIRMED, FAILED, EXPIRED, CANCELLED", override: true })
+})
+export type DepositStatus = typeof DepositStatus.Type
+
+export const PaymentMethod = Schema.Literal("PIX", "CREDIT_CARD", "CRYPTO").annotations({
+  message: () => ({ message: "must be one of PIX, CREDIT_CARD, CRYPTO", override: true })
+})
+export type PaymentMethod = typeof PaymentMethod.Type
+
+/** Each method's fee (docs/rules.md#deposit-methods) in basis points (1/100 of a percent) of the amount. */
+const FEE_BASIS_POINTS: Readonly<Record<PaymentMethod, bigint>> = { PIX: 0n, CREDIT_CARD: 350n, CRYPTO: 100n }
+
+/**
+ * docs/rules.md#deposit-fees: the fee the payer pays on top of `amountCents` (the gateway charges the sum, the user is
+ * credited `amountCents`): the method's percentage of the amount, rounded half up to the cent.
+ */
+export const depositFeeCents = (method: PaymentMethod, amountCents: bigint): bigint =>
+  (amountCents * FEE_BASIS_POINTS[method] + 5_000n) / 10_000n
+
+/** The methods, listed by `GET /payment/methods`; the fee is paid on top of the amount (docs/rules.md#deposit-fees). */
+export const PAYMENT_METHODS: ReadonlyArray<{
+  readonly id: PaymentMethod
+  readonly name: string
+  readonly feePercent: number
+  readonly processingTime: string
+}> = [
+  { id: "PIX", name: "PIX", feePercent: Number(FEE_BASIS_POINTS.PIX) / 100, processingTime: "instant" },
+  { id: "CREDIT_CARD", name: "Credit card", feePercent: Number(FEE_BASIS_POINTS.CREDIT_CARD) / 100, processingTime: "instant" },
+  { id: "CRYPTO", name: "Crypto (BTC/ETH)", feePercent: Number(FEE_BASIS_POINTS.CRYPTO) / 100, processingTime: "10 to 60 minutes" }
+]
+
+export const MIN_DEPOSIT_CENTS = 500n
+export const MAX_DEPOSIT_CENTS = 10_000_000n
+
+/** docs/rules.md#deposit-limits: the message for an amount out of bounds, if it is. */
+export const depositAmountProblem = amountBoundsProblem("deposit", MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS)
+
+/**
+ * `POST /payment/deposit/initiate`: the amount range is checked by the service, for its own messages
+ * (docs/rules.md#deposit-limits).
+ */
+export const DepositRequest = Schema.Struct({
+  amountCents: Schema.Int.annotations({ message: () => ({ message: "must be an integer number of cents", override: true }) }),
+  method: PaymentMethod
+}).annotations({ identifier: "DepositRequest", parseOptions: { errors: "all" } })
+export type DepositRequest = typeof DepositRequest.Type
+
+/** Gateway events (docs/rules.md#gateway-callback); others are acknowledged. */
+export const GatewayEvent = Schema.Struct({
+  event: Schema.String,
+  data: Schema.Struct({
+    id: PlainString.pipe(Schema.nonEmptyString({ message: () => "is required" })),
+    failReason: Schema.optional(PlainString)
+  })
+}).annotations({ parseOptions: { errors: "all" } })
+export type GatewayEvent = typeof GatewayEvent.Type

@@ -1,0 +1,398 @@
+/**
+ * Case battles (docs/rules.md#battles; docs/decisions.md "Battles"): creation, joining, leaving, the views, the
+ * settlement records and the verification of every roll.
+ *
+ * Money: the entry (sum of the round cases' prices) is debited through the Ledger (BATTLE_ENTRY) in
+ * the transaction that takes the slot, and refunded (BATTLE_REFUND) in the one that gives it back.
+ * Slots: a join first increments `player_count` conditionally (`< max_players`, WAITING), which locks
+ * the battle row, so concurrent joins are serialized and never exceed maxPlayers; a join that fails
+ * afterwards (already joined, insufficient balance) rolls back with its increment, so a player who did
+ * not get a slot is never charged. The join that fills the last slot runs the battle (BattleRun) in
+ * the same transaction.
+ */
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
+import {
+  type BattleId,
+  BattleMode,
+  BattleRollId,
+  BattleStatus,
+  type CreateBattleRequest,
+  SettlementType
+} from "../../schema/battles/Battle"
+import { Rarity } from "../../schema/games/Catalog"
+import { BadRequest, CaseNotFound, Conflict, NotFound } from "../../schema/platform/Errors"
+import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
+import type { SignedInUser } from "../../schema/identity/User"
+import { BattleRun } from "./BattleRun"
+import { Ledger } from "../money/Ledger"
+import { LiveDrops } from "../games/LiveDrops"
+import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
+import { Realtime } from "../platform/Realtime"
+import { inTransaction, orUnavailable, rowsOf } from "../platform/SqlRows"
+import { gameRound } from "../../layers/AppMetrics"
+
+const BattleRow = Schema.Struct({
+  id: Schema.String,
+  creatorId: UserId,
+  mode: BattleMode,
+  maxPlayers: Schema.Number,
+  status: BattleStatus,
+  entryPriceCents: Schema.BigInt,
+  playerCount: Schema.Number,
+  fairShareCents: Schema.NullOr(Schema.BigInt),
+  winnersCount: Schema.NullOr(Schema.Number),
+  createdAt: Schema.DateFromSelf,
+  finishedAt: Schema.NullOr(Schema.DateFromSelf),
+  // Null only for battles finished before seeds were committed per battle (their rolls hold their seeds).
+  serverSeed: Schema.NullOr(Schema.String),
+  serverSeedHash: Schema.NullOr(Schema.String)
+})
+type BattleRow = typeof BattleRow.Type
+
+const PlayerRow = Schema.Struct({
+  battleId: Schema.String,
+  slot: Schema.Number,
+  team: Schema.NullOr(Schema.Number),
+  userId: UserId,
+  username: Schema.String,
+  totalValueCents: Schema.BigInt,
+  isWinner: Schema.Boolean
+})
+
+const CaseRow = Schema.Struct({
+  battleId: Schema.String,
+  roundNumber: Schema.Number,
+  id: CaseId,
+  name: Schema.String,
+  priceCents: Schema.BigInt
+})
+
+const ItemColumns = { itemId: ItemId, itemName: Schema.String, rarity: Rarity, valueCents: Schema.BigInt, imageUrl: Schema.String }
+const itemOf = (row: { itemId: ItemId; itemName: string; rarity: Rarity; valueCents: bigint; imageUrl: string }) => ({
+  id: row.itemId,
+  name: row.itemName,
+  rarity: row.rarity,
+  valueCents: row.valueCents,
+  imageUrl: row.imageUrl
+})
+
+const RollRow = Schema.Struct({
+  id: BattleRollId,
+  battleId: Schema.String,
+  roundNumber: Schema.Number,
+  userId: UserId,
+  roll: Schema.Number,
+  serverSeed: Schema.String,
+  serverSeedHash: Schema.String,
+  clientSeed: Schema.String,
+  nonce: Schema.Number,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
+  ...ItemColumns
+})
+
+const VerifiedRollRow = Schema.extend(RollRow, Schema.Struct({ battleSeedHash: Schema.NullOr(Schema.String) }))
+
+const SettlementRow = Schema.Struct({
+  id: Schema.String,
+  type: SettlementType,
+  userId: Schema.NullOr(UserId),
+  roundNumber: Schema.NullOr(Schema.Number),
+  ...ItemColumns
+})
+
+/** The seed a WAITING battle committed at creation (the database guarantees one). */
+const seedOf = (battle: BattleRow): Effect.Effect<ServerSeed> =>
+  battle.serverSeed === null || battle.serverSeedHash === null
+    ? Effect.dieMessage(`Battle ${battle.id} has no committed server seed`)
+    : Effect.succeed({ serverSeed: battle.serverSeed, serverSeedHash: battle.serverSeedHash })
+
+const notOpen = () => new Conflict({ message: "Battle is not open" })
+const battleNotFound = () => NotFound.of("Battle")
+
+export class Battles extends Effect.Service<Battles>()("app/Battles", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const ledger = yield* Ledger
+    const runner = yield* BattleRun
+    const fairness = yield* ProvablyFair
+    const realtime = yield* Realtime
+    const liveDrops = yield* LiveDrops
+
+    const transaction = inTransaction(sql)
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const battleColumns = sql.literal(
+      "id::text AS id, creator_id, mode, max_players, status, entry_price_cents, player_count, fair_share_cents, " +
+        "winners_count, created_at, finished_at, server_seed, server_seed_hash"
+    )
+
+    /** The views of `GET /battles/:id` for these battles, in the order given. */
+    const viewsOf = (battles: ReadonlyArray<BattleRow>, withRounds: boolean) =>
+      Effect.gen(function*() {
+        if (battles.length === 0) return []
+        const ids = battles.map((b) => b.id)
+        const players = yield* rowsOf(PlayerRow, sql`
+          SELECT p.battle_id::text AS battle_id, p.slot, p.team, p.user_id, u.username, p.total_value_cents, p.is_winner
+          FROM battle_players p JOIN users u ON u.id = p.user_id
+          WHERE p.battle_id IN ${sql.in(ids)} ORDER BY p.slot`)
+        const cases = yield* rowsOf(CaseRow, sql`
+          SELECT bc.battle_id::text AS battle_id, bc.round_number, c.id, c.name, bc.price_cents
+          FROM battle_cases bc JOIN cases c ON c.id = bc.case_id
+          WHERE bc.battle_id IN ${sql.in(ids)} ORDER BY bc.round_number`)
+        const rolls = withRounds
+          ? yield* rowsOf(RollRow, sql`
+              SELECT r.id, r.battle_id::text AS battle_id, r.round_number, r.user_id, r.roll, r.server_seed, r.server_seed_hash,
+                     r.client_seed, r.nonce, r.range_start, r.range_end, r.item_id, i.name AS item_name, i.rarity,
+                     r.value_cents, i.image_url
+              FROM battle_rolls r JOIN items i ON i.id = r.item_id
+              WHERE r.battle_id IN ${sql.in(ids)} ORDER BY r.round_number, r.user_id`)
+          : []
+        return battles.map((battle) => ({
+          id: battle.id,
+          status: battle.status,
+          serverSeedHash: battle.serverSeedHash,
+          serverSeed: battle.status === "FINISHED" ? battle.serverSeed : null,
+          mode: battle.mode,
+          maxPlayers: battle.maxPlayers,
+          entryPriceCents: battle.entryPriceCents,
+          players: players.filter((p) => p.battleId === battle.id).map((p) => ({
+            slot: p.slot,
+            team: p.team,
+            user: { id: p.userId, username: p.username },
+            totalValueCents: p.totalValueCents,
+            isWinner: p.isWinner
+          })),
+          cases: cases.filter((c) => c.battleId === battle.id).map((c) => ({ id: c.id, name: c.name, priceCents: c.priceCents })),
+          rounds: rolls.filter((r) => r.battleId === battle.id).map((r) => ({
+            id: r.id,
+            roundNumber: r.roundNumber,
+            userId: r.userId,
+            item: itemOf(r),
+            roll: r.roll,
+            serverSeedHash: r.serverSeedHash,
+            // Rolls exist only once the battle is FINISHED (rolled and settled at once), so the seed is revealed.
+            serverSeed: battle.status === "FINISHED" ? r.serverSeed : null,
+            clientSeed: r.clientSeed,
+            nonce: r.nonce
+          })),
+          createdAt: battle.createdAt,
+          finishedAt: battle.finishedAt
+        }))
+      })
+
+    const findRow = (id: BattleId, lock: boolean) =>
+      Effect.map(
+        rowsOf(BattleRow, sql`SELECT ${battleColumns} FROM battles WHERE id = ${id} ${sql.literal(lock ? "FOR UPDATE" : "")}`),
+        (rows) => rows[0]
+      )
+
+    const get = Effect.fn("Battles.get")(function*(id: BattleId) {
+      const row = yield* findRow(id, false)
+      if (row === undefined) return yield* battleNotFound()
+      return (yield* viewsOf([row], true))[0]!
+    })
+
+    const list = Effect.fn("Battles.list")(function*(query: {
+      readonly status?: BattleStatus | undefined
+      readonly page: number
+      readonly limit: number
+    }) {
+      const status = query.status ?? null
+      const rows = yield* rowsOf(BattleRow, sql`
+        SELECT ${battleColumns} FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)
+        ORDER BY id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
+      const [count] = yield* sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)`.pipe(orUnavailable)
+      return { battles: yield* viewsOf(rows, false), total: Number(count!.n), page: query.page }
+    })
+
+    const teamOf = (mode: BattleMode, slot: number) => (mode === "TEAM" ? (slot <= 2 ? 1 : 2) : null)
+
+    /** docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. */
+    const create = Effect.fn("Battles.create")(function*(userId: UserId, request: CreateBattleRequest) {
+      const distinct = [...new Set(request.caseIds)]
+      const cases = yield* rowsOf(
+        Schema.Struct({ id: CaseId, priceCents: Schema.BigInt }),
+        sql`SELECT id, price_cents FROM cases WHERE id IN ${sql.in(distinct)} AND is_active`
+      )
+      if (cases.length !== distinct.length) return yield* new CaseNotFound()
+      const priceOf = new Map(cases.map((c) => [c.id, c.priceCents]))
+      const entry = request.caseIds.reduce((sum, id) => sum + priceOf.get(id)!, 0n)
+      const at = yield* now
+      const seed = yield* fairness.newServerSeed
+      const { balanceCents, id } = yield* transaction(Effect.gen(function*() {
+        const [battle] = yield* sql<{ id: string }>`
+          INSERT INTO battles (creator_id, mode, max_players, entry_price_cents, player_count, server_seed, server_seed_hash,
+                               created_at)
+          VALUES (${userId}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed}, ${seed.serverSeedHash},
+                  ${at})
+          RETURNING id`
+        const id = battle!.id
+        // Each round keeps its case's ranges and values as they are now (`items`, in roll order), so
+        // that editing the case later cannot change a battle its players already paid for.
+        const rounds = request.caseIds.map((caseId, index) => ({
+          round_number: index + 1,
+          case_id: String(caseId),
+          price_cents: String(priceOf.get(caseId)!)
+        }))
+        yield* sql`
+          INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
+          SELECT ${id}, r.round_number, r.case_id, r.price_cents,
+                 (SELECT jsonb_agg(jsonb_build_object('itemId', ci.item_id::text, 'rangeStart', ci.range_start,
+                                                      'rangeEnd', ci.range_end, 'valueCents', i.value_cents::text)
+                                   ORDER BY ci.range_start)
+                  FROM case_items ci JOIN items i ON i.id = ci.item_id WHERE ci.case_id = r.case_id)
+          FROM jsonb_to_recordset(${JSON.stringify(rounds)}::jsonb) AS r(round_number integer, case_id bigint, price_cents bigint)`
+        yield* sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+                   VALUES (${id}, 1, ${userId}, ${teamOf(request.mode, 1)}, ${at})`
+        const posting = yield* ledger.debit({ userId, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id: BigInt(id) } })
+        return { id: BigInt(id) as BattleId, balanceCents: posting.balanceAfterCents }
+      }))
+      yield* realtime.balanceChanged(userId, balanceCents)
+      return yield* get(id)
+    })
+
+    const join = Effect.fn("Battles.join")(function*(userId: UserId, id: BattleId) {
+      const at = yield* now
+      const joined = yield* transaction(Effect.gen(function*() {
+        const taken = yield* rowsOf(BattleRow, sql`
+          UPDATE battles SET player_count = player_count + 1
+          WHERE id = ${id} AND status = 'WAITING' AND player_count < max_players
+          RETURNING ${battleColumns}`)
+        const battle = taken[0]
+        if (battle === undefined) {
+          return yield* (yield* findRow(id, false)) === undefined ? battleNotFound() : notOpen()
+        }
+        const seats = yield* sql<{ slot: number; userId: string }>`
+          SELECT slot, user_id::text AS user_id FROM battle_players WHERE battle_id = ${id}`
+        if (seats.some((s) => s.userId === String(userId))) return yield* new Conflict({ message: "Already joined" })
+        const used = new Set(seats.map((s) => s.slot))
+        const slot = [1, 2, 3, 4].find((s) => !used.has(s))!
+        yield* sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+                   VALUES (${id}, ${slot}, ${userId}, ${teamOf(battle.mode, slot)}, ${at})`
+        const posting = yield* ledger.debit({
+          userId,
+          type: "BATTLE_ENTRY",
+          amountCents: battle.entryPriceCents,
+          reference: { type: "BATTLE", id }
+        })
+        const dropIds = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
+        return { balanceCents: posting.balanceAfterCents, dropIds, entryPriceCents: battle.entryPriceCents }
+      }))
+      yield* gameRound("battle_join", joined.entryPriceCents)
+      yield* realtime.balanceChanged(userId, joined.balanceCents)
+      yield* Effect.forEach(joined.dropIds, liveDrops.announce, { discard: true })
+      return yield* get(id)
+    })
+
+    /**
+     * WAITING only: a player gets the entry back; the creator leaving cancels and refunds everyone
+     * (docs/rules.md#battle-joining).
+     */
+    const leave = Effect.fn("Battles.leave")(function*(userId: UserId, id: BattleId) {
+      const at = yield* now
+      const refunds = yield* transaction(Effect.gen(function*() {
+        const battle = yield* findRow(id, true)
+        if (battle === undefined) return yield* battleNotFound()
+        if (battle.status !== "WAITING") return yield* notOpen()
+        const seats = yield* rowsOf(
+          Schema.Struct({ userId: UserId, slot: Schema.Number }),
+          sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id} ORDER BY slot`
+        )
+        if (!seats.some((s) => s.userId === userId)) return yield* new BadRequest({ message: "You are not in this battle" })
+        const leaving = userId === battle.creatorId ? seats : seats.filter((s) => s.userId === userId)
+        if (userId === battle.creatorId) {
+          yield* sql`UPDATE battles SET status = 'CANCELLED', finished_at = ${at} WHERE id = ${id}`
+        } else {
+          yield* sql`DELETE FROM battle_players WHERE battle_id = ${id} AND user_id = ${userId}`
+          yield* sql`UPDATE battles SET player_count = player_count - 1 WHERE id = ${id}`
+        }
+        const refunds: Array<{ userId: UserId; balanceCents: bigint }> = []
+        for (const seat of leaving) {
+          const posting = yield* ledger.credit({
+            userId: seat.userId,
+            type: "BATTLE_REFUND",
+            amountCents: battle.entryPriceCents,
+            reference: { type: "BATTLE", id }
+          })
+          refunds.push({ userId: seat.userId, balanceCents: posting.balanceAfterCents })
+        }
+        return refunds
+      }))
+      yield* Effect.forEach(refunds, (r) => realtime.balanceChanged(r.userId, r.balanceCents), { discard: true })
+      return yield* get(id)
+    })
+
+    /** `GET /battles/:id/settlements` (docs/rules.md#battle-settlement); 409 before the battle is FINISHED. */
+    const settlements = Effect.fn("Battles.settlements")(function*(id: BattleId) {
+      const battle = yield* findRow(id, false)
+      if (battle === undefined) return yield* battleNotFound()
+      if (battle.status !== "FINISHED") return yield* new Conflict({ message: "Battle is not finished" })
+      const records = yield* rowsOf(SettlementRow, sql`
+        SELECT s.id::text AS id, s.type, s.user_id, s.round_number, s.item_id, i.name AS item_name, i.rarity,
+               s.value_cents, i.image_url
+        FROM battle_settlements s JOIN items i ON i.id = s.item_id
+        WHERE s.battle_id = ${id} ORDER BY s.id`)
+      const sumOf = (type: SettlementType) =>
+        records.filter((r) => r.type === type).reduce((sum, r) => sum + r.valueCents, 0n)
+      return {
+        battleId: battle.id,
+        fairSharePerWinner: Number(battle.fairShareCents!),
+        settlements: records.map((r) => ({
+          id: r.id,
+          type: r.type,
+          userId: r.userId,
+          item: { id: r.itemId, name: r.itemName, valueCents: r.valueCents, imageUrl: r.imageUrl },
+          roundNumber: r.roundNumber
+        })),
+        summary: {
+          totalDropped: sumOf("DROPPED") + sumOf("REMOVED_TO_POOL"),
+          removedToPool: sumOf("REMOVED_TO_POOL"),
+          addedFromPool: sumOf("ADDED_FROM_POOL"),
+          winnersCount: battle.winnersCount!
+        }
+      }
+    })
+
+    /**
+     * `GET /provably-fair/verify/:id?type=battle-roll`: for the battle's players and administrators,
+     * once the battle is FINISHED; anyone else (or earlier) gets 404 (docs/rules.md#verification-access).
+     */
+    const verifyRoll = Effect.fn("Battles.verifyRoll")(function*(requester: SignedInUser, rollId: BattleRollId) {
+      const found = yield* rowsOf(VerifiedRollRow, sql`
+        SELECT r.id, r.battle_id::text AS battle_id, r.round_number, r.user_id, r.roll, r.server_seed, r.server_seed_hash,
+               r.client_seed, r.nonce, r.range_start, r.range_end, r.item_id, i.name AS item_name, i.rarity,
+               r.value_cents, i.image_url, b.server_seed_hash AS battle_seed_hash
+        FROM battle_rolls r JOIN items i ON i.id = r.item_id JOIN battles b ON b.id = r.battle_id
+        WHERE r.id = ${rollId} AND b.status = 'FINISHED'
+          AND (${requester.role === "ADMIN"} OR EXISTS (
+            SELECT 1 FROM battle_players p WHERE p.battle_id = r.battle_id AND p.user_id = ${requester.id}))`)
+      const roll = Option.fromNullable(found[0])
+      if (Option.isNone(roll)) return yield* NotFound.of("Battle roll")
+      const r = roll.value
+      const calculatedRoll = caseRoll(r.serverSeed, r.clientSeed, r.nonce)
+      return {
+        rollId: r.id,
+        battleId: r.battleId,
+        roundNumber: r.roundNumber,
+        userId: r.userId,
+        serverSeed: r.serverSeed,
+        serverSeedHash: r.serverSeedHash,
+        clientSeed: r.clientSeed,
+        nonce: r.nonce,
+        roll: r.roll,
+        calculatedRoll,
+        item: itemOf(r),
+        // A battle with a committed seed (every battle created since seeds are committed ahead) rolled every round with it.
+        isValid: hashServerSeed(r.serverSeed) === r.serverSeedHash && calculatedRoll === r.roll &&
+          r.rangeStart <= r.roll && r.roll <= r.rangeEnd &&
+          (r.battleSeedHash === null || r.battleSeedHash === r.serverSeedHash)
+      }
+    })
+
+    return { create, join, leave, get, list, settlements, verifyRoll } as const
+  }),
+  dependencies: [BattleRun.Default, Ledger.Default, ProvablyFair.Default, Realtime.Default, LiveDrops.Default]
+}) {}

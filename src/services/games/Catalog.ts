@@ -1,0 +1,666 @@
+/**
+ * The catalog's tables: items, cases and their case_items with roll ranges
+ * (docs/rules.md#catalog-and-case-economics). Ranges are computed here, when a case's items are saved, so every
+ * saved case covers 1..10000000 exactly.
+ *
+ * Administrators create, update and list everything, inactive cases included. Players see active
+ * cases only (`listActiveCases`, `findActiveCase`): an inactive case is as absent as a missing one.
+ *
+ * Economics (docs/rules.md#house-edge-rule, src/services/games/CaseEconomics.ts): every save computes what the case
+ * pays back from its roll blocks and its items' current values. A save that leaves the case paying back more than
+ * 1 - houseEdge of its price is refused (422 with the figures) unless the case is promotional; the one
+ * exception is taking an active case out of play (isActive false), so an operator can always stop the
+ * losses. Item value changes are never refused: a case they push over its edge shows as a CRITICAL
+ * dashboard alert (`casesOverHouseEdge`) and is audited.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, unitsToDecimal } from "../../schema/games/Catalog"
+import { CaseNotFound, Conflict, FieldError, NotFound, UnprocessableEntity } from "../../schema/platform/Errors"
+import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
+import type { PageRequest } from "../../schema/platform/Pagination"
+import { Audit } from "../admin/Audit"
+import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
+import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
+import { inTransaction, isUniqueViolation, orUnavailable } from "../platform/SqlRows"
+
+export interface NewItem {
+  readonly name: string
+  readonly rarity: Rarity
+  readonly valueCents: bigint
+  readonly imageUrl: string
+  readonly isUpgradable: boolean
+}
+
+/** Fields of an item to change; absent ones are kept. */
+export type ItemUpdate = Partial<NewItem>
+
+export interface NewCase {
+  readonly name: string
+  readonly slug: string
+  readonly description?: string | null | undefined
+  readonly imageUrl: string
+  readonly priceCents: bigint
+  /**
+   * Only EVENT is ever chosen; any other value, or none, means the category follows from the price
+   * (docs/rules.md#case-categories).
+   */
+  readonly category?: CaseCategory | undefined
+  readonly isActive?: boolean | undefined
+  readonly isFeatured?: boolean | undefined
+  readonly houseEdge?: number | undefined
+  readonly flipChance?: number | undefined
+  /** Pays back more than its house edge on purpose (docs/rules.md#house-edge-rule); default false. */
+  readonly promotional?: boolean | undefined
+  /** Without a dropChance, an item gets its rarity's base probability, scaled (docs/rules.md#missing-drop-chances). */
+  readonly items: ReadonlyArray<CaseItemRequest>
+}
+
+export interface CaseItemRequest {
+  readonly itemId: ItemId
+  readonly dropChance?: number | undefined
+}
+
+/**
+ * Fields of a case to change; absent ones are kept. New `items` replace all the old ones, ranges
+ * recomputed. `category`: EVENT makes the case EVENT; any other value re-derives it from the price;
+ * absent keeps an EVENT case EVENT and re-derives any other from the (new) price.
+ */
+export type CaseUpdate = Partial<NewCase>
+
+export interface CaseWithItems {
+  readonly case: Case
+  /** In roll order (ascending rangeStart). */
+  readonly items: ReadonlyArray<CaseItem>
+  /** What it pays back, from its blocks and its items' current values (docs/rules.md#house-edge-rule). */
+  readonly economics: Economics
+}
+
+/** An active, non-promotional case that pays back more than its house edge allows (docs/rules.md#house-edge-rule). */
+export interface CaseOverHouseEdge {
+  readonly id: CaseId
+  readonly name: string
+  readonly slug: string
+  readonly priceCents: bigint
+  readonly houseEdge: number
+  readonly economics: Economics
+}
+
+/** One item of a case: its range, and the item as a player sees it. */
+export class CaseItemDetail extends Schema.Class<CaseItemDetail>("CaseItemDetail")({
+  ...CaseItem.fields,
+  name: Schema.String,
+  rarity: Rarity,
+  valueCents: Schema.BigInt,
+  imageUrl: Schema.String
+}) {}
+
+/** An active case and its items in roll order (ascending rangeStart), ready for `itemForRoll`. */
+export interface ActiveCase {
+  readonly case: Case
+  readonly items: ReadonlyArray<CaseItemDetail>
+}
+
+export interface ActiveCaseQuery extends PageRequest {
+  readonly category?: CaseCategory | undefined
+  readonly featured?: boolean | undefined
+}
+
+/**
+ * An entry of the public case list (`GET /cases`, docs/rules.md#case-listing); `bestItem` is its most valuable
+ * item.
+ */
+export interface CaseSummary {
+  readonly id: CaseId
+  readonly name: string
+  readonly slug: string
+  readonly imageUrl: string
+  readonly priceCents: bigint
+  readonly category: CaseCategory
+  readonly isFeatured: boolean
+  readonly itemCount: number
+  readonly bestItem: { readonly name: string; readonly rarity: Rarity; readonly valueCents: bigint }
+}
+
+export interface Page<A> {
+  readonly total: number
+  readonly page: number
+  readonly entries: ReadonlyArray<A>
+}
+
+const CaseSummaryRow = Schema.Struct({
+  id: CaseId,
+  name: Schema.String,
+  slug: Schema.String,
+  imageUrl: Schema.String,
+  priceCents: Schema.BigInt,
+  category: CaseCategory,
+  isFeatured: Schema.Boolean,
+  itemCount: Schema.Number,
+  bestName: Schema.String,
+  bestRarity: Rarity,
+  bestValueCents: Schema.BigInt
+})
+
+/** A stored range with its item's current value. */
+const PricedCaseItem = Schema.Struct({ ...CaseItem.fields, valueCents: Schema.BigInt })
+type PricedCaseItem = typeof PricedCaseItem.Type
+const PricedCaseItemOfCase = Schema.Struct({ caseId: CaseId, ...PricedCaseItem.fields })
+
+const ItemFacts = Schema.Struct({ id: ItemId, rarity: Rarity, valueCents: Schema.BigInt })
+
+/** A range of an active, non-promotional case, with the case's terms on each row. */
+const CaseTermsRow = Schema.Struct({
+  caseId: CaseId,
+  name: Schema.String,
+  slug: Schema.String,
+  priceCents: Schema.BigInt,
+  houseEdge: Schema.Number,
+  flipChance: Schema.Number,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
+  valueCents: Schema.BigInt
+})
+
+const payoutOf = (range: { readonly rangeStart: number; readonly rangeEnd: number; readonly valueCents: bigint }): Payout => ({
+  units: range.rangeEnd - range.rangeStart + 1,
+  valueCents: range.valueCents
+})
+
+const economicsOf = (
+  kase: { readonly priceCents: bigint; readonly houseEdge: number; readonly flipChance: number },
+  payouts: ReadonlyArray<Payout>
+) => caseEconomics({ priceCents: kase.priceCents, houseEdge: kase.houseEdge, flipChance: kase.flipChance, items: payouts })
+
+/** The figures an audit entry keeps of a case's economics. */
+const auditFigures = (economics: Economics) => ({
+  expectedValueCents: economics.expectedValueExact,
+  rtp: economics.rtp
+})
+
+const withEconomics = (kase: Case, items: ReadonlyArray<PricedCaseItem>): CaseWithItems => ({
+  case: kase,
+  items: items.map(({ valueCents: _, ...item }) => new CaseItem(item)),
+  economics: economicsOf(kase, items.map(payoutOf))
+})
+
+const PageWindow = Schema.Struct({ limit: Schema.Number, offset: Schema.Number })
+const windowOf = (page: PageRequest) => ({ limit: page.limit, offset: (page.page - 1) * page.limit })
+
+const slugTaken = () => new Conflict({ message: "Slug already exists" })
+
+/** The record without its undefined fields: what a partial update sets. */
+const definedOnly = <A extends Record<string, unknown>>(record: A): Partial<A> =>
+  Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<A>
+
+/** docs/rules.md#case-categories: EVENT only when asked for; otherwise the price decides. */
+const categoryFor = (asked: CaseCategory | undefined, priceCents: bigint): CaseCategory =>
+  asked === "EVENT" ? "EVENT" : categoryForPrice(priceCents)
+
+const itemColumns = "id, name, rarity, value_cents, image_url, is_upgradable"
+const caseColumns =
+  "id, name, slug, description, image_url, price_cents, category, is_active, is_featured, house_edge, flip_chance, promotional, created_at, updated_at"
+
+export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const transaction = inTransaction(sql)
+    const audit = yield* Audit
+
+    const insertItem = SqlSchema.single({
+      Request: Schema.Struct({
+        name: Schema.String,
+        rarity: Schema.String,
+        valueCents: Schema.BigInt,
+        imageUrl: Schema.String,
+        isUpgradable: Schema.Boolean,
+        now: Schema.DateFromSelf
+      }),
+      Result: Item,
+      execute: (row) =>
+        sql`INSERT INTO items (name, rarity, value_cents, image_url, is_upgradable, created_at, updated_at)
+            VALUES (${row.name}, ${row.rarity}, ${row.valueCents}, ${row.imageUrl}, ${row.isUpgradable}, ${row.now}, ${row.now})
+            RETURNING ${sql.literal(itemColumns)}`
+    })
+
+    const itemFacts = SqlSchema.findAll({
+      Request: Schema.Array(Schema.BigInt),
+      Result: ItemFacts,
+      execute: (ids) => sql`SELECT id, rarity, value_cents FROM items WHERE id IN ${sql.in(ids)}`
+    })
+
+    /** Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is a Conflict too. */
+    const insertCase = SqlSchema.findOne({
+      Request: Schema.Struct({
+        name: Schema.String,
+        slug: Schema.String,
+        description: Schema.NullOr(Schema.String),
+        imageUrl: Schema.String,
+        priceCents: Schema.BigInt,
+        category: Schema.String,
+        isActive: Schema.Boolean,
+        isFeatured: Schema.Boolean,
+        houseEdge: Schema.Number,
+        flipChance: Schema.Number,
+        promotional: Schema.Boolean,
+        now: Schema.DateFromSelf
+      }),
+      Result: Case,
+      execute: (row) =>
+        sql`INSERT INTO cases (name, slug, description, image_url, price_cents, category, is_active, is_featured,
+                               house_edge, flip_chance, promotional, created_at, updated_at)
+            VALUES (${row.name}, ${row.slug}, ${row.description}, ${row.imageUrl}, ${row.priceCents}, ${row.category},
+                    ${row.isActive}, ${row.isFeatured}, ${row.houseEdge}, ${row.flipChance}, ${row.promotional},
+                    ${row.now}, ${row.now})
+            ON CONFLICT (slug) DO NOTHING
+            RETURNING ${sql.literal(caseColumns)}`
+    })
+
+    const caseItemsOf = SqlSchema.findAll({
+      Request: CaseId,
+      Result: PricedCaseItem,
+      execute: (caseId) =>
+        sql`SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
+            FROM case_items ci JOIN items i ON i.id = ci.item_id
+            WHERE ci.case_id = ${caseId} ORDER BY ci.range_start`
+    })
+
+    /**
+     * The ranges of new items for a case (docs/rules.md#case-ranges; missing chances from the rarities,
+     * docs/rules.md#missing-drop-chances) and what each block pays; 422 on `items` when an item does not exist
+     * or the chances do not cover 1..10000000.
+     */
+    const rangesFor = (items: ReadonlyArray<CaseItemRequest>) =>
+      Effect.gen(function*() {
+        const facts = new Map(
+          (items.length === 0 ? [] : yield* itemFacts(items.map((i) => i.itemId))).map((row) => [row.id, row])
+        )
+        const unknown = items.filter((i) => !facts.has(i.itemId)).map((i) => String(i.itemId))
+        if (unknown.length > 0) {
+          return yield* new UnprocessableEntity({
+            message: "Invalid case items",
+            errors: [new FieldError({ field: "items", message: `Unknown item ids: ${unknown.join(", ")}` })]
+          })
+        }
+        const chances = resolveDropChances(
+          items.map((i) => ({ itemId: i.itemId, rarity: facts.get(i.itemId)!.rarity, dropChance: i.dropChance }))
+        )
+        if (Either.isLeft(chances)) return yield* chances.left
+        const ranges = computeRanges(chances.right)
+        if (Either.isLeft(ranges)) return yield* ranges.left
+        return {
+          ranges: ranges.right,
+          payouts: ranges.right.map((range) => payoutOf({ ...range, valueCents: facts.get(range.itemId)!.valueCents }))
+        }
+      })
+
+    /**
+     * The promotional flag is audited whenever a case is saved with it or it changes
+     * (docs/rules.md#house-edge-rule).
+     */
+    const auditPromotional = (actor: UserId | null, kase: Case, economics: Economics) =>
+      audit.record({
+        userId: actor,
+        action: "CASE_PROMOTIONAL",
+        entityType: "Case",
+        entityId: kase.id,
+        metadata: { promotional: kase.promotional, houseEdge: kase.houseEdge, ...auditFigures(economics) }
+      })
+
+    const insertRanges = (caseId: CaseId, ranges: ReadonlyArray<ItemRange<ItemId>>) =>
+      sql`INSERT INTO case_items ${
+        sql.insert(ranges.map((range) => ({
+          caseId,
+          itemId: range.itemId,
+          // Exact decimal text for numeric(8, 7): never a binary float on the way in.
+          dropChance: unitsToDecimal(chanceUnits(range.dropChance)!),
+          rangeStart: range.rangeStart,
+          rangeEnd: range.rangeEnd
+        })))
+      }`
+
+    const createItem = Effect.fn("Catalog.createItem")(function*(input: NewItem) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return yield* insertItem({ ...input, now }).pipe(orUnavailable)
+    })
+
+    /**
+     * A new case with its ranges, in one transaction. 422 on `items` (docs/rules.md#case-validation) or over its house
+     * edge unless promotional (docs/rules.md#house-edge-rule); 409 `Slug already exists`. `actor`: the
+     * administrator, for the audit.
+     */
+    const createCase = Effect.fn("Catalog.createCase")(function*(input: NewCase, actor: UserId | null = null) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return yield* Effect.gen(function*() {
+        const { payouts, ranges } = yield* rangesFor(input.items)
+        const terms = {
+          priceCents: input.priceCents,
+          houseEdge: input.houseEdge ?? 0.1,
+          flipChance: input.flipChance ?? 0
+        }
+        const promotional = input.promotional ?? false
+        const economics = economicsOf(terms, payouts)
+        if (economics.overHouseEdge && !promotional) return yield* overHouseEdge({ ...terms, items: payouts }, economics)
+        const created = yield* insertCase({
+          name: input.name,
+          slug: input.slug,
+          description: input.description ?? null,
+          imageUrl: input.imageUrl,
+          category: categoryFor(input.category, input.priceCents),
+          isActive: input.isActive ?? true,
+          isFeatured: input.isFeatured ?? false,
+          ...terms,
+          promotional,
+          now
+        })
+        if (created._tag === "None") return yield* slugTaken()
+        const caseId = created.value.id
+        yield* insertRanges(caseId, ranges)
+        if (promotional) yield* auditPromotional(actor, created.value, economics)
+        return withEconomics(created.value, yield* caseItemsOf(caseId))
+      }).pipe(transaction)
+    })
+
+    const findItem = SqlSchema.findOne({
+      Request: ItemId,
+      Result: Item,
+      execute: (id) => sql`SELECT ${sql.literal(itemColumns)} FROM items WHERE id = ${id}`
+    })
+
+    /**
+     * Cases that pay back more than their house edge allows, among the active, non-promotional ones
+     * (those holding `itemId` when given), by id.
+     */
+    const overEdge = (itemId?: ItemId) =>
+      Effect.gen(function*() {
+        const rows = yield* SqlSchema.findAll({
+          Request: Schema.Void,
+          Result: CaseTermsRow,
+          execute: () =>
+            sql`SELECT c.id AS case_id, c.name, c.slug, c.price_cents, c.house_edge, c.flip_chance,
+                       ci.range_start, ci.range_end, i.value_cents
+                FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id
+                WHERE c.is_active AND NOT c.promotional
+                  ${itemId === undefined ? sql`` : sql`AND c.id IN (SELECT case_id FROM case_items WHERE item_id = ${itemId})`}
+                ORDER BY c.id, ci.range_start`
+        })(undefined)
+        const byCase = new Map<CaseId, Array<typeof CaseTermsRow.Type>>()
+        for (const row of rows) byCase.set(row.caseId, [...(byCase.get(row.caseId) ?? []), row])
+        const over: Array<CaseOverHouseEdge> = []
+        for (const [id, ranges] of byCase) {
+          const { houseEdge, name, priceCents, slug } = ranges[0]!
+          const economics = economicsOf(ranges[0]!, ranges.map(payoutOf))
+          if (economics.overHouseEdge) over.push({ id, name, slug, priceCents, houseEdge, economics })
+        }
+        return over
+      })
+
+    /**
+     * The dashboard's alert (docs/rules.md#dashboard-alerts): every active, non-promotional case over its house
+     * edge.
+     */
+    const casesOverHouseEdge = Effect.fn("Catalog.casesOverHouseEdge")(function*() {
+      return yield* overEdge()
+    }, orUnavailable)
+
+    /**
+     * Changes the given fields of an item; 404 `Item not found` when it does not exist. A value change
+     * is never refused (docs/rules.md#house-edge-rule): each active, non-promotional case it pushes over its
+     * house edge is audited (CASE_OVER_HOUSE_EDGE) and logged here, and shows as a dashboard alert until it is
+     * dealt with.
+     */
+    const updateItem = Effect.fn("Catalog.updateItem")(function*(id: ItemId, update: ItemUpdate, actor: UserId | null = null) {
+      const changes = definedOnly({ ...update })
+      const now = new Date(yield* Clock.currentTimeMillis)
+      if (Object.keys(changes).length === 0) {
+        const found = yield* findItem(id)
+        if (Option.isNone(found)) return yield* NotFound.of("Item")
+        return found.value
+      }
+      return yield* Effect.gen(function*() {
+        const revalued = update.valueCents !== undefined
+        const overBefore = new Set(revalued ? (yield* overEdge(id)).map((kase) => kase.id) : [])
+        const updated = yield* SqlSchema.findOne({
+          Request: ItemId,
+          Result: Item,
+          execute: (id) =>
+            sql`UPDATE items SET ${sql.update({ ...changes, updatedAt: now })} WHERE id = ${id}
+                RETURNING ${sql.literal(itemColumns)}`
+        })(id)
+        if (Option.isNone(updated)) return yield* NotFound.of("Item")
+        const pushed = revalued ? (yield* overEdge(id)).filter((kase) => !overBefore.has(kase.id)) : []
+        for (const kase of pushed) {
+          yield* audit.record({
+            userId: actor,
+            action: "CASE_OVER_HOUSE_EDGE",
+            entityType: "Case",
+            entityId: kase.id,
+            metadata: { itemId: String(id), valueCents: Number(updated.value.valueCents), houseEdge: kase.houseEdge, ...auditFigures(kase.economics) }
+          })
+          yield* Effect.logWarning(
+            `Item ${id} revalued: case ${kase.id} (${kase.slug}) now pays back ${kase.economics.rtp} of its price, ` +
+              `more than its house edge ${kase.houseEdge} allows`
+          )
+        }
+        return updated.value
+      }).pipe(transaction)
+    }, orUnavailable)
+
+    /** Every item, by id (`GET /admin/items`, docs/rules.md#catalog-administration). */
+    const listItems = Effect.fn("Catalog.listItems")(function*(page: PageRequest) {
+      const entries = yield* SqlSchema.findAll({
+        Request: PageWindow,
+        Result: Item,
+        execute: ({ limit, offset }) =>
+          sql`SELECT ${sql.literal(itemColumns)} FROM items ORDER BY id LIMIT ${limit} OFFSET ${offset}`
+      })(windowOf(page))
+      const [count] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM items`
+      return { entries, total: count!.n, page: page.page } satisfies Page<Item>
+    }, orUnavailable)
+
+    const lockCase = SqlSchema.findOne({
+      Request: CaseId,
+      Result: Case,
+      execute: (id) => sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} FOR UPDATE`
+    })
+
+    /**
+     * Changes the given fields of a case in one transaction; new `items` replace the old ones with
+     * recomputed ranges. 404 `Case not found`, 409 `Slug already exists`, 422 on `items`, and 422 when
+     * the case it leaves pays back more than its house edge allows (docs/rules.md#house-edge-rule) unless it is
+     * promotional or the change takes it out of play.
+     */
+    const updateCase = Effect.fn("Catalog.updateCase")(function*(id: CaseId, update: CaseUpdate, actor: UserId | null = null) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return yield* Effect.gen(function*() {
+        const found = yield* lockCase(id)
+        if (Option.isNone(found)) return yield* NotFound.of("Case")
+        const current = found.value
+        if (update.slug !== undefined && update.slug !== current.slug) {
+          const taken = yield* sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`
+          if (taken.length > 0) return yield* slugTaken()
+        }
+        const replaced = update.items === undefined ? undefined : yield* rangesFor(update.items)
+        const terms = {
+          priceCents: update.priceCents ?? current.priceCents,
+          houseEdge: update.houseEdge ?? current.houseEdge,
+          flipChance: update.flipChance ?? current.flipChance
+        }
+        const payouts = replaced?.payouts ?? (yield* caseItemsOf(id)).map(payoutOf)
+        const economics = economicsOf(terms, payouts)
+        const promotional = update.promotional ?? current.promotional
+        const outOfPlay = current.isActive && update.isActive === false
+        if (economics.overHouseEdge && !promotional && !outOfPlay) {
+          return yield* overHouseEdge({ ...terms, items: payouts }, economics)
+        }
+        if (replaced !== undefined) {
+          yield* sql`DELETE FROM case_items WHERE case_id = ${id}`
+          yield* insertRanges(id, replaced.ranges)
+        }
+        const category = update.category === undefined && current.category === "EVENT"
+          ? "EVENT"
+          : categoryFor(update.category, terms.priceCents)
+        const changes = definedOnly({
+          name: update.name,
+          slug: update.slug,
+          description: update.description,
+          imageUrl: update.imageUrl,
+          priceCents: update.priceCents,
+          isActive: update.isActive,
+          isFeatured: update.isFeatured,
+          houseEdge: update.houseEdge,
+          flipChance: update.flipChance,
+          promotional: update.promotional
+        })
+        const updated = yield* SqlSchema.single({
+          Request: CaseId,
+          Result: Case,
+          execute: (id) =>
+            sql`UPDATE cases SET ${sql.update({ ...changes, category, updatedAt: now })} WHERE id = ${id}
+                RETURNING ${sql.literal(caseColumns)}`
+        })(id)
+        if (updated.promotional !== current.promotional) yield* auditPromotional(actor, updated, economics)
+        return withEconomics(updated, yield* caseItemsOf(id))
+      }).pipe(
+        // A slug taken by a concurrent save between the check and the update.
+        Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError> =>
+          isUniqueViolation(error) ? Effect.fail(slugTaken()) : Effect.fail(error)),
+        transaction
+      )
+    })
+
+    /** One case with its items and economics, inactive ones included (`GET /admin/cases/:id`). */
+    const findCase = Effect.fn("Catalog.findCase")(function*(id: CaseId) {
+      const found = yield* SqlSchema.findOne({
+        Request: CaseId,
+        Result: Case,
+        execute: (id) => sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id}`
+      })(id)
+      if (Option.isNone(found)) return yield* NotFound.of("Case")
+      return withEconomics(found.value, yield* caseItemsOf(id))
+    }, orUnavailable)
+
+    const casesPage = SqlSchema.findAll({
+      Request: PageWindow,
+      Result: Case,
+      execute: ({ limit, offset }) =>
+        sql`SELECT ${sql.literal(caseColumns)} FROM cases ORDER BY id LIMIT ${limit} OFFSET ${offset}`
+    })
+
+    const itemsOfCases = SqlSchema.findAll({
+      Request: Schema.Array(CaseId),
+      Result: PricedCaseItemOfCase,
+      execute: (ids) =>
+        sql`SELECT ci.case_id, ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
+            FROM case_items ci JOIN items i ON i.id = ci.item_id
+            WHERE ci.case_id IN ${sql.in(ids)} ORDER BY ci.case_id, ci.range_start`
+    })
+
+    /**
+     * Every case with its items, inactive ones included, by id (`GET /admin/cases`,
+     * docs/rules.md#catalog-administration).
+     */
+    const listCases = Effect.fn("Catalog.listCases")(function*(page: PageRequest) {
+      const cases = yield* casesPage(windowOf(page))
+      const items = cases.length === 0 ? [] : yield* itemsOfCases(cases.map((c) => c.id))
+      const entries = cases.map((kase) => withEconomics(kase, items.filter((i) => i.caseId === kase.id)))
+      const [count] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM cases`
+      return { entries, total: count!.n, page: page.page } satisfies Page<CaseWithItems>
+    }, orUnavailable)
+
+    /** Active cases that match the query; a case without items is never listed (it cannot be opened). */
+    const activeWhere = (query: ActiveCaseQuery) =>
+      sql.and([
+        sql`c.is_active`,
+        sql`EXISTS (SELECT 1 FROM case_items ci WHERE ci.case_id = c.id)`,
+        ...(query.category === undefined ? [] : [sql`c.category = ${query.category}`]),
+        ...(query.featured === undefined ? [] : [sql`c.is_featured = ${query.featured}`])
+      ])
+
+    /**
+     * `GET /cases` (docs/rules.md#case-listing): active cases, featured first, then by price, then by id; each with its
+     * item count and its most valuable item (equal values: the lowest item id).
+     */
+    const listActiveCases = Effect.fn("Catalog.listActiveCases")(function*(query: ActiveCaseQuery) {
+      const { limit, offset } = windowOf(query)
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: CaseSummaryRow,
+        execute: () =>
+          sql`SELECT c.id, c.name, c.slug, c.image_url, c.price_cents, c.category, c.is_featured,
+                     (SELECT count(*)::int FROM case_items n WHERE n.case_id = c.id) AS item_count,
+                     best.name AS best_name, best.rarity AS best_rarity, best.value_cents AS best_value_cents
+              FROM cases c
+              CROSS JOIN LATERAL (
+                SELECT i.name, i.rarity, i.value_cents FROM case_items b JOIN items i ON i.id = b.item_id
+                WHERE b.case_id = c.id ORDER BY i.value_cents DESC, i.id LIMIT 1
+              ) best
+              WHERE ${activeWhere(query)}
+              ORDER BY c.is_featured DESC, c.price_cents, c.id
+              LIMIT ${limit} OFFSET ${offset}`
+      })(undefined)
+      const [count] = yield* sql<{ readonly n: number }>`
+        SELECT count(*)::int AS n FROM cases c WHERE ${activeWhere(query)}`
+      const entries = rows.map(({ bestName, bestRarity, bestValueCents, ...summary }): CaseSummary => ({
+        ...summary,
+        bestItem: { name: bestName, rarity: bestRarity, valueCents: bestValueCents }
+      }))
+      return { entries, total: count!.n, page: query.page } satisfies Page<CaseSummary>
+    }, orUnavailable)
+
+    const activeCase = SqlSchema.findOne({
+      Request: CaseId,
+      Result: Case,
+      execute: (id) => sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} AND is_active`
+    })
+
+    const caseItemDetails = SqlSchema.findAll({
+      Request: CaseId,
+      Result: CaseItemDetail,
+      execute: (id) =>
+        sql`SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
+            FROM case_items ci JOIN items i ON i.id = ci.item_id
+            WHERE ci.case_id = ${id} ORDER BY ci.range_start`
+    })
+
+    /**
+     * An active case with its items and ranges in roll order, for `GET /cases/:id` and openings.
+     * Absent or inactive: CaseNotFound (docs/rules.md#open-case).
+     */
+    const findActiveCase = Effect.fn("Catalog.findActiveCase")(function*(caseId: CaseId) {
+      const found = yield* activeCase(caseId)
+      if (Option.isNone(found)) return yield* new CaseNotFound()
+      return { case: found.value, items: yield* caseItemDetails(caseId) } satisfies ActiveCase
+    }, orUnavailable)
+
+    /** The items of a case in roll order, ready for `itemForRoll`. */
+    const caseItems = Effect.fn("Catalog.caseItems")(function*(caseId: CaseId) {
+      const items = yield* caseItemsOf(caseId).pipe(orUnavailable)
+      return items.map(({ valueCents: _, ...item }) => new CaseItem(item))
+    })
+
+    const isEmpty = sql<{ readonly empty: boolean }>`
+      SELECT NOT EXISTS (SELECT 1 FROM items) AND NOT EXISTS (SELECT 1 FROM cases) AS empty`.pipe(
+      Effect.map((rows) => rows[0]!.empty),
+      orUnavailable,
+      Effect.withSpan("Catalog.isEmpty")
+    )
+
+    return {
+      createItem,
+      updateItem,
+      listItems,
+      createCase,
+      updateCase,
+      findCase,
+      listCases,
+      casesOverHouseEdge,
+      listActiveCases,
+      findActiveCase,
+      caseItems,
+      isEmpty
+    } as const
+  }),
+  dependencies: [Audit.Default]
+}) {}

@@ -1,0 +1,208 @@
+/**
+ * A user's inventory (docs/rules.md#inventory-and-selling): entries of catalog items won in openings, upgrades,
+ * battles and raffles, and their sale for the item's current value (ITEM_SELL, docs/rules.md#transaction-types).
+ *
+ * A sale is ONE database transaction: a conditional update takes the entry from AVAILABLE to SOLD and
+ * the Ledger credits its value, reference `INVENTORY_ITEM` / the entry id. The update is the guard:
+ * of any number of concurrent sales of one entry only one sees it AVAILABLE, so an entry is credited
+ * at most once whatever the timing (no lock is involved). Migration 0006 backs this with a unique
+ * index: a second ITEM_SELL row for one entry cannot exist.
+ *
+ * Sell-all credits ONE ledger row PER ENTRY (not one summed row), so every SOLD entry has exactly one
+ * ITEM_SELL row naming it and a sale can be traced and reconciled entry by entry. Its entries are
+ * locked in id order first, so concurrent sales never deadlock.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
+import { Rarity } from "../../schema/games/Catalog"
+import { ItemNotAvailable } from "../../schema/platform/Errors"
+import { DropSource } from "../../schema/games/Game"
+import { ItemId, type UserId } from "../../schema/platform/Ids"
+import {
+  type InventoryEntry,
+  InventoryItemId,
+  type InventoryPage,
+  InventoryStatus,
+  type SaleResult,
+  type SellAllResult
+} from "../../schema/games/Inventory"
+import { Ledger } from "../money/Ledger"
+import { Realtime } from "../platform/Realtime"
+import { inTransaction, orUnavailable } from "../platform/SqlRows"
+
+export interface InventoryQuery {
+  /** Absent: entries of every status. */
+  readonly status?: InventoryStatus | undefined
+  /** From 1. */
+  readonly page: number
+  readonly limit: number
+}
+
+/** The reference of an ITEM_SELL movement: the sold entry. */
+export const SALE_REFERENCE_TYPE = "INVENTORY_ITEM"
+
+/** docs/rules.md#selling: a second sale of an entry, or a sale of someone else's entry. */
+const notAvailable = () => new ItemNotAvailable({ message: "Item not available" })
+
+const EntryRow = Schema.Struct({
+  id: InventoryItemId,
+  status: InventoryStatus,
+  source: DropSource,
+  acquiredAt: Schema.DateFromSelf,
+  itemId: ItemId,
+  name: Schema.String,
+  rarity: Rarity,
+  valueCents: Schema.BigInt,
+  imageUrl: Schema.String
+})
+
+const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt })
+
+const toEntry = (row: typeof EntryRow.Type): InventoryEntry => ({
+  id: row.id,
+  item: { id: row.itemId, name: row.name, rarity: row.rarity, valueCents: row.valueCents, imageUrl: row.imageUrl },
+  status: row.status,
+  source: row.source,
+  acquiredAt: row.acquiredAt
+})
+
+export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const transaction = inTransaction(sql)
+    const ledger = yield* Ledger
+    const realtime = yield* Realtime
+
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({
+        userId: Schema.BigInt,
+        itemId: Schema.BigInt,
+        source: Schema.String,
+        now: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ id: InventoryItemId }),
+      execute: (e) =>
+        sql`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+            VALUES (${e.userId}, ${e.itemId}, ${e.source}, ${e.now}, ${e.now}) RETURNING id`
+    })
+
+    /**
+     * Adds an AVAILABLE entry of `itemId`; returns its id. One statement, so it joins the caller's
+     * database transaction (`sql.withTransaction`) and commits or rolls back with it.
+     */
+    const add = Effect.fn("Inventory.add")(function*(userId: UserId, itemId: ItemId, source: DropSource) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const row = yield* insert({ userId, itemId, source, now }).pipe(orUnavailable)
+      return row.id
+    })
+
+    /**
+     * `GET /inventory` (docs/rules.md#inventory-entries): newest first; `totalValueCents` sums the AVAILABLE
+     * entries' current values.
+     */
+    const list = Effect.fn("Inventory.list")(function*(userId: UserId, query: InventoryQuery) {
+      const where = sql.and([
+        sql`ii.user_id = ${userId}`,
+        ...(query.status === undefined ? [] : [sql`ii.status = ${query.status}`])
+      ])
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: EntryRow,
+        execute: () =>
+          sql`SELECT ii.id, ii.status, ii.source, ii.acquired_at, i.id AS item_id, i.name, i.rarity, i.value_cents, i.image_url
+              FROM inventory_items ii JOIN items i ON i.id = ii.item_id
+              WHERE ${where}
+              ORDER BY ii.acquired_at DESC, ii.id DESC
+              LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`
+      })(undefined)
+      const [totals] = yield* sql<{ readonly total: number; readonly totalValueCents: string }>`
+        SELECT (SELECT count(*)::int FROM inventory_items ii WHERE ${where}) AS total,
+               (SELECT COALESCE(SUM(i.value_cents), 0)::text FROM inventory_items ii JOIN items i ON i.id = ii.item_id
+                WHERE ii.user_id = ${userId} AND ii.status = 'AVAILABLE') AS total_value_cents`
+      return {
+        items: rows.map(toEntry),
+        total: totals!.total,
+        page: query.page,
+        totalValueCents: BigInt(totals!.totalValueCents)
+      } satisfies InventoryPage
+    }, orUnavailable)
+
+    const markSold = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.BigInt, entryId: Schema.BigInt, now: Schema.DateFromSelf }),
+      Result: SoldRow,
+      execute: (r) =>
+        sql`UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${r.now}
+            FROM items i
+            WHERE ii.id = ${r.entryId} AND ii.user_id = ${r.userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
+            RETURNING ii.id, i.value_cents`
+    })
+
+    const markAllSold = SqlSchema.findAll({
+      Request: Schema.Struct({ userId: Schema.BigInt, now: Schema.DateFromSelf }),
+      Result: SoldRow,
+      execute: (r) =>
+        sql`WITH picked AS (
+              SELECT id FROM inventory_items WHERE user_id = ${r.userId} AND status = 'AVAILABLE' ORDER BY id FOR UPDATE
+            )
+            UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${r.now}
+            FROM items i
+            WHERE ii.id IN (SELECT id FROM picked) AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
+            RETURNING ii.id, i.value_cents`
+    })
+
+    const creditSale = (userId: UserId, sold: typeof SoldRow.Type) =>
+      ledger.credit({
+        userId,
+        type: "ITEM_SELL",
+        amountCents: sold.valueCents,
+        reference: { type: SALE_REFERENCE_TYPE, id: sold.id }
+      })
+
+    /**
+     * `POST /inventory/:id/sell` (docs/rules.md#selling): one entry for its item's current value; 400 `Item not
+     * available` otherwise.
+     */
+    const sell = Effect.fn("Inventory.sell")(function*(userId: UserId, entryId: InventoryItemId) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const result = yield* transaction(Effect.gen(function*() {
+        const sold = yield* markSold({ userId, entryId, now })
+        if (Option.isNone(sold)) return yield* notAvailable()
+        const posting = yield* creditSale(userId, sold.value)
+        return {
+          soldItemId: sold.value.id,
+          creditedCents: sold.value.valueCents,
+          balanceCents: posting.balanceAfterCents
+        } satisfies SaleResult
+      }))
+      yield* realtime.balanceChanged(userId, result.balanceCents)
+      return result
+    })
+
+    /**
+     * `POST /inventory/sell-all` (docs/rules.md#selling): every AVAILABLE entry, one ITEM_SELL row each;
+     * nothing to sell is not an error.
+     */
+    const sellAll = Effect.fn("Inventory.sellAll")(function*(userId: UserId) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const result = yield* transaction(Effect.gen(function*() {
+        const sold = [...(yield* markAllSold({ userId, now }))].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        let creditedCents = 0n
+        let balanceCents: bigint | undefined
+        for (const entry of sold) {
+          balanceCents = (yield* creditSale(userId, entry)).balanceAfterCents
+          creditedCents += entry.valueCents
+        }
+        if (balanceCents === undefined) {
+          const [row] = yield* sql<{ readonly balanceCents: string }>`SELECT balance_cents FROM users WHERE id = ${userId}`
+          balanceCents = BigInt(row?.balanceCents ?? 0)
+        }
+        return { soldCount: sold.length, creditedCents, balanceCents } satisfies SellAllResult
+      }))
+      if (result.soldCount > 0) yield* realtime.balanceChanged(userId, result.balanceCents)
+      return result
+    })
+
+    return { add, list, sell, sellAll } as const
+  }),
+  dependencies: [Ledger.Default, Realtime.Default]
+}) {}

@@ -1,0 +1,116 @@
+/**
+ * The live-drop feed (docs/rules.md#live-drops): rows in `live_drops` written in the transaction of the win, and a
+ * broadcast on channel `live-drops` after the commit, which Redis pub/sub fans out to every instance.
+ */
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Clock, Effect, Schema, type Scope, Stream } from "effect"
+import { Broadcast } from "../../layers/stores/Broadcast"
+import { type DropSource, LiveDrop } from "../../schema/games/Game"
+import { NotFound, type ServiceUnavailable } from "../../schema/platform/Errors"
+import type { ItemId, UserId } from "../../schema/platform/Ids"
+import { afterCommit, orUnavailable } from "../platform/SqlRows"
+
+export const LIVE_DROPS_CHANNEL = "live-drops"
+
+const DropRow = Schema.Struct({
+  id: Schema.String,
+  userId: Schema.String,
+  username: Schema.String,
+  itemId: Schema.String,
+  name: Schema.String,
+  rarity: Schema.String,
+  valueCents: Schema.String,
+  imageUrl: Schema.String,
+  source: Schema.String,
+  caseName: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateFromSelf
+})
+
+const toDrop = (row: typeof DropRow.Type): LiveDrop =>
+  Schema.decodeUnknownSync(LiveDrop)({
+    id: row.id,
+    user: { id: row.userId, username: row.username },
+    item: { id: row.itemId, name: row.name, rarity: row.rarity, valueCents: Number(row.valueCents), imageUrl: row.imageUrl },
+    source: row.source,
+    caseName: row.caseName,
+    createdAt: row.createdAt.toISOString()
+  })
+
+export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const broadcast = yield* Broadcast
+
+    /** One drop by id, or the newest `limit` when `id` is null. */
+    const select = (id: string | null, limit: number) =>
+      sql`SELECT d.id, d.user_id, u.username, d.item_id, i.name, i.rarity, i.value_cents, i.image_url, d.source,
+                 d.case_name, d.created_at
+          FROM live_drops d JOIN users u ON u.id = d.user_id JOIN items i ON i.id = d.item_id
+          WHERE ${id}::bigint IS NULL OR d.id = ${id}::bigint ORDER BY d.id DESC LIMIT ${limit}`
+
+    const byId = SqlSchema.single({ Request: Schema.String, Result: DropRow, execute: (id) => select(id, 1) })
+
+    interface NewDrop {
+      readonly userId: UserId
+      readonly itemId: ItemId
+      readonly source: DropSource
+      readonly caseName: string | null
+    }
+
+    /** Records drops inside the caller's transaction; `announce` each after the commit. Returns their ids. */
+    const recordMany = Effect.fn("LiveDrops.recordMany")(function*(drops: ReadonlyArray<NewDrop>) {
+      if (drops.length === 0) return []
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const rows = yield* sql<{ id: string }>`INSERT INTO live_drops ${
+        sql.insert(drops.map((drop) => ({ ...drop, createdAt: now })))
+      } RETURNING id`.pipe(orUnavailable)
+      return rows.map((row) => row.id)
+    })
+
+    const record = (drop: NewDrop) => Effect.map(recordMany([drop]), (ids) => ids[0]!)
+
+    /**
+     * A drop as a step (`dropped`) of a caller's one-statement write, taken when `onlyIf` holds;
+     * `publish` it once the write has committed.
+     */
+    const recordStep = (drop: NewDrop, at: Date, onlyIf: Statement.Fragment) => sql`
+      dropped AS (
+        INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
+        SELECT ${drop.userId}, ${drop.itemId}, ${drop.source}, ${drop.caseName}, ${at} WHERE ${onlyIf}
+        RETURNING id
+      )`
+
+    /** Publishes a committed drop the caller knows whole to every instance's subscribers (see `afterCommit`). */
+    const publish = (drop: LiveDrop) =>
+      afterCommit(broadcast.publish(LIVE_DROPS_CHANNEL, JSON.stringify(Schema.encodeSync(LiveDrop)(drop))))
+
+    /** Publishes a committed drop, read by its id (see `afterCommit`). */
+    const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
+      yield* afterCommit(Effect.flatMap(byId(dropId).pipe(orUnavailable), (row) => publish(toDrop(row))))
+    })
+
+    const recent = Effect.fn("LiveDrops.recent")(function*(limit: number) {
+      const rows = yield* SqlSchema.findAll({ Request: Schema.Void, Result: DropRow, execute: () => select(null, limit) })(
+        undefined
+      ).pipe(orUnavailable)
+      return rows.map(toDrop)
+    })
+
+    /** Admin `POST /live-drops/emit`: a drop of any item for any user, recorded and announced. */
+    const emit = Effect.fn("LiveDrops.emit")(function*(drop: { readonly userId: UserId; readonly itemId: ItemId; readonly source: DropSource }) {
+      const [exists] = yield* sql<{ user: boolean; item: boolean }>`
+        SELECT EXISTS (SELECT 1 FROM users WHERE id = ${drop.userId}) AS user,
+               EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId}) AS item`.pipe(orUnavailable)
+      if (!exists!.user) return yield* NotFound.of("User")
+      if (!exists!.item) return yield* NotFound.of("Item")
+      const id = yield* record({ ...drop, caseName: null })
+      yield* announce(id)
+      return toDrop(yield* byId(id).pipe(orUnavailable))
+    })
+
+    /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
+    const subscribe: Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
+
+    return { record, recordMany, recordStep, publish, announce, recent, emit, subscribe } as const
+  })
+}) {}

@@ -1,0 +1,366 @@
+/**
+ * Upgrades (docs/rules.md#upgrades): a user stakes one inventory entry for a chance at a
+ * more valuable catalog item.
+ *
+ * Under the user's lock (`user:<id>`, the key case openings use, so a user's openings and upgrades
+ * never interleave), ONE database transaction:
+ *   1. stakes the entry: a conditional update AVAILABLE -> UPGRADED of the user's oldest AVAILABLE
+ *      entry of `fromItemId` (or of the given entry, which must be of `fromItemId`); no row: ItemNotAvailable;
+ *   2. validates the target and the odds (`upgradeOdds`); a refusal rolls the stake back;
+ *   3. takes the committed server seed and the next nonce (only now: a refused upgrade consumes
+ *      neither, docs/rules.md#nonce), commits a fresh seed in its place, and rolls;
+ *   4. records the upgrade and, on success, adds the target to the inventory (source UPGRADE) and
+ *      records a live drop, announced after the commit.
+ * Correctness does not depend on the lock: the conditional update lets exactly one of any number of
+ * concurrent upgrades stake an entry (and migration 0006 makes a second upgrade row for it impossible).
+ * No money moves (docs/rules.md#ledger-checks).
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Either, Option, Schema } from "effect"
+import { UserLock } from "../../layers/stores/UserLock"
+import {
+  InvalidUpgrade,
+  ItemNotAvailable,
+  ItemNotUpgradable,
+  MultiplierTooHigh,
+  NotFound,
+  ProbabilityTooLow
+} from "../../schema/platform/Errors"
+import { ItemId, type UserId } from "../../schema/platform/Ids"
+import type { PageRequest } from "../../schema/platform/Pagination"
+import { InventoryItemId } from "../../schema/games/Inventory"
+import {
+  type UpgradeHistory,
+  UpgradeId,
+  type UpgradeProbability,
+  type UpgradeResult,
+  type UpgradeVerification
+} from "../../schema/games/Upgrade"
+import type { Role } from "../../schema/identity/User"
+import { Inventory } from "./Inventory"
+import { LiveDrops } from "./LiveDrops"
+import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
+import { inTransaction, orUnavailable } from "../platform/SqlRows"
+import { gameRound } from "../../layers/AppMetrics"
+
+export interface UpgradeRules {
+  /** The house edge in percent: 10 (docs/rules.md#upgrade-odds). */
+  readonly houseEdgePercent: number
+  /** The probability is clamped to 0.01 .. 0.90. */
+  readonly minProbability: number
+  readonly maxProbability: number
+  /** The target may be worth at most 10 times the source. */
+  readonly maxMultiplier: number
+}
+
+export const UPGRADE_RULES: UpgradeRules = {
+  houseEdgePercent: 10,
+  minProbability: 0.01,
+  maxProbability: 0.9,
+  maxMultiplier: 10
+}
+
+export const clampProbability = (probability: number, rules: UpgradeRules = UPGRADE_RULES): number =>
+  Math.min(rules.maxProbability, Math.max(rules.minProbability, probability))
+
+export interface UpgradeOdds {
+  /** Clamped to 0.01 .. 0.90. */
+  readonly probability: number
+  /** floor(probability x 100000): the upgrade succeeds exactly when roll < threshold. */
+  readonly threshold: number
+}
+
+export type OddsError = InvalidUpgrade | MultiplierTooHigh | ProbabilityTooLow
+
+/**
+ * probability = (from / to) x (1 - houseEdge), clamped to 0.01 .. 0.90 (docs/rules.md#upgrade-odds).
+ * Checked in this order: the target must be worth strictly more (InvalidUpgrade), at most 10 times
+ * more (MultiplierTooHigh, compared in integers: to > 10 x from), and the UNCLAMPED probability must
+ * be at least 0.01 (ProbabilityTooLow): a chance below the floor is refused rather than silently
+ * raised to 1%, which would give the player better odds than the formula.
+ *
+ * With today's numbers both clamps and ProbabilityTooLow are unreachable: 1 < to/from <= 10 puts the
+ * raw probability in [0.09, 0.90). They stay, as the rules state them (docs/rules.md#upgrade-refusals), for
+ * other parameters (tests pass some).
+ *
+ * The raw probability is one correctly rounded division of integers, so a probability with a short
+ * decimal form (0.45) is exactly that double and its threshold is exact (`upgradeThreshold`).
+ */
+export const upgradeOdds = (
+  fromValueCents: bigint,
+  toValueCents: bigint,
+  rules: UpgradeRules = UPGRADE_RULES
+): Either.Either<UpgradeOdds, OddsError> => {
+  if (toValueCents <= fromValueCents) return Either.left(new InvalidUpgrade())
+  if (Number.isFinite(rules.maxMultiplier) && toValueCents > BigInt(rules.maxMultiplier) * fromValueCents) {
+    return Either.left(new MultiplierTooHigh())
+  }
+  const raw = Number(fromValueCents * BigInt(100 - rules.houseEdgePercent)) / Number(toValueCents * 100n)
+  if (raw < rules.minProbability) return Either.left(new ProbabilityTooLow())
+  const probability = clampProbability(raw, rules)
+  return Either.right({ probability, threshold: upgradeThreshold(probability) })
+}
+
+/** "45.00" for 0.45. */
+export const probabilityPercent = (probability: number): string => (probability * 100).toFixed(2)
+
+export interface UpgradeRequest {
+  readonly fromItemId: ItemId
+  readonly toItemId: ItemId
+  /** A specific entry to stake; it must be of `fromItemId`. Absent: the oldest AVAILABLE one. */
+  readonly inventoryItemId?: InventoryItemId | undefined
+}
+
+const ItemRow = Schema.Struct({
+  id: ItemId,
+  name: Schema.String,
+  valueCents: Schema.BigInt,
+  isUpgradable: Schema.Boolean
+})
+
+const VerifyRow = Schema.Struct({
+  id: UpgradeId,
+  userId: Schema.String,
+  serverSeed: Schema.String,
+  serverSeedHash: Schema.String,
+  clientSeed: Schema.String,
+  nonce: Schema.NumberFromString,
+  roll: Schema.Number,
+  probability: Schema.Number,
+  threshold: Schema.Number,
+  success: Schema.Boolean
+})
+
+const HistoryRow = Schema.Struct({
+  id: UpgradeId,
+  fromName: Schema.String,
+  fromValueCents: Schema.BigInt,
+  toName: Schema.String,
+  toValueCents: Schema.BigInt,
+  probability: Schema.Number,
+  success: Schema.Boolean,
+  createdAt: Schema.DateFromSelf
+})
+
+const StatsRow = Schema.Struct({
+  totalUpgrades: Schema.Number,
+  successCount: Schema.Number,
+  totalValueWon: Schema.BigInt,
+  totalValueLost: Schema.BigInt,
+  totalStaked: Schema.BigInt
+})
+
+const fromEither = <A, E>(either: Either.Either<A, E>) => Either.match(either, { onLeft: Effect.fail, onRight: Effect.succeed })
+
+export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const transaction = inTransaction(sql)
+    const lock = yield* UserLock
+    const fairness = yield* ProvablyFair
+    const inventory = yield* Inventory
+    const liveDrops = yield* LiveDrops
+
+    const findItem = SqlSchema.findOne({
+      Request: ItemId,
+      Result: ItemRow,
+      execute: (id) => sql`SELECT id, name, value_cents, is_upgradable FROM items WHERE id = ${id}`
+    })
+
+    /** docs/rules.md#upgrade-refusals, then the odds: the target, and the odds of `from` against it. */
+    const oddsAgainst = (from: typeof ItemRow.Type, toItemId: ItemId) =>
+      Effect.gen(function*() {
+        const to = yield* findItem(toItemId)
+        if (Option.isNone(to) || !to.value.isUpgradable) return yield* new ItemNotUpgradable()
+        const odds = yield* fromEither(upgradeOdds(from.valueCents, to.value.valueCents))
+        return { to: to.value, odds }
+      })
+
+    /**
+     * `GET /upgrades/probability`. Order: the source item exists (404 `Item not found`), the target
+     * exists and is upgradable, then `upgradeOdds` (value, multiplier, probability too low).
+     */
+    const probability = Effect.fn("Upgrades.probability")(function*(fromItemId: ItemId, toItemId: ItemId) {
+      const from = yield* findItem(fromItemId)
+      if (Option.isNone(from)) return yield* NotFound.of("Item")
+      const { odds, to } = yield* oddsAgainst(from.value, toItemId)
+      return {
+        fromItem: { id: from.value.id, name: from.value.name, valueCents: from.value.valueCents },
+        toItem: { id: to.id, name: to.name, valueCents: to.valueCents },
+        probability: odds.probability,
+        probabilityPercent: probabilityPercent(odds.probability)
+      } satisfies UpgradeProbability
+    }, orUnavailable)
+
+    /**
+     * The user's oldest AVAILABLE entry of the item (or the given one), now UPGRADED. SKIP LOCKED: an
+     * entry another transaction is staking or selling is not waited for (that one decides its fate);
+     * the outer status check is the guard in any case.
+     */
+    const stake = (userId: UserId, request: UpgradeRequest, now: Date) =>
+      SqlSchema.findOne({
+        Request: Schema.Void,
+        Result: Schema.Struct({ id: InventoryItemId }),
+        execute: () =>
+          sql`UPDATE inventory_items SET status = 'UPGRADED', updated_at = ${now}
+              WHERE id = (
+                SELECT id FROM inventory_items
+                WHERE ${
+            sql.and([
+              sql`user_id = ${userId}`,
+              sql`item_id = ${request.fromItemId}`,
+              sql`status = 'AVAILABLE'`,
+              ...(request.inventoryItemId === undefined ? [] : [sql`id = ${request.inventoryItemId}`])
+            ])
+          }
+                ORDER BY acquired_at, id
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED
+              ) AND status = 'AVAILABLE'
+              RETURNING id`
+      })(undefined)
+
+    /** `POST /upgrades` (docs/rules.md#upgrade-stake; see the top of this file). */
+    const upgrade = Effect.fn("Upgrades.upgrade")(function*(userId: UserId, request: UpgradeRequest) {
+      const outcome = yield* lock.withLock(
+        `user:${userId}`,
+        transaction(Effect.gen(function*() {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const staked = yield* stake(userId, request, now)
+          if (Option.isNone(staked)) return yield* new ItemNotAvailable()
+          // The staked entry is of this item, so it exists.
+          const from = Option.getOrThrow(yield* findItem(request.fromItemId))
+          const { odds, to } = yield* oddsAgainst(from, request.toItemId)
+
+          const seeds = yield* fairness.takeCommittedRoll(userId)
+          const roll = upgradeRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
+          const success = upgradeSucceeds(roll, odds.threshold)
+          const [row] = yield* sql<{ readonly id: string }>`
+            INSERT INTO upgrades (user_id, inventory_item_id, from_item_id, to_item_id, from_value_cents, to_value_cents,
+              probability, threshold, roll, success, server_seed, server_seed_hash, client_seed, nonce, created_at)
+            VALUES (${userId}, ${staked.value.id}, ${from.id}, ${to.id}, ${from.valueCents}, ${to.valueCents},
+              ${odds.probability}, ${odds.threshold}, ${roll}, ${success}, ${seeds.serverSeed}, ${seeds.serverSeedHash},
+              ${seeds.clientSeed}, ${seeds.nonce}, ${now})
+            RETURNING id`
+          const dropId = success
+            ? yield* inventory.add(userId, to.id, "UPGRADE").pipe(
+              Effect.zipRight(liveDrops.record({ userId, itemId: to.id, source: "UPGRADE", caseName: null })),
+              Effect.map(Option.some)
+            )
+            : Option.none<string>()
+          const result = {
+            upgradeId: yield* Schema.decode(UpgradeId)(row!.id),
+            success,
+            probability: odds.probability,
+            roll,
+            serverSeedHash: seeds.serverSeedHash,
+            nextServerSeedHash: seeds.nextServerSeedHash,
+            fromItem: { id: from.id, name: from.name },
+            toItem: success ? { id: to.id, name: to.name } : null
+          } satisfies UpgradeResult
+          return { result, dropId, stakeCents: from.valueCents, awardCents: success ? to.valueCents : 0n }
+        }))
+      )
+      yield* gameRound("upgrade", outcome.stakeCents, outcome.awardCents)
+      // Announced only once committed, so nobody sees a drop that was rolled back.
+      yield* Option.match(outcome.dropId, { onNone: () => Effect.void, onSome: liveDrops.announce })
+      return outcome.result
+    })
+
+    /**
+     * `GET /upgrades/:id/verify` (docs/rules.md#verification), for the owner and administrators (anyone else: 404
+     * `Upgrade not found`). Recomputes the roll from the revealed seed and the threshold from the
+     * recorded probability; isValid needs sha256(serverSeed) = serverSeedHash, calculatedRoll = roll,
+     * the recorded threshold = floor(probability x 100000), and success = (roll < threshold).
+     */
+    const verify = Effect.fn("Upgrades.verify")(function*(
+      requester: { readonly id: UserId; readonly role: Role },
+      upgradeId: bigint
+    ) {
+      const found = yield* SqlSchema.findOne({
+        Request: Schema.BigInt,
+        Result: VerifyRow,
+        execute: (id) =>
+          sql`SELECT id, user_id, server_seed, server_seed_hash, client_seed, nonce, roll, probability, threshold, success
+              FROM upgrades WHERE id = ${id}`
+      })(upgradeId)
+      if (Option.isNone(found) || (found.value.userId !== String(requester.id) && requester.role !== "ADMIN")) {
+        return yield* NotFound.of("Upgrade")
+      }
+      const u = found.value
+      const calculatedRoll = upgradeRoll(u.serverSeed, u.clientSeed, u.nonce)
+      const threshold = upgradeThreshold(u.probability)
+      const isValid = hashServerSeed(u.serverSeed) === u.serverSeedHash &&
+        calculatedRoll === u.roll &&
+        threshold === u.threshold &&
+        u.success === upgradeSucceeds(u.roll, threshold)
+      return {
+        upgradeId: u.id,
+        serverSeed: u.serverSeed,
+        serverSeedHash: u.serverSeedHash,
+        clientSeed: u.clientSeed,
+        nonce: u.nonce,
+        roll: u.roll,
+        calculatedRoll,
+        probability: u.probability,
+        threshold,
+        success: u.success,
+        isValid
+      } satisfies UpgradeVerification
+    }, orUnavailable)
+
+    /**
+     * `GET /upgrades/history` (docs/rules.md#upgrade-history): newest first, values as they were at each
+     * upgrade; stats over all of the user's upgrades. netProfit = totalValueWon - the source values of ALL
+     * upgrades: what the user holds now against what they staked (a success consumes its source too).
+     */
+    const history = Effect.fn("Upgrades.history")(function*(userId: UserId, page: PageRequest) {
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: HistoryRow,
+        execute: () =>
+          sql`SELECT u.id, f.name AS from_name, u.from_value_cents, t.name AS to_name, u.to_value_cents,
+                     u.probability, u.success, u.created_at
+              FROM upgrades u JOIN items f ON f.id = u.from_item_id JOIN items t ON t.id = u.to_item_id
+              WHERE u.user_id = ${userId}
+              ORDER BY u.id DESC LIMIT ${page.limit} OFFSET ${(page.page - 1) * page.limit}`
+      })(undefined)
+      const stats = yield* SqlSchema.single({
+        Request: Schema.Void,
+        Result: StatsRow,
+        execute: () =>
+          sql`SELECT count(*)::int AS total_upgrades,
+                     (count(*) FILTER (WHERE success))::int AS success_count,
+                     (COALESCE(SUM(to_value_cents) FILTER (WHERE success), 0))::text AS total_value_won,
+                     (COALESCE(SUM(from_value_cents) FILTER (WHERE NOT success), 0))::text AS total_value_lost,
+                     (COALESCE(SUM(from_value_cents), 0))::text AS total_staked
+              FROM upgrades WHERE user_id = ${userId}`
+      })(undefined)
+      return {
+        upgrades: rows.map((row) => ({
+          id: row.id,
+          fromItem: { name: row.fromName, valueCents: row.fromValueCents },
+          toItem: { name: row.toName, valueCents: row.toValueCents },
+          probability: row.probability,
+          success: row.success,
+          createdAt: row.createdAt
+        })),
+        stats: {
+          totalUpgrades: stats.totalUpgrades,
+          successCount: stats.successCount,
+          successRate: stats.totalUpgrades === 0
+            ? 0
+            : Math.round((stats.successCount * 10_000) / stats.totalUpgrades) / 100,
+          totalValueWon: stats.totalValueWon,
+          totalValueLost: stats.totalValueLost,
+          netProfit: stats.totalValueWon - stats.totalStaked
+        },
+        total: stats.totalUpgrades,
+        page: page.page
+      } satisfies UpgradeHistory
+    }, orUnavailable)
+
+    return { probability, upgrade, verify, history } as const
+  }),
+  dependencies: [ProvablyFair.Default, Inventory.Default, LiveDrops.Default]
+}) {}

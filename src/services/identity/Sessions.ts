@@ -1,0 +1,263 @@
+/**
+ * Sessions (docs/rules.md#sessions): JSON under `session:<id>` in the key-value
+ * store with a time to live of 7 days, and the user's index `user-sessions:<userId>`.
+ *
+ * Validation slides the session: lastActivity, expiresAt and the stored time to live all move to
+ * now + 7 days. At most 5 sessions per user: creating a 6th deletes the one idle the longest. Creation
+ * holds the user's lock so that parallel sign-ins cannot exceed the limit.
+ *
+ * Device binding (docs/rules.md#device-binding): a session is bound to the first `X-Device-Id` it sees
+ * (at sign-in, or on its first request that sends one; of two racing requests one wins, by a
+ * set-if-absent). After that a request with another device id, or with none, is a mismatch, except
+ * on event streams (browsers' EventSource cannot send the header). A removed session is announced on
+ * `session-ended:<id>` (across instances), so streams opened with it close.
+ *
+ * A session carries what requests need of its user (SessionAccount: username and role), so validation
+ * reads no database row; it reads the user again when that copy is ACCOUNT_RECHECK_MS old. A ban deletes
+ * the user's sessions, so it takes effect at once; a ban written to the database by other means (or
+ * whose session deletion failed) is seen by the next re-read.
+ */
+import { Clock, Effect, Option, Schema, type Scope, Stream } from "effect"
+import { randomBytes } from "node:crypto"
+import { Broadcast } from "../../layers/stores/Broadcast"
+import { KeyValue } from "../../layers/stores/KeyValue"
+import { UserLock } from "../../layers/stores/UserLock"
+import { Forbidden, NotFound, type ServiceUnavailable, Unauthenticated } from "../../schema/platform/Errors"
+import type { UserId } from "../../schema/platform/Ids"
+import { type ClientInfo, Session, type SessionAccount, SessionId } from "../../schema/identity/Session"
+import type { User } from "../../schema/identity/User"
+import { Audit } from "../admin/Audit"
+import { regionOf } from "./GeoRegion"
+import { Notifications } from "../platform/Notifications"
+import { Users } from "./Users"
+
+export const SESSION_TTL_SECONDS = 604_800
+export const MAX_SESSIONS_PER_USER = 5
+const SESSION_TTL_MS = SESSION_TTL_SECONDS * 1000
+/** How old a session's copy of its user (SessionAccount) may be before a request reads the user again. */
+export const ACCOUNT_RECHECK_MS = 30_000
+
+const sessionKey = (id: string) => `session:${id}`
+const indexKey = (userId: bigint) => `user-sessions:${userId}`
+/** The device a session bound itself to after its creation. */
+const deviceKey = (id: string) => `session-device:${id}`
+const endedChannel = (id: string) => `session-ended:${id}`
+const decode = Schema.decodeUnknownOption(Schema.parseJson(Session))
+const encode = (session: Session) => JSON.stringify(Schema.encodeSync(Session)(session))
+
+export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
+  effect: Effect.gen(function*() {
+    const kv = yield* KeyValue
+    const broadcast = yield* Broadcast
+    const lock = yield* UserLock
+    const audit = yield* Audit
+    const notifications = yield* Notifications
+    const users = yield* Users
+
+    const read = (id: string) => Effect.map(kv.get(sessionKey(id)), Option.flatMap(decode))
+    const write = (session: Session) => kv.set(sessionKey(session.id), encode(session), SESSION_TTL_MS)
+    // The rate limiter asks for a session's owner on every request, before authentication reads the
+    // session itself. The owner never changes, so each instance remembers it for a minute: not longer,
+    // so that a session revoked through another instance stops counting against its user soon.
+    const owners = new Map<string, { readonly userId: UserId; readonly until: number }>()
+    const OWNER_KEPT_MS = 60_000
+    const OWNERS_KEPT = 10_000
+
+    const remove = (session: { readonly id: string; readonly userId: bigint }) =>
+      Effect.all([
+        Effect.sync(() => owners.delete(session.id)),
+        kv.delete(sessionKey(session.id)),
+        kv.delete(deviceKey(session.id)),
+        kv.setRemove(indexKey(session.userId), session.id),
+        broadcast.publish(endedChannel(session.id), "ended")
+      ], { discard: true })
+
+    /** The owner of a session, without refreshing it (rate limits count per user). */
+    const peekUserId = (id: string) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const known = owners.get(id)
+        if (known !== undefined && known.until > now) return Option.some(known.userId)
+        const owner = Option.map(yield* read(id), (session) => session.userId)
+        if (Option.isSome(owner)) {
+          if (owners.size >= OWNERS_KEPT) owners.clear()
+          owners.set(id, { userId: owner.value, until: now + OWNER_KEPT_MS })
+        } else {
+          owners.delete(id)
+        }
+        return owner
+      })
+
+    /** The user's live sessions, newest activity first; ids of sessions that expired leave the index. */
+    const ofUser = (userId: bigint) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const ids = yield* kv.setMembers(indexKey(userId))
+        const sessions: Array<Session> = []
+        for (const id of ids) {
+          const session = yield* read(id)
+          if (Option.isSome(session) && session.value.expiresAt.getTime() > now) sessions.push(session.value)
+          else yield* remove({ id, userId })
+        }
+        return sessions.sort((a, b) => b.lastActivity.getTime() - a.lastActivity.getTime())
+      })
+
+    const accountOf = (user: User, now: number): SessionAccount =>
+      ({ username: user.username, role: user.role, checkedAt: new Date(now) })
+
+    /** A new session of a user who may sign in (not banned: the caller checked). */
+    const create = Effect.fn("Sessions.create")(function*(user: User, client: ClientInfo) {
+      return yield* lock.withLock(
+        `sessions:${user.id}`,
+        Effect.gen(function*() {
+          const existing = yield* ofUser(user.id)
+          // Oldest lastActivity first out, until there is room for the new one.
+          for (const old of existing.slice(MAX_SESSIONS_PER_USER - 1)) yield* remove(old)
+          const now = yield* Clock.currentTimeMillis
+          const session: Session = {
+            id: SessionId.make(randomBytes(16).toString("hex")),
+            userId: user.id,
+            idpId: user.idpId,
+            ip: client.ip,
+            userAgent: client.userAgent,
+            deviceId: client.deviceId,
+            createdAt: new Date(now),
+            lastActivity: new Date(now),
+            expiresAt: new Date(now + SESSION_TTL_MS),
+            account: accountOf(user, now)
+          }
+          yield* write(session)
+          yield* kv.setAdd(indexKey(user.id), session.id)
+          return session
+        })
+      )
+    })
+
+    /**
+     * docs/rules.md#suspicious-ip-change: a request from another region is audited and the user alerted once
+     * per address.
+     */
+    const checkRegion = (session: Session, ip: string) =>
+      Effect.gen(function*() {
+        if (ip === session.ip) return
+        const from = regionOf(session.ip)
+        const to = regionOf(ip)
+        if (from === undefined || to === undefined || from === to) return
+        if (!(yield* kv.setIfAbsent(`ip-alert:${session.id}:${ip}`, "1", SESSION_TTL_MS))) return
+        yield* audit.record({
+          userId: session.userId,
+          action: "SUSPICIOUS_IP_CHANGE",
+          entityType: "Session",
+          entityId: session.id,
+          metadata: { sessionId: session.id, originalIp: session.ip, newIp: ip }
+        })
+        yield* notifications.notify(session.userId, {
+          type: "SECURITY_ALERT",
+          title: "New sign-in location",
+          message: `Your session was used from ${to} (${ip}); it was created in ${from}. ` +
+            "If this was not you, sign out of all sessions."
+        })
+      })
+
+    /** The session bound to the request's device when it is not bound yet; of racing requests, the first wins. */
+    const bindDevice = (session: Session, deviceId: string) =>
+      Effect.gen(function*() {
+        const won = yield* kv.setIfAbsent(deviceKey(session.id), deviceId, SESSION_TTL_MS)
+        const bound = won ? deviceId : Option.getOrElse(yield* kv.get(deviceKey(session.id)), () => deviceId)
+        return { ...session, deviceId: bound }
+      })
+
+    /** The session's copy of its user, read again when ACCOUNT_RECHECK_MS old; 403 when the user is banned. */
+    const accountFor = (session: Session, now: number) =>
+      session.account !== undefined && now - session.account.checkedAt.getTime() < ACCOUNT_RECHECK_MS
+        ? Effect.succeed(session.account)
+        : users.findById(session.userId).pipe(
+          Effect.catchTag("NotFound", () => new Unauthenticated()),
+          Effect.filterOrFail((user) => user.bannedAt === null, () => new Forbidden({ message: "Account banned" })),
+          Effect.map((user) => accountOf(user, now))
+        )
+
+    /**
+     * The session of `id`, refreshed, with its copy of its user; or Unauthenticated. A request from another device than the
+     * session's, or without one once the session is bound (`stream` requests excepted), is audited
+     * and refused (docs/rules.md#device-binding); the session itself is kept. A banned user's session is
+     * refused with 403 `Account banned` (see ACCOUNT_RECHECK_MS for when that is known).
+     */
+    // Untraced: it runs on every request, and the request's own span covers it.
+    const validate = Effect.fnUntraced(function*(
+      id: string,
+      client: ClientInfo,
+      options: { readonly stream: boolean } = { stream: false }
+    ) {
+      const found = yield* read(id)
+      if (Option.isNone(found)) {
+        owners.delete(id)
+        return yield* new Unauthenticated()
+      }
+      const now = yield* Clock.currentTimeMillis
+      if (found.value.expiresAt.getTime() <= now) {
+        yield* remove(found.value)
+        return yield* new Unauthenticated()
+      }
+      const session = found.value.deviceId === undefined && client.deviceId !== undefined
+        ? yield* bindDevice(found.value, client.deviceId)
+        : found.value
+      const mismatch = session.deviceId !== undefined &&
+        (client.deviceId === undefined ? !options.stream : client.deviceId !== session.deviceId)
+      if (mismatch) {
+        yield* audit.record({
+          userId: session.userId,
+          action: "DEVICE_MISMATCH",
+          entityType: "Session",
+          entityId: session.id,
+          metadata: { expectedDevice: session.deviceId, receivedDevice: client.deviceId ?? null }
+        })
+        return yield* new Unauthenticated({ message: "Device mismatch" })
+      }
+      const account = yield* accountFor(session, now)
+      yield* checkRegion(session, client.ip)
+      const refreshed: Session = {
+        ...session,
+        lastActivity: new Date(now),
+        expiresAt: new Date(now + SESSION_TTL_MS),
+        account
+      }
+      // Written only over the stored session: a revocation that raced this request is not undone.
+      if (!(yield* kv.setIfPresent(sessionKey(id), encode(refreshed), SESSION_TTL_MS))) return yield* new Unauthenticated()
+      return { session: refreshed, account }
+    })
+
+    /**
+     * For the scope: an effect that completes when the session is removed (revoked, signed out,
+     * its user banned) on any instance, or at once when it is gone already.
+     */
+    const whenEnded = (id: string): Effect.Effect<Effect.Effect<void>, ServiceUnavailable, Scope.Scope> =>
+      Effect.gen(function*() {
+        const ended = yield* broadcast.subscribe(endedChannel(id))
+        // Subscribed first: a removal from now on is heard, one before is seen here.
+        if (Option.isNone(yield* read(id))) return Effect.void
+        return Effect.asVoid(Stream.runHead(ended))
+      })
+
+    const list = Effect.fn("Sessions.list")(function*(userId: UserId) {
+      return yield* ofUser(userId)
+    })
+
+    const revoke = Effect.fn("Sessions.revoke")(function*(userId: UserId, id: string) {
+      const found = yield* read(id)
+      if (Option.isNone(found)) return yield* NotFound.of("Session")
+      if (found.value.userId !== userId) return yield* new Forbidden({ message: "Not your session" })
+      yield* remove(found.value)
+    })
+
+    /** Deletes every session of the user; the number deleted. */
+    const revokeAll = Effect.fn("Sessions.revokeAll")(function*(userId: UserId) {
+      const sessions = yield* ofUser(userId)
+      for (const session of sessions) yield* remove(session)
+      return sessions.length
+    })
+
+    return { create, validate, peekUserId, list, revoke, revokeAll, whenEnded } as const
+  }),
+  dependencies: [Audit.Default, Notifications.Default, Users.Default]
+}) {}

@@ -1,0 +1,174 @@
+/** The users table: creation at first sign-in and look-ups. Balances change only through the Ledger. */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Schema } from "effect"
+import { NotFound } from "../../schema/platform/Errors"
+import { UserId } from "../../schema/platform/Ids"
+import { User, usernameCandidates } from "../../schema/identity/User"
+import { ProvablyFair } from "../games/ProvablyFair"
+import { unavailableOrDie } from "../../layers/Failures"
+import { isUniqueViolation, orUnavailable } from "../platform/SqlRows"
+
+const AdminUserRow = Schema.Struct({
+  id: UserId,
+  username: Schema.String,
+  idpId: Schema.String,
+  role: Schema.Literal("USER", "ADMIN"),
+  balanceCents: Schema.BigInt,
+  bannedAt: Schema.NullOr(Schema.DateFromSelf),
+  createdAt: Schema.DateFromSelf,
+  lastActiveAt: Schema.NullOr(Schema.DateFromSelf),
+  twoFactorEnabled: Schema.Boolean
+})
+
+const columns = "id, idp_id, username, role, balance_cents, two_factor_enabled, banned_at, ban_reason, created_at"
+
+export class Users extends Effect.Service<Users>()("app/Users", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const fairness = yield* ProvablyFair
+
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({ idpId: Schema.String, username: Schema.String, now: Schema.DateFromSelf }),
+      Result: User,
+      execute: ({ idpId, now, username }) =>
+        sql`INSERT INTO users (idp_id, username, created_at, updated_at)
+            VALUES (${idpId}, ${username}, ${now}, ${now})
+            RETURNING ${sql.literal(columns)}`
+    })
+
+    const byId = SqlSchema.findOne({
+      Request: UserId,
+      Result: User,
+      execute: (id) => sql`SELECT ${sql.literal(columns)} FROM users WHERE id = ${id}`
+    })
+
+    const create = Effect.fn("Users.create")(function*(input: { readonly idpId: string; readonly username: string }) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const user = yield* insert({ ...input, now }).pipe(orUnavailable)
+      yield* fairness.ensure(user.id)
+      return user
+    })
+
+    const findById = Effect.fn("Users.findById")(function*(id: UserId) {
+      const user = yield* byId(id).pipe(orUnavailable)
+      if (user._tag === "None") return yield* NotFound.of("User")
+      return user.value
+    })
+
+    /**
+     * Gives a new user (username '') the first free of its candidate names (usernameCandidates):
+     * each is one conditional UPDATE, and the unique index on lower(username) decides between
+     * sign-ins of different identities racing for the same name.
+     */
+    const assignUsername = (id: UserId, claim: string | undefined) =>
+      Effect.gen(function*() {
+        for (const candidate of usernameCandidates(claim, id)) {
+          // No row updated: a parallel sign-in of the same identity named it already.
+          const taken = yield* sql`UPDATE users SET username = ${candidate} WHERE id = ${id} AND username = ''`.pipe(
+            Effect.as(false),
+            Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.succeed(true) : unavailableOrDie(error))
+          )
+          if (!taken) return
+        }
+        // `user-<id>` cannot be taken: the rules never give a name of that form to anyone else.
+        return yield* Effect.dieMessage(`Users: no username could be given to user ${id}`)
+      })
+
+    /**
+     * The user of an identity at sign-in, created the first time (docs/rules.md#sign-in). The username is taken
+     * from the provider's name at the first sign-in, made valid and unique (usernameCandidates), and kept;
+     * `promote` makes the user an ADMIN. A new user gets their fairness state, so a server seed is
+     * committed before their first roll.
+     */
+    const signIn = Effect.fn("Users.signIn")(function*(input: {
+      readonly idpId: string
+      readonly username: string | undefined
+      readonly promote: boolean
+    }) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const role = input.promote ? "ADMIN" : "USER"
+      const [row] = yield* sql<{ id: string; username: string }>`
+        INSERT INTO users (idp_id, username, role, created_at, updated_at)
+        VALUES (${input.idpId}, '', ${role}, ${now}, ${now})
+        ON CONFLICT (idp_id) DO UPDATE
+          SET role = CASE WHEN ${input.promote} THEN 'ADMIN' ELSE users.role END
+        RETURNING id, username`.pipe(orUnavailable)
+      const id = UserId.make(BigInt(row!.id))
+      if (row!.username === "") yield* assignUsername(id, input.username)
+      yield* fairness.ensure(id)
+      return yield* findById(id)
+    })
+
+    /** Makes the user with this id (else this idpId) an administrator (CLI `grant-admin`). */
+    const grantAdmin = Effect.fn("Users.grantAdmin")(function*(userIdOrIdpId: string) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const asId = /^[1-9][0-9]{0,18}$/.test(userIdOrIdpId) ? userIdOrIdpId : null
+      const rows = yield* sql<{ id: string }>`
+        UPDATE users SET role = 'ADMIN', updated_at = ${now}
+        WHERE id = (SELECT id FROM (SELECT id, 0 AS rank FROM users WHERE id = ${asId}::bigint
+                                    UNION ALL SELECT id, 1 FROM users WHERE idp_id = ${userIdOrIdpId}) AS found
+                    ORDER BY rank LIMIT 1)
+        RETURNING id`.pipe(orUnavailable)
+      if (rows.length === 0) return yield* NotFound.of("User")
+      return yield* findById(UserId.make(BigInt(rows[0]!.id)))
+    })
+
+    const setBan = (id: UserId, reason: string | null) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const rows = yield* sql`
+          UPDATE users SET banned_at = ${reason === null ? null : now}, ban_reason = ${reason}, updated_at = ${now}
+          WHERE id = ${id} RETURNING id`.pipe(orUnavailable)
+        if (rows.length === 0) return yield* NotFound.of("User")
+        return yield* findById(id)
+      })
+
+    const ban = Effect.fn("Users.ban")((id: UserId, reason: string) => setBan(id, reason))
+    const unban = Effect.fn("Users.unban")((id: UserId) => setBan(id, null))
+
+    /**
+     * Records that the user was active now: the UTC day (dashboard activeToday, docs/rules.md#user-activity)
+     * and lastActiveAt. Callers throttle it; both writes are idempotent.
+     */
+    const recordActivity = Effect.fn("Users.recordActivity")(function*(id: UserId) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const day = now.toISOString().slice(0, 10)
+      yield* sql`INSERT INTO user_activity_days (day, user_id) VALUES (${day}::date, ${id}) ON CONFLICT DO NOTHING`
+        .pipe(orUnavailable)
+      yield* sql`UPDATE users SET last_active_at = ${now} WHERE id = ${id}`.pipe(orUnavailable)
+    })
+
+    const listRows = SqlSchema.findAll({
+      Request: Schema.Struct({ search: Schema.String, limit: Schema.Number, offset: Schema.Number }),
+      Result: AdminUserRow,
+      execute: ({ limit, offset, search }) =>
+        sql`SELECT id, username, idp_id, role, balance_cents, banned_at, created_at, last_active_at,
+                   (two_factor_enabled AND two_factor_secret IS NOT NULL) AS two_factor_enabled
+            FROM users WHERE ${matches(search)} ORDER BY id LIMIT ${limit} OFFSET ${offset}`
+    })
+
+    /** Username or idpId containing `search`, case-insensitively; everyone for "". */
+    const matches = (search: string) =>
+      sql`(position(lower(${search}) in lower(username)) > 0 OR position(lower(${search}) in lower(idp_id)) > 0)`
+
+    /**
+     * The administrators' user list (docs/rules.md#user-administration): `search` matches a username or idpId
+     * substring.
+     */
+    const list = Effect.fn("Users.list")(function*(query: {
+      readonly page: number
+      readonly limit: number
+      readonly search?: string | undefined
+    }) {
+      const search = query.search ?? ""
+      const users = yield* listRows({ search, limit: query.limit, offset: (query.page - 1) * query.limit })
+        .pipe(orUnavailable)
+      const [count] = yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM users WHERE ${matches(search)}`
+        .pipe(orUnavailable)
+      return { users, total: Number(count!.n), page: query.page }
+    })
+
+    return { create, findById, signIn, grantAdmin, ban, unban, recordActivity, list } as const
+  }),
+  dependencies: [ProvablyFair.Default]
+}) {}

@@ -1,0 +1,450 @@
+/**
+ * Deposits (docs/rules.md#deposits; docs/decisions.md "Deposits").
+ *
+ * - initiate: the gateway creates the charge first (nothing to undo if it fails), then the PENDING
+ *   row stores its externalId, expiry and payment code. The charge is for amountCents + feeCents (the
+ *   method's fee, paid on top, docs/rules.md#deposit-fees); confirmation credits amountCents. The fee is
+ *   outside money that never reaches a balance, so it has no ledger row: it is kept on the deposit.
+ * - confirmation (gateway charge.paid, or an administrator): the row is locked, moved to CONFIRMED,
+ *   and in the SAME transaction credited through the Ledger (DEPOSIT), notified (DEPOSIT_CONFIRMED),
+ *   audited (DEPOSIT_CONFIRMED) and queued for the outbound webhook deposit.confirmed. A deposit is
+ *   CONFIRMED at most once, so duplicate or concurrent callbacks credit once; the realtime pushes go
+ *   out after the commit.
+ * - charge.failed / charge.expired / the expiry job: PENDING -> FAILED / EXPIRED by conditional
+ *   updates; nothing moves money.
+ * - cancel (the owner): the gateway cancels the charge first, so it can no longer be paid, then
+ *   PENDING -> CANCELLED. A charge the gateway reports paid is not cancelled: charge.paid confirms it.
+ *
+ * The gateway has the last word on money received: charge.paid also confirms a deposit that our
+ * expiry job (or an earlier failure event) had already closed, so a late callback never swallows
+ * a payment. Administrators confirm only PENDING deposits (docs/rules.md#admin-deposit-confirmation).
+ */
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Clock, Effect, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import { PaymentGateway } from "../../layers/PaymentGateway"
+import {
+  depositFeeCents,
+  DepositId,
+  depositAmountProblem,
+  type DepositRequest,
+  DepositStatus,
+  type GatewayEvent,
+  PaymentMethod
+} from "../../schema/money/Deposit"
+import { BadRequest, FieldError, GatewayUnavailable, NotFound, ValidationError } from "../../schema/platform/Errors"
+import { UserId } from "../../schema/platform/Ids"
+import { formatBrl } from "../../schema/money/Money"
+import type { Notification } from "../../schema/platform/Notification"
+import { Audit } from "../admin/Audit"
+import { Ledger } from "./Ledger"
+import { Notifications } from "../platform/Notifications"
+import { Realtime } from "../platform/Realtime"
+import { WebhookOutbox } from "../platform/WebhookOutbox"
+import { firstOf, inTransaction, orUnavailable, rowsOf, type Statement } from "../platform/SqlRows"
+import { moneyMovement } from "../../layers/AppMetrics"
+
+/** Deposits the expiry job closes per transaction. */
+export const EXPIRY_BATCH = 200
+
+const Row = Schema.Struct({
+  id: DepositId,
+  userId: UserId,
+  username: Schema.String,
+  amountCents: Schema.BigInt,
+  feeCents: Schema.BigInt,
+  method: PaymentMethod,
+  status: DepositStatus,
+  externalId: Schema.String,
+  expiresAt: Schema.DateFromSelf,
+  confirmedAt: Schema.NullOr(Schema.DateFromSelf),
+  failureReason: Schema.NullOr(Schema.String),
+  qrCode: Schema.String,
+  qrCodeText: Schema.String,
+  createdAt: Schema.DateFromSelf
+})
+type Row = typeof Row.Type
+
+/** Selected from `d` (the deposits, or a CTE of changed ones) joined with `u` (users). */
+const COLUMNS = `d.id, d.user_id, u.username, d.amount_cents, d.fee_cents, d.method, d.status, d.external_id, d.expires_at,
+  d.confirmed_at, d.failure_reason, d.qr_code, d.qr_code_text, d.created_at`
+
+/**
+ * A deposit as its owner sees it in lists (`GET /payment/deposits`, with the externalId:
+ * docs/rules.md#deposit-initiation).
+ */
+export interface DepositView {
+  readonly id: DepositId
+  /** What the user is credited. */
+  readonly amountCents: bigint
+  /** The method's fee, paid on top (docs/rules.md#deposit-fees). */
+  readonly feeCents: bigint
+  /** What the gateway charges: amountCents + feeCents. */
+  readonly totalCents: bigint
+  readonly amountFormatted: string
+  readonly method: PaymentMethod
+  readonly status: DepositStatus
+  readonly externalId: string
+  readonly expiresAt: Date
+  readonly createdAt: Date
+  readonly confirmedAt: Date | null
+  readonly failureReason: string | null
+}
+
+export interface AdminDepositView extends DepositView {
+  readonly user: { readonly id: UserId; readonly username: string }
+}
+
+export const depositView = (row: Row): DepositView => ({
+  id: row.id,
+  amountCents: row.amountCents,
+  feeCents: row.feeCents,
+  totalCents: row.amountCents + row.feeCents,
+  amountFormatted: formatBrl(row.amountCents),
+  method: row.method,
+  status: row.status,
+  externalId: row.externalId,
+  expiresAt: row.expiresAt,
+  createdAt: row.createdAt,
+  confirmedAt: row.confirmedAt,
+  failureReason: row.failureReason
+})
+
+const adminView = (row: Row): AdminDepositView => ({ ...depositView(row), user: { id: row.userId, username: row.username } })
+
+const depositNotFound = () => NotFound.of("Deposit")
+const notPending = () => new BadRequest({ message: "Deposit is not pending" })
+
+/** Who confirms: the gateway's charge.paid, or an administrator (docs/rules.md#admin-deposit-confirmation). */
+type Confirmer = { readonly _tag: "Gateway" } | { readonly _tag: "Admin"; readonly adminId: UserId }
+
+export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const gateway = yield* PaymentGateway
+    const ledger = yield* Ledger
+    const notifications = yield* Notifications
+    const realtime = yield* Realtime
+    const audit = yield* Audit
+    const outbox = yield* WebhookOutbox
+    const columns = sql.literal(COLUMNS)
+
+    /** Rows of statements selecting COLUMNS. */
+    const selectRows = (statement: Statement) => rowsOf(Row, statement)
+    const selectFirst = (statement: Statement) => firstOf(Row, statement)
+    const transaction = inTransaction(sql)
+    const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    const findByExternalId = (externalId: string) =>
+      selectFirst(sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.external_id = ${externalId}`)
+
+    const initiate = Effect.fn("Deposits.initiate")(function*(userId: UserId, input: DepositRequest) {
+      const amountCents = BigInt(input.amountCents)
+      const problem = depositAmountProblem(amountCents)
+      if (problem !== undefined) {
+        return yield* new ValidationError({ message: problem, errors: [new FieldError({ field: "amountCents", message: problem })] })
+      }
+      const feeCents = depositFeeCents(input.method, amountCents)
+      const charge = yield* gateway.createCharge({
+        amountCents: amountCents + feeCents,
+        method: input.method,
+        reference: `dep_${randomBytes(12).toString("hex")}`
+      }).pipe(
+        Effect.tapError((error) => Effect.logWarning("Deposit: the gateway refused a charge", error.message)),
+        Effect.mapError(() => new GatewayUnavailable())
+      )
+      const at = yield* now
+      const row = yield* selectFirst(sql`
+        WITH d AS (
+          INSERT INTO deposits (user_id, amount_cents, fee_cents, method, external_id, expires_at, qr_code, qr_code_text,
+                                created_at, updated_at)
+          VALUES (${userId}, ${amountCents}, ${feeCents}, ${input.method}, ${charge.externalId}, ${charge.expiresAt},
+                  ${charge.qrCode}, ${charge.qrCodeText}, ${at}, ${at})
+          RETURNING *
+        )
+        SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+      yield* moneyMovement("deposit", "initiated", amountCents)
+      return row!
+    })
+
+    const list = Effect.fn("Deposits.list")(function*(
+      userId: UserId,
+      paging: { readonly page: number; readonly limit: number }
+    ) {
+      const rows = yield* selectRows(sql`
+        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
+        WHERE d.user_id = ${userId}
+        ORDER BY d.id DESC LIMIT ${paging.limit} OFFSET ${(paging.page - 1) * paging.limit}`)
+      const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM deposits WHERE user_id = ${userId}`
+        .pipe(orUnavailable)
+      return { deposits: rows.map(depositView), total: Number(count!.n), page: paging.page }
+    })
+
+    const adminList = Effect.fn("Deposits.adminList")(function*(query: {
+      readonly status?: DepositStatus | undefined
+      readonly page: number
+      readonly limit: number
+    }) {
+      const status = query.status ?? null
+      const rows = yield* selectRows(sql`
+        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
+        WHERE (${status}::text IS NULL OR d.status = ${status}::text)
+        ORDER BY d.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
+      const [count] = yield* sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM deposits WHERE (${status}::text IS NULL OR status = ${status}::text)`
+        .pipe(orUnavailable)
+      return { deposits: rows.map(adminView), total: Number(count!.n), page: query.page }
+    })
+
+    /**
+     * Inside the caller's transaction, with the row locked and not yet CONFIRMED: every effect of a
+     * confirmation that must commit with it.
+     */
+    const confirmLocked = (locked: Row, by: Confirmer) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const row = (yield* selectFirst(sql`
+          WITH d AS (
+            UPDATE deposits SET status = 'CONFIRMED', confirmed_at = ${at}, updated_at = ${at}
+            WHERE id = ${locked.id} AND status <> 'CONFIRMED'
+            RETURNING *
+          )
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`))!
+        const posting = yield* ledger.credit({
+          userId: row.userId,
+          type: "DEPOSIT",
+          amountCents: row.amountCents,
+          reference: { type: "DEPOSIT", id: row.id }
+        })
+        const notification = yield* notifications.create(row.userId, {
+          type: "DEPOSIT_CONFIRMED",
+          title: "Deposit confirmed",
+          message: `${formatBrl(row.amountCents)} has been added to your balance.`
+        })
+        yield* audit.record({
+          userId: row.userId,
+          action: "DEPOSIT_CONFIRMED",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: { amount: Number(row.amountCents), method: row.method, externalId: row.externalId }
+        })
+        if (by._tag === "Admin") {
+          yield* audit.record({
+            userId: by.adminId,
+            action: "ADMIN_CONFIRM_DEPOSIT",
+            entityType: "Deposit",
+            entityId: row.id,
+            metadata: { depositUserId: String(row.userId) }
+          })
+        }
+        if (locked.status !== "PENDING") {
+          // Money the gateway received after we had closed the deposit: credited, and flagged for review.
+          yield* audit.record({
+            userId: row.userId,
+            action: "DEPOSIT_PAID_LATE",
+            entityType: "Deposit",
+            entityId: row.id,
+            metadata: { previousStatus: locked.status, externalId: row.externalId }
+          })
+        }
+        yield* outbox.enqueue("deposit.confirmed", {
+          depositId: String(row.id),
+          userId: String(row.userId),
+          amountCents: Number(row.amountCents)
+        })
+        return { row, balanceCents: posting.balanceAfterCents, notification }
+      })
+
+    /** After the commit: the user's balance and the new notification, pushed. */
+    const announce = (confirmed: { readonly row: Row; readonly balanceCents: bigint; readonly notification: Notification }) =>
+      Effect.all([
+        moneyMovement("deposit", "confirmed", confirmed.row.amountCents),
+        realtime.balanceChanged(confirmed.row.userId, confirmed.balanceCents),
+        notifications.push(confirmed.row.userId, confirmed.notification)
+      ], { discard: true })
+
+    /**
+     * charge.paid: confirms once; an already CONFIRMED deposit is left as it is (idempotent,
+     * docs/rules.md#deposit-states).
+     */
+    const confirmFromGateway = Effect.fn("Deposits.confirmFromGateway")(function*(externalId: string) {
+      const confirmed = yield* transaction(Effect.gen(function*() {
+        const locked = yield* selectFirst(sql`
+          SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
+          WHERE d.external_id = ${externalId} FOR UPDATE OF d`)
+        if (locked === undefined) return yield* depositNotFound()
+        if (locked.status === "CONFIRMED") return undefined
+        if (locked.status !== "PENDING") {
+          yield* Effect.logWarning(`Deposit ${locked.id}: paid while ${locked.status}; crediting it`)
+        }
+        return yield* confirmLocked(locked, { _tag: "Gateway" })
+      }))
+      if (confirmed !== undefined) yield* announce(confirmed)
+    })
+
+    /** PENDING only, answered with `{id, status, confirmedAt}` (docs/rules.md#admin-deposit-confirmation). */
+    const confirmByAdmin = Effect.fn("Deposits.confirmByAdmin")(function*(adminId: UserId, id: DepositId) {
+      const confirmed = yield* transaction(Effect.gen(function*() {
+        const locked = yield* selectFirst(sql`
+          SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} FOR UPDATE OF d`)
+        if (locked === undefined) return yield* depositNotFound()
+        if (locked.status !== "PENDING") return yield* notPending()
+        return yield* confirmLocked(locked, { _tag: "Admin", adminId })
+      }))
+      yield* announce(confirmed)
+      return { id: confirmed.row.id, status: confirmed.row.status, confirmedAt: confirmed.row.confirmedAt! }
+    })
+
+    /**
+     * The owner's cancellation of a PENDING deposit. Nothing is written unless the gateway cancelled
+     * the charge; a deposit that stopped being PENDING meanwhile is left as the other path made it.
+     */
+    const cancel = Effect.fn("Deposits.cancel")(function*(userId: UserId, id: DepositId) {
+      const deposit = yield* selectFirst(sql`
+        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} AND d.user_id = ${userId}`)
+      if (deposit === undefined) return yield* depositNotFound()
+      if (deposit.status !== "PENDING") return yield* notPending()
+      yield* gateway.cancelCharge(deposit.externalId).pipe(
+        Effect.catchTags({
+          ChargeAlreadyPaid: () => notPending(),
+          GatewayError: (error) =>
+            Effect.zipRight(Effect.logWarning("Deposit: the gateway did not cancel a charge", error.message), new GatewayUnavailable())
+        })
+      )
+      const at = yield* now
+      const cancelled = yield* transaction(Effect.gen(function*() {
+        const row = yield* selectFirst(sql`
+          WITH d AS (
+            UPDATE deposits SET status = 'CANCELLED', updated_at = ${at}
+            WHERE id = ${id} AND status = 'PENDING'
+            RETURNING *
+          )
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+        if (row === undefined) return yield* notPending()
+        yield* audit.record({
+          userId,
+          action: "DEPOSIT_CANCELLED",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: { externalId: row.externalId, amount: Number(row.amountCents) }
+        })
+        return row
+      }))
+      return depositView(cancelled)
+    })
+
+    /** charge.failed: PENDING -> FAILED with the gateway's reason; otherwise nothing. */
+    const failFromGateway = Effect.fn("Deposits.failFromGateway")(function*(externalId: string, reason: string | undefined) {
+      const at = yield* now
+      const failureReason = reason?.trim().slice(0, 500) || "Payment failed"
+      const failed = yield* transaction(Effect.gen(function*() {
+        const row = yield* selectFirst(sql`
+          WITH d AS (
+            UPDATE deposits SET status = 'FAILED', failure_reason = ${failureReason}, updated_at = ${at}
+            WHERE external_id = ${externalId} AND status = 'PENDING'
+            RETURNING *
+          )
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+        if (row === undefined) return undefined
+        yield* audit.record({
+          userId: row.userId,
+          action: "DEPOSIT_FAILED",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: { externalId, reason: failureReason }
+        })
+        return row
+      }))
+      if (failed === undefined && (yield* findByExternalId(externalId)) === undefined) return yield* depositNotFound()
+    })
+
+    /**
+     * Inside a transaction: PENDING deposits chosen by `condition` -> EXPIRED, each with its
+     * DEPOSIT_EXPIRED notification and audit. Rows another instance holds are skipped.
+     */
+    const expireWhere = (condition: Fragment, limit: number) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const rows = yield* selectRows(sql`
+          WITH due AS (
+            SELECT id FROM deposits WHERE status = 'PENDING' AND ${condition}
+            ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
+          ),
+          d AS (
+            UPDATE deposits SET status = 'EXPIRED', updated_at = ${at}
+            FROM due WHERE deposits.id = due.id
+            RETURNING deposits.*
+          )
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+        const expired: Array<{ readonly row: Row; readonly notification: Notification }> = []
+        for (const row of rows) {
+          const notification = yield* notifications.create(row.userId, {
+            type: "DEPOSIT_EXPIRED",
+            title: "Deposit expired",
+            message: `Your deposit of ${formatBrl(row.amountCents)} expired before it was paid.`
+          })
+          yield* audit.record({
+            userId: row.userId,
+            action: "DEPOSIT_EXPIRED",
+            entityType: "Deposit",
+            entityId: row.id,
+            metadata: { externalId: row.externalId }
+          })
+          expired.push({ row, notification })
+        }
+        return expired
+      })
+
+    const pushAll = (expired: ReadonlyArray<{ readonly row: Row; readonly notification: Notification }>) =>
+      Effect.forEach(expired, ({ notification, row }) => notifications.push(row.userId, notification), { discard: true })
+
+    /** charge.expired: the gateway will not take this payment any more, whatever our clock says. */
+    const expireFromGateway = Effect.fn("Deposits.expireFromGateway")(function*(externalId: string) {
+      const expired = yield* transaction(expireWhere(sql`external_id = ${externalId}`, 1))
+      yield* pushAll(expired)
+      if (expired.length === 0 && (yield* findByExternalId(externalId)) === undefined) return yield* depositNotFound()
+    })
+
+    /**
+     * The expiry job's run: every PENDING deposit past its expiry -> EXPIRED, in batches. Safe with
+     * several instances (SKIP LOCKED: each deposit is expired, and notified, by one of them).
+     */
+    const expireDue = Effect.fn("Deposits.expireDue")(function*() {
+      let total = 0
+      while (true) {
+        const at = yield* now
+        const expired = yield* transaction(expireWhere(sql`expires_at <= ${at}`, EXPIRY_BATCH))
+        yield* pushAll(expired)
+        total += expired.length
+        if (expired.length < EXPIRY_BATCH) return total
+      }
+    })
+
+    /** The events handled (docs/rules.md#gateway-callback); any other is acknowledged without action. */
+    const handleGatewayEvent = Effect.fn("Deposits.handleGatewayEvent")(function*(event: GatewayEvent) {
+      switch (event.event) {
+        case "charge.paid":
+          return yield* confirmFromGateway(event.data.id)
+        case "charge.failed":
+          return yield* failFromGateway(event.data.id, event.data.failReason)
+        case "charge.expired":
+          return yield* expireFromGateway(event.data.id)
+        default:
+          yield* Effect.logDebug(`Gateway event ${event.event} acknowledged without action`)
+      }
+    })
+
+    return {
+      initiate,
+      list,
+      adminList,
+      findByExternalId,
+      confirmByAdmin,
+      cancel,
+      handleGatewayEvent,
+      expireDue
+    } as const
+  }),
+  dependencies: [Ledger.Default, Notifications.Default, Realtime.Default, Audit.Default, WebhookOutbox.Default]
+}) {}

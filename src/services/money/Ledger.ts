@@ -1,0 +1,174 @@
+/**
+ * The ledger (docs/rules.md#ledger-and-money): the only code that changes `users.balance_cents`.
+ *
+ * Each movement is ONE statement that updates the balance and inserts its `transactions` row
+ * together, so it is atomic by itself and joins the caller's database transaction when there is one
+ * (`sql.withTransaction` in the caller): an opening's debit commits or rolls back with the opening.
+ * A debit is a conditional update (`balance_cents + amount >= 0`): no race, cache or missing lock
+ * can overdraw an account, and the CHECK constraint on users backs it up.
+ */
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
+import { InsufficientBalance } from "../../schema/platform/Errors"
+import { TransactionId, type UserId } from "../../schema/platform/Ids"
+import {
+  counterpartyOf,
+  type CreditType,
+  type DebitType,
+  type Posting,
+  type Reference,
+  type TransactionType
+} from "../../schema/money/Ledger"
+import { orUnavailable } from "../platform/SqlRows"
+
+export interface Movement<T> {
+  readonly userId: UserId
+  readonly type: T
+  /** Always positive: the direction follows from the method. */
+  readonly amountCents: bigint
+  readonly reference?: Reference
+}
+
+const PostingRow = Schema.Struct({ id: TransactionId, balanceAfterCents: Schema.BigInt })
+
+/** A user whose stored balance differs from the sum of their movements, or is negative. */
+const DiscrepancyRow = Schema.Struct({
+  userId: Schema.String,
+  balanceCents: Schema.BigInt,
+  ledgerSumCents: Schema.BigInt
+})
+
+export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const move = SqlSchema.findOne({
+      Request: Schema.Struct({
+        userId: Schema.BigInt,
+        type: Schema.String,
+        signedCents: Schema.BigInt,
+        counterparty: Schema.String,
+        referenceType: Schema.NullOr(Schema.String),
+        referenceId: Schema.NullOr(Schema.BigInt),
+        reason: Schema.NullOr(Schema.String),
+        createdAt: Schema.DateFromSelf
+      }),
+      Result: PostingRow,
+      execute: (m) =>
+        sql`
+          WITH moved AS (
+            UPDATE users SET balance_cents = balance_cents + ${m.signedCents}, updated_at = ${m.createdAt}
+            WHERE id = ${m.userId} AND balance_cents + ${m.signedCents} >= 0
+            RETURNING id, balance_cents
+          )
+          INSERT INTO transactions
+            (user_id, type, amount_cents, balance_after_cents, counterparty, reference_type, reference_id, reason, created_at)
+          SELECT id, ${m.type}, ${m.signedCents}, balance_cents, ${m.counterparty},
+                 ${m.referenceType}, ${m.referenceId}, ${m.reason}, ${m.createdAt}
+          FROM moved
+          RETURNING id, balance_after_cents`
+    })
+
+    const userExists = (userId: UserId) =>
+      sql`SELECT 1 FROM users WHERE id = ${userId}`.pipe(Effect.map((rows) => rows.length > 0))
+
+    /** Posts a signed movement; None when it would take the balance below zero. */
+    const post = (userId: UserId, type: TransactionType, signedCents: bigint, reference?: Reference, reason?: string) =>
+      Effect.gen(function*() {
+        if (signedCents === 0n) return yield* Effect.dieMessage("Ledger: a movement of 0 cents")
+        const createdAt = new Date(yield* Clock.currentTimeMillis)
+        const posted = yield* move({
+          userId,
+          type,
+          signedCents,
+          counterparty: counterpartyOf(type),
+          referenceType: reference?.type ?? null,
+          referenceId: reference?.id ?? null,
+          reason: reason ?? null,
+          createdAt
+        })
+        if (Option.isSome(posted)) {
+          return Option.some<Posting>({ transactionId: posted.value.id, balanceAfterCents: posted.value.balanceAfterCents })
+        }
+        // Nothing moved: either the balance does not cover it, or the caller named no real user.
+        if (!(yield* userExists(userId))) return yield* Effect.dieMessage(`Ledger: no user ${userId}`)
+        return Option.none<Posting>()
+      }).pipe(orUnavailable)
+
+    const positive = (amountCents: bigint) =>
+      amountCents > 0n ? Effect.void : Effect.dieMessage(`Ledger: amount must be positive, got ${amountCents}`)
+
+    /** Adds to the balance. */
+    const credit = Effect.fn("Ledger.credit")(function*(movement: Movement<CreditType>) {
+      yield* positive(movement.amountCents)
+      const posted = yield* post(movement.userId, movement.type, movement.amountCents, movement.reference)
+      return yield* Option.match(posted, {
+        onNone: () => Effect.dieMessage("Ledger: a credit was refused"),
+        onSome: Effect.succeed
+      })
+    })
+
+    /** Takes from the balance, or fails with InsufficientBalance and changes nothing. */
+    const debit = Effect.fn("Ledger.debit")(function*(movement: Movement<DebitType>) {
+      yield* positive(movement.amountCents)
+      const posted = yield* post(movement.userId, movement.type, -movement.amountCents, movement.reference)
+      return yield* Option.match(posted, {
+        onNone: () => new InsufficientBalance(),
+        onSome: Effect.succeed
+      })
+    })
+
+    /**
+     * A debit as two steps of a caller's one-statement write (a data-modifying WITH; the hot path of
+     * an opening writes everything it does in one statement): `moved`, the conditional balance
+     * update, taken only when `onlyIf` holds, and `posted`, its transactions row. The caller makes its
+     * own writes depend on `moved` having a row; when it has none, the balance did not cover the
+     * amount (or `onlyIf` did not hold) and nothing moved.
+     */
+    const debitSteps = (movement: Movement<DebitType>, at: Date, onlyIf: Statement.Fragment) => {
+      const amount = movement.amountCents
+      return sql`
+        moved AS (
+          UPDATE users SET balance_cents = balance_cents - ${amount}, updated_at = ${at}
+          WHERE id = ${movement.userId} AND balance_cents >= ${amount} AND ${onlyIf}
+          RETURNING id, balance_cents
+        ),
+        posted AS (
+          INSERT INTO transactions
+            (user_id, type, amount_cents, balance_after_cents, counterparty, reference_type, reference_id, reason, created_at)
+          SELECT id, ${movement.type}, ${-amount}, balance_cents, ${counterpartyOf(movement.type)},
+                 ${movement.reference?.type ?? null}, ${movement.reference?.id ?? null}, NULL, ${at}
+          FROM moved
+          RETURNING id
+        )`
+    }
+
+    /** An administrator's correction (ADMIN_ADJUSTMENT), signed, with its reason. */
+    const adjust = Effect.fn("Ledger.adjust")(function*(
+      adjustment: { readonly userId: UserId; readonly amountCents: bigint; readonly reason: string }
+    ) {
+      const posted = yield* post(adjustment.userId, "ADMIN_ADJUSTMENT", adjustment.amountCents, undefined, adjustment.reason)
+      return yield* Option.match(posted, {
+        onNone: () => new InsufficientBalance(),
+        onSome: Effect.succeed
+      })
+    })
+
+    /**
+     * Reconciliation: every user whose balance is not the sum of their movements, or is negative.
+     * Empty on a healthy ledger; operations can run it at any time.
+     */
+    const discrepancies = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: DiscrepancyRow,
+      execute: () =>
+        sql`
+          SELECT u.id::text AS user_id, u.balance_cents, COALESCE(SUM(t.amount_cents), 0) AS ledger_sum_cents
+          FROM users u LEFT JOIN transactions t ON t.user_id = u.id
+          GROUP BY u.id
+          HAVING u.balance_cents <> COALESCE(SUM(t.amount_cents), 0) OR u.balance_cents < 0`
+    })(undefined).pipe(orUnavailable, Effect.withSpan("Ledger.discrepancies"))
+
+    return { credit, debit, debitSteps, adjust, discrepancies } as const
+  })
+}) {}

@@ -1,0 +1,548 @@
+/**
+ * Withdrawals (docs/rules.md#withdrawals; docs/decisions.md
+ * "Withdrawals"). Every movement of money goes through the Ledger, in the same database transaction
+ * as the status change it belongs to:
+ *
+ * - request: under the user's lock, amount and PIX key checked; with 2FA on, a code when the amount
+ *   and the last 24 hours' withdrawals exceed 10000 cents or when no payout has gone to the key yet
+ *   (docs/rules.md#withdrawal-2fa). Then ONE transaction locks the user's row, checks the 2FA rule again (so
+ *   two instances racing cannot both slip under it), inserts the PENDING row, debits it (WITHDRAWAL) and writes a
+ *   WITHDRAWAL_REQUESTED notification: a row exists exactly when its money left the balance.
+ * - cancel (owner) and reject (administrator): a conditional update `PENDING -> CANCELLED/REJECTED`
+ *   and the refund (WITHDRAWAL_REFUND) in one transaction, so a withdrawal is refunded at most once.
+ * - approve: `PENDING -> PROCESSING` is committed before the gateway is asked for the payout, so from
+ *   then on cancel, reject and a second approval refuse it. The gateway's answer settles it: paid ->
+ *   COMPLETED (with the outbound webhook); a clear refusal -> back to PENDING (502 to the
+ *   administrator); no answer (timeout, transport, 5xx) -> stays PROCESSING, because the money may
+ *   have left. A PROCESSING withdrawal is settled by the gateway's payout event (`payout.paid`,
+ *   `payout.failed`) or by a reconciliation that asks the gateway. A failed payout ends FAILED with
+ *   its refund, by a conditional update, so it is refunded exactly once.
+ *
+ * Balance pushes go out after the commit.
+ */
+import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
+import { Clock, Effect, Either, Schema } from "effect"
+import { PaymentGateway, withdrawalOfReference } from "../../layers/PaymentGateway"
+import { UserLock } from "../../layers/stores/UserLock"
+import { BadRequest, Conflict, FieldError, GatewayUnavailable, InsufficientBalance, NotFound, PayoutFailed, type ServiceUnavailable, TwoFactorRequired, ValidationError } from "../../schema/platform/Errors"
+import { UserId } from "../../schema/platform/Ids"
+import { formatBrl } from "../../schema/money/Money"
+import {
+  amountProblem,
+  maskPixKey,
+  normalizePixKey,
+  type PayoutEvent,
+  PixKeyType,
+  pixKeyProblem,
+  TWO_FACTOR_THRESHOLD_CENTS,
+  TWO_FACTOR_WINDOW_MS,
+  WithdrawalId,
+  WithdrawalMethod,
+  type WithdrawalRequest,
+  WithdrawalStatus
+} from "../../schema/money/Withdrawal"
+import { Audit } from "../admin/Audit"
+import { Ledger } from "./Ledger"
+import { Notifications } from "../platform/Notifications"
+import { Realtime } from "../platform/Realtime"
+import { TwoFactor } from "../identity/TwoFactor"
+import { WebhookOutbox } from "../platform/WebhookOutbox"
+import { firstOf, inTransaction, orUnavailable, rowsOf, type Statement } from "../platform/SqlRows"
+import { moneyMovement } from "../../layers/AppMetrics"
+
+/**
+ * A reconciliation moves a PROCESSING withdrawal the gateway has never heard of back to PENDING only
+ * once its payout was handed over this long ago: the approval's own call (with its retries) may still
+ * be on its way to the gateway until then.
+ */
+export const PAYOUT_SETTLE_MS = 2 * 60_000
+
+const Row = Schema.Struct({
+  id: WithdrawalId,
+  userId: UserId,
+  username: Schema.String,
+  amountCents: Schema.BigInt,
+  status: WithdrawalStatus,
+  paymentMethod: WithdrawalMethod,
+  pixKeyType: PixKeyType,
+  pixKey: Schema.String,
+  payoutId: Schema.NullOr(Schema.String),
+  rejectionReason: Schema.NullOr(Schema.String),
+  requestedAt: Schema.DateFromSelf,
+  processedAt: Schema.NullOr(Schema.DateFromSelf),
+  payoutStartedAt: Schema.NullOr(Schema.DateFromSelf),
+  payoutAttempts: Schema.Number,
+  payoutError: Schema.NullOr(Schema.String)
+})
+type Row = typeof Row.Type
+
+/** Selected from `w` (the withdrawals, or a CTE of updated ones) joined with `u` (users). */
+const COLUMNS = `w.id, w.user_id, u.username, w.amount_cents, w.status, w.payment_method, w.pix_key_type, w.pix_key,
+  w.payout_id, w.rejection_reason, w.requested_at, w.processed_at, w.payout_started_at, w.payout_attempts, w.payout_error`
+
+/** What the owner sees (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
+export interface WithdrawalView {
+  readonly id: WithdrawalId
+  readonly amountCents: bigint
+  readonly status: WithdrawalStatus
+  readonly paymentMethod: WithdrawalMethod
+  readonly requestedAt: Date
+  readonly processedAt: Date | null
+  readonly rejectionReason: string | null
+}
+
+/** What an administrator sees: also who, where the money goes, and how the payout went. */
+export interface AdminWithdrawalView extends WithdrawalView {
+  readonly user: { readonly id: UserId; readonly username: string }
+  readonly pixKeyType: PixKeyType
+  readonly pixKey: string
+  readonly payoutId: string | null
+  readonly payoutAttempts: number
+  readonly payoutError: string | null
+  readonly payoutInProgress: boolean
+}
+
+const view = (row: Row): WithdrawalView => ({
+  id: row.id,
+  amountCents: row.amountCents,
+  status: row.status,
+  paymentMethod: row.paymentMethod,
+  requestedAt: row.requestedAt,
+  processedAt: row.processedAt,
+  rejectionReason: row.rejectionReason
+})
+
+const adminView = (row: Row): AdminWithdrawalView => ({
+  ...view(row),
+  user: { id: row.userId, username: row.username },
+  pixKeyType: row.pixKeyType,
+  pixKey: row.pixKey,
+  payoutId: row.payoutId,
+  payoutAttempts: row.payoutAttempts,
+  payoutError: row.payoutError,
+  payoutInProgress: row.status === "PROCESSING"
+})
+
+const notPending = () => new BadRequest({ message: "Withdrawal is not pending" })
+const inProgress = () => new Conflict({ message: "Withdrawal payout is in progress" })
+
+/** The same rules as the HTTP payload schema, for callers that do not come through HTTP. */
+const validate = (input: WithdrawalRequest) => {
+  const errors: Array<FieldError> = []
+  const amount = amountProblem(input.amountCents)
+  if (amount !== undefined) errors.push(new FieldError({ field: "amountCents", message: amount }))
+  if (input.paymentMethod !== "PIX") errors.push(new FieldError({ field: "paymentMethod", message: "must be PIX" }))
+  const key = pixKeyProblem(input.paymentDetails.pixKeyType, input.paymentDetails.pixKey)
+  if (key !== undefined) errors.push(new FieldError({ field: "paymentDetails.pixKey", message: key }))
+  return errors.length === 0 ? Effect.void : Effect.fail(new ValidationError({ errors }))
+}
+
+/** How a payout was settled, for the audit trail. */
+type SettledBy = "approval" | "event" | "reconcile"
+
+export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const lock = yield* UserLock
+    const ledger = yield* Ledger
+    const twoFactor = yield* TwoFactor
+    const realtime = yield* Realtime
+    const notifications = yield* Notifications
+    const outbox = yield* WebhookOutbox
+    const audit = yield* Audit
+    const gateway = yield* PaymentGateway
+    const columns = sql.literal(COLUMNS)
+
+    /** Rows of statements selecting COLUMNS. */
+    const selectRows = (statement: Statement) => rowsOf(Row, statement)
+    const selectFirst = (statement: Statement) => firstOf(Row, statement)
+
+    const findById = (id: WithdrawalId) =>
+      selectFirst(sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id WHERE w.id = ${id}`)
+
+    /** `UPDATE withdrawals SET ... WHERE ... RETURNING *`: the row in COLUMNS' shape, if it matched. */
+    const updateOne = (update: SqlStatement.Fragment) =>
+      selectFirst(sql`WITH w AS (${update}) SELECT ${columns} FROM w JOIN users u ON u.id = w.user_id`)
+
+    const balanceOf = (userId: UserId) =>
+      sql<{ balanceCents: string }>`SELECT balance_cents FROM users WHERE id = ${userId}`.pipe(
+        orUnavailable,
+        Effect.flatMap((rows) =>
+          rows.length === 0
+            ? Effect.dieMessage(`Withdrawals: user ${userId} does not exist`)
+            : Effect.succeed(BigInt(rows[0]!.balanceCents))
+        )
+      )
+
+    const transaction = inTransaction(sql)
+
+    /**
+     * docs/rules.md#withdrawal-2fa: with 2FA on, a code is needed when the amount and the user's withdrawals of
+     * the last 24 hours (not refunded) exceed the threshold, or when no payout has gone to the key yet.
+     */
+    const codeNeeded = (userId: UserId, amountCents: bigint, pixKeyType: PixKeyType, pixKey: string, now: number) =>
+      Effect.gen(function*() {
+        if (!(yield* twoFactor.isEnabled(userId))) return false
+        const [recent] = yield* sql<{ total: string; paidToKey: boolean }>`
+          SELECT
+            COALESCE(sum(amount_cents) FILTER (
+              WHERE status IN ('PENDING', 'PROCESSING', 'COMPLETED') AND requested_at > ${new Date(now - TWO_FACTOR_WINDOW_MS)}
+            ), 0)::text AS total,
+            COALESCE(bool_or(status = 'COMPLETED' AND pix_key_type = ${pixKeyType} AND pix_key = ${pixKey}), false) AS paid_to_key
+          FROM withdrawals WHERE user_id = ${userId}`.pipe(orUnavailable)
+        return BigInt(recent!.total) + amountCents > TWO_FACTOR_THRESHOLD_CENTS || !recent!.paidToKey
+      })
+
+    const requestedNotice = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string) => ({
+      type: "WITHDRAWAL_REQUESTED" as const,
+      title: "Withdrawal requested",
+      message: `A withdrawal of ${formatBrl(amountCents)} to the PIX key (${pixKeyType}) ${maskPixKey(pixKeyType, pixKey)} ` +
+        "was requested. If this was not you, cancel it and sign out of all sessions."
+    })
+
+    const request = Effect.fn("Withdrawals.request")(function*(userId: UserId, input: WithdrawalRequest) {
+      yield* validate(input)
+      const { pixKeyType } = input.paymentDetails
+      const pixKey = normalizePixKey(pixKeyType, input.paymentDetails.pixKey)
+      return yield* lock.withLock(
+        `user:${userId}`,
+        Effect.gen(function*() {
+          // Checked before the code, so a typo in the amount does not spend a one-time code. The
+          // debit below is conditional anyway: this read is a courtesy, not the guard.
+          if ((yield* balanceOf(userId)) < input.amountCents) return yield* new InsufficientBalance()
+          const now = yield* Clock.currentTimeMillis
+          const withCode = yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now)
+          if (withCode) {
+            const code = input.twoFactorCode?.trim() ?? ""
+            if (code === "") return yield* new TwoFactorRequired()
+            yield* twoFactor.require(userId, code)
+          }
+          const { balanceCents, notification, row } = yield* transaction(Effect.gen(function*() {
+            // Requests of one user take turns from here, even on instances that share no lock; the
+            // rule is asked again of what is committed now.
+            yield* sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`
+            if (!withCode && (yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now))) {
+              return yield* new TwoFactorRequired()
+            }
+            const [inserted] = yield* sql<{ id: string }>`
+              INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at)
+              VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${new Date(now)})
+              RETURNING id`
+            const id = BigInt(inserted!.id) as WithdrawalId
+            const posting = yield* ledger.debit({
+              userId,
+              type: "WITHDRAWAL",
+              amountCents: input.amountCents,
+              reference: { type: "WITHDRAWAL", id }
+            })
+            yield* audit.record({
+              userId,
+              action: "WITHDRAWAL_REQUESTED",
+              entityType: "Withdrawal",
+              entityId: id,
+              metadata: { amountCents: String(input.amountCents), pixKeyType, twoFactor: withCode }
+            })
+            const notification = yield* notifications.create(userId, requestedNotice(input.amountCents, pixKeyType, pixKey))
+            const row = yield* findById(id)
+            return { balanceCents: posting.balanceAfterCents, notification, row: row! }
+          }))
+          yield* realtime.balanceChanged(userId, balanceCents)
+          yield* notifications.push(userId, notification)
+          yield* moneyMovement("withdrawal", "requested", input.amountCents)
+          return { ...view(row), balanceCents }
+        })
+      )
+    })
+
+    /** The user's withdrawals, newest first. */
+    const list = Effect.fn("Withdrawals.list")(function*(
+      userId: UserId,
+      paging: { readonly page: number; readonly limit: number }
+    ) {
+      const rows = yield* selectRows(sql`
+        SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
+        WHERE w.user_id = ${userId}
+        ORDER BY w.id DESC LIMIT ${paging.limit} OFFSET ${(paging.page - 1) * paging.limit}`)
+      const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE user_id = ${userId}`
+        .pipe(orUnavailable)
+      return { withdrawals: rows.map(view), total: Number(count!.n), page: paging.page }
+    })
+
+    /**
+     * Ends a withdrawal with its refund, in one transaction; `end` is the conditional update
+     * (returning the row when it matched). Undefined when nothing matched.
+     */
+    const endWithRefund = (end: Effect.Effect<Row | undefined, ServiceUnavailable>, auditOf: (row: Row) => Parameters<typeof audit.record>[0]) =>
+      Effect.gen(function*() {
+        const ended = yield* transaction(Effect.gen(function*() {
+          const row = yield* end
+          if (row === undefined) return undefined
+          const posting = yield* ledger.credit({
+            userId: row.userId,
+            type: "WITHDRAWAL_REFUND",
+            amountCents: row.amountCents,
+            reference: { type: "WITHDRAWAL", id: row.id }
+          })
+          yield* audit.record(auditOf(row))
+          return { row, balanceCents: posting.balanceAfterCents }
+        }))
+        if (ended !== undefined) yield* realtime.balanceChanged(ended.row.userId, ended.balanceCents)
+        return ended
+      })
+
+    /**
+     * The owner's cancellation: PENDING and no payout ever attempted. Once an approval has asked the
+     * gateway, only an administrator can end it (the money may be on its way).
+     */
+    const cancel = Effect.fn("Withdrawals.cancel")(function*(userId: UserId, id: WithdrawalId) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const ended = yield* endWithRefund(
+        updateOne(sql`
+          UPDATE withdrawals SET status = 'CANCELLED', processed_at = ${now}
+          WHERE id = ${id} AND user_id = ${userId} AND status = 'PENDING' AND payout_attempts = 0
+          RETURNING *`),
+        (row) => ({
+          userId,
+          action: "WITHDRAWAL_CANCELLED",
+          entityType: "Withdrawal",
+          entityId: row.id,
+          metadata: { amountCents: String(row.amountCents) }
+        })
+      )
+      if (ended === undefined) {
+        const row = yield* findById(id)
+        if (row === undefined || row.userId !== userId) return yield* NotFound.of("Withdrawal")
+        if (row.status === "PENDING" || row.status === "PROCESSING") {
+          return yield* new Conflict({ message: "Withdrawal is already being processed" })
+        }
+        return yield* notPending()
+      }
+      return { ...view(ended.row), balanceCents: ended.balanceCents }
+    })
+
+    /** Every withdrawal, newest first, optionally of one status. */
+    const adminList = Effect.fn("Withdrawals.adminList")(function*(query: {
+      readonly status?: WithdrawalStatus | undefined
+      readonly page: number
+      readonly limit: number
+    }) {
+      const status = query.status ?? null
+      const rows = yield* selectRows(sql`
+        SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
+        WHERE (${status}::text IS NULL OR w.status = ${status}::text)
+        ORDER BY w.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
+      const [count] = yield* sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM withdrawals WHERE (${status}::text IS NULL OR status = ${status}::text)`
+        .pipe(orUnavailable)
+      return { withdrawals: rows.map(adminView), total: Number(count!.n), page: query.page }
+    })
+
+    /** Why an administrator's action on a PENDING withdrawal found it in another state. */
+    const notActionable = (row: Row | undefined) =>
+      row === undefined
+        ? Effect.fail(NotFound.of("Withdrawal"))
+        : row.status === "PROCESSING"
+        ? Effect.fail(inProgress())
+        : Effect.fail(notPending())
+
+    /** A payout event that contradicts what is recorded: kept for a person to look at, never acted on. */
+    const conflict = (row: Row, reported: string, by: SettledBy) =>
+      Effect.gen(function*() {
+        yield* Effect.logError(`Withdrawal ${row.id}: the gateway reports the payout ${reported}, but it is ${row.status}`)
+        yield* audit.record({
+          userId: row.userId,
+          action: "WITHDRAWAL_PAYOUT_CONFLICT",
+          entityType: "Withdrawal",
+          entityId: row.id,
+          metadata: { status: row.status, reported, by }
+        })
+        return row
+      })
+
+    /**
+     * The gateway paid: PROCESSING (or PENDING after a payout that looked refused) -> COMPLETED with
+     * the outbound webhook. Already COMPLETED: nothing to do. Refunded meanwhile: a conflict.
+     */
+    const complete = (id: WithdrawalId, payoutId: string, by: SettledBy, adminId?: UserId) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const completed = yield* transaction(Effect.gen(function*() {
+          const row = yield* updateOne(sql`
+            UPDATE withdrawals SET status = 'COMPLETED', payout_id = ${payoutId}, processed_at = ${now}, payout_error = NULL
+            WHERE id = ${id} AND (status = 'PROCESSING' OR (status = 'PENDING' AND payout_attempts > 0))
+            RETURNING *`)
+          if (row === undefined) return undefined
+          yield* outbox.enqueue("withdrawal.completed", {
+            withdrawalId: String(row.id),
+            userId: String(row.userId),
+            amountCents: Number(row.amountCents)
+          })
+          yield* audit.record({
+            userId: row.userId,
+            action: "WITHDRAWAL_APPROVED",
+            entityType: "Withdrawal",
+            entityId: row.id,
+            metadata: {
+              ...(adminId === undefined ? {} : { adminId: String(adminId) }),
+              payoutId,
+              amountCents: String(row.amountCents),
+              by
+            }
+          })
+          return row
+        }))
+        if (completed !== undefined) return yield* Effect.as(moneyMovement("withdrawal", "completed", completed.amountCents), completed)
+        const current = (yield* findById(id))!
+        return current.status === "COMPLETED" ? current : yield* conflict(current, "paid", by)
+      })
+
+    /** The gateway reports the payout failed: PROCESSING -> FAILED with its refund, once. */
+    const fail = (id: WithdrawalId, reason: string, by: SettledBy) =>
+      Effect.gen(function*() {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const ended = yield* endWithRefund(
+          updateOne(sql`
+            UPDATE withdrawals SET status = 'FAILED', processed_at = ${now}, rejection_reason = ${`Payout failed: ${reason}`},
+                                   payout_error = ${reason}
+            WHERE id = ${id} AND status = 'PROCESSING'
+            RETURNING *`),
+          (row) => ({
+            userId: row.userId,
+            action: "WITHDRAWAL_FAILED",
+            entityType: "Withdrawal",
+            entityId: row.id,
+            metadata: { reason, amountCents: String(row.amountCents), by }
+          })
+        )
+        if (ended !== undefined) return ended.row
+        const current = (yield* findById(id))!
+        // Failed or refused before (PENDING, ended): told again. Paid: a contradiction.
+        return current.status === "COMPLETED" ? yield* conflict(current, "failed", by) : current
+      })
+
+    /** PROCESSING -> PENDING: nothing was paid (refused, or unknown to the gateway); the administrator decides. */
+    const reopen = (row: Row, reason: string, adminId: UserId, by: SettledBy) =>
+      Effect.gen(function*() {
+        const reopened = yield* transaction(Effect.gen(function*() {
+          const updated = yield* updateOne(sql`
+            UPDATE withdrawals SET status = 'PENDING', payout_error = ${reason}
+            WHERE id = ${row.id} AND status = 'PROCESSING'
+            RETURNING *`)
+          if (updated !== undefined) {
+            yield* audit.record({
+              userId: row.userId,
+              action: "WITHDRAWAL_PAYOUT_FAILED",
+              entityType: "Withdrawal",
+              entityId: row.id,
+              metadata: { adminId: String(adminId), error: reason, by }
+            })
+          }
+          return updated
+        }))
+        return reopened ?? (yield* findById(row.id))!
+      })
+
+    const approve = Effect.fn("Withdrawals.approve")(function*(adminId: UserId, id: WithdrawalId) {
+      const startedAt = new Date(yield* Clock.currentTimeMillis)
+      // Committed on its own: from here on cancel, reject and other approvals refuse this withdrawal.
+      const started = yield* updateOne(sql`
+        UPDATE withdrawals
+        SET status = 'PROCESSING', payout_started_at = ${startedAt}, payout_attempts = payout_attempts + 1
+        WHERE id = ${id} AND status = 'PENDING'
+        RETURNING *`)
+      if (started === undefined) return yield* notActionable(yield* findById(id))
+
+      // From here to the record, not interruptible: a client that hangs up must not leave a payout
+      // made and unrecorded.
+      const settled = yield* Effect.uninterruptible(Effect.gen(function*() {
+        const payout = yield* Effect.either(gateway.payout({
+          withdrawalId: started.id,
+          amountCents: started.amountCents,
+          pixKeyType: started.pixKeyType,
+          pixKey: started.pixKey
+        }))
+        if (Either.isRight(payout)) return Either.right(yield* complete(id, payout.right.payoutId, "approval", adminId))
+        if (payout.left._tag === "PayoutRefused") {
+          yield* reopen(started, payout.left.message, adminId, "approval")
+          return Either.left(payout.left.message)
+        }
+        // No answer: the money may have left. PROCESSING until the gateway's event or a reconciliation.
+        const unknown = `No answer from the gateway (${payout.left.message}); waiting for its payout event`
+        return Either.right(yield* transaction(Effect.gen(function*() {
+          const row = yield* updateOne(sql`
+            UPDATE withdrawals SET payout_error = ${unknown} WHERE id = ${id} AND status = 'PROCESSING' RETURNING *`)
+          yield* audit.record({
+            userId: started.userId,
+            action: "WITHDRAWAL_PAYOUT_UNCONFIRMED",
+            entityType: "Withdrawal",
+            entityId: id,
+            metadata: { adminId: String(adminId), error: payout.left.message }
+          })
+          return row ?? (yield* findById(id))!
+        })))
+      }))
+      if (Either.isLeft(settled)) {
+        return yield* new PayoutFailed({ message: `Payout failed: ${settled.left}. The withdrawal is still pending.` })
+      }
+      return adminView(settled.right)
+    })
+
+    /** The administrator's refusal: PENDING only (not while PROCESSING); refunded in the same transaction. */
+    const reject = Effect.fn("Withdrawals.reject")(function*(adminId: UserId, id: WithdrawalId, reason: string) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const ended = yield* endWithRefund(
+        updateOne(sql`
+          UPDATE withdrawals SET status = 'REJECTED', processed_at = ${now}, rejection_reason = ${reason}
+          WHERE id = ${id} AND status = 'PENDING'
+          RETURNING *`),
+        (row) => ({
+          userId: row.userId,
+          action: "WITHDRAWAL_REJECTED",
+          entityType: "Withdrawal",
+          entityId: row.id,
+          metadata: { adminId: String(adminId), reason, amountCents: String(row.amountCents) }
+        })
+      )
+      if (ended === undefined) return yield* notActionable(yield* findById(id))
+      return adminView(ended.row)
+    })
+
+    /**
+     * Settles a PROCESSING withdrawal with what the gateway says about its payout: paid -> COMPLETED,
+     * failed -> FAILED and refunded, still processing -> unchanged, never received (and handed over
+     * more than PAYOUT_SETTLE_MS ago) -> PENDING again.
+     */
+    const reconcile = Effect.fn("Withdrawals.reconcile")(function*(adminId: UserId, id: WithdrawalId) {
+      const row = yield* findById(id)
+      if (row === undefined) return yield* NotFound.of("Withdrawal")
+      if (row.status !== "PROCESSING") return yield* new BadRequest({ message: "Withdrawal is not processing" })
+      const status = yield* gateway.payoutStatus(row.id).pipe(Effect.orElseFail(() => new GatewayUnavailable()))
+      const now = yield* Clock.currentTimeMillis
+      switch (status._tag) {
+        case "Paid":
+          return adminView(yield* complete(id, status.payoutId, "reconcile", adminId))
+        case "Failed":
+          return adminView(yield* fail(id, status.reason, "reconcile"))
+        case "Unknown":
+          if (row.payoutStartedAt !== null && row.payoutStartedAt.getTime() <= now - PAYOUT_SETTLE_MS) {
+            return adminView(yield* reopen(row, "The gateway has no payout for this withdrawal", adminId, "reconcile"))
+          }
+          return adminView(row)
+        case "Processing":
+          return adminView(row)
+      }
+    })
+
+    /** `payout.paid` / `payout.failed` from the gateway's signed callback (docs/rules.md#payout-events). */
+    const handlePayoutEvent = Effect.fn("Withdrawals.handlePayoutEvent")(function*(event: PayoutEvent) {
+      const withdrawalId = withdrawalOfReference(event.data.reference)
+      const row = withdrawalId === undefined ? undefined : yield* findById(withdrawalId as WithdrawalId)
+      if (row === undefined) return yield* NotFound.of("Withdrawal")
+      if (event.event === "payout.paid") yield* complete(row.id, event.data.id, "event")
+      else yield* fail(row.id, event.data.failReason ?? "reported by the gateway", "event")
+    })
+
+    return { request, list, cancel, adminList, approve, reject, reconcile, handlePayoutEvent } as const
+  }),
+  dependencies: [Ledger.Default, TwoFactor.Default, Realtime.Default, Notifications.Default, WebhookOutbox.Default, Audit.Default]
+}) {}

@@ -1,0 +1,111 @@
+/**
+ * User notifications (docs/rules.md#notifications): rows in `notifications`, pushed to the user's realtime channel
+ * `user:<id>` as `{event: "notification", data: {id, type, title, message}}`.
+ *
+ * Inside a database transaction, `create` the row and `push` it after the commit, so a rolled-back
+ * operation never announces anything; outside one, `notify` does both.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Schema } from "effect"
+import { Broadcast } from "../../layers/stores/Broadcast"
+import { NotFound } from "../../schema/platform/Errors"
+import { Notification, NotificationId, type NotificationType } from "../../schema/platform/Notification"
+import { afterCommit, orUnavailable } from "./SqlRows"
+
+export interface NewNotification {
+  readonly type: NotificationType
+  readonly title: string
+  readonly message: string
+}
+
+export interface NotificationPage {
+  readonly notifications: ReadonlyArray<Notification>
+  readonly unreadCount: number
+  readonly total: number
+  readonly page: number
+}
+
+/** The realtime channel of one user (docs/rules.md#realtime). */
+export const userChannel = (userId: bigint) => `user:${userId}`
+
+const Row = Schema.Struct({
+  id: NotificationId,
+  type: Notification.fields.type,
+  title: Schema.String,
+  message: Schema.String,
+  read: Schema.Boolean,
+  createdAt: Schema.DateFromSelf
+})
+
+export class Notifications extends Effect.Service<Notifications>()("app/Notifications", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const broadcast = yield* Broadcast
+
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({
+        userId: Schema.BigInt,
+        type: Schema.String,
+        title: Schema.String,
+        message: Schema.String,
+        now: Schema.DateFromSelf
+      }),
+      Result: Row,
+      execute: (r) =>
+        sql`INSERT INTO notifications (user_id, type, title, message, created_at)
+            VALUES (${r.userId}, ${r.type}, ${r.title}, ${r.message}, ${r.now})
+            RETURNING id, type, title, message, read, created_at`
+    })
+
+    const create = Effect.fn("Notifications.create")(function*(userId: bigint, notification: NewNotification) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return new Notification(yield* insert({ userId, ...notification, now }).pipe(orUnavailable))
+    })
+
+    const push = Effect.fn("Notifications.push")(function*(userId: bigint, n: Notification) {
+      yield* afterCommit(broadcast.publish(
+        userChannel(userId),
+        JSON.stringify({ event: "notification", data: { id: String(n.id), type: n.type, title: n.title, message: n.message } })
+      ))
+    })
+
+    const notify = Effect.fn("Notifications.notify")(function*(userId: bigint, notification: NewNotification) {
+      const created = yield* create(userId, notification)
+      yield* push(userId, created)
+      return created
+    })
+
+    const list = Effect.fn("Notifications.list")(function*(userId: bigint, page: number, limit: number) {
+      const rows = yield* SqlSchema.findAll({
+        Request: Schema.Void,
+        Result: Row,
+        execute: () =>
+          sql`SELECT id, type, title, message, read, created_at FROM notifications
+              WHERE user_id = ${userId} ORDER BY id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`
+      })(undefined).pipe(orUnavailable)
+      const [counts] = yield* sql<{ total: string; unread: string }>`
+        SELECT count(*)::text AS total, count(*) FILTER (WHERE NOT read)::text AS unread
+        FROM notifications WHERE user_id = ${userId}`.pipe(orUnavailable)
+      return {
+        notifications: rows.map((row) => new Notification(row)),
+        unreadCount: Number(counts!.unread),
+        total: Number(counts!.total),
+        page
+      } satisfies NotificationPage
+    })
+
+    const markRead = Effect.fn("Notifications.markRead")(function*(userId: bigint, id: NotificationId) {
+      const rows = yield* sql`UPDATE notifications SET read = true WHERE id = ${id} AND user_id = ${userId} RETURNING id`
+        .pipe(orUnavailable)
+      if (rows.length === 0) return yield* NotFound.of("Notification")
+    })
+
+    const markAllRead = Effect.fn("Notifications.markAllRead")(function*(userId: bigint) {
+      const rows = yield* sql`UPDATE notifications SET read = true WHERE user_id = ${userId} AND NOT read RETURNING id`
+        .pipe(orUnavailable)
+      return rows.length
+    })
+
+    return { create, push, notify, list, markRead, markAllRead } as const
+  })
+}) {}

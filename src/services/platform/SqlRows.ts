@@ -1,0 +1,106 @@
+/**
+ * Reading rows and running transactions in the domain services, under one error policy
+ * (src/layers/Failures.ts): an unavailable database is the typed ServiceUnavailable (503); a row
+ * that does not decode, or any other database error, is a defect (500, logged), never a domain error.
+ */
+import type { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
+import { ServiceUnavailable } from "../../schema/platform/Errors"
+import { unavailableOrDie } from "../../layers/Failures"
+
+/** A statement as the SQL client runs it. */
+export type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
+
+/** What a statement can fail with besides the caller's own errors: `SqlSchema.single` finding no row is a bug. */
+type Infrastructure = SqlError | ParseResult.ParseError | Cause.NoSuchElementException
+
+const isInfrastructure = (error: unknown): error is Infrastructure =>
+  error instanceof SqlError || ParseResult.isParseError(error) || Cause.isNoSuchElementException(error)
+
+/** The policy on `effect`'s database errors: ServiceUnavailable for an outage, a defect otherwise. */
+export const orUnavailable = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, Infrastructure> | ServiceUnavailable, R> =>
+  Effect.catchIf(effect, isInfrastructure, unavailableOrDie) as Effect.Effect<A, Exclude<E, Infrastructure> | ServiceUnavailable, R>
+
+/** Runs a statement whose rows are not needed. */
+export const execute = (statement: Statement): Effect.Effect<void, ServiceUnavailable> => Effect.asVoid(orUnavailable(statement))
+
+/**
+ * The decoder of an array of `schema`'s rows, built once per schema: building it (and the parser the
+ * schema compiles to) for every statement cost the hot paths ~2 % of their CPU.
+ */
+const rowDecoders = new WeakMap<Schema.Schema.Any, (rows: unknown) => Effect.Effect<ReadonlyArray<unknown>, ParseResult.ParseError>>()
+const rowDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
+  let decode = rowDecoders.get(schema)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknown(Schema.Array(schema))
+    rowDecoders.set(schema, decode)
+  }
+  return decode as (rows: unknown) => Effect.Effect<ReadonlyArray<A>, ParseResult.ParseError>
+}
+
+/** The rows of `statement`, decoded with `schema`. */
+export const rowsOf = <A, I>(
+  schema: Schema.Schema<A, I>,
+  statement: Statement
+): Effect.Effect<ReadonlyArray<A>, ServiceUnavailable> => orUnavailable(Effect.flatMap(statement, rowDecoder(schema)))
+
+/** The first row of `statement`, decoded with `schema`; undefined when there is none. */
+export const firstOf = <A, I>(schema: Schema.Schema<A, I>, statement: Statement): Effect.Effect<A | undefined, ServiceUnavailable> =>
+  Effect.map(rowsOf(schema, statement), (rows) => rows[0])
+
+/** How often a transaction that met a serialization failure or a deadlock runs again. */
+const CONFLICT_RETRIES = Schedule.exponential("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
+
+/**
+ * `effect` in one database transaction; the domain errors it fails with roll it back and stay typed.
+ * Publications made inside it (`afterCommit`) wait for its commit. The outermost transaction runs
+ * again after a serialization failure or a deadlock (up to 3 times), then answers ServiceUnavailable;
+ * a nested one (a savepoint) leaves that to the outermost.
+ */
+export const inTransaction = (sql: SqlClient.SqlClient) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, Infrastructure> | ServiceUnavailable, R> =>
+  Effect.flatMap(FiberRef.get(heldPublications), (outer) =>
+    outer !== undefined
+      ? orUnavailable(sql.withTransaction(effect))
+      : publishingAfterCommit(orUnavailable(sql.withTransaction(effect))).pipe(
+        Effect.retry({ schedule: CONFLICT_RETRIES, while: isConflict }),
+        Effect.catchIf(isConflict, () =>
+          Effect.zipRight(Effect.logWarning("A transaction kept meeting conflicts; giving up"), Effect.fail(new ServiceUnavailable())))
+      ))
+
+const isConflict = (error: unknown): boolean => error instanceof ServiceUnavailable && error.conflict
+
+/** A unique index refused the write (PostgreSQL 23505). */
+export const isUniqueViolation = (error: SqlError): boolean => {
+  const cause: unknown = error.cause
+  return typeof cause === "object" && cause !== null && (cause as { readonly code?: unknown }).code === "23505"
+}
+
+/**
+ * Publications that must only follow a commit (balance pushes, notifications, live drops) are made
+ * right away, unless they are made inside a transaction (`inTransaction`, e.g. the one an idempotent
+ * request holds around a whole service call): then they wait until it has committed, and are dropped
+ * if it rolls back.
+ */
+const heldPublications = FiberRef.unsafeMake<Array<Effect.Effect<void>> | undefined>(undefined)
+
+/**
+ * Publishes now, or once the transaction held around the caller commits. A publication is best
+ * effort: the change it announces is committed, so its failure (Redis down) is logged, not answered.
+ */
+export const afterCommit = <E>(publish: Effect.Effect<void, E>): Effect.Effect<void> => {
+  const attempt = publish.pipe(Effect.catchAllCause((cause) => Effect.logWarning("A publication after a commit failed", cause)))
+  return Effect.flatMap(FiberRef.get(heldPublications), (held) => held === undefined ? attempt : Effect.sync(() => void held.push(attempt)))
+}
+
+/** Runs `transaction` (which commits when it succeeds), then the publications made inside it. */
+const publishingAfterCommit = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const held: Array<Effect.Effect<void>> = []
+    return Effect.locally(transaction, heldPublications, held).pipe(
+      Effect.tap(() => Effect.forEach(held, (publish) => publish, { discard: true }))
+    )
+  })

@@ -1,0 +1,53 @@
+/** Outbound webhook registrations (docs/rules.md#webhook-registration). Delivery comes with the outbox. */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Schema } from "effect"
+import { AppConfig } from "../../layers/AppConfig"
+import { FieldError, NotFound, ValidationError } from "../../schema/platform/Errors"
+import { Webhook, WebhookId, type WebhookRegistration } from "../../schema/platform/Webhook"
+import { isInternalTarget } from "./WebhookTargets"
+import { orUnavailable } from "./SqlRows"
+
+export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
+
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({ url: Schema.String, events: Schema.Array(Schema.String), secret: Schema.String, now: Schema.DateFromSelf }),
+      Result: Schema.Struct({ id: WebhookId, url: Schema.String, events: Webhook.fields.events, createdAt: Schema.DateFromSelf }),
+      execute: (r) =>
+        sql`INSERT INTO webhooks (url, events, secret, created_at)
+            VALUES (${r.url}, ${r.events}::text[], ${r.secret}, ${r.now})
+            RETURNING id, url, events, created_at`
+    })
+
+    const all = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: Schema.Struct({ id: WebhookId, url: Schema.String, events: Webhook.fields.events, createdAt: Schema.DateFromSelf }),
+      execute: () => sql`SELECT id, url, events, created_at FROM webhooks ORDER BY id`
+    })
+
+    const register = Effect.fn("Webhooks.register")(function*(registration: WebhookRegistration) {
+      if (config.webhookBlockPrivateTargets && (yield* isInternalTarget(registration.url))) {
+        return yield* new ValidationError({
+          errors: [new FieldError({ field: "url", message: "must not point to a loopback or private address" })]
+        })
+      }
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const row = yield* insert({ ...registration, now }).pipe(orUnavailable)
+      return new Webhook(row)
+    })
+
+    const list = Effect.fn("Webhooks.list")(function*() {
+      const rows = yield* all(undefined).pipe(orUnavailable)
+      return rows.map((row) => new Webhook(row))
+    })
+
+    const remove = Effect.fn("Webhooks.remove")(function*(id: WebhookId) {
+      const deleted = yield* sql`DELETE FROM webhooks WHERE id = ${id} RETURNING id`.pipe(orUnavailable)
+      if (deleted.length === 0) return yield* NotFound.of("Webhook")
+    })
+
+    return { register, list, remove } as const
+  })
+}) {}
