@@ -13,9 +13,8 @@
  * losses. Item value changes are never refused: a case they push over its edge shows as a CRITICAL
  * dashboard alert (`casesOverHouseEdge`) and is audited.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either, Schema } from "effect"
 import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, unitsToDecimal } from "../../schema/games/Catalog"
 import { CaseNotFound, Conflict, FieldError, NotFound, UnprocessableEntity } from "../../schema/platform/Errors"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
@@ -23,7 +22,7 @@ import type { PageRequest } from "../../schema/platform/Pagination"
 import { Audit } from "../admin/Audit"
 import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
 import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
-import { inTransaction, isUniqueViolation, orUnavailable } from "../platform/SqlRows"
+import { firstOf, inTransaction, onUniqueViolation, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 export interface NewItem {
   readonly name: string
@@ -163,6 +162,8 @@ const CaseTermsRow = Schema.Struct({
   valueCents: Schema.BigInt
 })
 
+const EmptyRow = Schema.Struct({ empty: Schema.Boolean })
+
 const payoutOf = (range: { readonly rangeStart: number; readonly rangeEnd: number; readonly valueCents: bigint }): Payout => ({
   units: range.rangeEnd - range.rangeStart + 1,
   valueCents: range.valueCents
@@ -185,10 +186,10 @@ const withEconomics = (kase: Case, items: ReadonlyArray<PricedCaseItem>): CaseWi
   economics: economicsOf(kase, items.map(payoutOf))
 })
 
-const PageWindow = Schema.Struct({ limit: Schema.Number, offset: Schema.Number })
-const windowOf = (page: PageRequest) => ({ limit: page.limit, offset: (page.page - 1) * page.limit })
-
 const slugTaken = () => new Conflict({ message: "Slug already exists" })
+
+/** A slug taken by a concurrent save between the check and the update. */
+const slugRace = onUniqueViolation(() => Effect.fail(slugTaken()))
 
 /** The record without its undefined fields: what a partial update sets. */
 const definedOnly = <A extends Record<string, unknown>>(record: A): Partial<A> =>
@@ -208,63 +209,11 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
     const transaction = inTransaction(sql)
     const audit = yield* Audit
 
-    const insertItem = SqlSchema.single({
-      Request: Schema.Struct({
-        name: Schema.String,
-        rarity: Schema.String,
-        valueCents: Schema.BigInt,
-        imageUrl: Schema.String,
-        isUpgradable: Schema.Boolean,
-        now: Schema.DateFromSelf
-      }),
-      Result: Item,
-      execute: (row) =>
-        sql`INSERT INTO items (name, rarity, value_cents, image_url, is_upgradable, created_at, updated_at)
-            VALUES (${row.name}, ${row.rarity}, ${row.valueCents}, ${row.imageUrl}, ${row.isUpgradable}, ${row.now}, ${row.now})
-            RETURNING ${sql.literal(itemColumns)}`
-    })
-
-    const itemFacts = SqlSchema.findAll({
-      Request: Schema.Array(Schema.BigInt),
-      Result: ItemFacts,
-      execute: (ids) => sql`SELECT id, rarity, value_cents FROM items WHERE id IN ${sql.in(ids)}`
-    })
-
-    /** Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is a Conflict too. */
-    const insertCase = SqlSchema.findOne({
-      Request: Schema.Struct({
-        name: Schema.String,
-        slug: Schema.String,
-        description: Schema.NullOr(Schema.String),
-        imageUrl: Schema.String,
-        priceCents: Schema.BigInt,
-        category: Schema.String,
-        isActive: Schema.Boolean,
-        isFeatured: Schema.Boolean,
-        houseEdge: Schema.Number,
-        flipChance: Schema.Number,
-        promotional: Schema.Boolean,
-        now: Schema.DateFromSelf
-      }),
-      Result: Case,
-      execute: (row) =>
-        sql`INSERT INTO cases (name, slug, description, image_url, price_cents, category, is_active, is_featured,
-                               house_edge, flip_chance, promotional, created_at, updated_at)
-            VALUES (${row.name}, ${row.slug}, ${row.description}, ${row.imageUrl}, ${row.priceCents}, ${row.category},
-                    ${row.isActive}, ${row.isFeatured}, ${row.houseEdge}, ${row.flipChance}, ${row.promotional},
-                    ${row.now}, ${row.now})
-            ON CONFLICT (slug) DO NOTHING
-            RETURNING ${sql.literal(caseColumns)}`
-    })
-
-    const caseItemsOf = SqlSchema.findAll({
-      Request: CaseId,
-      Result: PricedCaseItem,
-      execute: (caseId) =>
-        sql`SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
-            FROM case_items ci JOIN items i ON i.id = ci.item_id
-            WHERE ci.case_id = ${caseId} ORDER BY ci.range_start`
-    })
+    const caseItemsOf = (caseId: CaseId) =>
+      rowsOf(PricedCaseItem, sql`
+        SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
+        FROM case_items ci JOIN items i ON i.id = ci.item_id
+        WHERE ci.case_id = ${caseId} ORDER BY ci.range_start`)
 
     /**
      * The ranges of new items for a case (docs/rules.md#case-ranges; missing chances from the rarities,
@@ -274,7 +223,10 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
     const rangesFor = (items: ReadonlyArray<CaseItemRequest>) =>
       Effect.gen(function*() {
         const facts = new Map(
-          (items.length === 0 ? [] : yield* itemFacts(items.map((i) => i.itemId))).map((row) => [row.id, row])
+          (items.length === 0
+            ? []
+            : yield* rowsOf(ItemFacts, sql`SELECT id, rarity, value_cents FROM items WHERE id IN ${sql.in(items.map((i) => i.itemId))}`))
+            .map((row) => [row.id, row])
         )
         const unknown = items.filter((i) => !facts.has(i.itemId)).map((i) => String(i.itemId))
         if (unknown.length > 0) {
@@ -322,7 +274,10 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
 
     const createItem = Effect.fn("Catalog.createItem")(function*(input: NewItem) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* insertItem({ ...input, now }).pipe(orUnavailable)
+      return yield* singleOf(Item, sql`
+        INSERT INTO items (name, rarity, value_cents, image_url, is_upgradable, created_at, updated_at)
+        VALUES (${input.name}, ${input.rarity}, ${input.valueCents}, ${input.imageUrl}, ${input.isUpgradable}, ${now}, ${now})
+        RETURNING ${sql.literal(itemColumns)}`)
     })
 
     /**
@@ -342,31 +297,23 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         const promotional = input.promotional ?? false
         const economics = economicsOf(terms, payouts)
         if (economics.overHouseEdge && !promotional) return yield* overHouseEdge({ ...terms, items: payouts }, economics)
-        const created = yield* insertCase({
-          name: input.name,
-          slug: input.slug,
-          description: input.description ?? null,
-          imageUrl: input.imageUrl,
-          category: categoryFor(input.category, input.priceCents),
-          isActive: input.isActive ?? true,
-          isFeatured: input.isFeatured ?? false,
-          ...terms,
-          promotional,
-          now
-        })
-        if (created._tag === "None") return yield* slugTaken()
-        const caseId = created.value.id
-        yield* insertRanges(caseId, ranges)
-        if (promotional) yield* auditPromotional(actor, created.value, economics)
-        return withEconomics(created.value, yield* caseItemsOf(caseId))
+        // Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is a Conflict too.
+        const created = yield* firstOf(Case, sql`
+          INSERT INTO cases (name, slug, description, image_url, price_cents, category, is_active, is_featured,
+                             house_edge, flip_chance, promotional, created_at, updated_at)
+          VALUES (${input.name}, ${input.slug}, ${input.description ?? null}, ${input.imageUrl}, ${input.priceCents},
+                  ${categoryFor(input.category, input.priceCents)}, ${input.isActive ?? true}, ${input.isFeatured ?? false},
+                  ${terms.houseEdge}, ${terms.flipChance}, ${promotional}, ${now}, ${now})
+          ON CONFLICT (slug) DO NOTHING
+          RETURNING ${sql.literal(caseColumns)}`)
+        if (created === undefined) return yield* slugTaken()
+        yield* insertRanges(created.id, ranges)
+        if (promotional) yield* auditPromotional(actor, created, economics)
+        return withEconomics(created, yield* caseItemsOf(created.id))
       }).pipe(transaction)
     })
 
-    const findItem = SqlSchema.findOne({
-      Request: ItemId,
-      Result: Item,
-      execute: (id) => sql`SELECT ${sql.literal(itemColumns)} FROM items WHERE id = ${id}`
-    })
+    const findItem = (id: ItemId) => firstOf(Item, sql`SELECT ${sql.literal(itemColumns)} FROM items WHERE id = ${id}`)
 
     /**
      * Cases that pay back more than their house edge allows, among the active, non-promotional ones
@@ -374,23 +321,24 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      */
     const overEdge = (itemId?: ItemId) =>
       Effect.gen(function*() {
-        const rows = yield* SqlSchema.findAll({
-          Request: Schema.Void,
-          Result: CaseTermsRow,
-          execute: () =>
-            sql`SELECT c.id AS case_id, c.name, c.slug, c.price_cents, c.house_edge, c.flip_chance,
-                       ci.range_start, ci.range_end, i.value_cents
-                FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id
-                WHERE c.is_active AND NOT c.promotional
-                  ${itemId === undefined ? sql`` : sql`AND c.id IN (SELECT case_id FROM case_items WHERE item_id = ${itemId})`}
-                ORDER BY c.id, ci.range_start`
-        })(undefined)
-        const byCase = new Map<CaseId, Array<typeof CaseTermsRow.Type>>()
-        for (const row of rows) byCase.set(row.caseId, [...(byCase.get(row.caseId) ?? []), row])
+        const rows = yield* rowsOf(CaseTermsRow, sql`
+          SELECT c.id AS case_id, c.name, c.slug, c.price_cents, c.house_edge, c.flip_chance,
+                 ci.range_start, ci.range_end, i.value_cents
+          FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id
+          WHERE c.is_active AND NOT c.promotional
+            ${itemId === undefined ? sql`` : sql`AND c.id IN (SELECT case_id FROM case_items WHERE item_id = ${itemId})`}
+          ORDER BY c.id, ci.range_start`)
+        // Each case's terms (from its first row) and what its ranges pay.
+        const byCase = new Map<CaseId, { readonly terms: typeof CaseTermsRow.Type; readonly payouts: Array<Payout> }>()
+        for (const row of rows) {
+          const kase = byCase.get(row.caseId) ?? { terms: row, payouts: [] }
+          kase.payouts.push(payoutOf(row))
+          byCase.set(row.caseId, kase)
+        }
         const over: Array<CaseOverHouseEdge> = []
-        for (const [id, ranges] of byCase) {
-          const { houseEdge, name, priceCents, slug } = ranges[0]!
-          const economics = economicsOf(ranges[0]!, ranges.map(payoutOf))
+        for (const [id, { payouts, terms }] of byCase) {
+          const { houseEdge, name, priceCents, slug } = terms
+          const economics = economicsOf(terms, payouts)
           if (economics.overHouseEdge) over.push({ id, name, slug, priceCents, houseEdge, economics })
         }
         return over
@@ -402,7 +350,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      */
     const casesOverHouseEdge = Effect.fn("Catalog.casesOverHouseEdge")(function*() {
       return yield* overEdge()
-    }, orUnavailable)
+    })
 
     /**
      * Changes the given fields of an item; 404 `Item not found` when it does not exist. A value change
@@ -415,20 +363,16 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       const now = new Date(yield* Clock.currentTimeMillis)
       if (Object.keys(changes).length === 0) {
         const found = yield* findItem(id)
-        if (Option.isNone(found)) return yield* NotFound.of("Item")
-        return found.value
+        if (found === undefined) return yield* NotFound.of("Item")
+        return found
       }
       return yield* Effect.gen(function*() {
         const revalued = update.valueCents !== undefined
         const overBefore = new Set(revalued ? (yield* overEdge(id)).map((kase) => kase.id) : [])
-        const updated = yield* SqlSchema.findOne({
-          Request: ItemId,
-          Result: Item,
-          execute: (id) =>
-            sql`UPDATE items SET ${sql.update({ ...changes, updatedAt: now })} WHERE id = ${id}
-                RETURNING ${sql.literal(itemColumns)}`
-        })(id)
-        if (Option.isNone(updated)) return yield* NotFound.of("Item")
+        const updated = yield* firstOf(Item, sql`
+          UPDATE items SET ${sql.update({ ...changes, updatedAt: now })} WHERE id = ${id}
+          RETURNING ${sql.literal(itemColumns)}`)
+        if (updated === undefined) return yield* NotFound.of("Item")
         const pushed = revalued ? (yield* overEdge(id)).filter((kase) => !overBefore.has(kase.id)) : []
         for (const kase of pushed) {
           yield* audit.record({
@@ -436,33 +380,26 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
             action: "CASE_OVER_HOUSE_EDGE",
             entityType: "Case",
             entityId: kase.id,
-            metadata: { itemId: String(id), valueCents: Number(updated.value.valueCents), houseEdge: kase.houseEdge, ...auditFigures(kase.economics) }
+            metadata: { itemId: String(id), valueCents: Number(updated.valueCents), houseEdge: kase.houseEdge, ...auditFigures(kase.economics) }
           })
           yield* Effect.logWarning(
             `Item ${id} revalued: case ${kase.id} (${kase.slug}) now pays back ${kase.economics.rtp} of its price, ` +
               `more than its house edge ${kase.houseEdge} allows`
           )
         }
-        return updated.value
+        return updated
       }).pipe(transaction)
-    }, orUnavailable)
+    })
 
     /** Every item, by id (`GET /admin/items`, docs/rules.md#catalog-administration). */
     const listItems = Effect.fn("Catalog.listItems")(function*(page: PageRequest) {
-      const entries = yield* SqlSchema.findAll({
-        Request: PageWindow,
-        Result: Item,
-        execute: ({ limit, offset }) =>
-          sql`SELECT ${sql.literal(itemColumns)} FROM items ORDER BY id LIMIT ${limit} OFFSET ${offset}`
-      })(windowOf(page))
-      const [count] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM items`
-      return { entries, total: count!.n, page: page.page } satisfies Page<Item>
-    }, orUnavailable)
-
-    const lockCase = SqlSchema.findOne({
-      Request: CaseId,
-      Result: Case,
-      execute: (id) => sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} FOR UPDATE`
+      const { items, total } = yield* pageOf(
+        Item,
+        page,
+        ({ limit, offset }) => sql`SELECT ${sql.literal(itemColumns)} FROM items ORDER BY id LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM items`
+      )
+      return { entries: items, total, page: page.page } satisfies Page<Item>
     })
 
     /**
@@ -474,9 +411,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
     const updateCase = Effect.fn("Catalog.updateCase")(function*(id: CaseId, update: CaseUpdate, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
       return yield* Effect.gen(function*() {
-        const found = yield* lockCase(id)
-        if (Option.isNone(found)) return yield* NotFound.of("Case")
-        const current = found.value
+        const current = yield* firstOf(Case, sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} FOR UPDATE`)
+        if (current === undefined) return yield* NotFound.of("Case")
         if (update.slug !== undefined && update.slug !== current.slug) {
           const taken = yield* sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`
           if (taken.length > 0) return yield* slugTaken()
@@ -513,48 +449,21 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
           flipChance: update.flipChance,
           promotional: update.promotional
         })
-        const updated = yield* SqlSchema.single({
-          Request: CaseId,
-          Result: Case,
-          execute: (id) =>
-            sql`UPDATE cases SET ${sql.update({ ...changes, category, updatedAt: now })} WHERE id = ${id}
-                RETURNING ${sql.literal(caseColumns)}`
-        })(id)
+        const updated = yield* singleOf(
+          Case,
+          sql`UPDATE cases SET ${sql.update({ ...changes, category, updatedAt: now })} WHERE id = ${id}
+              RETURNING ${sql.literal(caseColumns)}`.pipe(slugRace)
+        )
         if (updated.promotional !== current.promotional) yield* auditPromotional(actor, updated, economics)
         return withEconomics(updated, yield* caseItemsOf(id))
-      }).pipe(
-        // A slug taken by a concurrent save between the check and the update.
-        Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError> =>
-          isUniqueViolation(error) ? Effect.fail(slugTaken()) : Effect.fail(error)),
-        transaction
-      )
+      }).pipe(slugRace, transaction)
     })
 
     /** One case with its items and economics, inactive ones included (`GET /admin/cases/:id`). */
     const findCase = Effect.fn("Catalog.findCase")(function*(id: CaseId) {
-      const found = yield* SqlSchema.findOne({
-        Request: CaseId,
-        Result: Case,
-        execute: (id) => sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id}`
-      })(id)
-      if (Option.isNone(found)) return yield* NotFound.of("Case")
-      return withEconomics(found.value, yield* caseItemsOf(id))
-    }, orUnavailable)
-
-    const casesPage = SqlSchema.findAll({
-      Request: PageWindow,
-      Result: Case,
-      execute: ({ limit, offset }) =>
-        sql`SELECT ${sql.literal(caseColumns)} FROM cases ORDER BY id LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const itemsOfCases = SqlSchema.findAll({
-      Request: Schema.Array(CaseId),
-      Result: PricedCaseItemOfCase,
-      execute: (ids) =>
-        sql`SELECT ci.case_id, ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
-            FROM case_items ci JOIN items i ON i.id = ci.item_id
-            WHERE ci.case_id IN ${sql.in(ids)} ORDER BY ci.case_id, ci.range_start`
+      const found = yield* firstOf(Case, sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id}`)
+      if (found === undefined) return yield* NotFound.of("Case")
+      return withEconomics(found, yield* caseItemsOf(id))
     })
 
     /**
@@ -562,12 +471,19 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      * docs/rules.md#catalog-administration).
      */
     const listCases = Effect.fn("Catalog.listCases")(function*(page: PageRequest) {
-      const cases = yield* casesPage(windowOf(page))
-      const items = cases.length === 0 ? [] : yield* itemsOfCases(cases.map((c) => c.id))
+      const { items: cases, total } = yield* pageOf(
+        Case,
+        page,
+        ({ limit, offset }) => sql`SELECT ${sql.literal(caseColumns)} FROM cases ORDER BY id LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM cases`
+      )
+      const items = cases.length === 0 ? [] : yield* rowsOf(PricedCaseItemOfCase, sql`
+        SELECT ci.case_id, ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
+        FROM case_items ci JOIN items i ON i.id = ci.item_id
+        WHERE ci.case_id IN ${sql.in(cases.map((c) => c.id))} ORDER BY ci.case_id, ci.range_start`)
       const entries = cases.map((kase) => withEconomics(kase, items.filter((i) => i.caseId === kase.id)))
-      const [count] = yield* sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM cases`
-      return { entries, total: count!.n, page: page.page } satisfies Page<CaseWithItems>
-    }, orUnavailable)
+      return { entries, total, page: page.page } satisfies Page<CaseWithItems>
+    })
 
     /** Active cases that match the query; a case without items is never listed (it cannot be opened). */
     const activeWhere = (query: ActiveCaseQuery) =>
@@ -583,11 +499,10 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      * item count and its most valuable item (equal values: the lowest item id).
      */
     const listActiveCases = Effect.fn("Catalog.listActiveCases")(function*(query: ActiveCaseQuery) {
-      const { limit, offset } = windowOf(query)
-      const rows = yield* SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: CaseSummaryRow,
-        execute: () =>
+      const { items, total } = yield* pageOf(
+        CaseSummaryRow,
+        query,
+        ({ limit, offset }) =>
           sql`SELECT c.id, c.name, c.slug, c.image_url, c.price_cents, c.category, c.is_featured,
                      (SELECT count(*)::int FROM case_items n WHERE n.case_id = c.id) AS item_count,
                      best.name AS best_name, best.rarity AS best_rarity, best.value_cents AS best_value_cents
@@ -598,30 +513,14 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
               ) best
               WHERE ${activeWhere(query)}
               ORDER BY c.is_featured DESC, c.price_cents, c.id
-              LIMIT ${limit} OFFSET ${offset}`
-      })(undefined)
-      const [count] = yield* sql<{ readonly n: number }>`
-        SELECT count(*)::int AS n FROM cases c WHERE ${activeWhere(query)}`
-      const entries = rows.map(({ bestName, bestRarity, bestValueCents, ...summary }): CaseSummary => ({
+              LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM cases c WHERE ${activeWhere(query)}`
+      )
+      const entries = items.map(({ bestName, bestRarity, bestValueCents, ...summary }): CaseSummary => ({
         ...summary,
         bestItem: { name: bestName, rarity: bestRarity, valueCents: bestValueCents }
       }))
-      return { entries, total: count!.n, page: query.page } satisfies Page<CaseSummary>
-    }, orUnavailable)
-
-    const activeCase = SqlSchema.findOne({
-      Request: CaseId,
-      Result: Case,
-      execute: (id) => sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} AND is_active`
-    })
-
-    const caseItemDetails = SqlSchema.findAll({
-      Request: CaseId,
-      Result: CaseItemDetail,
-      execute: (id) =>
-        sql`SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
-            FROM case_items ci JOIN items i ON i.id = ci.item_id
-            WHERE ci.case_id = ${id} ORDER BY ci.range_start`
+      return { entries, total, page: query.page } satisfies Page<CaseSummary>
     })
 
     /**
@@ -629,23 +528,23 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      * Absent or inactive: CaseNotFound (docs/rules.md#open-case).
      */
     const findActiveCase = Effect.fn("Catalog.findActiveCase")(function*(caseId: CaseId) {
-      const found = yield* activeCase(caseId)
-      if (Option.isNone(found)) return yield* new CaseNotFound()
-      return { case: found.value, items: yield* caseItemDetails(caseId) } satisfies ActiveCase
-    }, orUnavailable)
+      const found = yield* firstOf(Case, sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${caseId} AND is_active`)
+      if (found === undefined) return yield* new CaseNotFound()
+      const items = yield* rowsOf(CaseItemDetail, sql`
+        SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
+        FROM case_items ci JOIN items i ON i.id = ci.item_id
+        WHERE ci.case_id = ${caseId} ORDER BY ci.range_start`)
+      return { case: found, items } satisfies ActiveCase
+    })
 
     /** The items of a case in roll order, ready for `itemForRoll`. */
     const caseItems = Effect.fn("Catalog.caseItems")(function*(caseId: CaseId) {
-      const items = yield* caseItemsOf(caseId).pipe(orUnavailable)
+      const items = yield* caseItemsOf(caseId)
       return items.map(({ valueCents: _, ...item }) => new CaseItem(item))
     })
 
-    const isEmpty = sql<{ readonly empty: boolean }>`
-      SELECT NOT EXISTS (SELECT 1 FROM items) AND NOT EXISTS (SELECT 1 FROM cases) AS empty`.pipe(
-      Effect.map((rows) => rows[0]!.empty),
-      orUnavailable,
-      Effect.withSpan("Catalog.isEmpty")
-    )
+    const isEmpty = singleOf(EmptyRow, sql`SELECT NOT EXISTS (SELECT 1 FROM items) AND NOT EXISTS (SELECT 1 FROM cases) AS empty`)
+      .pipe(Effect.map((row) => row.empty), Effect.withSpan("Catalog.isEmpty"))
 
     return {
       createItem,

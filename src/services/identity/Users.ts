@@ -1,12 +1,11 @@
 /** The users table: creation at first sign-in and look-ups. Balances change only through the Ledger. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { NotFound } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
 import { User, usernameCandidates } from "../../schema/identity/User"
 import { ProvablyFair } from "../games/ProvablyFair"
-import { unavailableOrDie } from "../../layers/Failures"
-import { isUniqueViolation, orUnavailable } from "../platform/SqlRows"
+import { execute, firstOf, onUniqueViolation, orUnavailable, pageOf, singleOf } from "../platform/SqlRows"
 
 const AdminUserRow = Schema.Struct({
   id: UserId,
@@ -20,6 +19,9 @@ const AdminUserRow = Schema.Struct({
   twoFactorEnabled: Schema.Boolean
 })
 
+const SignInRow = Schema.Struct({ id: UserId, username: Schema.String })
+const IdRow = Schema.Struct({ id: UserId })
+
 const columns = "id, idp_id, username, role, balance_cents, two_factor_enabled, banned_at, ban_reason, created_at"
 
 export class Users extends Effect.Service<Users>()("app/Users", {
@@ -27,32 +29,20 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     const sql = yield* SqlClient.SqlClient
     const fairness = yield* ProvablyFair
 
-    const insert = SqlSchema.single({
-      Request: Schema.Struct({ idpId: Schema.String, username: Schema.String, now: Schema.DateFromSelf }),
-      Result: User,
-      execute: ({ idpId, now, username }) =>
-        sql`INSERT INTO users (idp_id, username, created_at, updated_at)
-            VALUES (${idpId}, ${username}, ${now}, ${now})
-            RETURNING ${sql.literal(columns)}`
-    })
-
-    const byId = SqlSchema.findOne({
-      Request: UserId,
-      Result: User,
-      execute: (id) => sql`SELECT ${sql.literal(columns)} FROM users WHERE id = ${id}`
-    })
-
     const create = Effect.fn("Users.create")(function*(input: { readonly idpId: string; readonly username: string }) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const user = yield* insert({ ...input, now }).pipe(orUnavailable)
+      const user = yield* singleOf(User, sql`
+        INSERT INTO users (idp_id, username, created_at, updated_at)
+        VALUES (${input.idpId}, ${input.username}, ${now}, ${now})
+        RETURNING ${sql.literal(columns)}`)
       yield* fairness.ensure(user.id)
       return user
     })
 
     const findById = Effect.fn("Users.findById")(function*(id: UserId) {
-      const user = yield* byId(id).pipe(orUnavailable)
-      if (user._tag === "None") return yield* NotFound.of("User")
-      return user.value
+      const user = yield* firstOf(User, sql`SELECT ${sql.literal(columns)} FROM users WHERE id = ${id}`)
+      if (user === undefined) return yield* NotFound.of("User")
+      return user
     })
 
     /**
@@ -66,7 +56,8 @@ export class Users extends Effect.Service<Users>()("app/Users", {
           // No row updated: a parallel sign-in of the same identity named it already.
           const taken = yield* sql`UPDATE users SET username = ${candidate} WHERE id = ${id} AND username = ''`.pipe(
             Effect.as(false),
-            Effect.catchTag("SqlError", (error) => isUniqueViolation(error) ? Effect.succeed(true) : unavailableOrDie(error))
+            onUniqueViolation(() => Effect.succeed(true)),
+            orUnavailable
           )
           if (!taken) return
         }
@@ -87,14 +78,13 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     }) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const role = input.promote ? "ADMIN" : "USER"
-      const [row] = yield* sql<{ id: string; username: string }>`
+      const { id, username } = yield* singleOf(SignInRow, sql`
         INSERT INTO users (idp_id, username, role, created_at, updated_at)
         VALUES (${input.idpId}, '', ${role}, ${now}, ${now})
         ON CONFLICT (idp_id) DO UPDATE
           SET role = CASE WHEN ${input.promote} THEN 'ADMIN' ELSE users.role END
-        RETURNING id, username`.pipe(orUnavailable)
-      const id = UserId.make(BigInt(row!.id))
-      if (row!.username === "") yield* assignUsername(id, input.username)
+        RETURNING id, username`)
+      if (username === "") yield* assignUsername(id, input.username)
       yield* fairness.ensure(id)
       return yield* findById(id)
     })
@@ -103,14 +93,14 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     const grantAdmin = Effect.fn("Users.grantAdmin")(function*(userIdOrIdpId: string) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const asId = /^[1-9][0-9]{0,18}$/.test(userIdOrIdpId) ? userIdOrIdpId : null
-      const rows = yield* sql<{ id: string }>`
+      const granted = yield* firstOf(IdRow, sql`
         UPDATE users SET role = 'ADMIN', updated_at = ${now}
         WHERE id = (SELECT id FROM (SELECT id, 0 AS rank FROM users WHERE id = ${asId}::bigint
                                     UNION ALL SELECT id, 1 FROM users WHERE idp_id = ${userIdOrIdpId}) AS found
                     ORDER BY rank LIMIT 1)
-        RETURNING id`.pipe(orUnavailable)
-      if (rows.length === 0) return yield* NotFound.of("User")
-      return yield* findById(UserId.make(BigInt(rows[0]!.id)))
+        RETURNING id`)
+      if (granted === undefined) return yield* NotFound.of("User")
+      return yield* findById(granted.id)
     })
 
     const setBan = (id: UserId, reason: string | null) =>
@@ -133,18 +123,8 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     const recordActivity = Effect.fn("Users.recordActivity")(function*(id: UserId) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const day = now.toISOString().slice(0, 10)
-      yield* sql`INSERT INTO user_activity_days (day, user_id) VALUES (${day}::date, ${id}) ON CONFLICT DO NOTHING`
-        .pipe(orUnavailable)
-      yield* sql`UPDATE users SET last_active_at = ${now} WHERE id = ${id}`.pipe(orUnavailable)
-    })
-
-    const listRows = SqlSchema.findAll({
-      Request: Schema.Struct({ search: Schema.String, limit: Schema.Number, offset: Schema.Number }),
-      Result: AdminUserRow,
-      execute: ({ limit, offset, search }) =>
-        sql`SELECT id, username, idp_id, role, balance_cents, banned_at, created_at, last_active_at,
-                   (two_factor_enabled AND two_factor_secret IS NOT NULL) AS two_factor_enabled
-            FROM users WHERE ${matches(search)} ORDER BY id LIMIT ${limit} OFFSET ${offset}`
+      yield* execute(sql`INSERT INTO user_activity_days (day, user_id) VALUES (${day}::date, ${id}) ON CONFLICT DO NOTHING`)
+      yield* execute(sql`UPDATE users SET last_active_at = ${now} WHERE id = ${id}`)
     })
 
     /** Username or idpId containing `search`, case-insensitively; everyone for "". */
@@ -161,11 +141,16 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       readonly search?: string | undefined
     }) {
       const search = query.search ?? ""
-      const users = yield* listRows({ search, limit: query.limit, offset: (query.page - 1) * query.limit })
-        .pipe(orUnavailable)
-      const [count] = yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM users WHERE ${matches(search)}`
-        .pipe(orUnavailable)
-      return { users, total: Number(count!.n), page: query.page }
+      const { items, page, total } = yield* pageOf(
+        AdminUserRow,
+        query,
+        ({ limit, offset }) =>
+          sql`SELECT id, username, idp_id, role, balance_cents, banned_at, created_at, last_active_at,
+                     (two_factor_enabled AND two_factor_secret IS NOT NULL) AS two_factor_enabled
+              FROM users WHERE ${matches(search)} ORDER BY id LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM users WHERE ${matches(search)}`
+      )
+      return { users: items, total, page }
     })
 
     return { create, findById, signIn, grantAdmin, ban, unban, recordActivity, list } as const

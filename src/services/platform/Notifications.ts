@@ -5,12 +5,12 @@
  * Inside a database transaction, `create` the row and `push` it after the commit, so a rolled-back
  * operation never announces anything; outside one, `notify` does both.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { NotFound } from "../../schema/platform/Errors"
 import { Notification, NotificationId, type NotificationType } from "../../schema/platform/Notification"
-import { afterCommit, orUnavailable } from "./SqlRows"
+import { afterCommit, orUnavailable, rowsOf, singleOf, windowOf } from "./SqlRows"
 
 export interface NewNotification {
   readonly type: NotificationType
@@ -37,29 +37,21 @@ const Row = Schema.Struct({
   createdAt: Schema.DateFromSelf
 })
 
+const CountsRow = Schema.Struct({ total: Schema.NumberFromString, unread: Schema.NumberFromString })
+
 export class Notifications extends Effect.Service<Notifications>()("app/Notifications", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const broadcast = yield* Broadcast
 
-    const insert = SqlSchema.single({
-      Request: Schema.Struct({
-        userId: Schema.BigInt,
-        type: Schema.String,
-        title: Schema.String,
-        message: Schema.String,
-        now: Schema.DateFromSelf
-      }),
-      Result: Row,
-      execute: (r) =>
-        sql`INSERT INTO notifications (user_id, type, title, message, created_at)
-            VALUES (${r.userId}, ${r.type}, ${r.title}, ${r.message}, ${r.now})
-            RETURNING id, type, title, message, read, created_at`
-    })
-
     const create = Effect.fn("Notifications.create")(function*(userId: bigint, notification: NewNotification) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return new Notification(yield* insert({ userId, ...notification, now }).pipe(orUnavailable))
+      return new Notification(
+        yield* singleOf(Row, sql`
+          INSERT INTO notifications (user_id, type, title, message, created_at)
+          VALUES (${userId}, ${notification.type}, ${notification.title}, ${notification.message}, ${now})
+          RETURNING id, type, title, message, read, created_at`)
+      )
     })
 
     const push = Effect.fn("Notifications.push")(function*(userId: bigint, n: Notification) {
@@ -76,20 +68,18 @@ export class Notifications extends Effect.Service<Notifications>()("app/Notifica
     })
 
     const list = Effect.fn("Notifications.list")(function*(userId: bigint, page: number, limit: number) {
-      const rows = yield* SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: Row,
-        execute: () =>
-          sql`SELECT id, type, title, message, read, created_at FROM notifications
-              WHERE user_id = ${userId} ORDER BY id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`
-      })(undefined).pipe(orUnavailable)
-      const [counts] = yield* sql<{ total: string; unread: string }>`
-        SELECT count(*)::text AS total, count(*) FILTER (WHERE NOT read)::text AS unread
-        FROM notifications WHERE user_id = ${userId}`.pipe(orUnavailable)
+      // Not `pageOf`: one statement counts both the total and the unread.
+      const window = windowOf({ page, limit })
+      const rows = yield* rowsOf(Row, sql`
+        SELECT id, type, title, message, read, created_at FROM notifications
+        WHERE user_id = ${userId} ORDER BY id DESC LIMIT ${window.limit} OFFSET ${window.offset}`)
+      const counts = yield* singleOf(CountsRow, sql`
+        SELECT count(*) AS total, count(*) FILTER (WHERE NOT read) AS unread
+        FROM notifications WHERE user_id = ${userId}`)
       return {
         notifications: rows.map((row) => new Notification(row)),
-        unreadCount: Number(counts!.unread),
-        total: Number(counts!.total),
+        unreadCount: counts.unread,
+        total: counts.total,
         page
       } satisfies NotificationPage
     })

@@ -7,10 +7,11 @@ import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/platform/Errors"
+import type { PageRequest } from "../../schema/platform/Pagination"
 import { unavailableOrDie } from "../../layers/Failures"
 
-/** A statement as the SQL client runs it. */
-export type Statement = Effect.Effect<ReadonlyArray<unknown>, SqlError>
+/** A statement as the SQL client runs it; `E`: what the caller made of some of its errors (`onUniqueViolation`). */
+export type Statement<E = never> = Effect.Effect<ReadonlyArray<unknown>, SqlError | E>
 
 /** What a statement can fail with besides the caller's own errors: `SqlSchema.single` finding no row is a bug. */
 type Infrastructure = SqlError | ParseResult.ParseError | Cause.NoSuchElementException
@@ -25,7 +26,8 @@ export const orUnavailable = <A, E, R>(
   Effect.catchIf(effect, isInfrastructure, unavailableOrDie) as Effect.Effect<A, Exclude<E, Infrastructure> | ServiceUnavailable, R>
 
 /** Runs a statement whose rows are not needed. */
-export const execute = (statement: Statement): Effect.Effect<void, ServiceUnavailable> => Effect.asVoid(orUnavailable(statement))
+export const execute = <E = never>(statement: Statement<E>): Effect.Effect<void, Exclude<E, Infrastructure> | ServiceUnavailable> =>
+  Effect.asVoid(orUnavailable(statement))
 
 /**
  * The decoder of an array of `schema`'s rows, built once per schema: building it (and the parser the
@@ -42,14 +44,62 @@ const rowDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
 }
 
 /** The rows of `statement`, decoded with `schema`. */
-export const rowsOf = <A, I>(
+export const rowsOf = <A, I, E = never>(
   schema: Schema.Schema<A, I>,
-  statement: Statement
-): Effect.Effect<ReadonlyArray<A>, ServiceUnavailable> => orUnavailable(Effect.flatMap(statement, rowDecoder(schema)))
+  statement: Statement<E>
+): Effect.Effect<ReadonlyArray<A>, Exclude<E, Infrastructure> | ServiceUnavailable> =>
+  orUnavailable(Effect.flatMap(statement, rowDecoder(schema)))
 
 /** The first row of `statement`, decoded with `schema`; undefined when there is none. */
-export const firstOf = <A, I>(schema: Schema.Schema<A, I>, statement: Statement): Effect.Effect<A | undefined, ServiceUnavailable> =>
-  Effect.map(rowsOf(schema, statement), (rows) => rows[0])
+export const firstOf = <A, I, E = never>(
+  schema: Schema.Schema<A, I>,
+  statement: Statement<E>
+): Effect.Effect<A | undefined, Exclude<E, Infrastructure> | ServiceUnavailable> => Effect.map(rowsOf(schema, statement), (rows) => rows[0])
+
+/**
+ * The row of a statement that always returns one (an INSERT ... RETURNING, an aggregate), decoded with
+ * `schema`; none is a bug, a defect.
+ */
+export const singleOf = <A, I, E = never>(
+  schema: Schema.Schema<A, I>,
+  statement: Statement<E>
+): Effect.Effect<A, Exclude<E, Infrastructure> | ServiceUnavailable> =>
+  Effect.flatMap(rowsOf(schema, statement), ([row]) =>
+    row === undefined ? Effect.dieMessage("A statement that always returns a row returned none") : Effect.succeed(row))
+
+const Count = Schema.Struct({ n: Schema.NumberFromString })
+
+/** The `n` of a `SELECT count(*) AS n ...`. */
+export const countOf = (statement: Statement): Effect.Effect<number, ServiceUnavailable> =>
+  Effect.map(singleOf(Count, statement), (row) => row.n)
+
+/** The LIMIT and OFFSET of a page of a list. */
+export interface PageWindow {
+  readonly limit: number
+  readonly offset: number
+}
+
+export const windowOf = (request: PageRequest): PageWindow => ({ limit: request.limit, offset: (request.page - 1) * request.limit })
+
+/** A page of a list (docs/rules.md#pagination). */
+export interface PageOf<A> {
+  readonly items: ReadonlyArray<A>
+  readonly total: number
+  readonly page: number
+}
+
+/**
+ * A page of a list: the rows `select` reads in the page's window, decoded with `schema`, then the
+ * total `count` answers (`SELECT count(*) AS n ...` over the same rows).
+ */
+export const pageOf = <A, I>(
+  schema: Schema.Schema<A, I>,
+  request: PageRequest,
+  select: (window: PageWindow) => Statement,
+  count: Statement
+): Effect.Effect<PageOf<A>, ServiceUnavailable> =>
+  Effect.flatMap(rowsOf(schema, select(windowOf(request))), (items) =>
+    Effect.map(countOf(count), (total) => ({ items, total, page: request.page })))
 
 /** How often a transaction that met a serialization failure or a deadlock runs again. */
 const CONFLICT_RETRIES = Schedule.exponential("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
@@ -74,10 +124,18 @@ export const inTransaction = (sql: SqlClient.SqlClient) =>
 const isConflict = (error: unknown): boolean => error instanceof ServiceUnavailable && error.conflict
 
 /** A unique index refused the write (PostgreSQL 23505). */
-export const isUniqueViolation = (error: SqlError): boolean => {
-  const cause: unknown = error.cause
+const isUniqueViolation = (error: unknown): boolean => {
+  const cause: unknown = error instanceof SqlError ? error.cause : undefined
   return typeof cause === "object" && cause !== null && (cause as { readonly code?: unknown }).code === "23505"
 }
+
+/**
+ * `effect`, where a unique index refusing a write (PostgreSQL 23505) is answered by `onViolation`; its
+ * other errors are left to the policy (`orUnavailable`, `inTransaction`).
+ */
+export const onUniqueViolation = <B, E2, R2>(onViolation: () => Effect.Effect<B, E2, R2>) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A | B, E | E2, R | R2> =>
+  Effect.catchIf(effect, isUniqueViolation, onViolation)
 
 /**
  * Publications that must only follow a commit (balance pushes, notifications, live drops) are made

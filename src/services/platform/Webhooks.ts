@@ -1,31 +1,18 @@
 /** Outbound webhook registrations (docs/rules.md#webhook-registration). Delivery comes with the outbox. */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { FieldError, NotFound, ValidationError } from "../../schema/platform/Errors"
 import { Webhook, WebhookId, type WebhookRegistration } from "../../schema/platform/Webhook"
 import { isInternalTarget } from "./WebhookTargets"
-import { orUnavailable } from "./SqlRows"
+import { orUnavailable, rowsOf, singleOf } from "./SqlRows"
+
+const Row = Schema.Struct({ id: WebhookId, url: Schema.String, events: Webhook.fields.events, createdAt: Schema.DateFromSelf })
 
 export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
-
-    const insert = SqlSchema.single({
-      Request: Schema.Struct({ url: Schema.String, events: Schema.Array(Schema.String), secret: Schema.String, now: Schema.DateFromSelf }),
-      Result: Schema.Struct({ id: WebhookId, url: Schema.String, events: Webhook.fields.events, createdAt: Schema.DateFromSelf }),
-      execute: (r) =>
-        sql`INSERT INTO webhooks (url, events, secret, created_at)
-            VALUES (${r.url}, ${r.events}::text[], ${r.secret}, ${r.now})
-            RETURNING id, url, events, created_at`
-    })
-
-    const all = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: Schema.Struct({ id: WebhookId, url: Schema.String, events: Webhook.fields.events, createdAt: Schema.DateFromSelf }),
-      execute: () => sql`SELECT id, url, events, created_at FROM webhooks ORDER BY id`
-    })
 
     const register = Effect.fn("Webhooks.register")(function*(registration: WebhookRegistration) {
       if (config.webhookBlockPrivateTargets && (yield* isInternalTarget(registration.url))) {
@@ -34,12 +21,15 @@ export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
         })
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      const row = yield* insert({ ...registration, now }).pipe(orUnavailable)
+      const row = yield* singleOf(Row, sql`
+        INSERT INTO webhooks (url, events, secret, created_at)
+        VALUES (${registration.url}, ${registration.events}::text[], ${registration.secret}, ${now})
+        RETURNING id, url, events, created_at`)
       return new Webhook(row)
     })
 
     const list = Effect.fn("Webhooks.list")(function*() {
-      const rows = yield* all(undefined).pipe(orUnavailable)
+      const rows = yield* rowsOf(Row, sql`SELECT id, url, events, created_at FROM webhooks ORDER BY id`)
       return rows.map((row) => new Webhook(row))
     })
 
