@@ -12,8 +12,8 @@
  * ITEM_SELL row naming it and a sale can be traced and reconciled entry by entry. Its entries are
  * locked in id order first, so concurrent sales never deadlock.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { ItemNotAvailable } from "../../schema/platform/Errors"
 import { DropSource } from "../../schema/games/Game"
@@ -28,7 +28,7 @@ import {
 } from "../../schema/games/Inventory"
 import { Ledger } from "../money/Ledger"
 import { Realtime } from "../platform/Realtime"
-import { inTransaction, orUnavailable } from "../platform/SqlRows"
+import { firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
 
 export interface InventoryQuery {
   /** Absent: entries of every status. */
@@ -57,6 +57,8 @@ const EntryRow = Schema.Struct({
 })
 
 const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt })
+const AddedRow = Schema.Struct({ id: InventoryItemId })
+const TotalsRow = Schema.Struct({ total: Schema.Number, totalValueCents: Schema.BigInt })
 
 const toEntry = (row: typeof EntryRow.Type): InventoryEntry => ({
   id: row.id,
@@ -73,26 +75,15 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     const ledger = yield* Ledger
     const realtime = yield* Realtime
 
-    const insert = SqlSchema.single({
-      Request: Schema.Struct({
-        userId: Schema.BigInt,
-        itemId: Schema.BigInt,
-        source: Schema.String,
-        now: Schema.DateFromSelf
-      }),
-      Result: Schema.Struct({ id: InventoryItemId }),
-      execute: (e) =>
-        sql`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-            VALUES (${e.userId}, ${e.itemId}, ${e.source}, ${e.now}, ${e.now}) RETURNING id`
-    })
-
     /**
      * Adds an AVAILABLE entry of `itemId`; returns its id. One statement, so it joins the caller's
      * database transaction (`sql.withTransaction`) and commits or rolls back with it.
      */
     const add = Effect.fn("Inventory.add")(function*(userId: UserId, itemId: ItemId, source: DropSource) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const row = yield* insert({ userId, itemId, source, now }).pipe(orUnavailable)
+      const row = yield* singleOf(AddedRow, sql`
+        INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+        VALUES (${userId}, ${itemId}, ${source}, ${now}, ${now}) RETURNING id`)
       return row.id
     })
 
@@ -105,49 +96,24 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
         sql`ii.user_id = ${userId}`,
         ...(query.status === undefined ? [] : [sql`ii.status = ${query.status}`])
       ])
-      const rows = yield* SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: EntryRow,
-        execute: () =>
-          sql`SELECT ii.id, ii.status, ii.source, ii.acquired_at, i.id AS item_id, i.name, i.rarity, i.value_cents, i.image_url
-              FROM inventory_items ii JOIN items i ON i.id = ii.item_id
-              WHERE ${where}
-              ORDER BY ii.acquired_at DESC, ii.id DESC
-              LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`
-      })(undefined)
-      const [totals] = yield* sql<{ readonly total: number; readonly totalValueCents: string }>`
+      // Not `pageOf`: one statement counts the entries and sums the AVAILABLE ones' values.
+      const { limit, offset } = windowOf(query)
+      const rows = yield* rowsOf(EntryRow, sql`
+        SELECT ii.id, ii.status, ii.source, ii.acquired_at, i.id AS item_id, i.name, i.rarity, i.value_cents, i.image_url
+        FROM inventory_items ii JOIN items i ON i.id = ii.item_id
+        WHERE ${where}
+        ORDER BY ii.acquired_at DESC, ii.id DESC
+        LIMIT ${limit} OFFSET ${offset}`)
+      const totals = yield* singleOf(TotalsRow, sql`
         SELECT (SELECT count(*)::int FROM inventory_items ii WHERE ${where}) AS total,
                (SELECT COALESCE(SUM(i.value_cents), 0)::text FROM inventory_items ii JOIN items i ON i.id = ii.item_id
-                WHERE ii.user_id = ${userId} AND ii.status = 'AVAILABLE') AS total_value_cents`
+                WHERE ii.user_id = ${userId} AND ii.status = 'AVAILABLE') AS total_value_cents`)
       return {
         items: rows.map(toEntry),
-        total: totals!.total,
+        total: totals.total,
         page: query.page,
-        totalValueCents: BigInt(totals!.totalValueCents)
+        totalValueCents: totals.totalValueCents
       } satisfies InventoryPage
-    }, orUnavailable)
-
-    const markSold = SqlSchema.findOne({
-      Request: Schema.Struct({ userId: Schema.BigInt, entryId: Schema.BigInt, now: Schema.DateFromSelf }),
-      Result: SoldRow,
-      execute: (r) =>
-        sql`UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${r.now}
-            FROM items i
-            WHERE ii.id = ${r.entryId} AND ii.user_id = ${r.userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
-            RETURNING ii.id, i.value_cents`
-    })
-
-    const markAllSold = SqlSchema.findAll({
-      Request: Schema.Struct({ userId: Schema.BigInt, now: Schema.DateFromSelf }),
-      Result: SoldRow,
-      execute: (r) =>
-        sql`WITH picked AS (
-              SELECT id FROM inventory_items WHERE user_id = ${r.userId} AND status = 'AVAILABLE' ORDER BY id FOR UPDATE
-            )
-            UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${r.now}
-            FROM items i
-            WHERE ii.id IN (SELECT id FROM picked) AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
-            RETURNING ii.id, i.value_cents`
     })
 
     const creditSale = (userId: UserId, sold: typeof SoldRow.Type) =>
@@ -165,12 +131,16 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     const sell = Effect.fn("Inventory.sell")(function*(userId: UserId, entryId: InventoryItemId) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const result = yield* transaction(Effect.gen(function*() {
-        const sold = yield* markSold({ userId, entryId, now })
-        if (Option.isNone(sold)) return yield* notAvailable()
-        const posting = yield* creditSale(userId, sold.value)
+        const sold = yield* firstOf(SoldRow, sql`
+          UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
+          FROM items i
+          WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
+          RETURNING ii.id, i.value_cents`)
+        if (sold === undefined) return yield* notAvailable()
+        const posting = yield* creditSale(userId, sold)
         return {
-          soldItemId: sold.value.id,
-          creditedCents: sold.value.valueCents,
+          soldItemId: sold.id,
+          creditedCents: sold.valueCents,
           balanceCents: posting.balanceAfterCents
         } satisfies SaleResult
       }))
@@ -185,7 +155,15 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     const sellAll = Effect.fn("Inventory.sellAll")(function*(userId: UserId) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const result = yield* transaction(Effect.gen(function*() {
-        const sold = [...(yield* markAllSold({ userId, now }))].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        const marked = yield* rowsOf(SoldRow, sql`
+          WITH picked AS (
+            SELECT id FROM inventory_items WHERE user_id = ${userId} AND status = 'AVAILABLE' ORDER BY id FOR UPDATE
+          )
+          UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
+          FROM items i
+          WHERE ii.id IN (SELECT id FROM picked) AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
+          RETURNING ii.id, i.value_cents`)
+        const sold = [...marked].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
         let creditedCents = 0n
         let balanceCents: bigint | undefined
         for (const entry of sold) {
@@ -193,8 +171,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
           creditedCents += entry.valueCents
         }
         if (balanceCents === undefined) {
-          const [row] = yield* sql<{ readonly balanceCents: string }>`SELECT balance_cents FROM users WHERE id = ${userId}`
-          balanceCents = BigInt(row?.balanceCents ?? 0)
+          balanceCents = (yield* ledger.balanceOf(userId)) ?? 0n
         }
         return { soldCount: sold.length, creditedCents, balanceCents } satisfies SellAllResult
       }))

@@ -42,7 +42,7 @@ import { Ledger } from "./Ledger"
 import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
-import { firstOf, inTransaction, orUnavailable, rowsOf, type Statement } from "../platform/SqlRows"
+import { firstOf, inTransaction, pageOf, rowsOf, singleOf, type Statement } from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /** Deposits the expiry job closes per transaction. */
@@ -155,7 +155,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         Effect.mapError(() => new GatewayUnavailable())
       )
       const at = yield* now
-      const row = yield* selectFirst(sql`
+      const row = yield* singleOf(Row, sql`
         WITH d AS (
           INSERT INTO deposits (user_id, amount_cents, fee_cents, method, external_id, expires_at, qr_code, qr_code_text,
                                 created_at, updated_at)
@@ -165,20 +165,23 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         )
         SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
       yield* moneyMovement("deposit", "initiated", amountCents)
-      return row!
+      return row
     })
 
     const list = Effect.fn("Deposits.list")(function*(
       userId: UserId,
       paging: { readonly page: number; readonly limit: number }
     ) {
-      const rows = yield* selectRows(sql`
-        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
-        WHERE d.user_id = ${userId}
-        ORDER BY d.id DESC LIMIT ${paging.limit} OFFSET ${(paging.page - 1) * paging.limit}`)
-      const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM deposits WHERE user_id = ${userId}`
-        .pipe(orUnavailable)
-      return { deposits: rows.map(depositView), total: Number(count!.n), page: paging.page }
+      const { items, page, total } = yield* pageOf(
+        Row,
+        paging,
+        ({ limit, offset }) =>
+          sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
+              WHERE d.user_id = ${userId}
+              ORDER BY d.id DESC LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM deposits WHERE user_id = ${userId}`
+      )
+      return { deposits: items.map(depositView), total, page }
     })
 
     const adminList = Effect.fn("Deposits.adminList")(function*(query: {
@@ -187,14 +190,16 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       readonly limit: number
     }) {
       const status = query.status ?? null
-      const rows = yield* selectRows(sql`
-        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
-        WHERE (${status}::text IS NULL OR d.status = ${status}::text)
-        ORDER BY d.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
-      const [count] = yield* sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM deposits WHERE (${status}::text IS NULL OR status = ${status}::text)`
-        .pipe(orUnavailable)
-      return { deposits: rows.map(adminView), total: Number(count!.n), page: query.page }
+      const { items, page, total } = yield* pageOf(
+        Row,
+        query,
+        ({ limit, offset }) =>
+          sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
+              WHERE (${status}::text IS NULL OR d.status = ${status}::text)
+              ORDER BY d.id DESC LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM deposits WHERE (${status}::text IS NULL OR status = ${status}::text)`
+      )
+      return { deposits: items.map(adminView), total, page }
     })
 
     /**

@@ -7,7 +7,7 @@
  * A debit is a conditional update (`balance_cents + amount >= 0`): no race, cache or missing lock
  * can overdraw an account, and the CHECK constraint on users backs it up.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { InsufficientBalance } from "../../schema/platform/Errors"
 import { TransactionId, type UserId } from "../../schema/platform/Ids"
@@ -19,7 +19,7 @@ import {
   type Reference,
   type TransactionType
 } from "../../schema/money/Ledger"
-import { orUnavailable } from "../platform/SqlRows"
+import { firstOf, orUnavailable, rowsOf } from "../platform/SqlRows"
 
 export interface Movement<T> {
   readonly userId: UserId
@@ -30,6 +30,7 @@ export interface Movement<T> {
 }
 
 const PostingRow = Schema.Struct({ id: TransactionId, balanceAfterCents: Schema.BigInt })
+const BalanceRow = Schema.Struct({ balanceCents: Schema.BigInt })
 
 /** A user whose stored balance differs from the sum of their movements, or is negative. */
 const DiscrepancyRow = Schema.Struct({
@@ -42,33 +43,6 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const move = SqlSchema.findOne({
-      Request: Schema.Struct({
-        userId: Schema.BigInt,
-        type: Schema.String,
-        signedCents: Schema.BigInt,
-        counterparty: Schema.String,
-        referenceType: Schema.NullOr(Schema.String),
-        referenceId: Schema.NullOr(Schema.BigInt),
-        reason: Schema.NullOr(Schema.String),
-        createdAt: Schema.DateFromSelf
-      }),
-      Result: PostingRow,
-      execute: (m) =>
-        sql`
-          WITH moved AS (
-            UPDATE users SET balance_cents = balance_cents + ${m.signedCents}, updated_at = ${m.createdAt}
-            WHERE id = ${m.userId} AND balance_cents + ${m.signedCents} >= 0
-            RETURNING id, balance_cents
-          )
-          INSERT INTO transactions
-            (user_id, type, amount_cents, balance_after_cents, counterparty, reference_type, reference_id, reason, created_at)
-          SELECT id, ${m.type}, ${m.signedCents}, balance_cents, ${m.counterparty},
-                 ${m.referenceType}, ${m.referenceId}, ${m.reason}, ${m.createdAt}
-          FROM moved
-          RETURNING id, balance_after_cents`
-    })
-
     const userExists = (userId: UserId) =>
       sql`SELECT 1 FROM users WHERE id = ${userId}`.pipe(Effect.map((rows) => rows.length > 0))
 
@@ -77,18 +51,20 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       Effect.gen(function*() {
         if (signedCents === 0n) return yield* Effect.dieMessage("Ledger: a movement of 0 cents")
         const createdAt = new Date(yield* Clock.currentTimeMillis)
-        const posted = yield* move({
-          userId,
-          type,
-          signedCents,
-          counterparty: counterpartyOf(type),
-          referenceType: reference?.type ?? null,
-          referenceId: reference?.id ?? null,
-          reason: reason ?? null,
-          createdAt
-        })
-        if (Option.isSome(posted)) {
-          return Option.some<Posting>({ transactionId: posted.value.id, balanceAfterCents: posted.value.balanceAfterCents })
+        const posted = yield* firstOf(PostingRow, sql`
+          WITH moved AS (
+            UPDATE users SET balance_cents = balance_cents + ${signedCents}, updated_at = ${createdAt}
+            WHERE id = ${userId} AND balance_cents + ${signedCents} >= 0
+            RETURNING id, balance_cents
+          )
+          INSERT INTO transactions
+            (user_id, type, amount_cents, balance_after_cents, counterparty, reference_type, reference_id, reason, created_at)
+          SELECT id, ${type}, ${signedCents}, balance_cents, ${counterpartyOf(type)},
+                 ${reference?.type ?? null}, ${reference?.id ?? null}, ${reason ?? null}, ${createdAt}
+          FROM moved
+          RETURNING id, balance_after_cents`)
+        if (posted !== undefined) {
+          return Option.some<Posting>({ transactionId: posted.id, balanceAfterCents: posted.balanceAfterCents })
         }
         // Nothing moved: either the balance does not cover it, or the caller named no real user.
         if (!(yield* userExists(userId))) return yield* Effect.dieMessage(`Ledger: no user ${userId}`)
@@ -158,17 +134,16 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
      * Reconciliation: every user whose balance is not the sum of their movements, or is negative.
      * Empty on a healthy ledger; operations can run it at any time.
      */
-    const discrepancies = SqlSchema.findAll({
-      Request: Schema.Void,
-      Result: DiscrepancyRow,
-      execute: () =>
-        sql`
-          SELECT u.id::text AS user_id, u.balance_cents, COALESCE(SUM(t.amount_cents), 0) AS ledger_sum_cents
-          FROM users u LEFT JOIN transactions t ON t.user_id = u.id
-          GROUP BY u.id
-          HAVING u.balance_cents <> COALESCE(SUM(t.amount_cents), 0) OR u.balance_cents < 0`
-    })(undefined).pipe(orUnavailable, Effect.withSpan("Ledger.discrepancies"))
+    const discrepancies = rowsOf(DiscrepancyRow, sql`
+      SELECT u.id::text AS user_id, u.balance_cents, COALESCE(SUM(t.amount_cents), 0) AS ledger_sum_cents
+      FROM users u LEFT JOIN transactions t ON t.user_id = u.id
+      GROUP BY u.id
+      HAVING u.balance_cents <> COALESCE(SUM(t.amount_cents), 0) OR u.balance_cents < 0`).pipe(Effect.withSpan("Ledger.discrepancies"))
 
-    return { credit, debit, debitSteps, adjust, discrepancies } as const
+    /** The user's balance as stored; undefined when there is no such user. */
+    const balanceOf = (userId: UserId) =>
+      Effect.map(firstOf(BalanceRow, sql`SELECT balance_cents FROM users WHERE id = ${userId}`), (row) => row?.balanceCents)
+
+    return { credit, debit, debitSteps, adjust, discrepancies, balanceOf } as const
   })
 }) {}

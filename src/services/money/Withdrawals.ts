@@ -47,7 +47,7 @@ import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { TwoFactor } from "../identity/TwoFactor"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
-import { firstOf, inTransaction, orUnavailable, rowsOf, type Statement } from "../platform/SqlRows"
+import { firstOf, inTransaction, pageOf, singleOf, type Statement } from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /**
@@ -75,6 +75,11 @@ const Row = Schema.Struct({
   payoutError: Schema.NullOr(Schema.String)
 })
 type Row = typeof Row.Type
+
+const IdRow = Schema.Struct({ id: WithdrawalId })
+
+/** What docs/rules.md#withdrawal-2fa asks of the user's withdrawals. */
+const RecentRow = Schema.Struct({ total: Schema.BigInt, paidToKey: Schema.Boolean })
 
 /** Selected from `w` (the withdrawals, or a CTE of updated ones) joined with `u` (users). */
 const COLUMNS = `w.id, w.user_id, u.username, w.amount_cents, w.status, w.payment_method, w.pix_key_type, w.pix_key,
@@ -153,26 +158,21 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const gateway = yield* PaymentGateway
     const columns = sql.literal(COLUMNS)
 
-    /** Rows of statements selecting COLUMNS. */
-    const selectRows = (statement: Statement) => rowsOf(Row, statement)
+    /** The row of a statement selecting COLUMNS. */
     const selectFirst = (statement: Statement) => firstOf(Row, statement)
 
-    const findById = (id: WithdrawalId) =>
-      selectFirst(sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id WHERE w.id = ${id}`)
+    const byId = (id: WithdrawalId) => sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id WHERE w.id = ${id}`
+    const findById = (id: WithdrawalId) => selectFirst(byId(id))
 
     /** `UPDATE withdrawals SET ... WHERE ... RETURNING *`: the row in COLUMNS' shape, if it matched. */
     const updateOne = (update: SqlStatement.Fragment) =>
       selectFirst(sql`WITH w AS (${update}) SELECT ${columns} FROM w JOIN users u ON u.id = w.user_id`)
 
     const balanceOf = (userId: UserId) =>
-      sql<{ balanceCents: string }>`SELECT balance_cents FROM users WHERE id = ${userId}`.pipe(
-        orUnavailable,
-        Effect.flatMap((rows) =>
-          rows.length === 0
-            ? Effect.dieMessage(`Withdrawals: user ${userId} does not exist`)
-            : Effect.succeed(BigInt(rows[0]!.balanceCents))
-        )
-      )
+      Effect.flatMap(ledger.balanceOf(userId), (balanceCents) =>
+        balanceCents === undefined
+          ? Effect.dieMessage(`Withdrawals: user ${userId} does not exist`)
+          : Effect.succeed(balanceCents))
 
     const transaction = inTransaction(sql)
 
@@ -183,14 +183,14 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const codeNeeded = (userId: UserId, amountCents: bigint, pixKeyType: PixKeyType, pixKey: string, now: number) =>
       Effect.gen(function*() {
         if (!(yield* twoFactor.isEnabled(userId))) return false
-        const [recent] = yield* sql<{ total: string; paidToKey: boolean }>`
+        const recent = yield* singleOf(RecentRow, sql`
           SELECT
             COALESCE(sum(amount_cents) FILTER (
               WHERE status IN ('PENDING', 'PROCESSING', 'COMPLETED') AND requested_at > ${new Date(now - TWO_FACTOR_WINDOW_MS)}
             ), 0)::text AS total,
             COALESCE(bool_or(status = 'COMPLETED' AND pix_key_type = ${pixKeyType} AND pix_key = ${pixKey}), false) AS paid_to_key
-          FROM withdrawals WHERE user_id = ${userId}`.pipe(orUnavailable)
-        return BigInt(recent!.total) + amountCents > TWO_FACTOR_THRESHOLD_CENTS || !recent!.paidToKey
+          FROM withdrawals WHERE user_id = ${userId}`)
+        return recent.total + amountCents > TWO_FACTOR_THRESHOLD_CENTS || !recent.paidToKey
       })
 
     const requestedNotice = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string) => ({
@@ -224,11 +224,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             if (!withCode && (yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now))) {
               return yield* new TwoFactorRequired()
             }
-            const [inserted] = yield* sql<{ id: string }>`
+            const { id } = yield* singleOf(IdRow, sql`
               INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at)
               VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${new Date(now)})
-              RETURNING id`
-            const id = BigInt(inserted!.id) as WithdrawalId
+              RETURNING id`)
             const posting = yield* ledger.debit({
               userId,
               type: "WITHDRAWAL",
@@ -243,8 +242,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
               metadata: { amountCents: String(input.amountCents), pixKeyType, twoFactor: withCode }
             })
             const notification = yield* notifications.create(userId, requestedNotice(input.amountCents, pixKeyType, pixKey))
-            const row = yield* findById(id)
-            return { balanceCents: posting.balanceAfterCents, notification, row: row! }
+            const row = yield* singleOf(Row, byId(id))
+            return { balanceCents: posting.balanceAfterCents, notification, row }
           }))
           yield* realtime.balanceChanged(userId, balanceCents)
           yield* notifications.push(userId, notification)
@@ -259,13 +258,16 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       userId: UserId,
       paging: { readonly page: number; readonly limit: number }
     ) {
-      const rows = yield* selectRows(sql`
-        SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
-        WHERE w.user_id = ${userId}
-        ORDER BY w.id DESC LIMIT ${paging.limit} OFFSET ${(paging.page - 1) * paging.limit}`)
-      const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE user_id = ${userId}`
-        .pipe(orUnavailable)
-      return { withdrawals: rows.map(view), total: Number(count!.n), page: paging.page }
+      const { items, page, total } = yield* pageOf(
+        Row,
+        paging,
+        ({ limit, offset }) =>
+          sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
+              WHERE w.user_id = ${userId}
+              ORDER BY w.id DESC LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM withdrawals WHERE user_id = ${userId}`
+      )
+      return { withdrawals: items.map(view), total, page }
     })
 
     /**
@@ -327,14 +329,16 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       readonly limit: number
     }) {
       const status = query.status ?? null
-      const rows = yield* selectRows(sql`
-        SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
-        WHERE (${status}::text IS NULL OR w.status = ${status}::text)
-        ORDER BY w.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
-      const [count] = yield* sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM withdrawals WHERE (${status}::text IS NULL OR status = ${status}::text)`
-        .pipe(orUnavailable)
-      return { withdrawals: rows.map(adminView), total: Number(count!.n), page: query.page }
+      const { items, page, total } = yield* pageOf(
+        Row,
+        query,
+        ({ limit, offset }) =>
+          sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
+              WHERE (${status}::text IS NULL OR w.status = ${status}::text)
+              ORDER BY w.id DESC LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM withdrawals WHERE (${status}::text IS NULL OR status = ${status}::text)`
+      )
+      return { withdrawals: items.map(adminView), total, page }
     })
 
     /** Why an administrator's action on a PENDING withdrawal found it in another state. */
