@@ -11,7 +11,7 @@
  * the same transaction.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import {
   type BattleId,
   BattleMode,
@@ -29,7 +29,7 @@ import { Ledger } from "../money/Ledger"
 import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
-import { inTransaction, orUnavailable, rowsOf } from "../platform/SqlRows"
+import { firstOf, inTransaction, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 const BattleRow = Schema.Struct({
@@ -59,6 +59,10 @@ const PlayerRow = Schema.Struct({
   totalValueCents: Schema.BigInt,
   isWinner: Schema.Boolean
 })
+
+const SeatRow = Schema.Struct({ userId: UserId, slot: Schema.Number })
+const CasePriceRow = Schema.Struct({ id: CaseId, priceCents: Schema.BigInt })
+const CreatedRow = Schema.Struct({ id: Schema.String })
 
 const CaseRow = Schema.Struct({
   battleId: Schema.String,
@@ -183,10 +187,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       })
 
     const findRow = (id: BattleId, lock: boolean) =>
-      Effect.map(
-        rowsOf(BattleRow, sql`SELECT ${battleColumns} FROM battles WHERE id = ${id} ${sql.literal(lock ? "FOR UPDATE" : "")}`),
-        (rows) => rows[0]
-      )
+      firstOf(BattleRow, sql`SELECT ${battleColumns} FROM battles WHERE id = ${id} ${sql.literal(lock ? "FOR UPDATE" : "")}`)
 
     const get = Effect.fn("Battles.get")(function*(id: BattleId) {
       const row = yield* findRow(id, false)
@@ -200,12 +201,15 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       readonly limit: number
     }) {
       const status = query.status ?? null
-      const rows = yield* rowsOf(BattleRow, sql`
-        SELECT ${battleColumns} FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)
-        ORDER BY id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
-      const [count] = yield* sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)`.pipe(orUnavailable)
-      return { battles: yield* viewsOf(rows, false), total: Number(count!.n), page: query.page }
+      const { items, page, total } = yield* pageOf(
+        BattleRow,
+        query,
+        ({ limit, offset }) =>
+          sql`SELECT ${battleColumns} FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)
+              ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)`
+      )
+      return { battles: yield* viewsOf(items, false), total, page }
     })
 
     const teamOf = (mode: BattleMode, slot: number) => (mode === "TEAM" ? (slot <= 2 ? 1 : 2) : null)
@@ -213,23 +217,19 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     /** docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. */
     const create = Effect.fn("Battles.create")(function*(userId: UserId, request: CreateBattleRequest) {
       const distinct = [...new Set(request.caseIds)]
-      const cases = yield* rowsOf(
-        Schema.Struct({ id: CaseId, priceCents: Schema.BigInt }),
-        sql`SELECT id, price_cents FROM cases WHERE id IN ${sql.in(distinct)} AND is_active`
-      )
+      const cases = yield* rowsOf(CasePriceRow, sql`SELECT id, price_cents FROM cases WHERE id IN ${sql.in(distinct)} AND is_active`)
       if (cases.length !== distinct.length) return yield* new CaseNotFound()
       const priceOf = new Map(cases.map((c) => [c.id, c.priceCents]))
       const entry = request.caseIds.reduce((sum, id) => sum + priceOf.get(id)!, 0n)
       const at = yield* now
       const seed = yield* fairness.newServerSeed
       const { balanceCents, id } = yield* transaction(Effect.gen(function*() {
-        const [battle] = yield* sql<{ id: string }>`
+        const { id } = yield* singleOf(CreatedRow, sql`
           INSERT INTO battles (creator_id, mode, max_players, entry_price_cents, player_count, server_seed, server_seed_hash,
                                created_at)
           VALUES (${userId}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed}, ${seed.serverSeedHash},
                   ${at})
-          RETURNING id`
-        const id = battle!.id
+          RETURNING id`)
         // Each round keeps its case's ranges and values as they are now (`items`, in roll order), so
         // that editing the case later cannot change a battle its players already paid for.
         const rounds = request.caseIds.map((caseId, index) => ({
@@ -257,17 +257,15 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const join = Effect.fn("Battles.join")(function*(userId: UserId, id: BattleId) {
       const at = yield* now
       const joined = yield* transaction(Effect.gen(function*() {
-        const taken = yield* rowsOf(BattleRow, sql`
+        const battle = yield* firstOf(BattleRow, sql`
           UPDATE battles SET player_count = player_count + 1
           WHERE id = ${id} AND status = 'WAITING' AND player_count < max_players
           RETURNING ${battleColumns}`)
-        const battle = taken[0]
         if (battle === undefined) {
           return yield* (yield* findRow(id, false)) === undefined ? battleNotFound() : notOpen()
         }
-        const seats = yield* sql<{ slot: number; userId: string }>`
-          SELECT slot, user_id::text AS user_id FROM battle_players WHERE battle_id = ${id}`
-        if (seats.some((s) => s.userId === String(userId))) return yield* new Conflict({ message: "Already joined" })
+        const seats = yield* rowsOf(SeatRow, sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id}`)
+        if (seats.some((s) => s.userId === userId)) return yield* new Conflict({ message: "Already joined" })
         const used = new Set(seats.map((s) => s.slot))
         const slot = [1, 2, 3, 4].find((s) => !used.has(s))!
         yield* sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
@@ -297,10 +295,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         const battle = yield* findRow(id, true)
         if (battle === undefined) return yield* battleNotFound()
         if (battle.status !== "WAITING") return yield* notOpen()
-        const seats = yield* rowsOf(
-          Schema.Struct({ userId: UserId, slot: Schema.Number }),
-          sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id} ORDER BY slot`
-        )
+        const seats = yield* rowsOf(SeatRow, sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id} ORDER BY slot`)
         if (!seats.some((s) => s.userId === userId)) return yield* new BadRequest({ message: "You are not in this battle" })
         const leaving = userId === battle.creatorId ? seats : seats.filter((s) => s.userId === userId)
         if (userId === battle.creatorId) {
@@ -361,7 +356,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * once the battle is FINISHED; anyone else (or earlier) gets 404 (docs/rules.md#verification-access).
      */
     const verifyRoll = Effect.fn("Battles.verifyRoll")(function*(requester: SignedInUser, rollId: BattleRollId) {
-      const found = yield* rowsOf(VerifiedRollRow, sql`
+      const r = yield* firstOf(VerifiedRollRow, sql`
         SELECT r.id, r.battle_id::text AS battle_id, r.round_number, r.user_id, r.roll, r.server_seed, r.server_seed_hash,
                r.client_seed, r.nonce, r.range_start, r.range_end, r.item_id, i.name AS item_name, i.rarity,
                r.value_cents, i.image_url, b.server_seed_hash AS battle_seed_hash
@@ -369,9 +364,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         WHERE r.id = ${rollId} AND b.status = 'FINISHED'
           AND (${requester.role === "ADMIN"} OR EXISTS (
             SELECT 1 FROM battle_players p WHERE p.battle_id = r.battle_id AND p.user_id = ${requester.id}))`)
-      const roll = Option.fromNullable(found[0])
-      if (Option.isNone(roll)) return yield* NotFound.of("Battle roll")
-      const r = roll.value
+      if (r === undefined) return yield* NotFound.of("Battle roll")
       const calculatedRoll = caseRoll(r.serverSeed, r.clientSeed, r.nonce)
       return {
         rollId: r.id,

@@ -1,11 +1,11 @@
 /** Statistics of openings (docs/rules.md#opening-statistics): per user and per case. */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { CaseNotFound } from "../../schema/platform/Errors"
 import type { CaseId, UserId } from "../../schema/platform/Ids"
 import { ItemId } from "../../schema/platform/Ids"
-import { orUnavailable } from "../platform/SqlRows"
+import { firstOf, orUnavailable, rowsOf, singleOf } from "../platform/SqlRows"
 
 const BestDropRow = Schema.Struct({
   itemId: ItemId,
@@ -16,6 +16,21 @@ const BestDropRow = Schema.Struct({
   createdAt: Schema.DateFromSelf
 })
 
+const UserTotalsRow = Schema.Struct({
+  totalOpened: Schema.Number,
+  totalSpentCents: Schema.BigInt,
+  totalWonCents: Schema.BigInt,
+  flipCount: Schema.Number
+})
+const FavoriteRow = Schema.Struct({ name: Schema.String })
+const CaseTotalsRow = Schema.Struct({
+  totalOpened: Schema.NumberFromString,
+  uniqueOpeners: Schema.NumberFromString,
+  totalVolume: Schema.BigInt,
+  averageProfit: Schema.BigInt
+})
+const DistributionRow = Schema.Struct({ rarity: Schema.String, count: Schema.NumberFromString })
+
 /** Two decimals, for percentages. */
 const round2 = (n: number) => Math.round(n * 100) / 100
 
@@ -25,35 +40,27 @@ export class GameStats extends Effect.Service<GameStats>()("app/GameStats", {
 
     /** UserCaseStats: running totals kept by each opening, the favourite case and the best drop. */
     const userCaseStats = Effect.fn("GameStats.userCaseStats")(function*(userId: UserId) {
-      const [totals] = yield* sql<{ totalOpened: number; totalSpentCents: string; totalWonCents: string; flipCount: number }>`
-        SELECT total_opened, total_spent_cents, total_won_cents, flip_count FROM user_case_stats WHERE user_id = ${userId}`
-        .pipe(orUnavailable)
-      const [favorite] = yield* sql<{ name: string }>`
+      const totals = yield* firstOf(UserTotalsRow, sql`
+        SELECT total_opened, total_spent_cents, total_won_cents, flip_count FROM user_case_stats WHERE user_id = ${userId}`)
+      const favorite = yield* firstOf(FavoriteRow, sql`
         SELECT c.name FROM case_openings o JOIN cases c ON c.id = o.case_id WHERE o.user_id = ${userId}
-        GROUP BY c.id, c.name ORDER BY count(*) DESC, max(o.id) DESC LIMIT 1`.pipe(orUnavailable)
-      const best = yield* SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: BestDropRow,
-        execute: () =>
-          sql`SELECT i.id AS item_id, i.name, i.rarity, o.item_value_cents AS value_cents, i.image_url, o.created_at
-              FROM user_case_stats s JOIN case_openings o ON o.id = s.best_drop_opening_id JOIN items i ON i.id = o.item_id
-              WHERE s.user_id = ${userId}`
-      })(undefined).pipe(orUnavailable)
-      const spent = BigInt(totals?.totalSpentCents ?? 0)
-      const won = BigInt(totals?.totalWonCents ?? 0)
+        GROUP BY c.id, c.name ORDER BY count(*) DESC, max(o.id) DESC LIMIT 1`)
+      const best = yield* firstOf(BestDropRow, sql`
+        SELECT i.id AS item_id, i.name, i.rarity, o.item_value_cents AS value_cents, i.image_url, o.created_at
+        FROM user_case_stats s JOIN case_openings o ON o.id = s.best_drop_opening_id JOIN items i ON i.id = o.item_id
+        WHERE s.user_id = ${userId}`)
+      const spent = totals?.totalSpentCents ?? 0n
+      const won = totals?.totalWonCents ?? 0n
       return {
         totalOpened: totals?.totalOpened ?? 0,
         totalSpent: spent,
         totalWon: won,
         profit: won - spent,
         favoriteCase: favorite?.name ?? null,
-        bestDrop: Option.match(best, {
-          onNone: () => null,
-          onSome: (row) => ({
-            item: { id: row.itemId, name: row.name, rarity: row.rarity, valueCents: row.valueCents, imageUrl: row.imageUrl },
-            date: row.createdAt
-          })
-        }),
+        bestDrop: best === undefined ? null : {
+          item: { id: best.itemId, name: best.name, rarity: best.rarity, valueCents: best.valueCents, imageUrl: best.imageUrl },
+          date: best.createdAt
+        },
         flipCount: totals?.flipCount ?? 0
       }
     })
@@ -62,24 +69,24 @@ export class GameStats extends Effect.Service<GameStats>()("app/GameStats", {
     const caseStats = Effect.fn("GameStats.caseStats")(function*(caseId: CaseId) {
       const [exists] = yield* sql`SELECT 1 FROM cases WHERE id = ${caseId}`.pipe(orUnavailable)
       if (exists === undefined) return yield* new CaseNotFound()
-      const [totals] = yield* sql<{ totalOpened: string; uniqueOpeners: string; totalVolume: string; averageProfit: string }>`
+      const totals = yield* singleOf(CaseTotalsRow, sql`
         SELECT count(*)::text AS total_opened, count(DISTINCT user_id)::text AS unique_openers,
                COALESCE(sum(price_paid_cents), 0)::text AS total_volume,
                COALESCE(round(avg(profit)), 0)::text AS average_profit
-        FROM case_openings WHERE case_id = ${caseId}`.pipe(orUnavailable)
-      const distribution = yield* sql<{ rarity: string; count: string }>`
+        FROM case_openings WHERE case_id = ${caseId}`)
+      const distribution = yield* rowsOf(DistributionRow, sql`
         SELECT i.rarity, count(*)::text AS count FROM case_openings o JOIN items i ON i.id = o.item_id
-        WHERE o.case_id = ${caseId} GROUP BY i.rarity ORDER BY count(*) DESC, i.rarity`.pipe(orUnavailable)
-      const totalOpened = Number(totals!.totalOpened)
+        WHERE o.case_id = ${caseId} GROUP BY i.rarity ORDER BY count(*) DESC, i.rarity`)
+      const { totalOpened } = totals
       return {
         totalOpened,
-        uniqueOpeners: Number(totals!.uniqueOpeners),
-        totalVolume: BigInt(totals!.totalVolume),
-        averageProfit: BigInt(totals!.averageProfit),
+        uniqueOpeners: totals.uniqueOpeners,
+        totalVolume: totals.totalVolume,
+        averageProfit: totals.averageProfit,
         dropDistribution: distribution.map((row) => ({
           rarity: row.rarity,
-          count: Number(row.count),
-          percentage: round2((Number(row.count) / totalOpened) * 100)
+          count: row.count,
+          percentage: round2((row.count / totalOpened) * 100)
         }))
       }
     })

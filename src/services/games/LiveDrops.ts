@@ -2,13 +2,13 @@
  * The live-drop feed (docs/rules.md#live-drops): rows in `live_drops` written in the transaction of the win, and a
  * broadcast on channel `live-drops` after the commit, which Redis pub/sub fans out to every instance.
  */
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Schema, type Scope, Stream } from "effect"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { type DropSource, LiveDrop } from "../../schema/games/Game"
 import { NotFound, type ServiceUnavailable } from "../../schema/platform/Errors"
 import type { ItemId, UserId } from "../../schema/platform/Ids"
-import { afterCommit, orUnavailable } from "../platform/SqlRows"
+import { afterCommit, rowsOf, singleOf } from "../platform/SqlRows"
 
 export const LIVE_DROPS_CHANNEL = "live-drops"
 
@@ -25,6 +25,9 @@ const DropRow = Schema.Struct({
   caseName: Schema.NullOr(Schema.String),
   createdAt: Schema.DateFromSelf
 })
+
+const DropIdRow = Schema.Struct({ id: Schema.String })
+const ExistsRow = Schema.Struct({ user: Schema.Boolean, item: Schema.Boolean })
 
 const toDrop = (row: typeof DropRow.Type): LiveDrop =>
   Schema.decodeUnknownSync(LiveDrop)({
@@ -48,7 +51,8 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
           FROM live_drops d JOIN users u ON u.id = d.user_id JOIN items i ON i.id = d.item_id
           WHERE ${id}::bigint IS NULL OR d.id = ${id}::bigint ORDER BY d.id DESC LIMIT ${limit}`
 
-    const byId = SqlSchema.single({ Request: Schema.String, Result: DropRow, execute: (id) => select(id, 1) })
+    /** A committed drop, which is there to read. */
+    const byId = (id: string) => singleOf(DropRow, select(id, 1))
 
     interface NewDrop {
       readonly userId: UserId
@@ -57,17 +61,22 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
       readonly caseName: string | null
     }
 
+    const insert = (drops: ReadonlyArray<NewDrop>, now: Date) =>
+      sql`INSERT INTO live_drops ${sql.insert(drops.map((drop) => ({ ...drop, createdAt: now })))} RETURNING id`
+
     /** Records drops inside the caller's transaction; `announce` each after the commit. Returns their ids. */
     const recordMany = Effect.fn("LiveDrops.recordMany")(function*(drops: ReadonlyArray<NewDrop>) {
       if (drops.length === 0) return []
       const now = new Date(yield* Clock.currentTimeMillis)
-      const rows = yield* sql<{ id: string }>`INSERT INTO live_drops ${
-        sql.insert(drops.map((drop) => ({ ...drop, createdAt: now })))
-      } RETURNING id`.pipe(orUnavailable)
+      const rows = yield* rowsOf(DropIdRow, insert(drops, now))
       return rows.map((row) => row.id)
     })
 
-    const record = (drop: NewDrop) => Effect.map(recordMany([drop]), (ids) => ids[0]!)
+    /** Records one drop (see `recordMany`); returns its id. */
+    const record = Effect.fn("LiveDrops.record")(function*(drop: NewDrop) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return (yield* singleOf(DropIdRow, insert([drop], now))).id
+    })
 
     /**
      * A drop as a step (`dropped`) of a caller's one-statement write, taken when `onlyIf` holds;
@@ -86,26 +95,24 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
 
     /** Publishes a committed drop, read by its id (see `afterCommit`). */
     const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
-      yield* afterCommit(Effect.flatMap(byId(dropId).pipe(orUnavailable), (row) => publish(toDrop(row))))
+      yield* afterCommit(Effect.flatMap(byId(dropId), (row) => publish(toDrop(row))))
     })
 
     const recent = Effect.fn("LiveDrops.recent")(function*(limit: number) {
-      const rows = yield* SqlSchema.findAll({ Request: Schema.Void, Result: DropRow, execute: () => select(null, limit) })(
-        undefined
-      ).pipe(orUnavailable)
+      const rows = yield* rowsOf(DropRow, select(null, limit))
       return rows.map(toDrop)
     })
 
     /** Admin `POST /live-drops/emit`: a drop of any item for any user, recorded and announced. */
     const emit = Effect.fn("LiveDrops.emit")(function*(drop: { readonly userId: UserId; readonly itemId: ItemId; readonly source: DropSource }) {
-      const [exists] = yield* sql<{ user: boolean; item: boolean }>`
+      const exists = yield* singleOf(ExistsRow, sql`
         SELECT EXISTS (SELECT 1 FROM users WHERE id = ${drop.userId}) AS user,
-               EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId}) AS item`.pipe(orUnavailable)
-      if (!exists!.user) return yield* NotFound.of("User")
-      if (!exists!.item) return yield* NotFound.of("Item")
+               EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId}) AS item`)
+      if (!exists.user) return yield* NotFound.of("User")
+      if (!exists.item) return yield* NotFound.of("Item")
       const id = yield* record({ ...drop, caseName: null })
       yield* announce(id)
-      return toDrop(yield* byId(id).pipe(orUnavailable))
+      return toDrop(yield* byId(id))
     })
 
     /** Every drop announced after the subscription, as JSON strings, until the scope closes. */

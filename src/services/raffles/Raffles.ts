@@ -25,7 +25,7 @@ import { LiveDrops } from "../games/LiveDrops"
 import { Notifications } from "../platform/Notifications"
 import { ProvablyFair, raffleTicket, ticketSeedsDigest } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
-import { firstOf, inTransaction, orUnavailable, rowsOf } from "../platform/SqlRows"
+import { firstOf, inTransaction, orUnavailable, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 const RaffleRow = Schema.Struct({
   id: RaffleId,
@@ -56,6 +56,10 @@ const FROM = `raffles r JOIN items i ON i.id = r.item_id LEFT JOIN users w ON w.
 
 const BlockRow = Schema.Struct({ raffleId: Schema.String, firstTicket: Schema.Number, lastTicket: Schema.Number, userId: UserId })
 const SeedBlockRow = Schema.Struct({ firstTicket: Schema.Number, lastTicket: Schema.Number, clientSeed: Schema.String })
+const RaffleIdRow = Schema.Struct({ id: RaffleId })
+/** The winner's new inventory entry; its id stays text, as the audit entry keeps it. */
+const PrizeRow = Schema.Struct({ id: Schema.String })
+const ReservedRow = Schema.Struct({ ticketsSold: Schema.Number, ticketPriceCents: Schema.BigInt })
 
 const notOpen = () => new Conflict({ message: "Raffle is not open" })
 const raffleNotFound = () => NotFound.of("Raffle")
@@ -82,8 +86,8 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     const transaction = inTransaction(sql)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
-    const findRow = (id: RaffleId) =>
-      firstOf(RaffleRow, sql`SELECT ${columns} FROM ${from} WHERE r.id = ${id}`)
+    const byId = (id: RaffleId) => sql`SELECT ${columns} FROM ${from} WHERE r.id = ${id}`
+    const findRow = (id: RaffleId) => firstOf(RaffleRow, byId(id))
 
     /** Every purchase's block of tickets with the buyer's client seed, in ticket order. */
     const seedBlocks = (id: RaffleId) =>
@@ -130,12 +134,15 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
       viewerId: UserId
     ) {
       const status = query.status ?? null
-      const rows = yield* rowsOf(RaffleRow, sql`
-        SELECT ${columns} FROM ${from} WHERE (${status}::text IS NULL OR r.status = ${status}::text)
-        ORDER BY r.id DESC LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`)
-      const [count] = yield* sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM raffles WHERE (${status}::text IS NULL OR status = ${status}::text)`.pipe(orUnavailable)
-      return { raffles: yield* viewsOf(rows, viewerId), total: Number(count!.n), page: query.page }
+      const { items, page, total } = yield* pageOf(
+        RaffleRow,
+        query,
+        ({ limit, offset }) =>
+          sql`SELECT ${columns} FROM ${from} WHERE (${status}::text IS NULL OR r.status = ${status}::text)
+              ORDER BY r.id DESC LIMIT ${limit} OFFSET ${offset}`,
+        sql`SELECT count(*) AS n FROM raffles WHERE (${status}::text IS NULL OR status = ${status}::text)`
+      )
+      return { raffles: yield* viewsOf(items, viewerId), total, page }
     })
 
     const create = Effect.fn("Raffles.create")(function*(adminId: UserId, request: CreateRaffleRequest) {
@@ -144,12 +151,11 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
       const item = yield* sql`SELECT 1 FROM items WHERE id = ${request.itemId}`.pipe(orUnavailable)
       if (item.length === 0) return yield* NotFound.of("Item")
       const seeds = yield* fairness.newServerSeed
-      const [row] = yield* sql<{ id: string }>`
+      const { id } = yield* singleOf(RaffleIdRow, sql`
         INSERT INTO raffles (item_id, ticket_price_cents, max_tickets, ends_at, server_seed, server_seed_hash, created_at)
         VALUES (${request.itemId}, ${request.ticketPriceCents}, ${request.maxTickets}, ${request.endsAt},
                 ${seeds.serverSeed}, ${seeds.serverSeedHash}, ${at})
-        RETURNING id`.pipe(orUnavailable)
-      const id = BigInt(row!.id) as RaffleId
+        RETURNING id`)
       yield* audit.record({ userId: adminId, action: "RAFFLE_CREATED", entityType: "Raffle", entityId: id, metadata: {} })
       return yield* get(id, adminId)
     })
@@ -164,15 +170,16 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         }
         const digest = ticketSeedsDigest(yield* seedBlocks(raffle.id))
         const winningTicket = raffleTicket(raffle.serverSeed, raffle.id, raffle.ticketsSold, digest)
-        const [holder] = yield* rowsOf(BlockRow, sql`
+        // The blocks cover 1..ticketsSold, so one holds the winning ticket.
+        const holder = yield* singleOf(BlockRow, sql`
           SELECT raffle_id::text AS raffle_id, first_ticket, last_ticket, user_id FROM raffle_tickets
           WHERE raffle_id = ${raffle.id} AND first_ticket <= ${winningTicket} AND last_ticket >= ${winningTicket}`)
-        const winnerId = holder!.userId
-        const [entry] = yield* sql<{ id: string }>`
+        const winnerId = holder.userId
+        const entry = yield* singleOf(PrizeRow, sql`
           INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-          VALUES (${winnerId}, ${raffle.itemId}, 'RAFFLE', ${at}, ${at}) RETURNING id`
+          VALUES (${winnerId}, ${raffle.itemId}, 'RAFFLE', ${at}, ${at}) RETURNING id`)
         yield* sql`UPDATE raffles SET status = 'DRAWN', closed_at = ${at}, winning_ticket = ${winningTicket},
-                     winner_id = ${winnerId}, inventory_item_id = ${entry!.id}, ticket_seeds_digest = ${digest},
+                     winner_id = ${winnerId}, inventory_item_id = ${entry.id}, ticket_seeds_digest = ${digest},
                      prize_value_cents = ${raffle.valueCents}
                    WHERE id = ${raffle.id}`
         const notification = yield* notifications.create(winnerId, {
@@ -185,7 +192,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
           action: "RAFFLE_DRAWN",
           entityType: "Raffle",
           entityId: raffle.id,
-          metadata: { winningTicket, ticketsSold: raffle.ticketsSold, inventoryItemId: entry!.id }
+          metadata: { winningTicket, ticketsSold: raffle.ticketsSold, inventoryItemId: entry.id }
         })
         const dropId = yield* liveDrops.record({ userId: winnerId, itemId: raffle.itemId, source: "RAFFLE", caseName: null })
         return Option.some<Drawn>({ winnerId, notification, dropId })
@@ -200,10 +207,10 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     const buy = Effect.fn("Raffles.buy")(function*(userId: UserId, id: RaffleId, count: number) {
       const at = yield* now
       const bought = yield* transaction(Effect.gen(function*() {
-        const [reserved] = yield* sql<{ ticketsSold: number; ticketPriceCents: string }>`
+        const reserved = yield* firstOf(ReservedRow, sql`
           UPDATE raffles SET tickets_sold = tickets_sold + ${count}
           WHERE id = ${id} AND status = 'OPEN' AND ends_at > ${at} AND tickets_sold + ${count} <= max_tickets
-          RETURNING tickets_sold, ticket_price_cents`
+          RETURNING tickets_sold, ticket_price_cents`)
         if (reserved === undefined) {
           const raffle = yield* findRow(id)
           if (raffle === undefined) return yield* raffleNotFound()
@@ -219,10 +226,10 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         const posting = yield* ledger.debit({
           userId,
           type: "RAFFLE_TICKET",
-          amountCents: BigInt(reserved.ticketPriceCents) * BigInt(count),
+          amountCents: reserved.ticketPriceCents * BigInt(count),
           reference: { type: "RAFFLE", id }
         })
-        const raffle = (yield* findRow(id))!
+        const raffle = yield* singleOf(RaffleRow, byId(id))
         const drawn = raffle.ticketsSold === raffle.maxTickets ? yield* close(raffle, at) : Option.none<Drawn>()
         return { first, last, balanceCents: posting.balanceAfterCents, drawn }
       }))
@@ -244,11 +251,11 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
       while (true) {
         const at = yield* now
         const outcome = yield* transaction(Effect.gen(function*() {
-          const [due] = yield* sql<{ id: string }>`
+          const due = yield* firstOf(RaffleIdRow, sql`
             SELECT id FROM raffles WHERE status = 'OPEN' AND ends_at <= ${at}
-            ORDER BY ends_at LIMIT 1 FOR UPDATE SKIP LOCKED`
+            ORDER BY ends_at LIMIT 1 FOR UPDATE SKIP LOCKED`)
           if (due === undefined) return undefined
-          return yield* close((yield* findRow(BigInt(due.id) as RaffleId))!, at)
+          return yield* close(yield* singleOf(RaffleRow, byId(due.id)), at)
         }))
         if (outcome === undefined) return closed
         closed++
