@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
 import type { AuditAction } from "../../schema/platform/Notification"
-import { orUnavailable } from "../platform/SqlRows"
+import { execute } from "../platform/SqlRows"
 
 export interface AuditEntry {
   readonly userId: bigint | null
@@ -23,7 +23,7 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
     const recordMany = Effect.fn("Audit.recordMany")(function*(entries: ReadonlyArray<AuditEntry>) {
       if (entries.length === 0) return
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql`INSERT INTO audit_logs ${
+      yield* execute(sql`INSERT INTO audit_logs ${
         sql.insert(entries.map((entry) => ({
           userId: entry.userId,
           action: entry.action,
@@ -32,7 +32,7 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
           metadata: JSON.stringify(entry.metadata ?? {}),
           createdAt: now
         })))
-      }`.pipe(orUnavailable)
+      }`)
     })
 
     const record = (entry: AuditEntry) => recordMany([entry])

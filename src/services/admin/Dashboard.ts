@@ -23,12 +23,11 @@
  *   requests do not pay for it.
  */
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { Catalog } from "../games/Catalog"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
-import { orUnavailable, rowsOf } from "../platform/SqlRows"
+import { execute, numberOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 /** How many of the dashboard's reads run at once (the pool has 10 connections for everyone). */
 const STATS_CONCURRENCY = 4
@@ -103,20 +102,19 @@ const ActivityRow = Schema.Struct({
   createdAt: Schema.DateFromSelf
 })
 
+const DepositCountsRow = Schema.Struct({ total: Schema.Number, failed: Schema.Number })
+
 export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* Catalog
 
-    const numberOf = (statement: Effect.Effect<ReadonlyArray<{ readonly n: string | number | null }>, SqlError>) =>
-      Effect.map(orUnavailable(statement), (rows) => Number(rows[0]?.n ?? 0))
-
     const countBetween = (table: "case_openings" | "battles" | "upgrades" | "users", from: Date, to: Date) =>
-      numberOf(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM ${sql(table)} WHERE created_at >= ${from} AND created_at < ${to}`)
+      numberOf(sql`
+        SELECT count(*) AS n FROM ${sql(table)} WHERE created_at >= ${from} AND created_at < ${to}`)
 
     const activeOn = (day: string) =>
-      numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM user_activity_days WHERE day = ${day}::date`)
+      numberOf(sql`SELECT count(*) AS n FROM user_activity_days WHERE day = ${day}::date`)
 
     /**
      * `GET /admin/dashboard`: DashboardStats. topItems are over today's case openings (null when none).
@@ -142,19 +140,19 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         [highestValue],
         [mostOpened]
       ] = yield* Effect.all([
-        numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM users`),
+        numberOf(sql`SELECT count(*) AS n FROM users`),
         activeOn(isoDay(now)),
         activeOn(isoDay(now - DAY_MS)),
         countBetween("users", from, to),
         computeDays(isoDay(now), isoDay(now)),
-        numberOf(sql<{ n: string }>`
+        numberOf(sql`
           SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM deposits
           WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to}`),
-        numberOf(sql<{ n: string }>`
+        numberOf(sql`
           SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM withdrawals
           WHERE status = 'COMPLETED' AND processed_at >= ${from} AND processed_at < ${to}`),
         // PROCESSING (sent to the gateway, no answer yet: docs/rules.md#withdrawal-statuses) still waits to be settled.
-        numberOf(sql<{ n: number }>`SELECT count(*)::int AS n FROM withdrawals WHERE status IN ('PENDING', 'PROCESSING')`),
+        numberOf(sql`SELECT count(*) AS n FROM withdrawals WHERE status IN ('PENDING', 'PROCESSING')`),
         countBetween("case_openings", from, to),
         countBetween("battles", from, to),
         countBetween("upgrades", from, to),
@@ -279,13 +277,13 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
             const at = new Date(now)
             for (const day of missing) {
               const row = computed.get(day) ?? quietDay(day)
-              yield* sql`
+              yield* execute(sql`
                 INSERT INTO dashboard_days (day, revenue_cents, deposits_cents, withdrawals_cents, ggr_openings_cents,
                   ggr_upgrades_cents, ggr_battles_cents, ggr_raffles_cents, item_sales_cents, fees_cents, computed_at)
                 VALUES (${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents},
                   ${row.ggrOpeningsCents}, ${row.ggrUpgradesCents}, ${row.ggrBattlesCents}, ${row.ggrRafflesCents},
                   ${row.itemSalesCents}, ${row.feesCents}, ${at})
-                ON CONFLICT (day) DO NOTHING`.pipe(orUnavailable)
+                ON CONFLICT (day) DO NOTHING`)
               found.set(day, row)
             }
           }
@@ -382,14 +380,14 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
     const alerts = Effect.fn("Dashboard.alerts")(function*() {
       const now = yield* Clock.currentTimeMillis
       const from = new Date(startOfDay(now))
-      const staleWithdrawals = yield* numberOf(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM withdrawals
+      const staleWithdrawals = yield* numberOf(sql`
+        SELECT count(*) AS n FROM withdrawals
         WHERE status IN ('PENDING', 'PROCESSING') AND requested_at < ${new Date(now - DAY_MS)}`)
-      const [deposits] = yield* sql<{ total: number; failed: number }>`
+      const deposits = yield* singleOf(DepositCountsRow, sql`
         SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'FAILED')::int AS failed
-        FROM deposits WHERE created_at >= ${from}`.pipe(orUnavailable)
-      const suspicious = yield* numberOf(sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM audit_logs WHERE action = 'SUSPICIOUS_IP_CHANGE' AND created_at >= ${from}`)
+        FROM deposits WHERE created_at >= ${from}`)
+      const suspicious = yield* numberOf(sql`
+        SELECT count(*) AS n FROM audit_logs WHERE action = 'SUSPICIOUS_IP_CHANGE' AND created_at >= ${from}`)
       const alerts: Array<{ id: string; level: "CRITICAL" | "WARNING" | "INFO"; title: string; message: string }> = []
       if (staleWithdrawals > 0) {
         alerts.push({
@@ -412,8 +410,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
             `price, or mark it promotional.`
         })
       }
-      const total = Number(deposits?.total ?? 0)
-      const failed = Number(deposits?.failed ?? 0)
+      const { failed, total } = deposits
       if (total > 0 && failed * 5 > total) {
         alerts.push({
           id: "deposits-failing",

@@ -11,7 +11,7 @@
  * decides whether FLIP happens; then a second roll of the same seed with the following nonce selects
  * item B, and the user receives the more valuable of A and B (A on a tie).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Either, Option, Schema } from "effect"
 import { UserLock } from "../../layers/stores/UserLock"
 import { Rarity } from "../../schema/games/Catalog"
@@ -24,7 +24,7 @@ import { Ledger } from "../money/Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { Realtime } from "../platform/Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
-import { orUnavailable, rowsOf } from "../platform/SqlRows"
+import { firstOf, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 const RangeRow = Schema.Struct({
@@ -121,12 +121,13 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         if (kept !== undefined) return Option.some(kept)
         // A saved case always has items (docs/rules.md#case-validation), so no rows means no active case.
         const ranges = yield* activeCaseRanges(id)
-        if (ranges.length === 0) return Option.none<ActiveCase>()
+        const head = ranges[0]
+        if (head === undefined) return Option.none<ActiveCase>()
         const kase: ActiveCase = {
-          version: ranges[0]!.catalogVersion,
-          name: ranges[0]!.caseName,
-          priceCents: ranges[0]!.priceCents,
-          flipChance: ranges[0]!.flipChance,
+          version: head.catalogVersion,
+          name: head.caseName,
+          priceCents: head.priceCents,
+          flipChance: head.flipChance,
           ranges
         }
         cases.set(id, kase)
@@ -160,7 +161,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         // row; the first two need what was read to be current.
         const current = sql`EXISTS (SELECT 1 FROM fair_state)
           AND EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version})`
-        const [written] = yield* rowsOf(WrittenRow, sql`
+        const written = yield* singleOf(WrittenRow, sql`
           WITH
           ${fairness.lockStep(player.id, state)},
           ${ledger.debitSteps({ userId: player.id, type: "CASE_OPEN", amountCents: kase.priceCents, reference: { type: "CASE", id: caseId } }, now, current)},
@@ -207,17 +208,17 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
                  (SELECT balance_cents FROM moved) AS balance_cents,
                  (SELECT id FROM opening) AS opening_id,
                  (SELECT id FROM dropped) AS drop_id`)
-        if (!written!.stateCurrent || !written!.catalogCurrent) {
-          if (!written!.catalogCurrent) cases.clear()
+        if (!written.stateCurrent || !written.catalogCurrent) {
+          if (!written.catalogCurrent) cases.clear()
           yield* fairness.forget(player.id)
           return yield* new Outdated()
         }
-        if (written!.balanceCents === null || written!.openingId === null || written!.dropId === null) {
+        if (written.balanceCents === null || written.openingId === null || written.dropId === null) {
           return yield* new InsufficientBalance()
         }
         yield* fairness.rolled(player.id, state, nonces, next)
         const result: OpeningResult = {
-          openingId: written!.openingId,
+          openingId: written.openingId,
           item: view(won),
           roll,
           serverSeedHash: state.nextServerSeedHash,
@@ -227,9 +228,9 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         }
         // Published once the write stands (together: one round trip to Redis), never when it did not.
         yield* Effect.all([
-          realtime.balanceChanged(player.id, written!.balanceCents),
+          realtime.balanceChanged(player.id, written.balanceCents),
           liveDrops.publish({
-            id: written!.dropId,
+            id: written.dropId,
             user: { id: String(player.id), username: player.username },
             item: view(won),
             source: "CASE_OPEN",
@@ -276,19 +277,18 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
 
     /** `GET /cases/openings` (docs/rules.md#opening-history): the user's openings, newest first. */
     const history = Effect.fn("CaseOpenings.history")(function*(userId: UserId, page: number, limit: number) {
-      const rows = yield* SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: OpeningRow,
-        execute: () =>
+      const { items, total } = yield* pageOf(
+        OpeningRow,
+        { page, limit },
+        (window) =>
           sql`SELECT o.id, o.case_id, c.name AS case_name, o.item_id, i.name, i.rarity, i.value_cents, i.image_url,
                      o.roll, o.is_flip, o.price_paid_cents, o.item_value_cents, o.profit, o.created_at
               FROM case_openings o JOIN cases c ON c.id = o.case_id JOIN items i ON i.id = o.item_id
-              WHERE o.user_id = ${userId} ORDER BY o.id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`
-      })(undefined).pipe(orUnavailable)
-      const [count] = yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM case_openings WHERE user_id = ${userId}`
-        .pipe(orUnavailable)
+              WHERE o.user_id = ${userId} ORDER BY o.id DESC LIMIT ${window.limit} OFFSET ${window.offset}`,
+        sql`SELECT count(*) AS n FROM case_openings WHERE user_id = ${userId}`
+      )
       return {
-        openings: rows.map((row) => ({
+        openings: items.map((row) => ({
           id: row.id,
           case: { id: row.caseId, name: row.caseName },
           item: { id: row.itemId, name: row.name, rarity: row.rarity, valueCents: row.valueCents, imageUrl: row.imageUrl },
@@ -299,7 +299,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
           profit: row.profit,
           createdAt: row.createdAt
         })),
-        total: Number(count!.n),
+        total,
         page
       }
     })
@@ -339,20 +339,15 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
      * committed ahead roll FLIP with their own seed; older ones recorded a seed of its own, and verify as recorded.)
      */
     const verify = Effect.fn("CaseOpenings.verify")(function*(requester: SignedInUser, openingId: string) {
-      const found = yield* SqlSchema.findOne({
-        Request: Schema.String,
-        Result: VerifyRow,
-        execute: (id) =>
-          sql`SELECT o.id, o.user_id, o.case_id, o.item_id, o.server_seed, o.server_seed_hash, o.client_seed, o.nonce, o.roll,
-                     o.roll_item_id, o.roll_range_start, o.roll_range_end, o.is_flip, o.flip_server_seed, o.flip_client_seed,
-                     o.flip_nonce, o.flip_roll, o.flip_item_id, o.flip_range_start, o.flip_range_end, o.flip_chance, o.committed_seed,
-                     o.roll_item_value_cents, o.flip_item_value_cents
-              FROM case_openings o WHERE o.id = ${id}`
-      })(openingId).pipe(orUnavailable)
-      if (Option.isNone(found) || (found.value.userId !== String(requester.id) && requester.role !== "ADMIN")) {
+      const o = yield* firstOf(VerifyRow, sql`
+        SELECT o.id, o.user_id, o.case_id, o.item_id, o.server_seed, o.server_seed_hash, o.client_seed, o.nonce, o.roll,
+               o.roll_item_id, o.roll_range_start, o.roll_range_end, o.is_flip, o.flip_server_seed, o.flip_client_seed,
+               o.flip_nonce, o.flip_roll, o.flip_item_id, o.flip_range_start, o.flip_range_end, o.flip_chance, o.committed_seed,
+               o.roll_item_value_cents, o.flip_item_value_cents
+        FROM case_openings o WHERE o.id = ${openingId}`)
+      if (o === undefined || (o.userId !== String(requester.id) && requester.role !== "ADMIN")) {
         return yield* NotFound.of("Opening")
       }
-      const o = found.value
       const calculatedRoll = caseRoll(o.serverSeed, o.clientSeed, o.nonce)
       const inBlock = (roll: number, start: number, end: number) => start <= roll && roll <= end
       let isValid = hashServerSeed(o.serverSeed) === o.serverSeedHash &&

@@ -4,10 +4,12 @@
  * advisory lock, so instances starting together load it once.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer } from "effect"
-import type { ItemId } from "../../schema/platform/Ids"
+import { Effect, Layer, Schema } from "effect"
+import { ServiceUnavailable } from "../../schema/platform/Errors"
+import { ItemId } from "../../schema/platform/Ids"
 import { Catalog } from "./Catalog"
 import { demoCases, demoItems } from "./DemoCatalog"
+import { execute, inTransaction, rowsOf } from "../platform/SqlRows"
 
 export interface SeedReport {
   readonly itemsCreated: number
@@ -16,6 +18,13 @@ export interface SeedReport {
 
 /** Any constant shared by all instances; "catalog" in ASCII. */
 const SEED_LOCK_KEY = 0x636174616c6f67
+
+const NamedItemRow = Schema.Struct({ id: ItemId, name: Schema.String })
+const SlugRow = Schema.Struct({ slug: Schema.String })
+
+/** The demo catalog is valid, so the catalog refusing any of it is a defect; an outage stays ServiceUnavailable. */
+const refusalsAsDefects = <A, E, R>(effect: Effect.Effect<A, E | ServiceUnavailable, R>): Effect.Effect<A, ServiceUnavailable, R> =>
+  Effect.catchIf(effect, (error): error is E => !(error instanceof ServiceUnavailable), Effect.die)
 
 const slugify = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")
 
@@ -26,9 +35,8 @@ export class CatalogSeed extends Effect.Service<CatalogSeed>()("app/CatalogSeed"
 
     const load = Effect.gen(function*() {
       const names = demoItems.map((item) => item.name)
-      const existing = yield* sql<{ readonly id: string; readonly name: string }>`
-        SELECT id, name FROM items WHERE name IN ${sql.in(names)}`
-      const idByName = new Map(existing.map((row) => [row.name, BigInt(row.id) as ItemId]))
+      const existing = yield* rowsOf(NamedItemRow, sql`SELECT id, name FROM items WHERE name IN ${sql.in(names)}`)
+      const idByName = new Map(existing.map((row) => [row.name, row.id]))
       let itemsCreated = 0
       for (const item of demoItems) {
         if (idByName.has(item.name)) continue
@@ -36,8 +44,7 @@ export class CatalogSeed extends Effect.Service<CatalogSeed>()("app/CatalogSeed"
         idByName.set(item.name, created.id)
         itemsCreated++
       }
-      const slugs = yield* sql<{ readonly slug: string }>`
-        SELECT slug FROM cases WHERE slug IN ${sql.in(demoCases.map((c) => c.slug))}`
+      const slugs = yield* rowsOf(SlugRow, sql`SELECT slug FROM cases WHERE slug IN ${sql.in(demoCases.map((c) => c.slug))}`)
       const taken = new Set(slugs.map((row) => row.slug))
       let casesCreated = 0
       for (const demo of demoCases) {
@@ -53,14 +60,14 @@ export class CatalogSeed extends Effect.Service<CatalogSeed>()("app/CatalogSeed"
     })
 
     const locked = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql`SELECT pg_advisory_xact_lock(${SEED_LOCK_KEY})`.pipe(Effect.zipRight(effect), sql.withTransaction)
+      execute(sql`SELECT pg_advisory_xact_lock(${SEED_LOCK_KEY})`).pipe(Effect.zipRight(effect), inTransaction(sql))
 
-    /** Adds the demo items and cases that are missing; the demo catalog is valid, so failures are defects. */
-    const seed = locked(load).pipe(Effect.orDie, Effect.withSpan("CatalogSeed.seed"))
+    /** Adds the demo items and cases that are missing. */
+    const seed = locked(load).pipe(refusalsAsDefects, Effect.withSpan("CatalogSeed.seed"))
 
     /** Loads the demo catalog into an empty catalog; does nothing (undefined) otherwise. */
     const seedIfEmpty = locked(Effect.flatMap(catalog.isEmpty, (empty) => (empty ? load : Effect.succeed(undefined))))
-      .pipe(Effect.orDie, Effect.withSpan("CatalogSeed.seedIfEmpty"))
+      .pipe(refusalsAsDefects, Effect.withSpan("CatalogSeed.seedIfEmpty"))
 
     return { seed, seedIfEmpty } as const
   }),

@@ -17,7 +17,7 @@ import { Randomness } from "../../layers/Randomness"
 import { chanceUnits, flipThresholdUnits, ROLL_SPACE } from "../../schema/games/Catalog"
 import { BadRequest } from "../../schema/platform/Errors"
 import type { UserId } from "../../schema/platform/Ids"
-import { firstOf, orUnavailable } from "../platform/SqlRows"
+import { execute, firstOf, singleOf } from "../platform/SqlRows"
 
 export const UPGRADE_SCALE = 100_000
 
@@ -165,18 +165,17 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
       Effect.gen(function*() {
         const clientSeed = yield* hex(16)
         const next = yield* newServerSeed
-        yield* sql`
+        yield* execute(sql`
           INSERT INTO fairness_seeds (user_id, client_seed, nonce, next_server_seed, next_server_seed_hash, updated_at)
           VALUES (${userId}, ${clientSeed}, 0, ${next.serverSeed}, ${next.serverSeedHash}, ${yield* now})
-          ON CONFLICT (user_id) DO NOTHING`.pipe(orUnavailable)
+          ON CONFLICT (user_id) DO NOTHING`)
       })
 
     /** `GET /provably-fair/client-seed`. */
     const state = Effect.fn("ProvablyFair.state")(function*(userId: UserId) {
       yield* ensure(userId)
-      const row = yield* firstOf(StateRow, sql`
-        SELECT client_seed, nonce, next_server_seed_hash FROM fairness_seeds WHERE user_id = ${userId}`)
-      return row! satisfies FairnessState
+      return (yield* singleOf(StateRow, sql`
+        SELECT client_seed, nonce, next_server_seed_hash FROM fairness_seeds WHERE user_id = ${userId}`)) satisfies FairnessState
     })
 
     /** `PUT /provably-fair/client-seed`: 1 to 64 characters of [A-Za-z0-9_-]; nonce and commitment stay. */
@@ -186,10 +185,9 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
       }
       yield* ensure(userId)
       yield* forget(userId)
-      const row = yield* firstOf(StateRow, sql`
+      return (yield* singleOf(StateRow, sql`
         UPDATE fairness_seeds SET client_seed = ${seed}, updated_at = ${yield* now} WHERE user_id = ${userId}
-        RETURNING client_seed, nonce, next_server_seed_hash`)
-      return row! satisfies FairnessState
+        RETURNING client_seed, nonce, next_server_seed_hash`)) satisfies FairnessState
     })
 
     /**

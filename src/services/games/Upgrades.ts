@@ -15,7 +15,7 @@
  * concurrent upgrades stake an entry (and migration 0006 makes a second upgrade row for it impossible).
  * No money moves (docs/rules.md#ledger-checks).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import { UserLock } from "../../layers/stores/UserLock"
 import {
@@ -40,7 +40,7 @@ import type { Role } from "../../schema/identity/User"
 import { Inventory } from "./Inventory"
 import { LiveDrops } from "./LiveDrops"
 import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
-import { inTransaction, orUnavailable } from "../platform/SqlRows"
+import { firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 export interface UpgradeRules {
@@ -142,6 +142,9 @@ const HistoryRow = Schema.Struct({
   createdAt: Schema.DateFromSelf
 })
 
+const StakedRow = Schema.Struct({ id: InventoryItemId })
+const UpgradeIdRow = Schema.Struct({ id: UpgradeId })
+
 const StatsRow = Schema.Struct({
   totalUpgrades: Schema.Number,
   successCount: Schema.Number,
@@ -161,19 +164,16 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     const inventory = yield* Inventory
     const liveDrops = yield* LiveDrops
 
-    const findItem = SqlSchema.findOne({
-      Request: ItemId,
-      Result: ItemRow,
-      execute: (id) => sql`SELECT id, name, value_cents, is_upgradable FROM items WHERE id = ${id}`
-    })
+    const itemById = (id: ItemId) => sql`SELECT id, name, value_cents, is_upgradable FROM items WHERE id = ${id}`
+    const findItem = (id: ItemId) => firstOf(ItemRow, itemById(id))
 
     /** docs/rules.md#upgrade-refusals, then the odds: the target, and the odds of `from` against it. */
     const oddsAgainst = (from: typeof ItemRow.Type, toItemId: ItemId) =>
       Effect.gen(function*() {
         const to = yield* findItem(toItemId)
-        if (Option.isNone(to) || !to.value.isUpgradable) return yield* new ItemNotUpgradable()
-        const odds = yield* fromEither(upgradeOdds(from.valueCents, to.value.valueCents))
-        return { to: to.value, odds }
+        if (to === undefined || !to.isUpgradable) return yield* new ItemNotUpgradable()
+        const odds = yield* fromEither(upgradeOdds(from.valueCents, to.valueCents))
+        return { to, odds }
       })
 
     /**
@@ -182,15 +182,15 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
      */
     const probability = Effect.fn("Upgrades.probability")(function*(fromItemId: ItemId, toItemId: ItemId) {
       const from = yield* findItem(fromItemId)
-      if (Option.isNone(from)) return yield* NotFound.of("Item")
-      const { odds, to } = yield* oddsAgainst(from.value, toItemId)
+      if (from === undefined) return yield* NotFound.of("Item")
+      const { odds, to } = yield* oddsAgainst(from, toItemId)
       return {
-        fromItem: { id: from.value.id, name: from.value.name, valueCents: from.value.valueCents },
+        fromItem: { id: from.id, name: from.name, valueCents: from.valueCents },
         toItem: { id: to.id, name: to.name, valueCents: to.valueCents },
         probability: odds.probability,
         probabilityPercent: probabilityPercent(odds.probability)
       } satisfies UpgradeProbability
-    }, orUnavailable)
+    })
 
     /**
      * The user's oldest AVAILABLE entry of the item (or the given one), now UPGRADED. SKIP LOCKED: an
@@ -198,27 +198,23 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
      * the outer status check is the guard in any case.
      */
     const stake = (userId: UserId, request: UpgradeRequest, now: Date) =>
-      SqlSchema.findOne({
-        Request: Schema.Void,
-        Result: Schema.Struct({ id: InventoryItemId }),
-        execute: () =>
-          sql`UPDATE inventory_items SET status = 'UPGRADED', updated_at = ${now}
-              WHERE id = (
-                SELECT id FROM inventory_items
-                WHERE ${
-            sql.and([
-              sql`user_id = ${userId}`,
-              sql`item_id = ${request.fromItemId}`,
-              sql`status = 'AVAILABLE'`,
-              ...(request.inventoryItemId === undefined ? [] : [sql`id = ${request.inventoryItemId}`])
-            ])
-          }
-                ORDER BY acquired_at, id
-                LIMIT 1
-                FOR UPDATE SKIP LOCKED
-              ) AND status = 'AVAILABLE'
-              RETURNING id`
-      })(undefined)
+      firstOf(StakedRow, sql`
+        UPDATE inventory_items SET status = 'UPGRADED', updated_at = ${now}
+        WHERE id = (
+          SELECT id FROM inventory_items
+          WHERE ${
+        sql.and([
+          sql`user_id = ${userId}`,
+          sql`item_id = ${request.fromItemId}`,
+          sql`status = 'AVAILABLE'`,
+          ...(request.inventoryItemId === undefined ? [] : [sql`id = ${request.inventoryItemId}`])
+        ])
+      }
+          ORDER BY acquired_at, id
+          LIMIT 1
+          FOR UPDATE SKIP LOCKED
+        ) AND status = 'AVAILABLE'
+        RETURNING id`)
 
     /** `POST /upgrades` (docs/rules.md#upgrade-stake; see the top of this file). */
     const upgrade = Effect.fn("Upgrades.upgrade")(function*(userId: UserId, request: UpgradeRequest) {
@@ -227,21 +223,21 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
         transaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
           const staked = yield* stake(userId, request, now)
-          if (Option.isNone(staked)) return yield* new ItemNotAvailable()
+          if (staked === undefined) return yield* new ItemNotAvailable()
           // The staked entry is of this item, so it exists.
-          const from = Option.getOrThrow(yield* findItem(request.fromItemId))
+          const from = yield* singleOf(ItemRow, itemById(request.fromItemId))
           const { odds, to } = yield* oddsAgainst(from, request.toItemId)
 
           const seeds = yield* fairness.takeCommittedRoll(userId)
           const roll = upgradeRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
           const success = upgradeSucceeds(roll, odds.threshold)
-          const [row] = yield* sql<{ readonly id: string }>`
+          const { id: upgradeId } = yield* singleOf(UpgradeIdRow, sql`
             INSERT INTO upgrades (user_id, inventory_item_id, from_item_id, to_item_id, from_value_cents, to_value_cents,
               probability, threshold, roll, success, server_seed, server_seed_hash, client_seed, nonce, created_at)
-            VALUES (${userId}, ${staked.value.id}, ${from.id}, ${to.id}, ${from.valueCents}, ${to.valueCents},
+            VALUES (${userId}, ${staked.id}, ${from.id}, ${to.id}, ${from.valueCents}, ${to.valueCents},
               ${odds.probability}, ${odds.threshold}, ${roll}, ${success}, ${seeds.serverSeed}, ${seeds.serverSeedHash},
               ${seeds.clientSeed}, ${seeds.nonce}, ${now})
-            RETURNING id`
+            RETURNING id`)
           const dropId = success
             ? yield* inventory.add(userId, to.id, "UPGRADE").pipe(
               Effect.zipRight(liveDrops.record({ userId, itemId: to.id, source: "UPGRADE", caseName: null })),
@@ -249,7 +245,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
             )
             : Option.none<string>()
           const result = {
-            upgradeId: yield* Schema.decode(UpgradeId)(row!.id),
+            upgradeId,
             success,
             probability: odds.probability,
             roll,
@@ -277,17 +273,12 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
       requester: { readonly id: UserId; readonly role: Role },
       upgradeId: bigint
     ) {
-      const found = yield* SqlSchema.findOne({
-        Request: Schema.BigInt,
-        Result: VerifyRow,
-        execute: (id) =>
-          sql`SELECT id, user_id, server_seed, server_seed_hash, client_seed, nonce, roll, probability, threshold, success
-              FROM upgrades WHERE id = ${id}`
-      })(upgradeId)
-      if (Option.isNone(found) || (found.value.userId !== String(requester.id) && requester.role !== "ADMIN")) {
+      const u = yield* firstOf(VerifyRow, sql`
+        SELECT id, user_id, server_seed, server_seed_hash, client_seed, nonce, roll, probability, threshold, success
+        FROM upgrades WHERE id = ${upgradeId}`)
+      if (u === undefined || (u.userId !== String(requester.id) && requester.role !== "ADMIN")) {
         return yield* NotFound.of("Upgrade")
       }
-      const u = found.value
       const calculatedRoll = upgradeRoll(u.serverSeed, u.clientSeed, u.nonce)
       const threshold = upgradeThreshold(u.probability)
       const isValid = hashServerSeed(u.serverSeed) === u.serverSeedHash &&
@@ -307,7 +298,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
         success: u.success,
         isValid
       } satisfies UpgradeVerification
-    }, orUnavailable)
+    })
 
     /**
      * `GET /upgrades/history` (docs/rules.md#upgrade-history): newest first, values as they were at each
@@ -315,27 +306,21 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
      * upgrades: what the user holds now against what they staked (a success consumes its source too).
      */
     const history = Effect.fn("Upgrades.history")(function*(userId: UserId, page: PageRequest) {
-      const rows = yield* SqlSchema.findAll({
-        Request: Schema.Void,
-        Result: HistoryRow,
-        execute: () =>
-          sql`SELECT u.id, f.name AS from_name, u.from_value_cents, t.name AS to_name, u.to_value_cents,
-                     u.probability, u.success, u.created_at
-              FROM upgrades u JOIN items f ON f.id = u.from_item_id JOIN items t ON t.id = u.to_item_id
-              WHERE u.user_id = ${userId}
-              ORDER BY u.id DESC LIMIT ${page.limit} OFFSET ${(page.page - 1) * page.limit}`
-      })(undefined)
-      const stats = yield* SqlSchema.single({
-        Request: Schema.Void,
-        Result: StatsRow,
-        execute: () =>
-          sql`SELECT count(*)::int AS total_upgrades,
-                     (count(*) FILTER (WHERE success))::int AS success_count,
-                     (COALESCE(SUM(to_value_cents) FILTER (WHERE success), 0))::text AS total_value_won,
-                     (COALESCE(SUM(from_value_cents) FILTER (WHERE NOT success), 0))::text AS total_value_lost,
-                     (COALESCE(SUM(from_value_cents), 0))::text AS total_staked
-              FROM upgrades WHERE user_id = ${userId}`
-      })(undefined)
+      // Not `pageOf`: the statistics give the total.
+      const { limit, offset } = windowOf(page)
+      const rows = yield* rowsOf(HistoryRow, sql`
+        SELECT u.id, f.name AS from_name, u.from_value_cents, t.name AS to_name, u.to_value_cents,
+               u.probability, u.success, u.created_at
+        FROM upgrades u JOIN items f ON f.id = u.from_item_id JOIN items t ON t.id = u.to_item_id
+        WHERE u.user_id = ${userId}
+        ORDER BY u.id DESC LIMIT ${limit} OFFSET ${offset}`)
+      const stats = yield* singleOf(StatsRow, sql`
+        SELECT count(*)::int AS total_upgrades,
+               (count(*) FILTER (WHERE success))::int AS success_count,
+               (COALESCE(SUM(to_value_cents) FILTER (WHERE success), 0))::text AS total_value_won,
+               (COALESCE(SUM(from_value_cents) FILTER (WHERE NOT success), 0))::text AS total_value_lost,
+               (COALESCE(SUM(from_value_cents), 0))::text AS total_staked
+        FROM upgrades WHERE user_id = ${userId}`)
       return {
         upgrades: rows.map((row) => ({
           id: row.id,
@@ -358,7 +343,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
         total: stats.totalUpgrades,
         page: page.page
       } satisfies UpgradeHistory
-    }, orUnavailable)
+    })
 
     return { probability, upgrade, verify, history } as const
   }),

@@ -14,7 +14,7 @@
  * A right code does not wipe earlier wrong ones. The entries keep instants of the app Clock; their
  * store time to live only cleans up.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { authenticator } from "otplib"
@@ -25,7 +25,7 @@ import { BadRequest, RateLimited } from "../../schema/platform/Errors"
 import { Audit } from "../admin/Audit"
 import { Notifications } from "../platform/Notifications"
 import * as SecretCipher from "./SecretCipher"
-import { inTransaction, orUnavailable } from "../platform/SqlRows"
+import { firstOf, inTransaction } from "../platform/SqlRows"
 
 export const SETUP_TTL_MS = 300_000
 export const BACKUP_CODE_COUNT = 10
@@ -82,6 +82,8 @@ const State = Schema.Struct({
   twoFactorSecret: Schema.NullOr(Schema.String)
 })
 
+const RemainingRow = Schema.Struct({ remaining: Schema.Number })
+
 const fail = (message: string) => new BadRequest({ message })
 
 export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
@@ -94,20 +96,11 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
     const notifications = yield* Notifications
     const key = config.secrets.twoFactorKey
 
-    const findState = SqlSchema.findOne({
-      Request: Schema.BigIntFromSelf,
-      Result: State,
-      execute: (id) => sql`SELECT two_factor_enabled, two_factor_secret FROM users WHERE id = ${id}`
-    })
-
     // Callers pass the signed-in user, so an absent row is a bug, not a client error.
     const readState = (userId: bigint) =>
-      findState(userId).pipe(
-        orUnavailable,
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.dieMessage(`TwoFactor: user ${userId} does not exist`),
-          onSome: Effect.succeed
-        }))
+      Effect.flatMap(
+        firstOf(State, sql`SELECT two_factor_enabled, two_factor_secret FROM users WHERE id = ${userId}`),
+        (state) => state === undefined ? Effect.dieMessage(`TwoFactor: user ${userId} does not exist`) : Effect.succeed(state)
       )
 
     /** The encrypted secret of a user with 2FA on (docs/rules.md#two-factor-codes). */
@@ -127,13 +120,13 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         const digest = sha256(code.toUpperCase())
         const now = new Date(yield* Clock.currentTimeMillis)
         return yield* transaction(Effect.gen(function*() {
-          const rows = yield* sql<{ remaining: number }>`
+          const spent = yield* firstOf(RemainingRow, sql`
             UPDATE users
             SET two_factor_backup_codes = array_remove(two_factor_backup_codes, ${digest}::text), updated_at = ${now}
             WHERE id = ${userId} AND two_factor_enabled AND ${digest}::text = ANY (two_factor_backup_codes)
-            RETURNING cardinality(two_factor_backup_codes)::int AS remaining`
-          if (rows.length === 0) return Option.none<number>()
-          const remainingCodes = Number(rows[0]!.remaining)
+            RETURNING cardinality(two_factor_backup_codes)::int AS remaining`)
+          if (spent === undefined) return Option.none<number>()
+          const remainingCodes = spent.remaining
           yield* audit.record({ userId, action: "2FA_BACKUP_CODE_USED", metadata: { remainingCodes } })
           return Option.some(remainingCodes)
         }))

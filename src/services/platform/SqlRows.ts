@@ -5,7 +5,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
+import { Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/platform/Errors"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { unavailableOrDie } from "../../layers/Failures"
@@ -13,11 +13,10 @@ import { unavailableOrDie } from "../../layers/Failures"
 /** A statement as the SQL client runs it; `E`: what the caller made of some of its errors (`onUniqueViolation`). */
 export type Statement<E = never> = Effect.Effect<ReadonlyArray<unknown>, SqlError | E>
 
-/** What a statement can fail with besides the caller's own errors: `SqlSchema.single` finding no row is a bug. */
-type Infrastructure = SqlError | ParseResult.ParseError | Cause.NoSuchElementException
+/** What a statement can fail with besides the caller's own errors. */
+type Infrastructure = SqlError | ParseResult.ParseError
 
-const isInfrastructure = (error: unknown): error is Infrastructure =>
-  error instanceof SqlError || ParseResult.isParseError(error) || Cause.isNoSuchElementException(error)
+const isInfrastructure = (error: unknown): error is Infrastructure => error instanceof SqlError || ParseResult.isParseError(error)
 
 /** The policy on `effect`'s database errors: ServiceUnavailable for an outage, a defect otherwise. */
 export const orUnavailable = <A, E, R>(
@@ -64,14 +63,19 @@ export const singleOf = <A, I, E = never>(
   schema: Schema.Schema<A, I>,
   statement: Statement<E>
 ): Effect.Effect<A, Exclude<E, Infrastructure> | ServiceUnavailable> =>
-  Effect.flatMap(rowsOf(schema, statement), ([row]) =>
-    row === undefined ? Effect.dieMessage("A statement that always returns a row returned none") : Effect.succeed(row))
+  Effect.flatMap(rowsOf(schema, statement), (rows) => {
+    const row = rows[0]
+    return row === undefined ? Effect.dieMessage("A statement that always returns a row returned none") : Effect.succeed(row)
+  })
 
-const Count = Schema.Struct({ n: Schema.NumberFromString })
+const NumberRow = Schema.Struct({ n: Schema.NumberFromString })
 
-/** The `n` of a `SELECT count(*) AS n ...`. */
-export const countOf = (statement: Statement): Effect.Effect<number, ServiceUnavailable> =>
-  Effect.map(singleOf(Count, statement), (row) => row.n)
+/**
+ * The number `n` of a statement answering one, as PostgreSQL's text or bigint: `SELECT count(*) AS n ...`,
+ * `SELECT COALESCE(sum(...), 0)::text AS n ...`.
+ */
+export const numberOf = (statement: Statement): Effect.Effect<number, ServiceUnavailable> =>
+  Effect.map(singleOf(NumberRow, statement), (row) => row.n)
 
 /** The LIMIT and OFFSET of a page of a list. */
 export interface PageWindow {
@@ -99,7 +103,7 @@ export const pageOf = <A, I>(
   count: Statement
 ): Effect.Effect<PageOf<A>, ServiceUnavailable> =>
   Effect.flatMap(rowsOf(schema, select(windowOf(request))), (items) =>
-    Effect.map(countOf(count), (total) => ({ items, total, page: request.page })))
+    Effect.map(numberOf(count), (total) => ({ items, total, page: request.page })))
 
 /** How often a transaction that met a serialization failure or a deadlock runs again. */
 const CONFLICT_RETRIES = Schedule.exponential("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))

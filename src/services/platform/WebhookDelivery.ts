@@ -21,7 +21,7 @@
  */
 import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Cause, Clock, Duration, Effect, Exit, Layer, Option, Schedule, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { NotFound } from "../../schema/platform/Errors"
@@ -34,7 +34,7 @@ import {
   type WebhookId
 } from "../../schema/platform/Webhook"
 import { isInternalTarget, publicOnlyLookup } from "./WebhookTargets"
-import { orUnavailable } from "./SqlRows"
+import { inTransaction, orUnavailable, pageOf, rowsOf } from "./SqlRows"
 
 /** Each POST is cut after this long (docs/rules.md#webhook-delivery). */
 export const DELIVERY_TIMEOUT = Duration.seconds(10)
@@ -102,6 +102,7 @@ const AttemptRow = Schema.Struct({
 export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/WebhookDelivery", {
   scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const transaction = inTransaction(sql)
     const config = yield* AppConfig
     // Its own agent: without keep-alive, so every connection is resolved (and, when private targets
     // are blocked, checked) afresh. No trace headers to third parties; redirects are never followed.
@@ -113,22 +114,6 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       HttpClient.withScope
     )
 
-    const claimRows = SqlSchema.findAll({
-      Request: Schema.Struct({ now: Schema.DateFromSelf, leaseUntil: Schema.DateFromSelf }),
-      Result: Claimed,
-      execute: ({ leaseUntil, now }) =>
-        sql`WITH due AS (
-              SELECT id FROM webhook_deliveries
-              WHERE status = 'PENDING' AND next_attempt_at <= ${now}
-              ORDER BY next_attempt_at, id
-              LIMIT ${CLAIM_BATCH}
-              FOR UPDATE SKIP LOCKED
-            )
-            UPDATE webhook_deliveries AS d SET next_attempt_at = ${leaseUntil}
-            FROM due, webhooks AS w
-            WHERE d.id = due.id AND w.id = d.webhook_id
-            RETURNING d.id, w.url, d.payload, d.attempts, d.next_attempt_at AS lease_until`
-    })
 
     /**
      * Claims up to CLAIM_BATCH due deliveries and commits, without sending. A claim never followed by
@@ -136,10 +121,19 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
      */
     const claimDue = Effect.fn("WebhookDelivery.claimDue")(function*() {
       const now = yield* Clock.currentTimeMillis
-      return yield* claimRows({
-        now: new Date(now),
-        leaseUntil: new Date(now + Duration.toMillis(CLAIM_LEASE))
-      }).pipe(orUnavailable)
+      const leaseUntil = new Date(now + Duration.toMillis(CLAIM_LEASE))
+      return yield* rowsOf(Claimed, sql`
+        WITH due AS (
+          SELECT id FROM webhook_deliveries
+          WHERE status = 'PENDING' AND next_attempt_at <= ${new Date(now)}
+          ORDER BY next_attempt_at, id
+          LIMIT ${CLAIM_BATCH}
+          FOR UPDATE SKIP LOCKED
+        )
+        UPDATE webhook_deliveries AS d SET next_attempt_at = ${leaseUntil}
+        FROM due, webhooks AS w
+        WHERE d.id = due.id AND w.id = d.webhook_id
+        RETURNING d.id, w.url, d.payload, d.attempts, d.next_attempt_at AS lease_until`)
     })
 
     /** One POST; never fails: the outcome says what happened. */
@@ -175,7 +169,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
         const status: WebhookDeliveryStatus = delivered ? "DELIVERED" : attempt >= MAX_ATTEMPTS ? "FAILED" : "PENDING"
         const finished = new Date(finishedAt)
         const next = status === "PENDING" ? new Date(finishedAt + Duration.toMillis(retryDelay(attempt))) : finished
-        const recorded = yield* sql.withTransaction(Effect.gen(function*() {
+        const recorded = yield* transaction(Effect.gen(function*() {
           const updated = yield* sql`
             UPDATE webhook_deliveries
             SET attempts = ${attempt}, status = ${status}, next_attempt_at = ${next},
@@ -189,7 +183,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
             VALUES (${delivery.id}, ${new Date(startedAt)}, ${outcome.statusCode}, ${outcome.error},
                     ${Math.max(0, Math.round(finishedAt - startedAt))})`
           return true
-        })).pipe(orUnavailable)
+        }))
         if (!recorded) {
           yield* Effect.logWarning("Webhook delivery was taken over or removed during its attempt; not recorded")
         } else if (!delivered) {
@@ -258,34 +252,26 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       Effect.interruptible
     )
 
-    const listDeliveries = SqlSchema.findAll({
-      Request: Schema.Struct({ webhookId: Schema.BigIntFromSelf, limit: Schema.Number, offset: Schema.Number }),
-      Result: DeliveryRow,
-      execute: ({ limit, offset, webhookId }) =>
-        sql`SELECT id, event, status, next_attempt_at, delivered_at, created_at FROM webhook_deliveries
-            WHERE webhook_id = ${webhookId} ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`
-    })
-
-    const listAttempts = SqlSchema.findAll({
-      Request: Schema.Array(Schema.BigIntFromSelf),
-      Result: AttemptRow,
-      execute: (ids) =>
-        sql`SELECT delivery_id, attempted_at, status_code, error, duration_ms FROM webhook_attempts
-            WHERE ${sql.in("delivery_id", ids)} ORDER BY id`
-    })
 
     /** The administrator's delivery log of one receiver, newest first, each with its attempts. */
     const deliveries = Effect.fn("WebhookDelivery.deliveries")(
       function*(webhookId: WebhookId, page: number, limit: number) {
         const exists = yield* sql`SELECT 1 FROM webhooks WHERE id = ${webhookId}`.pipe(orUnavailable)
         if (exists.length === 0) return yield* NotFound.of("Webhook")
-        const [{ total }] = yield* sql<{ total: string }>`
-          SELECT count(*) AS total FROM webhook_deliveries WHERE webhook_id = ${webhookId}`.pipe(orUnavailable)
-        const rows = yield* listDeliveries({ webhookId, limit, offset: (page - 1) * limit }).pipe(orUnavailable)
-        const attempts = rows.length === 0 ? [] : yield* listAttempts(rows.map((row) => row.id)).pipe(orUnavailable)
+        const { items, total } = yield* pageOf(
+          DeliveryRow,
+          { page, limit },
+          (window) =>
+            sql`SELECT id, event, status, next_attempt_at, delivered_at, created_at FROM webhook_deliveries
+                WHERE webhook_id = ${webhookId} ORDER BY id DESC LIMIT ${window.limit} OFFSET ${window.offset}`,
+          sql`SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ${webhookId}`
+        )
+        const attempts = items.length === 0 ? [] : yield* rowsOf(AttemptRow, sql`
+          SELECT delivery_id, attempted_at, status_code, error, duration_ms FROM webhook_attempts
+          WHERE ${sql.in("delivery_id", items.map((row) => row.id))} ORDER BY id`)
         return {
-          total: Number(total),
-          deliveries: rows.map((row) =>
+          total,
+          deliveries: items.map((row) =>
             new WebhookDeliveryLog({
               ...row,
               nextAttemptAt: row.status === "PENDING" ? row.nextAttemptAt : null,
