@@ -82,7 +82,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
       },
       (error: { code?: string }) => {
         failed(0)
-        unanswered.add(error.code ?? String(error))
+        unanswered.add(`${error.code ?? String(error)} at ${Math.floor((scheduled - started) / 1000)} s`)
       }
     ))
   }
