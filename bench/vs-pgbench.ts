@@ -16,10 +16,10 @@
  *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>]
  */
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { parseArgs } from "node:util"
+import { parseArgs, promisify } from "node:util"
 import { type Loop, percentile, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
@@ -95,9 +95,11 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
 }
 
 /** pgbench on the same database and users: transactions per second and latency percentiles. */
-const pgbench = (clients: number, seconds: number): Loop => {
+// Run without blocking this process: a blocked event loop keeps the client's idle connections past the
+// service's keep-alive timeout, and the next request on one of them fails.
+const pgbench = async (clients: number, seconds: number): Promise<Loop> => {
   const logs = mkdtempSync(join(bench.dir, "pgbench-"))
-  const output = execFileSync("pgbench", [
+  const { stdout: output } = await promisify(execFile)("pgbench", [
     "-h", bench.databaseUrl.hostname, "-p", bench.databaseUrl.port || "5432", "-U", decodeURIComponent(bench.databaseUrl.username || "postgres"),
     "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(seconds),
     "-D", `ubase=${Math.min(...userIds)}`, "-f", "bench/open-case.pgbench",
@@ -116,7 +118,7 @@ console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)}
 await closedLoop(USERS, 3) // warm-up
 const service_ = await closedLoop(USERS, SECONDS)
 console.log(show(`service, closed loop, ${USERS} users`, service_))
-const yardstick = pgbench(USERS, SECONDS)
+const yardstick = await pgbench(USERS, SECONDS)
 console.log(show(`pgbench, ${USERS} clients`, yardstick))
 console.log(`ratio service / pgbench: ${(service_.perSecond / yardstick.perSecond).toFixed(2)}`)
 const openLoopResult = await openLoop(RATE, USERS, SECONDS)
