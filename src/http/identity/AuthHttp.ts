@@ -3,7 +3,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Duration, Effect } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { IdentityProvider } from "../../layers/IdentityProvider"
-import { BadRequest, Forbidden, Unauthenticated } from "../../schema/platform/Errors"
+import { Forbidden, Unauthenticated } from "../../schema/platform/Errors"
 import { InvalidLoginCallback } from "../../schema/identity/Identity"
 import { Sessions, SESSION_TTL_SECONDS } from "../../services/identity/Sessions"
 import { TwoFactor } from "../../services/identity/TwoFactor"
@@ -44,11 +44,9 @@ export const IdpLive = HttpApiBuilder.group(Api, "idp", (handlers) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           const callbackUrl = new URL(request.url, config.publicUrl)
           if (request.cookies[STATE_COOKIE] !== callbackUrl.searchParams.get("state")) {
-            return yield* new BadRequest({ message: new InvalidLoginCallback().message })
+            return yield* new InvalidLoginCallback()
           }
-          const claims = yield* idp.completeLogin(callbackUrl).pipe(
-            Effect.mapError((error) => new BadRequest({ message: error.message }))
-          )
+          const claims = yield* idp.completeLogin(callbackUrl)
           const user = yield* users.signIn({
             idpId: claims.idpId,
             username: claims.username,
