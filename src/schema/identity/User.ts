@@ -64,5 +64,5 @@ export const usernameCandidates = (claim: string | undefined, id: bigint): Reado
   return RESERVED.test(name) ? [withId, fallback] : [name, withId, fallback]
 }
 
-/** An administrator banning themself (docs/rules.md#user-administration) (400). */
+/** An administrator banning themself (docs/rules.md#bans) (400). */
 export class CannotBanSelf extends Schema.TaggedError<CannotBanSelf>()("CannotBanSelf", message("You cannot ban yourself")) {}
