@@ -16,8 +16,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect, Either, Option, Schema } from "effect"
-import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, unitsToDecimal } from "../../schema/games/Catalog"
-import { CaseNotFound, Conflict, FieldError, NotFound, UnprocessableEntity } from "../../schema/platform/Errors"
+import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, SlugTaken, unitsToDecimal } from "../../schema/games/Catalog"
+import { CaseNotFound, FieldError, NotFound, UnprocessableEntity } from "../../schema/platform/Errors"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { Audit } from "../admin/Audit"
@@ -188,8 +188,6 @@ const withEconomics = (kase: Case, items: ReadonlyArray<PricedCaseItem>): CaseWi
 const PageWindow = Schema.Struct({ limit: Schema.Number, offset: Schema.Number })
 const windowOf = (page: PageRequest) => ({ limit: page.limit, offset: (page.page - 1) * page.limit })
 
-const slugTaken = () => new Conflict({ message: "Slug already exists" })
-
 /** The record without its undefined fields: what a partial update sets. */
 const definedOnly = <A extends Record<string, unknown>>(record: A): Partial<A> =>
   Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as Partial<A>
@@ -230,7 +228,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       execute: (ids) => sql`SELECT id, rarity, value_cents FROM items WHERE id IN ${sql.in(ids)}`
     })
 
-    /** Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is a Conflict too. */
+    /** Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is SlugTaken too. */
     const insertCase = SqlSchema.findOne({
       Request: Schema.Struct({
         name: Schema.String,
@@ -354,7 +352,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
           promotional,
           now
         })
-        if (created._tag === "None") return yield* slugTaken()
+        if (created._tag === "None") return yield* new SlugTaken()
         const caseId = created.value.id
         yield* insertRanges(caseId, ranges)
         if (promotional) yield* auditPromotional(actor, created.value, economics)
@@ -479,7 +477,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         const current = found.value
         if (update.slug !== undefined && update.slug !== current.slug) {
           const taken = yield* sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`
-          if (taken.length > 0) return yield* slugTaken()
+          if (taken.length > 0) return yield* new SlugTaken()
         }
         const replaced = update.items === undefined ? undefined : yield* rangesFor(update.items)
         const terms = {
@@ -524,8 +522,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         return withEconomics(updated, yield* caseItemsOf(id))
       }).pipe(
         // A slug taken by a concurrent save between the check and the update.
-        Effect.catchTag("SqlError", (error): Effect.Effect<never, Conflict | SqlError> =>
-          isUniqueViolation(error) ? Effect.fail(slugTaken()) : Effect.fail(error)),
+        Effect.catchTag("SqlError", (error): Effect.Effect<never, SlugTaken | SqlError> =>
+          isUniqueViolation(error) ? Effect.fail(new SlugTaken()) : Effect.fail(error)),
         transaction
       )
     })
