@@ -16,18 +16,11 @@
  *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>]
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { Agent, request } from "node:http"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { parseArgs } from "node:util"
-import pg from "pg"
-import { devSessionAt } from "../test/support/DevSignIn"
-import { removeRedisKeys } from "../test/support/TestStores"
-import { serviceArgs } from "./serviceCommand"
+import { parseArgs, promisify } from "node:util"
+import { type Loop, percentile, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -49,174 +42,20 @@ const SCALES = values.scales.split(",").filter(Boolean).map(Number)
 const MAX_USERS = Math.max(USERS, ...SCALES)
 const INSTANCES = Number(values.instances)
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-// ---- A fresh database and the service on it ------------------------------------------------------
-
-const adminUrl = new URL(values.postgres)
-const database = `gp_bench_${randomBytes(4).toString("hex")}`
-const admin = new pg.Client({ connectionString: adminUrl.href })
-await admin.connect()
-await admin.query(`CREATE DATABASE ${database}`)
-const databaseUrl = new URL(adminUrl.href)
-databaseUrl.pathname = `/${database}`
-
-const dir = mkdtempSync(join(tmpdir(), "gp-vs-pgbench-"))
-// The service as `npm start` runs it, from its bundle.
-execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
-const profiling = values.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", values.profile]
-
-interface Instance {
-  readonly base: string
-  readonly process: ChildProcess
-  readonly log: string
-}
-
-const startInstance = async (n: number): Promise<Instance> => {
-  const [port, idpPort] = [await freePort(), await freePort()]
-  const base = `http://127.0.0.1:${port}`
-  const logFile = join(dir, `service-${n}.log`)
-  const log = openSync(logFile, "a")
-  const child = spawn(process.execPath, [...profiling, ...serviceArgs], {
-    env: {
-      ...process.env,
-      NODE_ENV: "development",
-      DATABASE_URL: databaseUrl.href,
-      REDIS_URL: values.redis,
-      REDIS_KEY_PREFIX: `${database}:`,
-      PORT: String(port),
-      PUBLIC_URL: base,
-      DEV_IDP_PORT: String(idpPort),
-      DATA_DIR: join(dir, `data-${n}`),
-      ADMIN_IDP_IDS: "bench-admin",
-      LOG_LEVEL: "Warn",
-      RATE_LIMIT_GLOBAL: "1000000000/60000",
-      RATE_LIMIT_AUTH: "1000000000/60000",
-      RATE_LIMIT_CASE_OPEN: "1000000000/60000"
-    },
-    stdio: ["ignore", log, log]
-  })
-  return { base, process: child, log: logFile }
-}
-const instances = await Promise.all(Array.from({ length: INSTANCES }, (_, n) => startInstance(n)))
-const base = instances[0]!.base
-
-const cleanUp = async () => {
-  await Promise.all(instances.map(({ process: child }) => {
-    child.kill("SIGTERM")
-    return new Promise((resolve) => child.exitCode !== null ? resolve(null) : child.once("exit", resolve))
-  }))
-  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
-  await admin.end()
-  // The service's Redis keys (sessions, counters) live under the database's name.
-  await removeRedisKeys(values.redis, `${database}:`)
-  rmSync(dir, { recursive: true, force: true })
-}
-process.on("SIGINT", () => void cleanUp().finally(() => process.exit(130)))
-
-for (const instance of instances) {
-  for (let i = 0; ; i++) {
-    try {
-      if ((await fetch(`${instance.base}/api/ready`)).status === 200) break
-    } catch {
-      // not listening yet
-    }
-    if (i > 1200) throw new Error(`the service did not start:\n${readFileSync(instance.log, "utf8")}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
-// ---- Users ------------------------------------------------------------------------------------------
-
-// Idle connections are dropped after 4 s, before the service closes them (after 5 s): a request sent on a
-// connection the service is closing at that moment would fail without an answer.
-const agent = new Agent({ keepAlive: true, maxSockets: 1024, timeout: 4_000 })
-let sent = 0
-const send = (method: string, path: string, session: string, body?: unknown) =>
-  new Promise<{ status: number; body: any }>((resolve, reject) => {
-    // To the instances in turn, as a round-robin load balancer would.
-    const req = request(`${instances[sent++ % INSTANCES]!.base}${path}`, {
-      method,
-      agent,
-      headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }
-    }, (res) => {
-      let text = ""
-      res.setEncoding("utf8")
-      res.on("data", (chunk: string) => (text += chunk))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }))
-    })
-    req.on("error", reject)
-    req.end(body === undefined ? undefined : JSON.stringify(body))
-  })
-
-const adminSession = await devSessionAt(base, "bench-admin")
-const starter = (await send("GET", "/api/admin/cases?limit=100", adminSession)).body.cases.find((c: { slug: string }) => c.slug === "starter")
+const bench = await startBench({ postgres: values.postgres, redis: values.redis, instances: INSTANCES, profile: values.profile })
+const starter = (await bench.send("GET", "/api/admin/cases?limit=100", bench.adminSession)).body.cases
+  .find((c: { slug: string }) => c.slug === "starter")
 if (starter === undefined || String(starter.id) !== "1") throw new Error("the demo catalog's case 1 'starter' is missing")
-
-// Signed in all at once, as many users arriving together would.
-const signInStarted = performance.now()
-const sessions = await Promise.all(Array.from({ length: MAX_USERS }, (_, i) => devSessionAt(base, `bench-user-${i}`)))
-const signInSeconds = (performance.now() - signInStarted) / 1000
-const userIds: Array<number> = []
-for (const session of sessions) {
-  const me = (await send("GET", "/api/auth/me", session)).body
-  userIds.push(Number(me.id))
-  const funded = await send("POST", `/api/admin/users/${me.id}/adjust-balance`, adminSession, { amountCents: 1_000_000_000, reason: "benchmark" })
-  if (funded.status !== 200) throw new Error(`funding failed: ${JSON.stringify(funded.body)}`)
-}
-const open = (i: number) => send("POST", "/api/cases/1/open", sessions[i]!)
-
-// ---- Measurements -------------------------------------------------------------------------------------
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
-
-interface Loop {
-  readonly perSecond: number
-  readonly p50: number
-  readonly p99: number
-  readonly errors: number
-  /** Answers other than 200 by status (0: no answer), e.g. 409 when a user's lock stayed busy for 5 s. */
-  readonly failures?: Map<number, number>
-  /** The service process's CPU time (user + system) per answered request, in ms. */
-  readonly cpuMs?: number
-}
-
-/** The service processes' CPU time so far, in ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
-const serviceCpuMs = () =>
-  instances.reduce((total, { process: child }) => {
-    const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-    return total + (Number(fields[11]) + Number(fields[12])) * 10
-  }, 0)
+const { sessions, userIds, seconds: signInSeconds } = await bench.signIn(MAX_USERS)
+const open = (i: number) => bench.send("POST", "/api/cases/1/open", sessions[i]!)
 
 /** `users` users opening back to back for `seconds`. */
-const closedLoop = async (users: number, seconds: number): Promise<Loop> => {
-  const latencies: Array<number> = []
-  const failures = new Map<number, number>()
-  const failed = (status: number) => void failures.set(status, (failures.get(status) ?? 0) + 1)
-  const deadline = performance.now() + seconds * 1000
-  const started = performance.now()
-  const cpuBefore = serviceCpuMs()
-  await Promise.all(Array.from({ length: users }, async (_, i) => {
-    while (performance.now() < deadline) {
-      const t = performance.now()
-      const answer = await open(i).catch(() => ({ status: 0 }))
-      if (answer.status === 200) latencies.push(performance.now() - t)
-      else failed(answer.status)
-    }
-  }))
-  const elapsed = (performance.now() - started) / 1000
-  const errors = [...failures.values()].reduce((a, b) => a + b, 0)
-  const cpuMs = (serviceCpuMs() - cpuBefore) / (latencies.length + errors)
-  latencies.sort((a, b) => a - b)
-  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, failures, cpuMs }
-}
+const closedLoop = (users: number, seconds: number) => bench.closedLoop(users, seconds, (i) => open(i).then((a) => a.status))
 
+/** Why requests of the open loop got no answer (the client's error codes, e.g. ECONNRESET). */
+const unanswered = new Set<string>()
+/** The open loop's seconds in which some opening took over 100 ms: [second, slowest ms, openings over 100 ms]. */
+const slowSeconds: Array<[number, number, number]> = []
 /** Openings sent at `rate` per second for `seconds`, spread over `users` users; latency from the scheduled time. */
 const openLoop = async (rate: number, users: number, seconds: number): Promise<Loop> => {
   const latencies: Array<number> = []
@@ -224,33 +63,47 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   const failed = (status: number) => void failures.set(status, (failures.get(status) ?? 0) + 1)
   const total = Math.round(rate * seconds)
   const started = performance.now()
-  const cpuBefore = serviceCpuMs()
+  const cpuBefore = bench.serviceCpuMs()
   const inFlight: Array<Promise<void>> = []
   for (let n = 0; n < total; n++) {
     const scheduled = started + (n * 1000) / rate
     const wait = scheduled - performance.now()
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait))
     inFlight.push(open(n % users).then(
-      (answer) => void (answer.status === 200 ? latencies.push(performance.now() - scheduled) : failed(answer.status)),
-      () => failed(0)
+      (answer) => {
+        if (answer.status !== 200) return failed(answer.status)
+        const latency = performance.now() - scheduled
+        latencies.push(latency)
+        if (latency <= 100) return
+        const second = Math.floor((scheduled - started) / 1000)
+        const slow = slowSeconds.find(([s]) => s === second)
+        if (slow === undefined) slowSeconds.push([second, latency, 1])
+        else (slow[1] = Math.max(slow[1], latency), slow[2]++)
+      },
+      (error: { code?: string }) => {
+        failed(0)
+        unanswered.add(`${error.code ?? String(error)} at ${Math.floor((scheduled - started) / 1000)} s`)
+      }
     ))
   }
   await Promise.all(inFlight)
   const elapsed = (performance.now() - started) / 1000
-  const cpuMs = (serviceCpuMs() - cpuBefore) / total
+  const cpuMs = (bench.serviceCpuMs() - cpuBefore) / total
   const errors = [...failures.values()].reduce((a, b) => a + b, 0)
   latencies.sort((a, b) => a - b)
   return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, failures, cpuMs }
 }
 
 /** pgbench on the same database and users: transactions per second and latency percentiles. */
-const pgbench = (clients: number, seconds: number): Loop => {
-  const logs = mkdtempSync(join(dir, "pgbench-"))
-  const output = execFileSync("pgbench", [
-    "-h", databaseUrl.hostname, "-p", databaseUrl.port || "5432", "-U", decodeURIComponent(databaseUrl.username || "postgres"),
+// Run without blocking this process: a blocked event loop keeps the client's idle connections past the
+// service's keep-alive timeout, and the next request on one of them fails.
+const pgbench = async (clients: number, seconds: number): Promise<Loop> => {
+  const logs = mkdtempSync(join(bench.dir, "pgbench-"))
+  const { stdout: output } = await promisify(execFile)("pgbench", [
+    "-h", bench.databaseUrl.hostname, "-p", bench.databaseUrl.port || "5432", "-U", decodeURIComponent(bench.databaseUrl.username || "postgres"),
     "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(seconds),
     "-D", `ubase=${Math.min(...userIds)}`, "-f", "bench/open-case.pgbench",
-    "-l", "--log-prefix", join(logs, "tx"), database
+    "-l", "--log-prefix", join(logs, "tx"), bench.database
   ], { encoding: "utf8", cwd: process.cwd() })
   const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(output)?.[1])
   const failed = Number(/number of failed transactions: (\d+)/.exec(output)?.[1] ?? 0)
@@ -260,25 +113,23 @@ const pgbench = (clients: number, seconds: number): Loop => {
   return { perSecond: tps, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors: failed }
 }
 
-const show = (name: string, loop: Loop) =>
-  `${name.padEnd(34)} ${loop.perSecond.toFixed(0).padStart(6)}/s   p50 ${loop.p50.toFixed(1).padStart(6)} ms   p99 ${loop.p99.toFixed(1).padStart(6)} ms${
-    loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/request`
-  }${loop.errors ? `   errors ${loop.errors}` : ""}${
-    loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""
-  }`
-
 if (INSTANCES > 1) console.log(`${INSTANCES} instances of the service, requests sent to them in turn`)
-console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${database}`)
+console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${bench.database}`)
 await closedLoop(USERS, 3) // warm-up
 const service_ = await closedLoop(USERS, SECONDS)
 console.log(show(`service, closed loop, ${USERS} users`, service_))
-const yardstick = pgbench(USERS, SECONDS)
+const yardstick = await pgbench(USERS, SECONDS)
 console.log(show(`pgbench, ${USERS} clients`, yardstick))
 console.log(`ratio service / pgbench: ${(service_.perSecond / yardstick.perSecond).toFixed(2)}`)
 const openLoopResult = await openLoop(RATE, USERS, SECONDS)
 console.log(show(`service, open loop at ${RATE}/s`, openLoopResult))
+if (unanswered.size > 0) console.log(`  unanswered: ${[...unanswered].join(", ")}`)
+if (slowSeconds.length > 0) {
+  console.log(`  seconds with openings over 100 ms: ${
+    slowSeconds.sort((a, b) => a[0] - b[0]).map(([s, max, n]) => `${s} s (${n}, slowest ${max.toFixed(0)} ms)`).join(", ")
+  }`)
+}
 console.log("how cost grows (closed loop):")
 for (const users of SCALES) console.log(show(`  ${users} users`, await closedLoop(users, Math.min(SECONDS, 10))))
 
-agent.destroy()
-await cleanUp()
+await bench.stop()

@@ -30,6 +30,7 @@ import { TracingFromEnv } from "./layers/Observability"
 import type { PaymentGateway } from "./layers/PaymentGateway"
 import { Randomness } from "./layers/Randomness"
 import type { KeyValue } from "./layers/stores/KeyValue"
+import { AdminUsers } from "./services/admin/AdminUsers"
 import { Audit } from "./services/admin/Audit"
 import { Dashboard } from "./services/admin/Dashboard"
 import { Battles } from "./services/battles/Battles"
@@ -46,6 +47,7 @@ import { TwoFactor } from "./services/identity/TwoFactor"
 import { Users } from "./services/identity/Users"
 import { Deposits } from "./services/money/Deposits"
 import { Ledger } from "./services/money/Ledger"
+import { SandboxCharges } from "./services/money/SandboxCharges"
 import { Withdrawals } from "./services/money/Withdrawals"
 import {
   DashboardCacheJob,
@@ -86,7 +88,9 @@ export const Domain = Layer.mergeAll(
   Ledger.Default,
   Deposits.Default,
   Withdrawals.Default,
+  SandboxCharges.Default,
   // admin
+  AdminUsers.Default,
   Dashboard.Default,
   Audit.Default,
   // platform

@@ -53,7 +53,15 @@ const pgPool = (options: pg.PoolConfig & { readonly max: number }) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        const pool = new pg.Pool({ ...options, application_name: "game-platform" })
+        // Idle connections are kept for 5 minutes (pg's default is 10 s): after every lull longer than
+        // that, the next burst of requests waited for new connections (~125 openings over 100 ms at the
+        // start of bench:vs-pgbench's open loop). TCP keep-alive finds connections a network dropped.
+        const pool = new pg.Pool({
+          idleTimeoutMillis: 300_000,
+          keepAlive: true,
+          ...options,
+          application_name: "game-platform"
+        })
         // A connection that fails while idle is dropped by the pool; the next query opens another.
         pool.on("error", () => {})
         await pool.query("SELECT 1").catch(async (cause) => {

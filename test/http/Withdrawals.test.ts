@@ -165,7 +165,7 @@ layer(TestDatabase)("withdrawals", (it) => {
         ["CNPJ", "11222333000181"],
         ["PHONE", "+5511912345678"],
         ["RANDOM", "123e4567-e89b-12d3-a456-426614174000"],
-        ["RANDOM", "6F9619FF-8B86-D011-B42D-00C04FC964FF"]
+        ["RANDOM", "9B2F4C1E-7A3D-4E85-B6C0-2F8A1D93E47C"]
       ]
       for (const [pixKeyType, pixKey] of valid) {
         const response = yield* client.post("/api/withdrawals/request", withdrawal(1_000, { pixKeyType, pixKey }), player.auth)

@@ -98,7 +98,7 @@ layer(Services)("Catalog", (it) => {
       expect({ cases: yield* countRows("cases"), caseItems: yield* countRows("case_items") }).toEqual(before)
     }))
 
-  it.effect("a taken slug is a Conflict, even when two saves race", () =>
+  it.effect("a taken slug is SlugTaken, even when two saves race", () =>
     Effect.gen(function*() {
       const [only] = yield* newItems(100)
       const catalog = yield* Catalog
@@ -110,7 +110,7 @@ layer(Services)("Catalog", (it) => {
       })
       expect(results.filter(Either.isRight)).toHaveLength(1)
       const refused = results.find(Either.isLeft)!
-      expect(refused.left).toMatchObject({ _tag: "Conflict", message: "Slug already exists" })
+      expect(refused.left).toMatchObject({ _tag: "SlugTaken", message: "Slug already exists" })
     }))
 })
 

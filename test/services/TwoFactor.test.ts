@@ -105,7 +105,7 @@ layer(Services)("TwoFactor", (it) => {
       const again = yield* twoFactor.generate(user)
       expect(again.secret).not.toBe(generated.secret)
       expect(yield* failureOf(twoFactor.enable(user, yield* codeNow(generated.secret)))).toMatchObject({
-        _tag: "BadRequest",
+        _tag: "InvalidTwoFactorCode",
         message: "Invalid code"
       })
       yield* twoFactor.enable(user, yield* codeNow(again.secret))
@@ -149,8 +149,8 @@ layer(Services)("TwoFactor", (it) => {
 
       yield* TestClock.adjust("1 second")
       const message = "Setup expired. Generate new QR code."
-      expect(yield* failureOf(twoFactor.enable(expired, yield* codeNow(first.secret)))).toMatchObject({ _tag: "BadRequest", message })
-      expect(yield* failureOf(twoFactor.enable(never, "123456"))).toMatchObject({ _tag: "BadRequest", message })
+      expect(yield* failureOf(twoFactor.enable(expired, yield* codeNow(first.secret)))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
+      expect(yield* failureOf(twoFactor.enable(never, "123456"))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
       expect(yield* userRow(expired.id)).toEqual({ twoFactorSecret: null, twoFactorEnabled: false, twoFactorBackupCodes: [] })
       expect(yield* auditOf(expired.id)).toEqual([])
 
@@ -167,7 +167,7 @@ layer(Services)("TwoFactor", (it) => {
       const user = yield* newUser
       const { secret } = yield* twoFactor.generate(user)
       for (const code of [yield* wrongCode(secret), yield* codeNow(secret, 2), yield* codeNow(secret, -2), "", "ABCDEF12"]) {
-        expect(yield* failureOf(twoFactor.enable(user, code))).toMatchObject({ _tag: "BadRequest", message: "Invalid code" })
+        expect(yield* failureOf(twoFactor.enable(user, code))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid code" })
       }
       expect((yield* userRow(user.id)).twoFactorEnabled).toBe(false)
       yield* twoFactor.enable(user, yield* codeNow(secret, 1))
@@ -181,7 +181,7 @@ layer(Services)("TwoFactor", (it) => {
       const { secret, user } = yield* enabledUser
       const before = yield* userRow(user.id)
       yield* TestClock.adjust("1 minute")
-      const failure = { _tag: "BadRequest", message: "2FA already enabled" }
+      const failure = { _tag: "TwoFactorAlreadyEnabled", message: "2FA already enabled" }
       expect(yield* failureOf(twoFactor.generate(user))).toMatchObject(failure)
       expect(yield* failureOf(twoFactor.enable(user, yield* codeNow(secret)))).toMatchObject(failure)
       expect(yield* userRow(user.id)).toEqual(before)
@@ -192,7 +192,7 @@ layer(Services)("TwoFactor", (it) => {
       yield* TestClock.setTime(T0)
       const twoFactor = yield* TwoFactor
       const user = yield* newUser
-      const failure = { _tag: "BadRequest", message: "2FA not enabled" }
+      const failure = { _tag: "TwoFactorNotEnabled", message: "2FA not enabled" }
       expect(yield* failureOf(twoFactor.verify(user, "123456"))).toMatchObject(failure)
       const { secret } = yield* twoFactor.generate(user)
       const code = yield* codeNow(secret)
@@ -230,8 +230,8 @@ layer(Services)("TwoFactor", (it) => {
       const code = yield* codeNow(secret)
       expect(yield* twoFactor.verify(user, code)).toBe(true)
       expect(yield* twoFactor.verify(user, code)).toBe(false)
-      expect(yield* failureOf(twoFactor.require(user.id, code))).toMatchObject({ _tag: "BadRequest", message: "Invalid 2FA code" })
-      expect(yield* failureOf(twoFactor.disable(user, code))).toMatchObject({ _tag: "BadRequest", message: "Invalid 2FA code" })
+      expect(yield* failureOf(twoFactor.require(user.id, code))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid 2FA code" })
+      expect(yield* failureOf(twoFactor.disable(user, code))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid 2FA code" })
 
       // Still inside the window one step later, and still spent. (The next step's code first: this
       // replay is the 5th wrong code, which locks: docs/rules.md#two-factor-lockout.)
@@ -318,7 +318,7 @@ layer(Services)("TwoFactor", (it) => {
       const { secret, user } = yield* enabledUser
       yield* TestClock.adjust("30 seconds")
       expect(yield* failureOf(twoFactor.disable(user, yield* wrongCode(secret)))).toMatchObject({
-        _tag: "BadRequest",
+        _tag: "InvalidTwoFactorCode",
         message: "Invalid 2FA code"
       })
       expect((yield* userRow(user.id)).twoFactorEnabled).toBe(true)
@@ -327,7 +327,7 @@ layer(Services)("TwoFactor", (it) => {
       expect(yield* userRow(user.id)).toEqual({ twoFactorSecret: null, twoFactorEnabled: false, twoFactorBackupCodes: [] })
       expect((yield* auditOf(user.id)).map((row) => row.action)).toEqual(["2FA_ENABLED", "2FA_DISABLED"])
       expect(yield* failureOf(twoFactor.verify(user, yield* codeNow(secret, 1)))).toMatchObject({
-        _tag: "BadRequest",
+        _tag: "TwoFactorNotEnabled",
         message: "2FA not enabled"
       })
 
@@ -353,7 +353,7 @@ layer(Services)("TwoFactor", (it) => {
       const twoFactor = yield* TwoFactor
       const { backupCodes, secret, user } = yield* enabledUser
       yield* TestClock.adjust("30 seconds")
-      const invalid = { _tag: "BadRequest", message: "Invalid 2FA code" }
+      const invalid = { _tag: "InvalidTwoFactorCode", message: "Invalid 2FA code" }
       expect(yield* failureOf(twoFactor.require(user.id, undefined))).toMatchObject(invalid)
       expect(yield* failureOf(twoFactor.require(user.id, yield* wrongCode(secret)))).toMatchObject(invalid)
       expect(yield* failureOf(twoFactor.require(user.id, "0123ABCD"))).toMatchObject(invalid)

@@ -29,6 +29,9 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
       .setHeaders(StepUpHeaders)
       .addSuccess(Schema.Struct({ id: DepositId, status: DepositStatus, confirmedAt: Schema.Date }))
       .addError(HttpError.TwoFactorRequired)
+      .addError(HttpError.InvalidTwoFactorCode)
+      .addError(HttpError.TwoFactorNotEnabled)
+      .addError(HttpError.DepositNotPending)
       .annotate(
         OpenApi.Description,
         "Confirms a PENDING deposit as the gateway's charge.paid would (credit, notification, audit, webhook) and " +

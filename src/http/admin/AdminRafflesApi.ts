@@ -5,6 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { CreateRaffleRequest } from "../../schema/raffles/Raffle"
 import { AdminAuthentication } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
 import { Raffle } from "../raffles/RafflesApi"
 
 export class AdminRafflesApi extends HttpApiGroup.make("adminRaffles")
@@ -13,6 +14,7 @@ export class AdminRafflesApi extends HttpApiGroup.make("adminRaffles")
     HttpApiEndpoint.post("create", "/admin/raffles")
       .setPayload(CreateRaffleRequest)
       .addSuccess(Raffle, { status: 201 })
+      .addError(HttpError.RaffleEndNotInFuture)
       .annotate(
         OpenApi.Description,
         "Publishes serverSeedHash now; the seed is revealed at the draw (when sold out, or at endsAt). Winning ticket = " +

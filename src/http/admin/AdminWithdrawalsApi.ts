@@ -57,9 +57,12 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
       .setPath(IdPath)
       .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
-      .addError(HttpError.Conflict)
+      .addError(HttpError.WithdrawalPayoutInProgress)
+      .addError(HttpError.WithdrawalNotPending)
       .addError(HttpError.PayoutFailed)
       .addError(HttpError.TwoFactorRequired)
+      .addError(HttpError.InvalidTwoFactorCode)
+      .addError(HttpError.TwoFactorNotEnabled)
       .annotate(
         OpenApi.Description,
         "PENDING -> PROCESSING, then the payout through the gateway: paid -> COMPLETED and webhook " +
@@ -75,8 +78,11 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
       .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
       .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
-      .addError(HttpError.Conflict)
+      .addError(HttpError.WithdrawalPayoutInProgress)
+      .addError(HttpError.WithdrawalNotPending)
       .addError(HttpError.TwoFactorRequired)
+      .addError(HttpError.InvalidTwoFactorCode)
+      .addError(HttpError.TwoFactorNotEnabled)
       .annotate(
         OpenApi.Description,
         "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP
@@ -88,6 +94,7 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
       .setPath(IdPath)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.GatewayUnavailable)
+      .addError(HttpError.WithdrawalNotProcessing)
       .annotate(
         OpenApi.Description,
         "Asks the gateway about the payout of a PROCESSING withdrawal: paid -> COMPLETED; failed -> FAILED and " +

@@ -127,7 +127,8 @@ export class BattlesApi extends HttpApiGroup.make("battles")
       .setPath(IdPath)
       .setHeaders(IdempotencyKeyHeader)
       .addSuccess(Battle)
-      .addError(HttpError.Conflict)
+      .addError(HttpError.BattleNotOpen)
+      .addError(HttpError.AlreadyJoined)
       .addError(HttpError.InsufficientBalance)
       .addError(HttpError.IdempotencyKeyReused)
       .addError(HttpError.OperationInProgress)
@@ -142,7 +143,8 @@ export class BattlesApi extends HttpApiGroup.make("battles")
     HttpApiEndpoint.post("leave", "/battles/:id/leave")
       .setPath(IdPath)
       .addSuccess(Battle)
-      .addError(HttpError.Conflict)
+      .addError(HttpError.BattleNotOpen)
+      .addError(HttpError.NotInBattle)
       .annotate(
         OpenApi.Description,
         "WAITING only: refunds the entry; when the creator leaves the battle is CANCELLED and everyone is refunded."
@@ -153,7 +155,7 @@ export class BattlesApi extends HttpApiGroup.make("battles")
     HttpApiEndpoint.get("settlements", "/battles/:id/settlements")
       .setPath(IdPath)
       .addSuccess(Settlements)
-      .addError(HttpError.Conflict)
+      .addError(HttpError.BattleNotFinished)
       .annotate(
         OpenApi.Description,
         "Who received which item (the settlement steps); 409 before the battle is FINISHED."

@@ -9,6 +9,7 @@ import { Authentication } from "../identity/Authentication"
 import { UpgradeVerification } from "../../schema/games/Upgrade"
 import { BattleRollVerification } from "../battles/BattlesApi"
 import { OpeningVerification } from "./OpeningsApi"
+import * as HttpError from "../platform/HttpErrors"
 import * as Examples from "../platform/OpenApiExamples"
 
 /** The next roll uses `clientSeed`, nonce + 1 and the server seed whose SHA-256 is `nextServerSeedHash`. */
@@ -37,6 +38,7 @@ export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
         )
       }))
       .addSuccess(FairnessState)
+      .addError(HttpError.InvalidClientSeed)
       .annotate(OpenApi.Summary, "Set my client seed")
       .annotateContext(Examples.clientSeedState)
       .annotate(OpenApi.Description, "Replaces the client seed used by the next rolls; answers the new fairness state.")

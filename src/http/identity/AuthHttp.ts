@@ -3,7 +3,6 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Duration, Effect } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { IdentityProvider } from "../../layers/IdentityProvider"
-import { BadRequest, Forbidden, Unauthenticated } from "../../schema/platform/Errors"
 import { InvalidLoginCallback } from "../../schema/identity/Identity"
 import { Sessions, SESSION_TTL_SECONDS } from "../../services/identity/Sessions"
 import { TwoFactor } from "../../services/identity/TwoFactor"
@@ -44,17 +43,14 @@ export const IdpLive = HttpApiBuilder.group(Api, "idp", (handlers) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           const callbackUrl = new URL(request.url, config.publicUrl)
           if (request.cookies[STATE_COOKIE] !== callbackUrl.searchParams.get("state")) {
-            return yield* new BadRequest({ message: new InvalidLoginCallback().message })
+            return yield* new InvalidLoginCallback()
           }
-          const claims = yield* idp.completeLogin(callbackUrl).pipe(
-            Effect.mapError((error) => new BadRequest({ message: error.message }))
-          )
+          const claims = yield* idp.completeLogin(callbackUrl)
           const user = yield* users.signIn({
             idpId: claims.idpId,
             username: claims.username,
             promote: config.adminIdpIds.includes(claims.idpId)
           })
-          if (user.bannedAt !== null) return yield* new Forbidden({ message: "Account banned" })
           const session = yield* sessions.create(user, yield* currentClient)
           return yield* HttpServerResponse.redirect(config.loginRedirectUrl, { status: 302 }).pipe(
             HttpServerResponse.expireCookie(STATE_COOKIE, { path: STATE_COOKIE_PATH }),
@@ -76,7 +72,6 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
   Effect.gen(function*() {
     const sessions = yield* Sessions
     const twoFactor = yield* TwoFactor
-    const users = yield* Users
 
     return handlers
       .handle("logout", () =>
@@ -85,12 +80,11 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           yield* sessions.revoke(user.id, session.id).pipe(Effect.ignore)
           return yield* HttpServerResponse.json({ message: "Logged out" }).pipe(Effect.map(clearSessionCookie), Effect.orDie)
         }))
-      // The user's row as it is now (the session's copy may be 30 s old), banned or not.
+      // The user's row as it is now: the session's copy may be 30 s old.
       .handle("me", () =>
         Effect.gen(function*() {
           const { user: signedIn } = yield* CurrentUser
-          const user = yield* users.findById(signedIn.id).pipe(Effect.catchTag("NotFound", () => new Unauthenticated()))
-          if (user.bannedAt !== null) return yield* new Forbidden({ message: "Account banned" })
+          const user = yield* sessions.currentUser(signedIn.id)
           return {
             id: user.id,
             username: user.username,

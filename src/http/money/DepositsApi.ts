@@ -75,6 +75,7 @@ const cancel = <const Name extends string>(name: Name, path: `/${string}/:id/can
     .setPath(Schema.Struct({ id: DepositId }))
     .addSuccess(DepositView)
     .addError(HttpError.GatewayUnavailable)
+    .addError(HttpError.DepositNotPending)
     .annotate(
       OpenApi.Description,
       "The owner cancels a PENDING deposit: the gateway cancels the charge, so it can no longer be paid, then the " +

@@ -28,6 +28,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
         deposit: DepositView
       }))
       .addError(HttpError.GatewayUnavailable)
+      .addError(HttpError.ChargeCancelled)
       .annotate(
         OpenApi.Description,
         "Sandbox only: pay, fail or expire the charge of one of your deposits (any deposit for an admin). The sandbox " +

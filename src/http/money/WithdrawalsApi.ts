@@ -35,6 +35,8 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
       .setHeaders(IdempotencyKeyHeader)
       .addSuccess(WithdrawalRequested, { status: 201 })
       .addError(HttpError.TwoFactorRequired)
+      .addError(HttpError.InvalidTwoFactorCode)
+      .addError(HttpError.TwoFactorNotEnabled)
       .addError(HttpError.InsufficientBalance)
       .addError(HttpError.OperationInProgress)
       .addError(HttpError.IdempotencyKeyReused)
@@ -61,7 +63,8 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
     HttpApiEndpoint.post("cancel", "/withdrawals/:id/cancel")
       .setPath(Schema.Struct({ id: WithdrawalId }))
       .addSuccess(Schema.extend(WithdrawalView, Schema.Struct({ balanceCents: Schema.BigIntFromNumber })))
-      .addError(HttpError.Conflict)
+      .addError(HttpError.WithdrawalBeingProcessed)
+      .addError(HttpError.WithdrawalNotPending)
       .annotate(
         OpenApi.Description,
         "PENDING and not yet sent to the gateway -> CANCELLED, refunded. Answers the withdrawal and the new balance."

@@ -5,7 +5,16 @@
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
+import * as Battle from "../../schema/battles/Battle"
+import * as Catalog from "../../schema/games/Catalog"
+import * as Fairness from "../../schema/games/Fairness"
+import * as Identity from "../../schema/identity/Identity"
+import * as TwoFactor from "../../schema/identity/TwoFactor"
+import * as User from "../../schema/identity/User"
+import * as Deposit from "../../schema/money/Deposit"
+import * as Withdrawal from "../../schema/money/Withdrawal"
 import * as Errors from "../../schema/platform/Errors"
+import * as Raffle from "../../schema/raffles/Raffle"
 
 const FieldErrors = Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String }))
 
@@ -40,8 +49,7 @@ const withFieldErrors = <A extends { readonly message: string; readonly errors: 
 export const Unauthenticated = withStatus(Errors.Unauthenticated, (message) => new Errors.Unauthenticated({ message }), 401)
 export const Forbidden = withStatus(Errors.Forbidden, (message) => new Errors.Forbidden({ message }), 403)
 export const NotFound = withStatus(Errors.NotFound, (message) => new Errors.NotFound({ message }), 404)
-export const BadRequest = withStatus(Errors.BadRequest, (message) => new Errors.BadRequest({ message }), 400)
-export const Conflict = withStatus(Errors.Conflict, (message) => new Errors.Conflict({ message }), 409)
+export const MalformedBody = withStatus(Errors.MalformedBody, (message) => new Errors.MalformedBody({ message }), 400)
 export const InsufficientBalance = withStatus(
   Errors.InsufficientBalance,
   (message) => new Errors.InsufficientBalance({ message }),
@@ -112,4 +120,74 @@ export const InvalidWebhookSignature = withStatus(
   Errors.InvalidWebhookSignature,
   (message) => new Errors.InvalidWebhookSignature({ message }),
   401
+)
+
+/** Sign-in and two-factor (docs/rules.md#sign-in, docs/rules.md#two-factor-authentication), all 400. */
+export const InvalidLoginCallback = withStatus(
+  Identity.InvalidLoginCallback,
+  (message) => new Identity.InvalidLoginCallback({ message }),
+  400
+)
+export const TwoFactorAlreadyEnabled = withStatus(
+  TwoFactor.TwoFactorAlreadyEnabled,
+  (message) => new TwoFactor.TwoFactorAlreadyEnabled({ message }),
+  400
+)
+export const TwoFactorNotEnabled = withStatus(
+  TwoFactor.TwoFactorNotEnabled,
+  (message) => new TwoFactor.TwoFactorNotEnabled({ message }),
+  400
+)
+export const TwoFactorSetupExpired = withStatus(
+  TwoFactor.TwoFactorSetupExpired,
+  (message) => new TwoFactor.TwoFactorSetupExpired({ message }),
+  400
+)
+export const InvalidTwoFactorCode = withStatus(
+  TwoFactor.InvalidTwoFactorCode,
+  (message) => new TwoFactor.InvalidTwoFactorCode({ message }),
+  400
+)
+export const CannotBanSelf = withStatus(User.CannotBanSelf, (message) => new User.CannotBanSelf({ message }), 400)
+
+export const InvalidClientSeed = withStatus(Fairness.InvalidClientSeed, (message) => new Fairness.InvalidClientSeed({ message }), 400)
+export const SlugTaken = withStatus(Catalog.SlugTaken, (message) => new Catalog.SlugTaken({ message }), 409)
+
+/** Battles (docs/rules.md#battle-joining, docs/rules.md#battle-settlement). */
+export const BattleNotOpen = withStatus(Battle.BattleNotOpen, (message) => new Battle.BattleNotOpen({ message }), 409)
+export const AlreadyJoined = withStatus(Battle.AlreadyJoined, (message) => new Battle.AlreadyJoined({ message }), 409)
+export const NotInBattle = withStatus(Battle.NotInBattle, (message) => new Battle.NotInBattle({ message }), 400)
+export const BattleNotFinished = withStatus(Battle.BattleNotFinished, (message) => new Battle.BattleNotFinished({ message }), 409)
+
+/** Raffles (docs/rules.md#raffle-creation, docs/rules.md#raffle-tickets). */
+export const RaffleNotOpen = withStatus(Raffle.RaffleNotOpen, (message) => new Raffle.RaffleNotOpen({ message }), 409)
+export const RaffleEndNotInFuture = withStatus(
+  Raffle.RaffleEndNotInFuture,
+  (message) => new Raffle.RaffleEndNotInFuture({ message }),
+  400
+)
+export const NotEnoughTickets = withStatus(Raffle.NotEnoughTickets, (message) => new Raffle.NotEnoughTickets({ message }), 409)
+
+/** Deposits and withdrawals (docs/rules.md#deposits, docs/rules.md#withdrawals). */
+export const DepositNotPending = withStatus(Deposit.DepositNotPending, (message) => new Deposit.DepositNotPending({ message }), 400)
+export const ChargeCancelled = withStatus(Deposit.ChargeCancelled, (message) => new Deposit.ChargeCancelled({ message }), 400)
+export const WithdrawalNotPending = withStatus(
+  Withdrawal.WithdrawalNotPending,
+  (message) => new Withdrawal.WithdrawalNotPending({ message }),
+  400
+)
+export const WithdrawalPayoutInProgress = withStatus(
+  Withdrawal.WithdrawalPayoutInProgress,
+  (message) => new Withdrawal.WithdrawalPayoutInProgress({ message }),
+  409
+)
+export const WithdrawalBeingProcessed = withStatus(
+  Withdrawal.WithdrawalBeingProcessed,
+  (message) => new Withdrawal.WithdrawalBeingProcessed({ message }),
+  409
+)
+export const WithdrawalNotProcessing = withStatus(
+  Withdrawal.WithdrawalNotProcessing,
+  (message) => new Withdrawal.WithdrawalNotProcessing({ message }),
+  400
 )

@@ -19,7 +19,7 @@ import {
   UrlParams
 } from "@effect/platform"
 import { Effect, Inspectable, Option, Stream } from "effect"
-import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from "../../schema/platform/Errors"
+import { MalformedBody, PayloadTooLarge, UnsupportedMediaType } from "../../schema/platform/Errors"
 import { Api } from "../Api"
 import { endpoint, makeResolveEndpoint } from "./Routes"
 
@@ -55,13 +55,13 @@ export const nestedDeeperThan = (text: string, limit: number): boolean => {
   return false
 }
 
-const tooDeep = () => new BadRequest({ message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` })
+const tooDeep = () => new MalformedBody({ message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` })
 
 /** The answer for a body that could not be read or parsed: the limit's own error, else 400. */
-export const bodyProblem = (error: HttpServerError.RequestError): PayloadTooLarge | UnsupportedMediaType | BadRequest =>
-  error.cause instanceof PayloadTooLarge || error.cause instanceof UnsupportedMediaType || error.cause instanceof BadRequest
+export const bodyProblem = (error: HttpServerError.RequestError): PayloadTooLarge | UnsupportedMediaType | MalformedBody =>
+  error.cause instanceof PayloadTooLarge || error.cause instanceof UnsupportedMediaType || error.cause instanceof MalformedBody
     ? error.cause
-    : new BadRequest({ message: "Malformed JSON body" })
+    : new MalformedBody()
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
@@ -184,7 +184,7 @@ export const RequestBodyLive = HttpApiBuilder.middleware(
         const limit = resolve(request.method, request.url)?.name === CALLBACK ? CALLBACK_BODY_LIMIT_BYTES : BODY_LIMIT_BYTES
         const declared = request.headers["content-length"]
         const length = declared === undefined ? 0 : Number(declared)
-        if (!Number.isSafeInteger(length) || length < 0) return yield* new BadRequest({ message: "Invalid Content-Length" })
+        if (!Number.isSafeInteger(length) || length < 0) return yield* new MalformedBody({ message: "Invalid Content-Length" })
         if (length > limit) return yield* new PayloadTooLarge()
         // Without either header an HTTP/1.1 request has no body (RFC 9112 6.3): nothing to limit. (A web
         // Request, as the app gets in-process, may carry a body without them.)

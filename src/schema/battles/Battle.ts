@@ -1,5 +1,6 @@
 /** Case battles (docs/rules.md#battles): ids, modes, statuses and the creation request. */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { CaseId, idFromString } from "../platform/Ids"
 
 export const BattleId = idFromString("BattleId")
@@ -37,3 +38,18 @@ export const CreateBattleRequest = Schema.Struct({
   )
 ).annotations({ identifier: "CreateBattleRequest", parseOptions: { errors: "all" } })
 export type CreateBattleRequest = typeof CreateBattleRequest.Type
+
+/** Joining a full or started battle, or leaving one that is not WAITING (docs/rules.md#battle-joining) (409). */
+export class BattleNotOpen extends Schema.TaggedError<BattleNotOpen>()("BattleNotOpen", message("Battle is not open")) {}
+
+/** Joining a battle the user already has a slot in (docs/rules.md#battle-joining) (409). */
+export class AlreadyJoined extends Schema.TaggedError<AlreadyJoined>()("AlreadyJoined", message("Already joined")) {}
+
+/** Leaving a battle the user has no slot in (docs/rules.md#battle-joining) (400). */
+export class NotInBattle extends Schema.TaggedError<NotInBattle>()("NotInBattle", message("You are not in this battle")) {}
+
+/** Settlements asked for before the battle is FINISHED (docs/rules.md#battle-settlement) (409). */
+export class BattleNotFinished extends Schema.TaggedError<BattleNotFinished>()(
+  "BattleNotFinished",
+  message("Battle is not finished")
+) {}

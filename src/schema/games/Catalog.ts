@@ -3,6 +3,7 @@
  * (docs/rules.md#catalog-and-case-economics).
  */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { CaseId, ItemId } from "../platform/Ids"
 
 /** Rarities, rarest last (docs/rules.md#rarities). */
@@ -121,3 +122,6 @@ export class CaseItem extends Schema.Class<CaseItem>("CaseItem")({
   rangeStart: Schema.Number,
   rangeEnd: Schema.Number
 }) {}
+
+/** A case slug another case has (docs/rules.md#catalog-administration) (409). */
+export class SlugTaken extends Schema.TaggedError<SlugTaken>()("SlugTaken", message("Slug already exists")) {}

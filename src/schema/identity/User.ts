@@ -1,5 +1,6 @@
 /** Users (docs/rules.md#identity-and-sessions). */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { UserId } from "../platform/Ids"
 
 export const Role = Schema.Literal("USER", "ADMIN")
@@ -62,3 +63,6 @@ export const usernameCandidates = (claim: string | undefined, id: bigint): Reado
   const withId = Array.from(name).slice(0, USERNAME_MAX_LENGTH - suffix.length).join("").replace(/[._-]+$/, "") + suffix
   return RESERVED.test(name) ? [withId, fallback] : [name, withId, fallback]
 }
+
+/** An administrator banning themself (docs/rules.md#bans) (400). */
+export class CannotBanSelf extends Schema.TaggedError<CannotBanSelf>()("CannotBanSelf", message("You cannot ban yourself")) {}

@@ -3,6 +3,7 @@
  * payment methods with their fees, the amount limits and how an amount is written for people.
  */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { idFromString } from "../platform/Ids"
 import { amountBoundsProblem } from "./Money"
 import { PlainString } from "../platform/Text"
@@ -67,3 +68,18 @@ export const GatewayEvent = Schema.Struct({
   })
 }).annotations({ parseOptions: { errors: "all" } })
 export type GatewayEvent = typeof GatewayEvent.Type
+
+/**
+ * Confirming or cancelling a deposit that is not PENDING, or whose charge the gateway says was paid
+ * (docs/rules.md#deposit-cancellation, docs/rules.md#admin-deposit-confirmation) (400).
+ */
+export class DepositNotPending extends Schema.TaggedError<DepositNotPending>()(
+  "DepositNotPending",
+  message("Deposit is not pending")
+) {}
+
+/** Paying a cancelled charge in the sandbox gateway (docs/rules.md#sandbox-gateway) (400). */
+export class ChargeCancelled extends Schema.TaggedError<ChargeCancelled>()(
+  "ChargeCancelled",
+  message("The charge was cancelled")
+) {}

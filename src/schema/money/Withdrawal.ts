@@ -4,6 +4,7 @@
  * payload schema and the service apply the very same rules and messages.
  */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { idFromString } from "../platform/Ids"
 import { amountBoundsProblem } from "./Money"
 import { PlainString } from "../platform/Text"
@@ -159,3 +160,27 @@ export const WithdrawalRequest = Schema.Struct({
   )
 }).annotations({ identifier: "WithdrawalRequest", parseOptions: { errors: "all" } })
 export type WithdrawalRequest = typeof WithdrawalRequest.Type
+
+/** Approving, rejecting or cancelling a withdrawal that has ended (docs/rules.md#withdrawal-payout) (400). */
+export class WithdrawalNotPending extends Schema.TaggedError<WithdrawalNotPending>()(
+  "WithdrawalNotPending",
+  message("Withdrawal is not pending")
+) {}
+
+/** An administrator's approval or rejection of a withdrawal whose payout is under way (PROCESSING) (docs/rules.md#withdrawal-payout) (409). */
+export class WithdrawalPayoutInProgress extends Schema.TaggedError<WithdrawalPayoutInProgress>()(
+  "WithdrawalPayoutInProgress",
+  message("Withdrawal payout is in progress")
+) {}
+
+/** The owner's cancellation of a withdrawal whose payout was attempted or is under way (docs/rules.md#withdrawal-cancel) (409). */
+export class WithdrawalBeingProcessed extends Schema.TaggedError<WithdrawalBeingProcessed>()(
+  "WithdrawalBeingProcessed",
+  message("Withdrawal is already being processed")
+) {}
+
+/** Reconciling a withdrawal that is not PROCESSING (docs/rules.md#withdrawal-reconcile) (400). */
+export class WithdrawalNotProcessing extends Schema.TaggedError<WithdrawalNotProcessing>()(
+  "WithdrawalNotProcessing",
+  message("Withdrawal is not processing")
+) {}

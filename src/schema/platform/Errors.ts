@@ -1,10 +1,12 @@
 /**
- * Typed domain errors (docs/rules.md#domain-errors). Each carries the message the client sees;
- * the HTTP status is attached in `src/http/platform/HttpErrors.ts`, so domain code never thinks in HTTP.
+ * Typed errors shared by the groups (docs/rules.md#domain-errors); each group declares its own in its schema
+ * files (`src/schema/<group>/`). Each carries the message the client sees; the HTTP status is attached in
+ * `src/http/platform/HttpErrors.ts`, so domain code never thinks in HTTP.
  */
 import { Schema } from "effect"
 
-const message = (text: string) => ({ message: Schema.optionalWith(Schema.String, { default: () => text }) })
+/** The `message` field of an error, with the message it has when none is given. */
+export const message = (text: string) => ({ message: Schema.optionalWith(Schema.String, { default: () => text }) })
 
 /** No session, an expired one, or an unknown one. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()(
@@ -21,12 +23,6 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", message
     return new NotFound({ message: `${thing} not found` })
   }
 }
-
-/** A request that is well-formed but not acceptable in the current state (400). */
-export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", message("Bad request")) {}
-
-/** A conflict with existing data, e.g. a duplicate slug (409). */
-export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", message("Conflict")) {}
 
 export class FieldError extends Schema.Class<FieldError>("FieldError")({
   field: Schema.String,
@@ -78,6 +74,12 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   "UnsupportedMediaType",
   message("Content-Type must be application/json")
 ) {}
+
+/**
+ * A request body that cannot be read as JSON (docs/rules.md#request-bodies): an invalid `Content-Length`,
+ * malformed JSON, or JSON nested too deep; the message says which (400).
+ */
+export class MalformedBody extends Schema.TaggedError<MalformedBody>()("MalformedBody", message("Malformed JSON body")) {}
 
 /** A dependency (database, Redis) is unreachable: /api/ready, and any request that needed it (503). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {

@@ -1,5 +1,6 @@
 /** Raffles (docs/rules.md#raffles): ids, statuses and requests. */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { idFromString, ItemId } from "../platform/Ids"
 
 export const RaffleId = idFromString("RaffleId")
@@ -27,3 +28,22 @@ export type CreateRaffleRequest = typeof CreateRaffleRequest.Type
 export const BuyTicketsRequest = Schema.Struct({
   count: Schema.Int.pipe(Schema.between(1, 100, { message: () => "must be an integer from 1 to 100" }))
 }).annotations({ parseOptions: { errors: "all" } })
+
+/** Buying tickets of a raffle that is not OPEN or has ended (docs/rules.md#raffle-tickets) (409). */
+export class RaffleNotOpen extends Schema.TaggedError<RaffleNotOpen>()("RaffleNotOpen", message("Raffle is not open")) {}
+
+/** A new raffle whose `endsAt` is not after now (docs/rules.md#raffle-creation) (400). */
+export class RaffleEndNotInFuture extends Schema.TaggedError<RaffleEndNotInFuture>()(
+  "RaffleEndNotInFuture",
+  message("endsAt must be in the future")
+) {}
+
+/** More tickets asked for than are left; the message says how many are (docs/rules.md#raffle-tickets) (409). */
+export class NotEnoughTickets extends Schema.TaggedError<NotEnoughTickets>()(
+  "NotEnoughTickets",
+  message("Not enough tickets left")
+) {
+  static left(count: number): NotEnoughTickets {
+    return new NotEnoughTickets({ message: `Only ${count} tickets left` })
+  }
+}

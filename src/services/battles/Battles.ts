@@ -13,15 +13,19 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import {
+  AlreadyJoined,
   type BattleId,
   BattleMode,
+  BattleNotFinished,
+  BattleNotOpen,
   BattleRollId,
   BattleStatus,
   type CreateBattleRequest,
+  NotInBattle,
   SettlementType
 } from "../../schema/battles/Battle"
 import { Rarity } from "../../schema/games/Catalog"
-import { BadRequest, CaseNotFound, Conflict, NotFound } from "../../schema/platform/Errors"
+import { CaseNotFound, NotFound } from "../../schema/platform/Errors"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import type { SignedInUser } from "../../schema/identity/User"
 import { BattleRun } from "./BattleRun"
@@ -112,7 +116,6 @@ const seedOf = (battle: BattleRow): Effect.Effect<ServerSeed> =>
     ? Effect.dieMessage(`Battle ${battle.id} has no committed server seed`)
     : Effect.succeed({ serverSeed: battle.serverSeed, serverSeedHash: battle.serverSeedHash })
 
-const notOpen = () => new Conflict({ message: "Battle is not open" })
 const battleNotFound = () => NotFound.of("Battle")
 
 export class Battles extends Effect.Service<Battles>()("app/Battles", {
@@ -262,10 +265,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           WHERE id = ${id} AND status = 'WAITING' AND player_count < max_players
           RETURNING ${battleColumns}`)
         if (battle === undefined) {
-          return yield* (yield* findRow(id, false)) === undefined ? battleNotFound() : notOpen()
+          return yield* (yield* findRow(id, false)) === undefined ? battleNotFound() : new BattleNotOpen()
         }
         const seats = yield* rowsOf(SeatRow, sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id}`)
-        if (seats.some((s) => s.userId === userId)) return yield* new Conflict({ message: "Already joined" })
+        if (seats.some((s) => s.userId === userId)) return yield* new AlreadyJoined()
         const used = new Set(seats.map((s) => s.slot))
         const slot = [1, 2, 3, 4].find((s) => !used.has(s))!
         yield* sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
@@ -294,9 +297,9 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const refunds = yield* transaction(Effect.gen(function*() {
         const battle = yield* findRow(id, true)
         if (battle === undefined) return yield* battleNotFound()
-        if (battle.status !== "WAITING") return yield* notOpen()
+        if (battle.status !== "WAITING") return yield* new BattleNotOpen()
         const seats = yield* rowsOf(SeatRow, sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id} ORDER BY slot`)
-        if (!seats.some((s) => s.userId === userId)) return yield* new BadRequest({ message: "You are not in this battle" })
+        if (!seats.some((s) => s.userId === userId)) return yield* new NotInBattle()
         const leaving = userId === battle.creatorId ? seats : seats.filter((s) => s.userId === userId)
         if (userId === battle.creatorId) {
           yield* sql`UPDATE battles SET status = 'CANCELLED', finished_at = ${at} WHERE id = ${id}`
@@ -324,7 +327,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const settlements = Effect.fn("Battles.settlements")(function*(id: BattleId) {
       const battle = yield* findRow(id, false)
       if (battle === undefined) return yield* battleNotFound()
-      if (battle.status !== "FINISHED") return yield* new Conflict({ message: "Battle is not finished" })
+      if (battle.status !== "FINISHED") return yield* new BattleNotFinished()
       const records = yield* rowsOf(SettlementRow, sql`
         SELECT s.id::text AS id, s.type, s.user_id, s.round_number, s.item_id, i.name AS item_name, i.rarity,
                s.value_cents, i.image_url

@@ -15,8 +15,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
-import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, unitsToDecimal } from "../../schema/games/Catalog"
-import { CaseNotFound, Conflict, FieldError, NotFound, UnprocessableEntity } from "../../schema/platform/Errors"
+import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, SlugTaken, unitsToDecimal } from "../../schema/games/Catalog"
+import { CaseNotFound, FieldError, NotFound, UnprocessableEntity } from "../../schema/platform/Errors"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { Audit } from "../admin/Audit"
@@ -186,10 +186,8 @@ const withEconomics = (kase: Case, items: ReadonlyArray<PricedCaseItem>): CaseWi
   economics: economicsOf(kase, items.map(payoutOf))
 })
 
-const slugTaken = () => new Conflict({ message: "Slug already exists" })
-
 /** A slug taken by a concurrent save between the check and the update. */
-const slugRace = onUniqueViolation(() => Effect.fail(slugTaken()))
+const slugRace = onUniqueViolation(() => Effect.fail(new SlugTaken()))
 
 /** The record without its undefined fields: what a partial update sets. */
 const definedOnly = <A extends Record<string, unknown>>(record: A): Partial<A> =>
@@ -297,7 +295,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         const promotional = input.promotional ?? false
         const economics = economicsOf(terms, payouts)
         if (economics.overHouseEdge && !promotional) return yield* overHouseEdge({ ...terms, items: payouts }, economics)
-        // Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is a Conflict too.
+        // Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is SlugTaken too.
         const created = yield* firstOf(Case, sql`
           INSERT INTO cases (name, slug, description, image_url, price_cents, category, is_active, is_featured,
                              house_edge, flip_chance, promotional, created_at, updated_at)
@@ -306,7 +304,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
                   ${terms.houseEdge}, ${terms.flipChance}, ${promotional}, ${now}, ${now})
           ON CONFLICT (slug) DO NOTHING
           RETURNING ${sql.literal(caseColumns)}`)
-        if (created === undefined) return yield* slugTaken()
+        if (created === undefined) return yield* new SlugTaken()
         yield* insertRanges(created.id, ranges)
         if (promotional) yield* auditPromotional(actor, created, economics)
         return withEconomics(created, yield* caseItemsOf(created.id))
@@ -415,7 +413,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         if (current === undefined) return yield* NotFound.of("Case")
         if (update.slug !== undefined && update.slug !== current.slug) {
           const taken = yield* sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`
-          if (taken.length > 0) return yield* slugTaken()
+          if (taken.length > 0) return yield* new SlugTaken()
         }
         const replaced = update.items === undefined ? undefined : yield* rangesFor(update.items)
         const terms = {

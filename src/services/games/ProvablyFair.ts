@@ -15,7 +15,7 @@ import { Clock, Effect, Schema } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { Randomness } from "../../layers/Randomness"
 import { chanceUnits, flipThresholdUnits, ROLL_SPACE } from "../../schema/games/Catalog"
-import { BadRequest } from "../../schema/platform/Errors"
+import { InvalidClientSeed } from "../../schema/games/Fairness"
 import type { UserId } from "../../schema/platform/Ids"
 import { execute, firstOf, singleOf } from "../platform/SqlRows"
 
@@ -180,9 +180,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
 
     /** `PUT /provably-fair/client-seed`: 1 to 64 characters of [A-Za-z0-9_-]; nonce and commitment stay. */
     const setClientSeed = Effect.fn("ProvablyFair.setClientSeed")(function*(userId: UserId, seed: string) {
-      if (!CLIENT_SEED_PATTERN.test(seed)) {
-        return yield* new BadRequest({ message: "Client seed must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -" })
-      }
+      if (!CLIENT_SEED_PATTERN.test(seed)) return yield* new InvalidClientSeed()
       yield* ensure(userId)
       yield* forget(userId)
       return (yield* singleOf(StateRow, sql`

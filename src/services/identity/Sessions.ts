@@ -105,8 +105,11 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const accountOf = (user: User, now: number): SessionAccount =>
       ({ username: user.username, role: user.role, checkedAt: new Date(now) })
 
-    /** A new session of a user who may sign in (not banned: the caller checked). */
+    const banned = () => new Forbidden({ message: "Account banned" })
+
+    /** A new session of the user; a banned user gets none (403 `Account banned`). */
     const create = Effect.fn("Sessions.create")(function*(user: User, client: ClientInfo) {
+      if (user.bannedAt !== null) return yield* banned()
       return yield* lock.withLock(
         `sessions:${user.id}`,
         Effect.gen(function*() {
@@ -167,15 +170,18 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         return { ...session, deviceId: bound }
       })
 
+    /** The signed-in user's row as it is now: 401 when it is gone, 403 when the user is banned. */
+    const currentUser = (userId: UserId) =>
+      users.findById(userId).pipe(
+        Effect.catchTag("NotFound", () => new Unauthenticated()),
+        Effect.filterOrFail((user) => user.bannedAt === null, banned)
+      )
+
     /** The session's copy of its user, read again when ACCOUNT_RECHECK_MS old; 403 when the user is banned. */
     const accountFor = (session: Session, now: number) =>
       session.account !== undefined && now - session.account.checkedAt.getTime() < ACCOUNT_RECHECK_MS
         ? Effect.succeed(session.account)
-        : users.findById(session.userId).pipe(
-          Effect.catchTag("NotFound", () => new Unauthenticated()),
-          Effect.filterOrFail((user) => user.bannedAt === null, () => new Forbidden({ message: "Account banned" })),
-          Effect.map((user) => accountOf(user, now))
-        )
+        : Effect.map(currentUser(session.userId), (user) => accountOf(user, now))
 
     /**
      * The session of `id`, refreshed, with its copy of its user; or Unauthenticated. A request from another device than the
@@ -257,7 +263,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return sessions.length
     })
 
-    return { create, validate, peekUserId, list, revoke, revokeAll, whenEnded } as const
+    return { create, validate, peekUserId, currentUser, list, revoke, revokeAll, whenEnded } as const
   }),
   dependencies: [Audit.Default, Notifications.Default, Users.Default]
 }) {}

@@ -21,7 +21,13 @@ import { authenticator } from "otplib"
 import QRCode from "qrcode"
 import { AppConfig } from "../../layers/AppConfig"
 import { KeyValue } from "../../layers/stores/KeyValue"
-import { BadRequest, RateLimited } from "../../schema/platform/Errors"
+import { RateLimited } from "../../schema/platform/Errors"
+import {
+  InvalidTwoFactorCode,
+  TwoFactorAlreadyEnabled,
+  TwoFactorNotEnabled,
+  TwoFactorSetupExpired
+} from "../../schema/identity/TwoFactor"
 import { Audit } from "../admin/Audit"
 import { Notifications } from "../platform/Notifications"
 import * as SecretCipher from "./SecretCipher"
@@ -84,8 +90,6 @@ const State = Schema.Struct({
 
 const RemainingRow = Schema.Struct({ remaining: Schema.Number })
 
-const fail = (message: string) => new BadRequest({ message })
-
 export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -107,7 +111,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
     const enabledSecret = (userId: bigint) =>
       Effect.gen(function*() {
         const state = yield* readState(userId)
-        if (!state.twoFactorEnabled || state.twoFactorSecret === null) return yield* fail("2FA not enabled")
+        if (!state.twoFactorEnabled || state.twoFactorSecret === null) return yield* new TwoFactorNotEnabled()
         return state.twoFactorSecret
       })
 
@@ -238,7 +242,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
 
     const generate = Effect.fn("TwoFactor.generate")(function*(user: { readonly id: bigint; readonly username: string }) {
       const state = yield* readState(user.id)
-      if (state.twoFactorEnabled) return yield* fail("2FA already enabled")
+      if (state.twoFactorEnabled) return yield* new TwoFactorAlreadyEnabled()
       const secret = authenticator.generateSecret(SECRET_BYTES)
       const otpauthUrl = authenticator.keyuri(user.username, config.serviceName, secret)
       const qrCode = yield* Effect.promise(() => QRCode.toDataURL(otpauthUrl))
@@ -249,12 +253,12 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
 
     const enable = Effect.fn("TwoFactor.enable")(function*(user: { readonly id: bigint }, rawCode: string) {
       const state = yield* readState(user.id)
-      if (state.twoFactorEnabled) return yield* fail("2FA already enabled")
+      if (state.twoFactorEnabled) return yield* new TwoFactorAlreadyEnabled()
       const pending = yield* kv.get(setupKey(user.id))
-      if (Option.isNone(pending)) return yield* fail("Setup expired. Generate new QR code.")
+      if (Option.isNone(pending)) return yield* new TwoFactorSetupExpired()
       const secret = yield* SecretCipher.decrypt(key, pending.value)
       const step = yield* totpStep(secret, rawCode.trim())
-      if (Option.isNone(step) || !(yield* claimStep(user.id, step.value))) return yield* fail("Invalid code")
+      if (Option.isNone(step) || !(yield* claimStep(user.id, step.value))) return yield* new InvalidTwoFactorCode({ message: "Invalid code" })
 
       const backupCodes = newBackupCodes()
       const encrypted = yield* SecretCipher.encrypt(key, secret)
@@ -271,7 +275,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         yield* audit.record({ userId: user.id, action: "2FA_ENABLED" })
         return true
       }))
-      if (!saved) return yield* fail("2FA already enabled")
+      if (!saved) return yield* new TwoFactorAlreadyEnabled()
       yield* kv.delete(setupKey(user.id))
       return { backupCodes }
     })
@@ -289,7 +293,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       const secret = yield* enabledSecret(user.id)
       // The codes are about to be cleared: warning that few are left would only confuse.
       if (!(yield* guarded(user.id, accept(user.id, secret, code, { warnLow: false })))) {
-        return yield* fail("Invalid 2FA code")
+        return yield* new InvalidTwoFactorCode()
       }
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* transaction(Effect.gen(function*() {
@@ -307,7 +311,7 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
     const requireCode = Effect.fn("TwoFactor.require")(function*(userId: bigint, code: string | undefined) {
       const secret = yield* enabledSecret(userId)
       // No code is no guess: refused, not counted.
-      if (code === undefined || !(yield* guarded(userId, accept(userId, secret, code, { warnLow: true })))) return yield* fail("Invalid 2FA code")
+      if (code === undefined || !(yield* guarded(userId, accept(userId, secret, code, { warnLow: true })))) return yield* new InvalidTwoFactorCode()
     })
 
     /** Whether the user has 2FA on, read from the database (a session's copy of the user may be stale). */

@@ -28,12 +28,13 @@ import {
   depositFeeCents,
   DepositId,
   depositAmountProblem,
+  DepositNotPending,
   type DepositRequest,
   DepositStatus,
   type GatewayEvent,
   PaymentMethod
 } from "../../schema/money/Deposit"
-import { BadRequest, FieldError, GatewayUnavailable, NotFound, ValidationError } from "../../schema/platform/Errors"
+import { FieldError, GatewayUnavailable, NotFound, ValidationError } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
 import { formatBrl } from "../../schema/money/Money"
 import type { Notification } from "../../schema/platform/Notification"
@@ -114,7 +115,6 @@ export const depositView = (row: Row): DepositView => ({
 const adminView = (row: Row): AdminDepositView => ({ ...depositView(row), user: { id: row.userId, username: row.username } })
 
 const depositNotFound = () => NotFound.of("Deposit")
-const notPending = () => new BadRequest({ message: "Deposit is not pending" })
 
 /** Who confirms: the gateway's charge.paid, or an administrator (docs/rules.md#admin-deposit-confirmation). */
 type Confirmer = { readonly _tag: "Gateway" } | { readonly _tag: "Admin"; readonly adminId: UserId }
@@ -294,7 +294,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         const locked = yield* selectFirst(sql`
           SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} FOR UPDATE OF d`)
         if (locked === undefined) return yield* depositNotFound()
-        if (locked.status !== "PENDING") return yield* notPending()
+        if (locked.status !== "PENDING") return yield* new DepositNotPending()
         return yield* confirmLocked(locked, { _tag: "Admin", adminId })
       }))
       yield* announce(confirmed)
@@ -309,10 +309,10 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       const deposit = yield* selectFirst(sql`
         SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} AND d.user_id = ${userId}`)
       if (deposit === undefined) return yield* depositNotFound()
-      if (deposit.status !== "PENDING") return yield* notPending()
+      if (deposit.status !== "PENDING") return yield* new DepositNotPending()
       yield* gateway.cancelCharge(deposit.externalId).pipe(
         Effect.catchTags({
-          ChargeAlreadyPaid: () => notPending(),
+          ChargeAlreadyPaid: () => new DepositNotPending(),
           GatewayError: (error) =>
             Effect.zipRight(Effect.logWarning("Deposit: the gateway did not cancel a charge", error.message), new GatewayUnavailable())
         })
@@ -326,7 +326,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
             RETURNING *
           )
           SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-        if (row === undefined) return yield* notPending()
+        if (row === undefined) return yield* new DepositNotPending()
         yield* audit.record({
           userId,
           action: "DEPOSIT_CANCELLED",

@@ -24,7 +24,7 @@ import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
 import { PaymentGateway, withdrawalOfReference } from "../../layers/PaymentGateway"
 import { UserLock } from "../../layers/stores/UserLock"
-import { BadRequest, Conflict, FieldError, GatewayUnavailable, InsufficientBalance, NotFound, PayoutFailed, type ServiceUnavailable, TwoFactorRequired, ValidationError } from "../../schema/platform/Errors"
+import { FieldError, GatewayUnavailable, InsufficientBalance, NotFound, PayoutFailed, type ServiceUnavailable, TwoFactorRequired, ValidationError } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
 import { formatBrl } from "../../schema/money/Money"
 import {
@@ -36,8 +36,12 @@ import {
   pixKeyProblem,
   TWO_FACTOR_THRESHOLD_CENTS,
   TWO_FACTOR_WINDOW_MS,
+  WithdrawalBeingProcessed,
   WithdrawalId,
   WithdrawalMethod,
+  WithdrawalNotPending,
+  WithdrawalNotProcessing,
+  WithdrawalPayoutInProgress,
   type WithdrawalRequest,
   WithdrawalStatus
 } from "../../schema/money/Withdrawal"
@@ -127,9 +131,6 @@ const adminView = (row: Row): AdminWithdrawalView => ({
   payoutError: row.payoutError,
   payoutInProgress: row.status === "PROCESSING"
 })
-
-const notPending = () => new BadRequest({ message: "Withdrawal is not pending" })
-const inProgress = () => new Conflict({ message: "Withdrawal payout is in progress" })
 
 /** The same rules as the HTTP payload schema, for callers that do not come through HTTP. */
 const validate = (input: WithdrawalRequest) => {
@@ -315,9 +316,9 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         const row = yield* findById(id)
         if (row === undefined || row.userId !== userId) return yield* NotFound.of("Withdrawal")
         if (row.status === "PENDING" || row.status === "PROCESSING") {
-          return yield* new Conflict({ message: "Withdrawal is already being processed" })
+          return yield* new WithdrawalBeingProcessed()
         }
-        return yield* notPending()
+        return yield* new WithdrawalNotPending()
       }
       return { ...view(ended.row), balanceCents: ended.balanceCents }
     })
@@ -346,8 +347,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       row === undefined
         ? Effect.fail(NotFound.of("Withdrawal"))
         : row.status === "PROCESSING"
-        ? Effect.fail(inProgress())
-        : Effect.fail(notPending())
+        ? Effect.fail(new WithdrawalPayoutInProgress())
+        : Effect.fail(new WithdrawalNotPending())
 
     /** A payout event that contradicts what is recorded: kept for a person to look at, never acted on. */
     const conflict = (row: Row, reported: string, by: SettledBy) =>
@@ -519,7 +520,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const reconcile = Effect.fn("Withdrawals.reconcile")(function*(adminId: UserId, id: WithdrawalId) {
       const row = yield* findById(id)
       if (row === undefined) return yield* NotFound.of("Withdrawal")
-      if (row.status !== "PROCESSING") return yield* new BadRequest({ message: "Withdrawal is not processing" })
+      if (row.status !== "PROCESSING") return yield* new WithdrawalNotProcessing()
       const status = yield* gateway.payoutStatus(row.id).pipe(Effect.orElseFail(() => new GatewayUnavailable()))
       const now = yield* Clock.currentTimeMillis
       switch (status._tag) {

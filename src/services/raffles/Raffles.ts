@@ -15,10 +15,17 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
-import { BadRequest, Conflict, NotFound } from "../../schema/platform/Errors"
+import { NotFound } from "../../schema/platform/Errors"
 import { ItemId, UserId } from "../../schema/platform/Ids"
 import type { Notification } from "../../schema/platform/Notification"
-import { type CreateRaffleRequest, RaffleId, RaffleStatus } from "../../schema/raffles/Raffle"
+import {
+  type CreateRaffleRequest,
+  NotEnoughTickets,
+  RaffleEndNotInFuture,
+  RaffleId,
+  RaffleNotOpen,
+  RaffleStatus
+} from "../../schema/raffles/Raffle"
 import { Audit } from "../admin/Audit"
 import { Ledger } from "../money/Ledger"
 import { LiveDrops } from "../games/LiveDrops"
@@ -61,7 +68,6 @@ const RaffleIdRow = Schema.Struct({ id: RaffleId })
 const PrizeRow = Schema.Struct({ id: Schema.String })
 const ReservedRow = Schema.Struct({ ticketsSold: Schema.Number, ticketPriceCents: Schema.BigInt })
 
-const notOpen = () => new Conflict({ message: "Raffle is not open" })
 const raffleNotFound = () => NotFound.of("Raffle")
 
 /** What a draw leaves to do after its commit. */
@@ -147,7 +153,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
 
     const create = Effect.fn("Raffles.create")(function*(adminId: UserId, request: CreateRaffleRequest) {
       const at = yield* now
-      if (request.endsAt.getTime() <= at.getTime()) return yield* new BadRequest({ message: "endsAt must be in the future" })
+      if (request.endsAt.getTime() <= at.getTime()) return yield* new RaffleEndNotInFuture()
       const item = yield* sql`SELECT 1 FROM items WHERE id = ${request.itemId}`.pipe(orUnavailable)
       if (item.length === 0) return yield* NotFound.of("Item")
       const seeds = yield* fairness.newServerSeed
@@ -214,8 +220,8 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         if (reserved === undefined) {
           const raffle = yield* findRow(id)
           if (raffle === undefined) return yield* raffleNotFound()
-          if (raffle.status !== "OPEN" || raffle.endsAt.getTime() <= at.getTime()) return yield* notOpen()
-          return yield* new Conflict({ message: `Only ${raffle.maxTickets - raffle.ticketsSold} tickets left` })
+          if (raffle.status !== "OPEN" || raffle.endsAt.getTime() <= at.getTime()) return yield* new RaffleNotOpen()
+          return yield* NotEnoughTickets.left(raffle.maxTickets - raffle.ticketsSold)
         }
         const last = reserved.ticketsSold
         const first = last - count + 1

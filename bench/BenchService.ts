@@ -1,0 +1,221 @@
+/**
+ * What the service benchmarks share: a fresh PostgreSQL database with the service started on it (as
+ * `npm start` runs it, with limits raised), users signed in through the development identity provider
+ * and funded, requests over kept-alive connections, closed loops, and the service's CPU time per request.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
+import { Agent, request } from "node:http"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
+import { devSessionAt } from "../test/support/DevSignIn"
+import { removeRedisKeys } from "../test/support/TestStores"
+import { serviceArgs } from "./serviceCommand"
+
+export interface BenchOptions {
+  /** An administrator's connection string; the benchmark's database is created next to it. */
+  readonly postgres: string
+  readonly redis: string
+  /** How many instances of the service on the same database and Redis; requests go to them in turn. */
+  readonly instances: number
+  /** A folder for CPU profiles of the service (node --cpu-prof), written when it stops. */
+  readonly profile?: string | undefined
+}
+
+export interface Answer {
+  readonly status: number
+  readonly body: any
+}
+
+export interface Loop {
+  readonly perSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly errors: number
+  /** Answers other than 2xx by status (0: no answer), e.g. 409 when a user's lock stayed busy for 5 s. */
+  readonly failures?: Map<number, number>
+  /** The service's CPU time (user + system) per request, in ms. */
+  readonly cpuMs?: number
+}
+
+export interface SignedIn {
+  readonly sessions: ReadonlyArray<string>
+  readonly userIds: ReadonlyArray<number>
+  readonly seconds: number
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+
+export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
+
+export const show = (name: string, loop: Loop, unit = "request") =>
+  `${name.padEnd(34)} ${loop.perSecond.toFixed(0).padStart(6)}/s   p50 ${loop.p50.toFixed(1).padStart(6)} ms   p99 ${
+    loop.p99.toFixed(1).padStart(6)
+  } ms${loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/${unit}`}${
+    loop.errors ? `   errors ${loop.errors}` : ""
+  }${loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""}`
+
+export const startBench = async (options: BenchOptions) => {
+  const adminUrl = new URL(options.postgres)
+  const database = `gp_bench_${randomBytes(4).toString("hex")}`
+  const admin = new pg.Client({ connectionString: adminUrl.href })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${database}`)
+  const databaseUrl = new URL(adminUrl.href)
+  databaseUrl.pathname = `/${database}`
+
+  const dir = mkdtempSync(join(tmpdir(), "gp-bench-"))
+  // The service as `npm start` runs it, from its bundle.
+  execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
+  const profiling = options.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.profile]
+
+  const startInstance = async (n: number) => {
+    const [port, idpPort] = [await freePort(), await freePort()]
+    const base = `http://127.0.0.1:${port}`
+    const logFile = join(dir, `service-${n}.log`)
+    const log = openSync(logFile, "a")
+    const child: ChildProcess = spawn(process.execPath, [...profiling, ...serviceArgs], {
+      env: {
+        ...process.env,
+        NODE_ENV: "development",
+        DATABASE_URL: databaseUrl.href,
+        REDIS_URL: options.redis,
+        REDIS_KEY_PREFIX: `${database}:`,
+        PORT: String(port),
+        PUBLIC_URL: base,
+        DEV_IDP_PORT: String(idpPort),
+        DATA_DIR: join(dir, `data-${n}`),
+        ADMIN_IDP_IDS: "bench-admin",
+        LOG_LEVEL: "Warn",
+        RATE_LIMIT_GLOBAL: "1000000000/60000",
+        RATE_LIMIT_AUTH: "1000000000/60000",
+        RATE_LIMIT_CASE_OPEN: "1000000000/60000"
+      },
+      stdio: ["ignore", log, log]
+    })
+    return { base, process: child, log: logFile }
+  }
+  const instances = await Promise.all(Array.from({ length: options.instances }, (_, n) => startInstance(n)))
+  const base = instances[0]!.base
+
+  const cleanUp = async () => {
+    await Promise.all(instances.map(({ process: child }) => {
+      child.kill("SIGTERM")
+      return new Promise((resolve) => child.exitCode !== null ? resolve(null) : child.once("exit", resolve))
+    }))
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)
+    await admin.end()
+    // The service's Redis keys (sessions, counters) live under the database's name.
+    await removeRedisKeys(options.redis, `${database}:`)
+    rmSync(dir, { recursive: true, force: true })
+  }
+  process.on("SIGINT", () => void cleanUp().finally(() => process.exit(130)))
+
+  for (const instance of instances) {
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${instance.base}/api/ready`)).status === 200) break
+      } catch {
+        // not listening yet
+      }
+      if (i > 1200) throw new Error(`the service did not start:\n${readFileSync(instance.log, "utf8")}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+
+  // Idle connections are dropped after 4 s, before the service closes them (after 5 s): a request sent
+  // on a connection the service is closing at that moment would fail without an answer.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1024, timeout: 4_000 })
+  let sent = 0
+  const send = (method: string, path: string, session: string, body?: unknown) =>
+    new Promise<Answer>((resolve, reject) => {
+      // To the instances in turn, as a round-robin load balancer would.
+      const req = request(`${instances[sent++ % instances.length]!.base}${path}`, {
+        method,
+        agent,
+        headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }
+      }, (res) => {
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => (text += chunk))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }))
+      })
+      req.on("error", reject)
+      req.end(body === undefined ? undefined : JSON.stringify(body))
+    })
+
+  const adminSession = await devSessionAt(base, "bench-admin")
+
+  /** `count` users signed in at once, as many users arriving together would, each funded with R$ 10 000 000. */
+  const signIn = async (count: number): Promise<SignedIn> => {
+    const started = performance.now()
+    const sessions = await Promise.all(Array.from({ length: count }, (_, i) => devSessionAt(base, `bench-user-${i}`)))
+    const seconds = (performance.now() - started) / 1000
+    const userIds: Array<number> = []
+    for (const session of sessions) {
+      const me = (await send("GET", "/api/auth/me", session)).body
+      userIds.push(Number(me.id))
+      const funded = await send("POST", `/api/admin/users/${me.id}/adjust-balance`, adminSession, {
+        amountCents: 1_000_000_000,
+        reason: "benchmark"
+      })
+      if (funded.status !== 200) throw new Error(`funding failed: ${JSON.stringify(funded.body)}`)
+    }
+    return { sessions, userIds, seconds }
+  }
+
+  /** The service processes' CPU time so far, in ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+  const serviceCpuMs = () =>
+    instances.reduce((total, { process: child }) => {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+      return total + (Number(fields[11]) + Number(fields[12])) * 10
+    }, 0)
+
+  /**
+   * `users` users each running `step` back to back for `seconds` (or until their step answers
+   * undefined: nothing left to do). A step is one measured operation, which may be several requests:
+   * it answers the status of the one that counts.
+   */
+  const closedLoop = async (
+    users: number,
+    seconds: number,
+    step: (user: number) => Promise<number | undefined>
+  ): Promise<Loop> => {
+    const latencies: Array<number> = []
+    const failures = new Map<number, number>()
+    const deadline = performance.now() + seconds * 1000
+    const started = performance.now()
+    const cpuBefore = serviceCpuMs()
+    await Promise.all(Array.from({ length: users }, async (_, user) => {
+      while (performance.now() < deadline) {
+        const t = performance.now()
+        const status = await step(user).catch(() => 0)
+        if (status === undefined) return
+        if (status >= 200 && status < 300) latencies.push(performance.now() - t)
+        else failures.set(status, (failures.get(status) ?? 0) + 1)
+      }
+    }))
+    const elapsed = (performance.now() - started) / 1000
+    const errors = [...failures.values()].reduce((a, b) => a + b, 0)
+    const cpuMs = (serviceCpuMs() - cpuBefore) / (latencies.length + errors)
+    latencies.sort((a, b) => a - b)
+    return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, failures, cpuMs }
+  }
+
+  const stop = async () => {
+    agent.destroy()
+    await cleanUp()
+  }
+
+  return { database, databaseUrl, dir, base, adminSession, send, signIn, serviceCpuMs, closedLoop, stop }
+}

@@ -1,0 +1,92 @@
+/**
+ * The hot paths besides the opening, each as a closed loop of `--users` users for `--seconds`, on a
+ * fresh database with the service started as `npm start` runs it (real PostgreSQL and Redis):
+ *   - `GET /api/auth/me`;
+ *   - `POST /api/cases/1/open` (which also fills the inventories the next two use);
+ *   - `POST /api/upgrades`: each user stakes the items it holds for an item of 2 to 10 times the value;
+ *   - `POST /api/inventory/:id/sell`: each user sells what it still holds;
+ *   - battle join: users in pairs, one creates a 2-player battle of one case, the other joins it
+ *     (the join fills the battle: it rolls both players' cases and settles); a step is both requests.
+ * It prints each path's throughput, latencies and the service's CPU time per step.
+ *
+ *   npm run bench:hot-paths -- [--users 64] [--seconds 10] [--postgres ...] [--redis ...] [--profile <dir>]
+ */
+import { parseArgs } from "node:util"
+import { show, startBench } from "./BenchService"
+
+const { values } = parseArgs({
+  options: {
+    users: { type: "string", default: "64" },
+    seconds: { type: "string", default: "10" },
+    postgres: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
+    redis: { type: "string", default: "redis://127.0.0.1:6379" },
+    profile: { type: "string" }
+  }
+})
+const USERS = Number(values.users) - (Number(values.users) % 2)
+const SECONDS = Number(values.seconds)
+
+const bench = await startBench({ postgres: values.postgres, redis: values.redis, instances: 1, profile: values.profile })
+const { sessions } = await bench.signIn(USERS)
+const session = (user: number) => sessions[user]!
+
+interface CatalogItem {
+  readonly id: string
+  readonly valueCents: number
+}
+const starter = (await bench.send("GET", "/api/cases/1", session(0))).body
+const catalog: ReadonlyArray<CatalogItem> = starter.items.map((item: CatalogItem) => ({ id: item.id, valueCents: Number(item.valueCents) }))
+/** An item worth 2 to 10 times `valueCents` (the upgrade's limits), the cheapest such. */
+const targetFor = (valueCents: number) =>
+  catalog.filter((item) => item.valueCents >= 2 * valueCents && item.valueCents <= 10 * valueCents)
+    .sort((a, b) => a.valueCents - b.valueCents)[0]
+
+/** What each user holds, read before a phase that uses it up. */
+const holdings = async () =>
+  Promise.all(sessions.map(async (s) => {
+    const items: Array<{ id: string; itemId: string; valueCents: number }> = []
+    for (let page = 1; ; page++) {
+      const list: ReadonlyArray<{ id: string; item: CatalogItem }> =
+        (await bench.send("GET", `/api/inventory?status=AVAILABLE&page=${page}&limit=100`, s)).body.items
+      for (const { id, item } of list) items.push({ id, itemId: item.id, valueCents: Number(item.valueCents) })
+      if (list.length < 100) return items
+    }
+  }))
+
+const phases: Array<[string, Parameters<typeof bench.closedLoop>[2], string?]> = [
+  ["GET /api/auth/me", (user) => bench.send("GET", "/api/auth/me", session(user)).then((a) => a.status)],
+  ["POST /api/cases/1/open", (user) => bench.send("POST", "/api/cases/1/open", session(user)).then((a) => a.status)]
+]
+
+// Warm-up, then the two loops that need no preparation.
+await bench.closedLoop(USERS, 3, phases[1]![1])
+for (const [name, step] of phases) console.log(show(name, await bench.closedLoop(USERS, SECONDS, step)))
+
+const toUpgrade = await holdings()
+console.log(show("POST /api/upgrades", await bench.closedLoop(USERS, SECONDS, async (user) => {
+  for (let item = toUpgrade[user]!.pop(); item !== undefined; item = toUpgrade[user]!.pop()) {
+    const target = targetFor(item.valueCents)
+    if (target === undefined) continue
+    const answer = await bench.send("POST", "/api/upgrades", session(user), {
+      fromItemId: item.itemId,
+      toItemId: target.id,
+      inventoryItemId: item.id
+    })
+    return answer.status
+  }
+  return undefined
+})))
+
+const toSell = await holdings()
+console.log(show("POST /api/inventory/:id/sell", await bench.closedLoop(USERS, SECONDS, async (user) => {
+  const item = toSell[user]!.pop()
+  return item === undefined ? undefined : (await bench.send("POST", `/api/inventory/${item.id}/sell`, session(user))).status
+})))
+
+console.log(show("battle create + join (2 players)", await bench.closedLoop(USERS / 2, SECONDS, async (pair) => {
+  const created = await bench.send("POST", "/api/battles", session(2 * pair), { caseIds: ["1"], mode: "NORMAL", maxPlayers: 2 })
+  if (created.status !== 201 && created.status !== 200) return created.status
+  return (await bench.send("POST", `/api/battles/${created.body.id}/join`, session(2 * pair + 1))).status
+}), "step"))
+
+await bench.stop()

@@ -1,0 +1,30 @@
+/** Refusals of two-factor authentication (docs/rules.md#two-factor-authentication), all 400. */
+import { Schema } from "effect"
+import { message } from "../platform/Errors"
+
+/** Setting up 2FA again while it is on (docs/rules.md#two-factor-setup). */
+export class TwoFactorAlreadyEnabled extends Schema.TaggedError<TwoFactorAlreadyEnabled>()(
+  "TwoFactorAlreadyEnabled",
+  message("2FA already enabled")
+) {}
+
+/** Checking a code of a user without 2FA (docs/rules.md#two-factor-codes). */
+export class TwoFactorNotEnabled extends Schema.TaggedError<TwoFactorNotEnabled>()(
+  "TwoFactorNotEnabled",
+  message("2FA not enabled")
+) {}
+
+/** Enabling with no pending secret: never generated, or older than 300 s (docs/rules.md#two-factor-setup). */
+export class TwoFactorSetupExpired extends Schema.TaggedError<TwoFactorSetupExpired>()(
+  "TwoFactorSetupExpired",
+  message("Setup expired. Generate new QR code.")
+) {}
+
+/**
+ * A wrong or missing code where one is needed (docs/rules.md#two-factor-codes); enabling says
+ * `Invalid code` (docs/rules.md#two-factor-setup).
+ */
+export class InvalidTwoFactorCode extends Schema.TaggedError<InvalidTwoFactorCode>()(
+  "InvalidTwoFactorCode",
+  message("Invalid 2FA code")
+) {}

@@ -1,0 +1,53 @@
+/**
+ * The embedded sandbox gateway's controls (docs/rules.md#sandbox-gateway): while the sandbox is the gateway, a
+ * deposit's owner (or an administrator) makes it send the charge's event to our own callback, the path a
+ * real gateway's event takes.
+ */
+import { Effect } from "effect"
+import { AppConfig, usesSandboxGateway } from "../../layers/AppConfig"
+import { SandboxCallback, type SandboxEvent } from "../../layers/gateway/SandboxCallback"
+import type { SignedInUser } from "../../schema/identity/User"
+import { ChargeCancelled } from "../../schema/money/Deposit"
+import { GatewayUnavailable, NotFound } from "../../schema/platform/Errors"
+import { depositView, Deposits } from "./Deposits"
+
+export type SandboxAction = "pay" | "fail" | "expire"
+
+const eventOf = (action: SandboxAction, externalId: string): SandboxEvent =>
+  action === "pay"
+    ? { event: "charge.paid", data: { id: externalId } }
+    : action === "fail"
+    ? { event: "charge.failed", data: { id: externalId, failReason: "Declined in the sandbox" } }
+    : { event: "charge.expired", data: { id: externalId } }
+
+export class SandboxCharges extends Effect.Service<SandboxCharges>()("app/SandboxCharges", {
+  effect: Effect.gen(function*() {
+    const deposits = yield* Deposits
+    const callback = yield* SandboxCallback
+    const sandboxInUse = usesSandboxGateway(yield* AppConfig)
+
+    /** The event sent, the status our callback answered and the deposit after it. */
+    const settle = Effect.fn("SandboxCharges.settle")(function*(
+      user: SignedInUser,
+      externalId: string,
+      action: SandboxAction
+    ) {
+      if (!sandboxInUse) return yield* new NotFound({ message: "The sandbox gateway is not in use" })
+      const deposit = yield* deposits.findByExternalId(externalId)
+      if (deposit === undefined || (deposit.userId !== user.id && user.role !== "ADMIN")) {
+        return yield* NotFound.of("Deposit")
+      }
+      if (action === "pay" && deposit.status === "CANCELLED") return yield* new ChargeCancelled()
+      const event = eventOf(action, externalId)
+      const sent = yield* callback.send(event).pipe(
+        Effect.tapError((error) => Effect.logWarning(error.message)),
+        Effect.orElseFail(() => new GatewayUnavailable({ message: "The sandbox could not reach the callback" }))
+      )
+      const after = yield* deposits.findByExternalId(externalId)
+      return { event: event.event, callbackStatus: sent.status, deposit: depositView(after!) }
+    })
+
+    return { settle } as const
+  }),
+  dependencies: [Deposits.Default]
+}) {}
