@@ -43,6 +43,7 @@ import { LiveDrops } from "./services/games/LiveDrops"
 import { ProvablyFair } from "./services/games/ProvablyFair"
 import { Upgrades } from "./services/games/Upgrades"
 import { Sessions } from "./services/identity/Sessions"
+import { Activity } from "./services/identity/Activity"
 import { TwoFactor } from "./services/identity/TwoFactor"
 import { Users } from "./services/identity/Users"
 import { Deposits } from "./services/money/Deposits"
@@ -71,6 +72,7 @@ export const Domain = Layer.mergeAll(
   // identity
   Users.Default,
   Sessions.Default,
+  Activity.Default,
   TwoFactor.Default,
   // games
   Catalog.Default,

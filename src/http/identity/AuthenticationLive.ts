@@ -1,0 +1,68 @@
+/**
+ * Session authentication (the middleware behind the tags of Authentication.ts): validates the session
+ * (Sessions), and provides `CurrentUser`.
+ *
+ * A banned user is refused with 403 `Account banned`; a device mismatch with 401 `Device mismatch`
+ * (event streams may come without a device id, docs/rules.md#device-binding). Each request notes the
+ * user's activity (Activity, throttled, docs/rules.md#user-activity). The user is known from
+ * the session (Sessions: read from the database at most every 30 s); endpoints that show or change the
+ * user's row read it themselves.
+ */
+import { HttpServerRequest } from "@effect/platform"
+import { type Cause, Context, Effect, Exit, Layer } from "effect"
+import { AppConfig } from "../../layers/AppConfig"
+import { Forbidden, type ServiceUnavailable, Unauthenticated } from "../../schema/platform/Errors"
+import type { SignedInUser } from "../../schema/identity/User"
+import { Sessions } from "../../services/identity/Sessions"
+import { Activity } from "../../services/identity/Activity"
+import { clientOf, sessionIdOf } from "../platform/ClientInfo"
+import { endpoint, makeResolveEndpoint } from "../platform/Routes"
+import { AdminAuthentication, Authentication, CurrentUser } from "./Authentication"
+
+type Authenticated = Context.Tag.Service<CurrentUser>
+
+const makeAuthenticate = Effect.gen(function*() {
+  const sessions = yield* Sessions
+  const activity = yield* Activity
+  const config = yield* AppConfig
+  const resolve = yield* makeResolveEndpoint
+  /** Server-Sent Events endpoints: browsers' EventSource cannot send X-Device-Id. */
+  const streams: ReadonlySet<string> = new Set([endpoint("realtime.stream"), endpoint("liveDrops.stream")])
+
+  const authenticate = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const id = sessionIdOf(request)
+    if (id === undefined) return yield* new Unauthenticated()
+    const client = clientOf(request, config.trustProxy)
+    const stream = streams.has(resolve(request.method, request.url)?.name ?? "")
+    const { account, session } = yield* sessions.validate(id, client, { stream })
+    const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
+    yield* activity.note(user.id)
+    return { user, session } satisfies Authenticated
+  })
+
+  // HttpApi tries the security schemes in turn until one succeeds; the second must not repeat the
+  // first's work (or its audit entries), so it answers with the failure the first got for the same request.
+  const failures = new WeakMap<object, Cause.Cause<Unauthenticated | Forbidden | ServiceUnavailable>>()
+  return Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const failed = failures.get(request)
+    if (failed !== undefined) return yield* Effect.failCause(failed)
+    const exit = yield* Effect.exit(authenticate)
+    if (Exit.isFailure(exit)) failures.set(request, exit.cause)
+    return yield* exit
+  })
+})
+
+export const AuthenticationLive = Layer.effect(
+  Authentication,
+  Effect.map(makeAuthenticate, (once) => Authentication.of({ sessionCookie: () => once, sessionBearer: () => once }))
+)
+
+export const AdminAuthenticationLive = Layer.effect(
+  AdminAuthentication,
+  Effect.map(makeAuthenticate, (once) => {
+    const admin = Effect.filterOrFail(once, ({ user }) => user.role === "ADMIN", () => new Forbidden())
+    return AdminAuthentication.of({ sessionCookie: () => admin, sessionBearer: () => admin })
+  })
+)
