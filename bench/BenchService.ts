@@ -23,6 +23,16 @@ export interface BenchOptions {
   readonly instances: number
   /** A folder for CPU profiles of the service (node --cpu-prof), written when it stops. */
   readonly profile?: string | undefined
+  /** Run the service with --trace-gc, so that `gcPauses` can tell its garbage collections. */
+  readonly gcTrace?: boolean | undefined
+}
+
+/** The service's garbage collections in some span of time (from its --trace-gc lines). */
+export interface GcPauses {
+  /** Young-generation collections (scavenges): how many, their total and longest pause in ms. */
+  readonly scavenges: { readonly count: number; readonly totalMs: number; readonly maxMs: number }
+  /** Full collections (mark-compact): how many, their total and longest pause in ms. */
+  readonly fullCollections: { readonly count: number; readonly totalMs: number; readonly maxMs: number }
 }
 
 export interface Answer {
@@ -77,7 +87,10 @@ export const startBench = async (options: BenchOptions) => {
   const dir = mkdtempSync(join(tmpdir(), "gp-bench-"))
   // The service as `npm start` runs it, from its bundle.
   execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
-  const profiling = options.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.profile]
+  const profiling = [
+    ...(options.profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", options.profile]),
+    ...(options.gcTrace ? ["--trace-gc"] : [])
+  ]
 
   const startInstance = async (n: number) => {
     const [port, idpPort] = [await freePort(), await freePort()]
@@ -212,10 +225,34 @@ export const startBench = async (options: BenchOptions) => {
     return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, failures, cpuMs }
   }
 
+  /**
+   * The garbage collections the service logged after `sinceMs` of its lifetime (--trace-gc stamps each
+   * line with ms since the process started), e.g. `gcPauses(gcClock())` before a phase and after it.
+   * A line reads `[pid:0x…]  5838 ms: Scavenge 213.7 (307.8) -> 124.8 (266.2) MB, pooled: 0 MB, 34.70 / 0.02 ms …`;
+   * the pause is the figure before the slash.
+   */
+  const gcLines = () =>
+    instances.flatMap(({ log }) =>
+      readFileSync(log, "utf8").split("\n").flatMap((line) => {
+        const found = /\s(\d+) ms: (Scavenge|Mark-Compact)\b.*?, ([\d.]+) \/ [\d.]+ ms/.exec(line)
+        return found === null ? [] : [{ atMs: Number(found[1]), kind: found[2]!, pauseMs: Number(found[3]) }]
+      })
+    )
+  /** The latest --trace-gc time stamp: a mark for `gcPauses`. */
+  const gcClock = () => Math.max(0, ...gcLines().map(({ atMs }) => atMs))
+  const gcPauses = (sinceMs: number): GcPauses => {
+    const lines = gcLines().filter(({ atMs }) => atMs > sinceMs)
+    const sum = (kind: string) => {
+      const pauses = lines.filter((line) => line.kind === kind).map(({ pauseMs }) => pauseMs)
+      return { count: pauses.length, totalMs: pauses.reduce((a, b) => a + b, 0), maxMs: Math.max(0, ...pauses) }
+    }
+    return { scavenges: sum("Scavenge"), fullCollections: sum("Mark-Compact") }
+  }
+
   const stop = async () => {
     agent.destroy()
     await cleanUp()
   }
 
-  return { database, databaseUrl, dir, base, adminSession, send, signIn, serviceCpuMs, closedLoop, stop }
+  return { database, databaseUrl, dir, base, adminSession, send, signIn, serviceCpuMs, closedLoop, gcClock, gcPauses, stop }
 }

@@ -10,11 +10,13 @@
  * It prints throughputs, the service/pgbench ratio, the latencies and the service's CPU time per request
  * (from /proc), then stops the service and drops the database and its Redis keys.
  *
+ * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop.
+ *
  * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
  * a load balancer: one per core is how a Node service uses a machine) and sends requests to them in turn.
  *
  *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--instances 1]
- *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>]
+ *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
 import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
@@ -32,7 +34,9 @@ const { values } = parseArgs({
     postgres: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
     redis: { type: "string", default: "redis://127.0.0.1:6379" },
     /** A folder for a CPU profile of the service (node --cpu-prof), written when it stops. */
-    profile: { type: "string" }
+    profile: { type: "string" },
+    /** Run the service with --trace-gc and print its garbage-collection pauses during the open loop. */
+    gc: { type: "boolean", default: false }
   }
 })
 const USERS = Number(values.users)
@@ -42,7 +46,7 @@ const SCALES = values.scales.split(",").filter(Boolean).map(Number)
 const MAX_USERS = Math.max(USERS, ...SCALES)
 const INSTANCES = Number(values.instances)
 
-const bench = await startBench({ postgres: values.postgres, redis: values.redis, instances: INSTANCES, profile: values.profile })
+const bench = await startBench({ postgres: values.postgres, redis: values.redis, instances: INSTANCES, profile: values.profile, gcTrace: values.gc })
 const starter = (await bench.send("GET", "/api/admin/cases?limit=100", bench.adminSession)).body.cases
   .find((c: { slug: string }) => c.slug === "starter")
 if (starter === undefined || String(starter.id) !== "1") throw new Error("the demo catalog's case 1 'starter' is missing")
@@ -125,8 +129,15 @@ console.log(`ratio service / pgbench: ${(service_.perSecond / yardstick.perSecon
 // outdated (its first opening per user writes nothing and reads again): warm up again first, so that
 // the open loop measures the service at its rate, not the recovery from what pgbench changed.
 await closedLoop(USERS, 3)
+const gcMark = values.gc ? bench.gcClock() : 0
 const openLoopResult = await openLoop(RATE, USERS, SECONDS)
 console.log(show(`service, open loop at ${RATE}/s`, openLoopResult))
+if (values.gc) {
+  const { fullCollections: full, scavenges } = bench.gcPauses(gcMark)
+  console.log(`  garbage collection during it: ${scavenges.count} scavenges (${scavenges.totalMs.toFixed(0)} ms, longest ${
+    scavenges.maxMs.toFixed(1)
+  } ms), ${full.count} full collections (${full.totalMs.toFixed(0)} ms, longest ${full.maxMs.toFixed(1)} ms)`)
+}
 if (unanswered.size > 0) console.log(`  unanswered: ${[...unanswered].join(", ")}`)
 if (slowSeconds.length > 0) {
   console.log(`  seconds with openings over 100 ms: ${
