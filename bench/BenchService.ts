@@ -33,6 +33,8 @@ export interface GcPauses {
   readonly scavenges: { readonly count: number; readonly totalMs: number; readonly maxMs: number }
   /** Full collections (mark-compact): how many, their total and longest pause in ms. */
   readonly fullCollections: { readonly count: number; readonly totalMs: number; readonly maxMs: number }
+  /** What the service allocated in that time, in MB: the heap's growth from one collection to the next. */
+  readonly allocatedMb: number
 }
 
 export interface Answer {
@@ -228,25 +230,35 @@ export const startBench = async (options: BenchOptions) => {
   /**
    * The garbage collections the service logged after `sinceMs` of its lifetime (--trace-gc stamps each
    * line with ms since the process started), e.g. `gcPauses(gcClock())` before a phase and after it.
-   * A line reads `[pid:0x…]  5838 ms: Scavenge 213.7 (307.8) -> 124.8 (266.2) MB, pooled: 0 MB, 34.70 / 0.02 ms …`;
-   * the pause is the figure before the slash.
+   * A line reads `[pid:0x…]  5838 ms: Scavenge 213.7 (307.8) -> 124.8 (266.2) MB, pooled: 0 MB, 34.70 / 0.02 ms …`:
+   * the heap before and after it, and its pause (the figure before the slash).
    */
-  const gcLines = () =>
-    instances.flatMap(({ log }) =>
-      readFileSync(log, "utf8").split("\n").flatMap((line) => {
-        const found = /\s(\d+) ms: (Scavenge|Mark-Compact)\b.*?, ([\d.]+) \/ [\d.]+ ms/.exec(line)
-        return found === null ? [] : [{ atMs: Number(found[1]), kind: found[2]!, pauseMs: Number(found[3]) }]
-      })
-    )
+  const gcLinesOf = (log: string) =>
+    readFileSync(log, "utf8").split("\n").flatMap((line) => {
+      const found = /\s(\d+) ms: (Scavenge|Mark-Compact) ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB.*?, ([\d.]+) \/ [\d.]+ ms/
+        .exec(line)
+      return found === null ? [] : [{
+        atMs: Number(found[1]),
+        kind: found[2]!,
+        beforeMb: Number(found[3]),
+        afterMb: Number(found[4]),
+        pauseMs: Number(found[5])
+      }]
+    })
   /** The latest --trace-gc time stamp: a mark for `gcPauses`. */
-  const gcClock = () => Math.max(0, ...gcLines().map(({ atMs }) => atMs))
+  const gcClock = () => Math.max(0, ...instances.flatMap(({ log }) => gcLinesOf(log).map(({ atMs }) => atMs)))
   const gcPauses = (sinceMs: number): GcPauses => {
-    const lines = gcLines().filter(({ atMs }) => atMs > sinceMs)
+    const perInstance = instances.map(({ log }) => gcLinesOf(log))
+    const lines = perInstance.flat().filter(({ atMs }) => atMs > sinceMs)
     const sum = (kind: string) => {
       const pauses = lines.filter((line) => line.kind === kind).map(({ pauseMs }) => pauseMs)
       return { count: pauses.length, totalMs: pauses.reduce((a, b) => a + b, 0), maxMs: Math.max(0, ...pauses) }
     }
-    return { scavenges: sum("Scavenge"), fullCollections: sum("Mark-Compact") }
+    // Allocated between two collections: the heap before the second less the heap after the first.
+    const allocatedMb = perInstance.reduce((total, all) =>
+      all.reduce((sum, line, i) =>
+        i > 0 && line.atMs > sinceMs ? sum + Math.max(0, line.beforeMb - all[i - 1]!.afterMb) : sum, total), 0)
+    return { scavenges: sum("Scavenge"), fullCollections: sum("Mark-Compact"), allocatedMb }
   }
 
   const stop = async () => {

@@ -133,10 +133,12 @@ const gcMark = values.gc ? bench.gcClock() : 0
 const openLoopResult = await openLoop(RATE, USERS, SECONDS)
 console.log(show(`service, open loop at ${RATE}/s`, openLoopResult))
 if (values.gc) {
-  const { fullCollections: full, scavenges } = bench.gcPauses(gcMark)
+  const { allocatedMb, fullCollections: full, scavenges } = bench.gcPauses(gcMark)
   console.log(`  garbage collection during it: ${scavenges.count} scavenges (${scavenges.totalMs.toFixed(0)} ms, longest ${
     scavenges.maxMs.toFixed(1)
-  } ms), ${full.count} full collections (${full.totalMs.toFixed(0)} ms, longest ${full.maxMs.toFixed(1)} ms)`)
+  } ms), ${full.count} full collections (${full.totalMs.toFixed(0)} ms, longest ${full.maxMs.toFixed(1)} ms); allocated ${
+    ((allocatedMb * 1024) / (RATE * SECONDS)).toFixed(0)
+  } KB per opening`)
 }
 if (unanswered.size > 0) console.log(`  unanswered: ${[...unanswered].join(", ")}`)
 if (slowSeconds.length > 0) {
