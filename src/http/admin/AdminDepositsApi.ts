@@ -31,6 +31,7 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
       .addError(HttpError.TwoFactorRequired)
       .addError(HttpError.InvalidTwoFactorCode)
       .addError(HttpError.TwoFactorNotEnabled)
+      .addError(HttpError.AdminTwoFactorNotEnabled)
       .addError(HttpError.DepositNotPending)
       .annotate(
         OpenApi.Description,

@@ -7,7 +7,8 @@
  */
 import { Effect, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
-import { Forbidden, TwoFactorRequired } from "../../schema/platform/Errors"
+import { AdminTwoFactorNotEnabled } from "../../schema/identity/TwoFactor"
+import { TwoFactorRequired } from "../../schema/platform/Errors"
 import { PlainString } from "../../schema/platform/Text"
 import { TwoFactor } from "../../services/identity/TwoFactor"
 import { CurrentUser } from "../identity/Authentication"
@@ -31,9 +32,7 @@ export const makeAdminStepUp = Effect.gen(function*() {
     Effect.gen(function*() {
       const { user } = yield* CurrentUser
       if (!(yield* twoFactor.isEnabled(user.id))) {
-        if (config.production) {
-          return yield* new Forbidden({ message: "Administrators need 2FA enabled for money actions" })
-        }
+        if (config.production) return yield* new AdminTwoFactorNotEnabled()
         return
       }
       const code = headers["x-2fa-code"]?.trim() ?? ""

@@ -63,6 +63,7 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
       .addError(HttpError.TwoFactorRequired)
       .addError(HttpError.InvalidTwoFactorCode)
       .addError(HttpError.TwoFactorNotEnabled)
+      .addError(HttpError.AdminTwoFactorNotEnabled)
       .annotate(
         OpenApi.Description,
         "PENDING -> PROCESSING, then the payout through the gateway: paid -> COMPLETED and webhook " +
@@ -83,6 +84,7 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
       .addError(HttpError.TwoFactorRequired)
       .addError(HttpError.InvalidTwoFactorCode)
       .addError(HttpError.TwoFactorNotEnabled)
+      .addError(HttpError.AdminTwoFactorNotEnabled)
       .annotate(
         OpenApi.Description,
         "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP
