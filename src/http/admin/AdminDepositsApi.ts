@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DepositId, DepositStatus } from "../../schema/money/Deposit"
 import { UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { StatusPageQuery } from "../../schema/platform/Pagination"
 import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
@@ -15,10 +15,7 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
   .annotate(OpenApi.Description, "Administration of deposits: the list and manual confirmation. ADMIN sessions only.")
   .add(
     HttpApiEndpoint.get("list", "/admin/deposits")
-      .setUrlParams(
-        Schema.Struct({ ...PageParams, status: Schema.optional(DepositStatus) })
-          .annotations({ parseOptions: { errors: "all" } })
-      )
+      .setUrlParams(StatusPageQuery(DepositStatus))
       .addSuccess(Schema.Struct({ deposits: Schema.Array(AdminDeposit), total: Schema.Int, page: Schema.Int }))
       .annotate(OpenApi.Summary, "List deposits (admin)")
       .annotate(OpenApi.Description, "Deposits of every user, newest first, optionally of one status.")

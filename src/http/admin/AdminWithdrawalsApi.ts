@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { StatusPageQuery } from "../../schema/platform/Pagination"
 import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../../schema/money/Withdrawal"
 import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
@@ -40,10 +40,7 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   )
   .add(
     HttpApiEndpoint.get("list", "/admin/withdrawals")
-      .setUrlParams(
-        Schema.Struct({ ...PageParams, status: Schema.optional(WithdrawalStatus) })
-          .annotations({ parseOptions: { errors: "all" } })
-      )
+      .setUrlParams(StatusPageQuery(WithdrawalStatus))
       .addSuccess(Schema.Struct({ withdrawals: Schema.Array(AdminWithdrawal), total: Schema.Int, page: Schema.Int }))
       .annotate(OpenApi.Summary, "List withdrawals (admin)")
       .annotate(

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { BattleId, BattleMode, BattleRollId, BattleStatus, CreateBattleRequest, SettlementType } from "../../schema/battles/Battle"
 import { Rarity } from "../../schema/games/Catalog"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { StatusPageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { IdempotencyKeyHeader } from "../platform/Idempotent"
@@ -110,9 +110,7 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   )
   .add(
     HttpApiEndpoint.get("list", "/battles")
-      .setUrlParams(
-        Schema.Struct({ ...PageParams, status: Schema.optional(BattleStatus) }).annotations({ parseOptions: { errors: "all" } })
-      )
+      .setUrlParams(StatusPageQuery(BattleStatus))
       .addSuccess(Schema.Struct({ battles: Schema.Array(Battle), total: Schema.Int, page: Schema.Int }))
       .annotate(OpenApi.Description, "Newest first; `rounds` is left empty in lists (see `GET /battles/:id`).")
       .annotate(OpenApi.Summary, "List battles")

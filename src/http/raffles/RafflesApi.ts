@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { ItemId, UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { StatusPageQuery } from "../../schema/platform/Pagination"
 import { BuyTicketsRequest, RaffleId, RaffleStatus } from "../../schema/raffles/Raffle"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
@@ -53,9 +53,7 @@ export class RafflesApi extends HttpApiGroup.make("raffles")
   .annotate(OpenApi.Description, "Raffles: tickets bought with balance, a provably fair draw at the end.")
   .add(
     HttpApiEndpoint.get("list", "/raffles")
-      .setUrlParams(
-        Schema.Struct({ ...PageParams, status: Schema.optional(RaffleStatus) }).annotations({ parseOptions: { errors: "all" } })
-      )
+      .setUrlParams(StatusPageQuery(RaffleStatus))
       .addSuccess(Schema.Struct({ raffles: Schema.Array(Raffle), total: Schema.Int, page: Schema.Int }))
       .annotate(OpenApi.Summary, "List raffles")
       .annotate(OpenApi.Description, "Raffles, newest first, paged.")

@@ -43,7 +43,8 @@ import { Ledger } from "./Ledger"
 import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
-import { firstOf, inTransaction, pageOf, rowsOf, singleOf, type Statement } from "../platform/SqlRows"
+import type { StatusPageRequest } from "../../schema/platform/Pagination"
+import { firstOf, inTransaction, pageByStatus, pageOf, rowsOf, singleOf, type Statement } from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /** Deposits the expiry job closes per transaction. */
@@ -184,21 +185,12 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       return { deposits: items.map(depositView), total, page }
     })
 
-    const adminList = Effect.fn("Deposits.adminList")(function*(query: {
-      readonly status?: DepositStatus | undefined
-      readonly page: number
-      readonly limit: number
-    }) {
-      const status = query.status ?? null
-      const { items, page, total } = yield* pageOf(
-        Row,
-        query,
-        ({ limit, offset }) =>
-          sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
-              WHERE (${status}::text IS NULL OR d.status = ${status}::text)
-              ORDER BY d.id DESC LIMIT ${limit} OFFSET ${offset}`,
-        sql`SELECT count(*) AS n FROM deposits WHERE (${status}::text IS NULL OR status = ${status}::text)`
-      )
+    const adminList = Effect.fn("Deposits.adminList")(function*(query: StatusPageRequest<DepositStatus>) {
+      const { items, page, total } = yield* pageByStatus(sql, Row, query, {
+        table: "deposits",
+        alias: "d",
+        select: sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id`
+      })
       return { deposits: items.map(adminView), total, page }
     })
 

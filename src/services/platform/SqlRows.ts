@@ -5,9 +5,10 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/platform/Errors"
-import type { PageRequest } from "../../schema/platform/Pagination"
+import type { PageRequest, StatusPageRequest } from "../../schema/platform/Pagination"
 import { unavailableOrDie } from "../../layers/Failures"
 
 /** A statement as the SQL client runs it; `E`: what the caller made of some of its errors (`onUniqueViolation`). */
@@ -104,6 +105,28 @@ export const pageOf = <A, I>(
 ): Effect.Effect<PageOf<A>, ServiceUnavailable> =>
   Effect.flatMap(rowsOf(schema, select(windowOf(request))), (items) =>
     Effect.map(numberOf(count), (total) => ({ items, total, page: request.page })))
+
+/**
+ * A page of the rows of `table`, newest (highest id) first, of the request's status when it names one.
+ * `select` is `SELECT <columns> FROM <table> <alias>`, joins allowed; the total counts `table` alone.
+ */
+export const pageByStatus = <A, I>(
+  sql: SqlClient.SqlClient,
+  schema: Schema.Schema<A, I>,
+  request: StatusPageRequest,
+  rows: { readonly table: string; readonly alias: string; readonly select: Fragment }
+): Effect.Effect<PageOf<A>, ServiceUnavailable> => {
+  const status = request.status ?? null
+  const alias = sql.literal(rows.alias)
+  return pageOf(
+    schema,
+    request,
+    ({ limit, offset }) =>
+      sql`${rows.select} WHERE (${status}::text IS NULL OR ${alias}.status = ${status}::text)
+          ORDER BY ${alias}.id DESC LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT count(*) AS n FROM ${sql(rows.table)} WHERE (${status}::text IS NULL OR status = ${status}::text)`
+  )
+}
 
 /** How often a transaction that met a serialization failure or a deadlock runs again. */
 const CONFLICT_RETRIES = Schedule.exponential("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
