@@ -34,7 +34,7 @@ import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { firstOf, inTransaction, pageByStatus, rowsOf, singleOf } from "../platform/SqlRows"
+import { firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 const BattleRow = Schema.Struct({
@@ -200,11 +200,13 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     })
 
     const list = Effect.fn("Battles.list")(function*(query: StatusPageRequest<BattleStatus>) {
-      const { items, page, total } = yield* pageByStatus(sql, BattleRow, query, {
-        table: "battles",
-        alias: "battles",
-        select: sql`SELECT ${battleColumns} FROM battles`
-      })
+      const { items, page, total } = yield* newestPage(
+        sql,
+        BattleRow,
+        { table: "battles", alias: "battles", select: sql`SELECT ${battleColumns} FROM battles` },
+        query,
+        { status: query.status }
+      )
       return { battles: yield* viewsOf(items, false), total, page }
     })
 

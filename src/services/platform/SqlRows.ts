@@ -8,7 +8,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/platform/Errors"
-import type { PageRequest, StatusPageRequest } from "../../schema/platform/Pagination"
+import type { PageRequest } from "../../schema/platform/Pagination"
 import { unavailableOrDie } from "../../layers/Failures"
 
 /** A statement as the SQL client runs it; `E`: what the caller made of some of its errors (`onUniqueViolation`). */
@@ -106,25 +106,33 @@ export const pageOf = <A, I>(
   Effect.flatMap(rowsOf(schema, select(windowOf(request))), (items) =>
     Effect.map(numberOf(count), (total) => ({ items, total, page: request.page })))
 
+/** A list read newest first: `select` is `SELECT <columns> FROM <table> <alias>`, joins allowed. */
+export interface NewestFirst {
+  readonly table: string
+  readonly alias: string
+  readonly select: Fragment
+}
+
 /**
- * A page of the rows of `table`, newest (highest id) first, of the request's status when it names one.
- * `select` is `SELECT <columns> FROM <table> <alias>`, joins allowed; the total counts `table` alone.
+ * A page of the rows of `rows.table`, newest (highest id) first, whose columns named in `where` have
+ * the values given there (a column given `undefined` is not filtered); the total counts `rows.table` alone.
  */
-export const pageByStatus = <A, I>(
+export const newestPage = <A, I>(
   sql: SqlClient.SqlClient,
   schema: Schema.Schema<A, I>,
-  request: StatusPageRequest,
-  rows: { readonly table: string; readonly alias: string; readonly select: Fragment }
+  rows: NewestFirst,
+  request: PageRequest,
+  where: Readonly<Record<string, string | bigint | undefined>>
 ): Effect.Effect<PageOf<A>, ServiceUnavailable> => {
-  const status = request.status ?? null
-  const alias = sql.literal(rows.alias)
+  const filters = Object.entries(where).filter((entry): entry is [string, string | bigint] => entry[1] !== undefined)
+  const alias = sql(rows.alias)
+  const qualified = sql.and(filters.map(([column, value]) => sql`${alias}.${sql(column)} = ${value}`))
+  const plain = sql.and(filters.map(([column, value]) => sql`${sql(column)} = ${value}`))
   return pageOf(
     schema,
     request,
-    ({ limit, offset }) =>
-      sql`${rows.select} WHERE (${status}::text IS NULL OR ${alias}.status = ${status}::text)
-          ORDER BY ${alias}.id DESC LIMIT ${limit} OFFSET ${offset}`,
-    sql`SELECT count(*) AS n FROM ${sql(rows.table)} WHERE (${status}::text IS NULL OR status = ${status}::text)`
+    ({ limit, offset }) => sql`${rows.select} WHERE ${qualified} ORDER BY ${alias}.id DESC LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT count(*) AS n FROM ${sql(rows.table)} WHERE ${plain}`
   )
 }
 

@@ -33,7 +33,7 @@ import { Notifications } from "../platform/Notifications"
 import { ProvablyFair, raffleTicket, ticketSeedsDigest } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { firstOf, inTransaction, orUnavailable, pageByStatus, rowsOf, singleOf } from "../platform/SqlRows"
+import { firstOf, inTransaction, orUnavailable, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
 
 const RaffleRow = Schema.Struct({
   id: RaffleId,
@@ -137,11 +137,13 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     })
 
     const list = Effect.fn("Raffles.list")(function*(query: StatusPageRequest<RaffleStatus>, viewerId: UserId) {
-      const { items, page, total } = yield* pageByStatus(sql, RaffleRow, query, {
-        table: "raffles",
-        alias: "r",
-        select: sql`SELECT ${columns} FROM ${from}`
-      })
+      const { items, page, total } = yield* newestPage(
+        sql,
+        RaffleRow,
+        { table: "raffles", alias: "r", select: sql`SELECT ${columns} FROM ${from}` },
+        query,
+        { status: query.status }
+      )
       return { raffles: yield* viewsOf(items, viewerId), total, page }
     })
 
