@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DepositId, DepositStatus } from "../../schema/money/Deposit"
 import { UserId } from "../../schema/platform/Ids"
-import { StatusPageQuery } from "../../schema/platform/Pagination"
+import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
@@ -16,7 +16,7 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
   .add(
     HttpApiEndpoint.get("list", "/admin/deposits")
       .setUrlParams(StatusPageQuery(DepositStatus))
-      .addSuccess(Schema.Struct({ deposits: Schema.Array(AdminDeposit), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("deposits", AdminDeposit))
       .annotate(OpenApi.Summary, "List deposits (admin)")
       .annotate(OpenApi.Description, "Deposits of every user, newest first, optionally of one status.")
   )

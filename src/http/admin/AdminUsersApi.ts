@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { TransactionId, UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { ListPage, PageParams } from "../../schema/platform/Pagination"
 import { Role } from "../../schema/identity/User"
 import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
@@ -38,7 +38,7 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
         ...PageParams,
         search: Schema.optional(PlainString.pipe(Schema.maxLength(100, { message: () => "must be at most 100 characters" })))
       }).annotations({ parseOptions: { errors: "all" } }))
-      .addSuccess(Schema.Struct({ users: Schema.Array(AdminUser), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("users", AdminUser))
       .annotate(OpenApi.Summary, "List users (admin)")
       .annotate(OpenApi.Description, "Users, paged; `search` narrows the list.")
   )

@@ -5,7 +5,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { UserId } from "../../schema/platform/Ids"
-import { StatusPageQuery } from "../../schema/platform/Pagination"
+import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../../schema/money/Withdrawal"
 import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
@@ -41,7 +41,7 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   .add(
     HttpApiEndpoint.get("list", "/admin/withdrawals")
       .setUrlParams(StatusPageQuery(WithdrawalStatus))
-      .addSuccess(Schema.Struct({ withdrawals: Schema.Array(AdminWithdrawal), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("withdrawals", AdminWithdrawal))
       .annotate(OpenApi.Summary, "List withdrawals (admin)")
       .annotate(
         OpenApi.Description,

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { BattleId, BattleMode, BattleRollId, BattleStatus, CreateBattleRequest, SettlementType } from "../../schema/battles/Battle"
 import { Rarity } from "../../schema/games/Catalog"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
-import { StatusPageQuery } from "../../schema/platform/Pagination"
+import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { IdempotencyKeyHeader } from "../platform/Idempotent"
@@ -111,7 +111,7 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   .add(
     HttpApiEndpoint.get("list", "/battles")
       .setUrlParams(StatusPageQuery(BattleStatus))
-      .addSuccess(Schema.Struct({ battles: Schema.Array(Battle), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("battles", Battle))
       .annotate(OpenApi.Description, "Newest first; `rounds` is left empty in lists (see `GET /battles/:id`).")
       .annotate(OpenApi.Summary, "List battles")
   )

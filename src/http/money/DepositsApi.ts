@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DepositId, DepositRequest, DepositStatus, PaymentMethod } from "../../schema/money/Deposit"
-import { PageQuery } from "../../schema/platform/Pagination"
+import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { IdempotencyKeyHeader } from "../platform/Idempotent"
@@ -45,7 +45,7 @@ export const DepositInitiated = Schema.Struct({
   externalId: Schema.String
 })
 
-const DepositList = Schema.Struct({ deposits: Schema.Array(DepositView), total: Schema.Int, page: Schema.Int })
+const DepositList = ListPage("deposits", DepositView)
 
 const initiate = <const Name extends string>(name: Name, path: `/${string}`) =>
   HttpApiEndpoint.post(name, path)

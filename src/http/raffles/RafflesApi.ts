@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { ItemId, UserId } from "../../schema/platform/Ids"
-import { StatusPageQuery } from "../../schema/platform/Pagination"
+import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { BuyTicketsRequest, RaffleId, RaffleStatus } from "../../schema/raffles/Raffle"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
@@ -54,7 +54,7 @@ export class RafflesApi extends HttpApiGroup.make("raffles")
   .add(
     HttpApiEndpoint.get("list", "/raffles")
       .setUrlParams(StatusPageQuery(RaffleStatus))
-      .addSuccess(Schema.Struct({ raffles: Schema.Array(Raffle), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("raffles", Raffle))
       .annotate(OpenApi.Summary, "List raffles")
       .annotate(OpenApi.Description, "Raffles, newest first, paged.")
   )
