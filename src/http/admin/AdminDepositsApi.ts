@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { DepositId, DepositStatus } from "../../schema/money/Deposit"
 import { UserId } from "../../schema/platform/Ids"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
-import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
+import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { DepositView } from "../money/DepositsApi"
@@ -23,12 +23,8 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
   .add(
     HttpApiEndpoint.post("confirm", "/admin/deposits/:id/confirm")
       .setPath(Schema.Struct({ id: DepositId }))
-      .setHeaders(StepUpHeaders)
       .addSuccess(Schema.Struct({ id: DepositId, status: DepositStatus, confirmedAt: Schema.Date }))
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
-      .addError(HttpError.AdminTwoFactorNotEnabled)
+      .pipe(withStepUp)
       .addError(HttpError.DepositNotPending)
       .annotate(
         OpenApi.Description,

@@ -5,6 +5,8 @@
  * lock-out like every code). In production an administrator without 2FA is refused (403), so a
  * stolen administrator session alone never moves money.
  */
+import type { HttpApiEndpoint } from "@effect/platform"
+import type { HttpMethod } from "@effect/platform/HttpMethod"
 import { Effect, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { AdminTwoFactorNotEnabled } from "../../schema/identity/TwoFactor"
@@ -12,6 +14,7 @@ import { TwoFactorRequired } from "../../schema/platform/Errors"
 import { PlainString } from "../../schema/platform/Text"
 import { TwoFactor } from "../../services/identity/TwoFactor"
 import { CurrentUser } from "../identity/Authentication"
+import * as HttpError from "../platform/HttpErrors"
 
 /** The endpoint headers of a money action: the step-up code, documented and decoded with the request. */
 export const StepUpHeaders = Schema.Struct({
@@ -23,6 +26,17 @@ export const StepUpHeaders = Schema.Struct({
 export const STEP_UP =
   "Administrators with 2FA on must send a current code in X-2FA-Code (missing: 400 2FA_REQUIRED; wrong: 400 " +
   "`Invalid 2FA code`, counted towards the 2FA lock-out); in production an administrator without 2FA gets 403."
+
+/** A money action's endpoint: the step-up code header, and the step-up's refusals among its errors. */
+export const withStepUp = <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+) =>
+  endpoint
+    .setHeaders(StepUpHeaders)
+    .addError(HttpError.TwoFactorRequired)
+    .addError(HttpError.InvalidTwoFactorCode)
+    .addError(HttpError.TwoFactorNotEnabled)
+    .addError(HttpError.AdminTwoFactorNotEnabled)
 
 /** Built in a handler group: the check for the signed-in administrator and the code they sent. */
 export const makeAdminStepUp = Effect.gen(function*() {

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { TransactionId, UserId } from "../../schema/platform/Ids"
 import { ListPage, PageParams } from "../../schema/platform/Pagination"
 import { Role } from "../../schema/identity/User"
-import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
+import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString, Reason } from "../../schema/platform/Text"
@@ -67,13 +67,9 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
         ),
         reason: Reason
       }).annotations({ parseOptions: { errors: "all" } }))
-      .setHeaders(StepUpHeaders)
       .addSuccess(Schema.Struct({ userId: UserId, balanceCents: Schema.BigIntFromNumber, transactionId: TransactionId }))
       .addError(HttpError.InsufficientBalance)
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
-      .addError(HttpError.AdminTwoFactorNotEnabled)
+      .pipe(withStepUp)
       .annotate(OpenApi.Description, STEP_UP)
       .annotate(OpenApi.Summary, "Adjust a user's balance (admin)")
   )

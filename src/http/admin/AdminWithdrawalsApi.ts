@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { UserId } from "../../schema/platform/Ids"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../../schema/money/Withdrawal"
-import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
+import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { WithdrawalView } from "../money/WithdrawalsApi"
@@ -52,15 +52,11 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   .add(
     HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve")
       .setPath(IdPath)
-      .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.WithdrawalPayoutInProgress)
       .addError(HttpError.WithdrawalNotPending)
       .addError(HttpError.PayoutFailed)
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
-      .addError(HttpError.AdminTwoFactorNotEnabled)
+      .pipe(withStepUp)
       .annotate(
         OpenApi.Description,
         "PENDING -> PROCESSING, then the payout through the gateway: paid -> COMPLETED and webhook " +
@@ -74,14 +70,10 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
     HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject")
       .setPath(IdPath)
       .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
-      .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.WithdrawalPayoutInProgress)
       .addError(HttpError.WithdrawalNotPending)
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
-      .addError(HttpError.AdminTwoFactorNotEnabled)
+      .pipe(withStepUp)
       .annotate(
         OpenApi.Description,
         "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP
