@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BattleId, BattleMode, BattleRollId, BattleStatus, CreateBattleRequest, SettlementType } from "../../schema/battles/Battle"
 import { Rarity } from "../../schema/games/Catalog"
+import { RollProof } from "../../schema/games/Fairness"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
@@ -79,12 +80,7 @@ export const BattleRollVerification = Schema.Struct({
   battleId: Schema.String,
   roundNumber: Schema.Int,
   userId: UserId,
-  serverSeed: Schema.String,
-  serverSeedHash: Schema.String,
-  clientSeed: Schema.String,
-  nonce: Schema.Int,
-  roll: Schema.Int,
-  calculatedRoll: Schema.Int,
+  ...RollProof,
   item: Item,
   isValid: Schema.Boolean
 })
