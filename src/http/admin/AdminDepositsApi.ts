@@ -3,8 +3,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DepositId, DepositStatus } from "../../schema/money/Deposit"
 import { UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
-import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
+import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
+import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { DepositView } from "../money/DepositsApi"
@@ -15,22 +15,16 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
   .annotate(OpenApi.Description, "Administration of deposits: the list and manual confirmation. ADMIN sessions only.")
   .add(
     HttpApiEndpoint.get("list", "/admin/deposits")
-      .setUrlParams(
-        Schema.Struct({ ...PageParams, status: Schema.optional(DepositStatus) })
-          .annotations({ parseOptions: { errors: "all" } })
-      )
-      .addSuccess(Schema.Struct({ deposits: Schema.Array(AdminDeposit), total: Schema.Int, page: Schema.Int }))
+      .setUrlParams(StatusPageQuery(DepositStatus))
+      .addSuccess(ListPage("deposits", AdminDeposit))
       .annotate(OpenApi.Summary, "List deposits (admin)")
       .annotate(OpenApi.Description, "Deposits of every user, newest first, optionally of one status.")
   )
   .add(
     HttpApiEndpoint.post("confirm", "/admin/deposits/:id/confirm")
       .setPath(Schema.Struct({ id: DepositId }))
-      .setHeaders(StepUpHeaders)
       .addSuccess(Schema.Struct({ id: DepositId, status: DepositStatus, confirmedAt: Schema.Date }))
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
+      .pipe(withStepUp)
       .addError(HttpError.DepositNotPending)
       .annotate(
         OpenApi.Description,

@@ -5,9 +5,9 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { TransactionId, UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { ListPage, PageParams } from "../../schema/platform/Pagination"
 import { Role } from "../../schema/identity/User"
-import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
+import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString, Reason } from "../../schema/platform/Text"
@@ -38,7 +38,7 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
         ...PageParams,
         search: Schema.optional(PlainString.pipe(Schema.maxLength(100, { message: () => "must be at most 100 characters" })))
       }).annotations({ parseOptions: { errors: "all" } }))
-      .addSuccess(Schema.Struct({ users: Schema.Array(AdminUser), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("users", AdminUser))
       .annotate(OpenApi.Summary, "List users (admin)")
       .annotate(OpenApi.Description, "Users, paged; `search` narrows the list.")
   )
@@ -67,12 +67,9 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
         ),
         reason: Reason
       }).annotations({ parseOptions: { errors: "all" } }))
-      .setHeaders(StepUpHeaders)
       .addSuccess(Schema.Struct({ userId: UserId, balanceCents: Schema.BigIntFromNumber, transactionId: TransactionId }))
       .addError(HttpError.InsufficientBalance)
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
+      .pipe(withStepUp)
       .annotate(OpenApi.Description, STEP_UP)
       .annotate(OpenApi.Summary, "Adjust a user's balance (admin)")
   )

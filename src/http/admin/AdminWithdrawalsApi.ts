@@ -5,9 +5,9 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../../schema/money/Withdrawal"
-import { STEP_UP, StepUpHeaders } from "./AdminStepUp"
+import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { WithdrawalView } from "../money/WithdrawalsApi"
@@ -40,11 +40,8 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   )
   .add(
     HttpApiEndpoint.get("list", "/admin/withdrawals")
-      .setUrlParams(
-        Schema.Struct({ ...PageParams, status: Schema.optional(WithdrawalStatus) })
-          .annotations({ parseOptions: { errors: "all" } })
-      )
-      .addSuccess(Schema.Struct({ withdrawals: Schema.Array(AdminWithdrawal), total: Schema.Int, page: Schema.Int }))
+      .setUrlParams(StatusPageQuery(WithdrawalStatus))
+      .addSuccess(ListPage("withdrawals", AdminWithdrawal))
       .annotate(OpenApi.Summary, "List withdrawals (admin)")
       .annotate(
         OpenApi.Description,
@@ -55,14 +52,11 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   .add(
     HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve")
       .setPath(IdPath)
-      .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.WithdrawalPayoutInProgress)
       .addError(HttpError.WithdrawalNotPending)
       .addError(HttpError.PayoutFailed)
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
+      .pipe(withStepUp)
       .annotate(
         OpenApi.Description,
         "PENDING -> PROCESSING, then the payout through the gateway: paid -> COMPLETED and webhook " +
@@ -76,13 +70,10 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
     HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject")
       .setPath(IdPath)
       .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
-      .setHeaders(StepUpHeaders)
       .addSuccess(AdminWithdrawal)
       .addError(HttpError.WithdrawalPayoutInProgress)
       .addError(HttpError.WithdrawalNotPending)
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
+      .pipe(withStepUp)
       .annotate(
         OpenApi.Description,
         "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP

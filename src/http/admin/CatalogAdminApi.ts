@@ -8,7 +8,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { CaseCategory, DropChance, FlipChance, Rarity } from "../../schema/games/Catalog"
 import { CaseId, ItemId } from "../../schema/platform/Ids"
-import { PageQuery } from "../../schema/platform/Pagination"
+import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString } from "../../schema/platform/Text"
@@ -181,7 +181,7 @@ export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
   .add(
     HttpApiEndpoint.get("listItems", "/admin/items")
       .setUrlParams(PageQuery)
-      .addSuccess(Schema.Struct({ items: Schema.Array(AdminItem), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("items", AdminItem))
       .annotate(OpenApi.Summary, "List items (admin)")
       .annotate(OpenApi.Description, "The catalog's items, paged.")
   )
@@ -211,7 +211,7 @@ export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
   .add(
     HttpApiEndpoint.get("listCases", "/admin/cases")
       .setUrlParams(PageQuery)
-      .addSuccess(Schema.Struct({ cases: Schema.Array(AdminCase), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("cases", AdminCase))
       .annotate(OpenApi.Summary, "List cases (admin)")
       .annotate(OpenApi.Description, "Every case, active or not, with its economics, paged.")
   )

@@ -3,8 +3,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BattleId, BattleMode, BattleRollId, BattleStatus, CreateBattleRequest, SettlementType } from "../../schema/battles/Battle"
 import { Rarity } from "../../schema/games/Catalog"
+import { RollProof } from "../../schema/games/Fairness"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { IdempotencyKeyHeader } from "../platform/Idempotent"
@@ -79,12 +80,7 @@ export const BattleRollVerification = Schema.Struct({
   battleId: Schema.String,
   roundNumber: Schema.Int,
   userId: UserId,
-  serverSeed: Schema.String,
-  serverSeedHash: Schema.String,
-  clientSeed: Schema.String,
-  nonce: Schema.Int,
-  roll: Schema.Int,
-  calculatedRoll: Schema.Int,
+  ...RollProof,
   item: Item,
   isValid: Schema.Boolean
 })
@@ -110,10 +106,8 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   )
   .add(
     HttpApiEndpoint.get("list", "/battles")
-      .setUrlParams(
-        Schema.Struct({ ...PageParams, status: Schema.optional(BattleStatus) }).annotations({ parseOptions: { errors: "all" } })
-      )
-      .addSuccess(Schema.Struct({ battles: Schema.Array(Battle), total: Schema.Int, page: Schema.Int }))
+      .setUrlParams(StatusPageQuery(BattleStatus))
+      .addSuccess(ListPage("battles", Battle))
       .annotate(OpenApi.Description, "Newest first; `rounds` is left empty in lists (see `GET /battles/:id`).")
       .annotate(OpenApi.Summary, "List battles")
   )

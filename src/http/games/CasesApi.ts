@@ -6,7 +6,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { CaseCategory, Rarity } from "../../schema/games/Catalog"
 import { CaseId, ItemId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { ListPage, PageParams } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 
@@ -52,7 +52,7 @@ export class CasesApi extends HttpApiGroup.make("cases")
   .add(
     HttpApiEndpoint.get("list", "/cases")
       .setUrlParams(CaseListQuery)
-      .addSuccess(Schema.Struct({ cases: Schema.Array(CaseSummaryView), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("cases", CaseSummaryView))
       .annotate(OpenApi.Summary, "List cases")
       .annotate(
         OpenApi.Description,

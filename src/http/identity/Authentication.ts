@@ -22,19 +22,34 @@ const sessionSecurity = {
   sessionCookie: HttpApiSecurity.apiKey({ in: "cookie", key: "sessionId" })
 }
 
+/**
+ * Endpoints of a signed-in user: 401 without a session or from another device (docs/rules.md#device-binding),
+ * 403 `Account banned` (docs/rules.md#bans).
+ */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("app/Authentication", {
   provides: CurrentUser,
-  failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden, HttpError.ServiceUnavailable),
+  failure: Schema.Union(
+    HttpError.Unauthenticated,
+    HttpError.DeviceMismatch,
+    HttpError.AccountBanned,
+    HttpError.ServiceUnavailable
+  ),
   security: sessionSecurity
 }) {}
 
 /**
- * Administrator-only endpoints (docs/rules.md#admin-roles): a session of an ADMIN user; 401 without one, 403
- * `Forbidden` otherwise.
+ * Administrator-only endpoints (docs/rules.md#admin-roles): a session of an ADMIN user, refused as by
+ * Authentication, and with 403 `Forbidden` for another role.
  */
 export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthentication>()("app/AdminAuthentication", {
   provides: CurrentUser,
-  failure: Schema.Union(HttpError.Unauthenticated, HttpError.Forbidden, HttpError.ServiceUnavailable),
+  failure: Schema.Union(
+    HttpError.Unauthenticated,
+    HttpError.DeviceMismatch,
+    HttpError.Forbidden,
+    HttpError.AccountBanned,
+    HttpError.ServiceUnavailable
+  ),
   security: sessionSecurity
 }) {}
 

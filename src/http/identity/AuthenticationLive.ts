@@ -12,7 +12,8 @@ import { HttpServerRequest } from "@effect/platform"
 import { type Cause, Context, Effect, Exit, Layer } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { Forbidden, type ServiceUnavailable, Unauthenticated } from "../../schema/platform/Errors"
-import type { SignedInUser } from "../../schema/identity/User"
+import type { DeviceMismatch } from "../../schema/identity/Session"
+import type { AccountBanned, SignedInUser } from "../../schema/identity/User"
 import { Sessions } from "../../services/identity/Sessions"
 import { Activity } from "../../services/identity/Activity"
 import { clientOf, sessionIdOf } from "../platform/ClientInfo"
@@ -43,7 +44,7 @@ const makeAuthenticate = Effect.gen(function*() {
 
   // HttpApi tries the security schemes in turn until one succeeds; the second must not repeat the
   // first's work (or its audit entries), so it answers with the failure the first got for the same request.
-  const failures = new WeakMap<object, Cause.Cause<Unauthenticated | Forbidden | ServiceUnavailable>>()
+  const failures = new WeakMap<object, Cause.Cause<Unauthenticated | DeviceMismatch | AccountBanned | ServiceUnavailable>>()
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const failed = failures.get(request)

@@ -2,7 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { DepositId, DepositRequest, DepositStatus, PaymentMethod } from "../../schema/money/Deposit"
-import { PageQuery } from "../../schema/platform/Pagination"
+import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { IdempotencyKeyHeader } from "../platform/Idempotent"
@@ -45,9 +45,9 @@ export const DepositInitiated = Schema.Struct({
   externalId: Schema.String
 })
 
-const DepositList = Schema.Struct({ deposits: Schema.Array(DepositView), total: Schema.Int, page: Schema.Int })
+const DepositList = ListPage("deposits", DepositView)
 
-const initiate = <const Name extends string>(name: Name, path: `/${string}`) =>
+const initiate = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.post(name, path)
     .setPayload(DepositRequest)
     .setHeaders(IdempotencyKeyHeader)
@@ -63,14 +63,16 @@ const initiate = <const Name extends string>(name: Name, path: `/${string}`) =>
         "rounded half up to the cent: the charge is totalCents = amountCents + feeCents. The balance is credited " +
         "amountCents when the gateway confirms payment."
     )
+    .annotate(OpenApi.Summary, summary)
 
-const list = <const Name extends string>(name: Name, path: `/${string}`) =>
+const list = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.get(name, path)
     .setUrlParams(PageQuery)
     .addSuccess(DepositList)
     .annotate(OpenApi.Description, "The user's deposits, newest first.")
+    .annotate(OpenApi.Summary, summary)
 
-const cancel = <const Name extends string>(name: Name, path: `/${string}/:id/cancel`) =>
+const cancel = <const Name extends string>(name: Name, path: `/${string}/:id/cancel`, summary: string) =>
   HttpApiEndpoint.post(name, path)
     .setPath(Schema.Struct({ id: DepositId }))
     .addSuccess(DepositView)
@@ -81,36 +83,19 @@ const cancel = <const Name extends string>(name: Name, path: `/${string}/:id/can
       "The owner cancels a PENDING deposit: the gateway cancels the charge, so it can no longer be paid, then the " +
         "deposit is CANCELLED. `Deposit is not pending` (400) otherwise, also when the gateway reports it paid."
     )
+    .annotate(OpenApi.Summary, summary)
 
 export class DepositsApi extends HttpApiGroup.make("deposits")
   .annotate(
     OpenApi.Description,
     "The user's deposits through the payment gateway (PIX, card, crypto) and the methods with their fees."
   )
-  .add(
-    initiate("initiate", "/payment/deposit/initiate")
-      .annotate(OpenApi.Summary, "Start a deposit")
-  )
-  .add(
-    initiate("initiateAlias", "/deposits/initiate")
-      .annotate(OpenApi.Summary, "Start a deposit (alias)")
-  )
-  .add(
-    list("list", "/payment/deposits")
-      .annotate(OpenApi.Summary, "My deposits")
-  )
-  .add(
-    list("listAlias", "/deposits")
-      .annotate(OpenApi.Summary, "My deposits (alias)")
-  )
-  .add(
-    cancel("cancel", "/payment/deposits/:id/cancel")
-      .annotate(OpenApi.Summary, "Cancel my deposit")
-  )
-  .add(
-    cancel("cancelAlias", "/deposits/:id/cancel")
-      .annotate(OpenApi.Summary, "Cancel my deposit (alias)")
-  )
+  .add(initiate("initiate", "/payment/deposit/initiate", "Start a deposit"))
+  .add(initiate("initiateAlias", "/deposits/initiate", "Start a deposit (alias)"))
+  .add(list("list", "/payment/deposits", "My deposits"))
+  .add(list("listAlias", "/deposits", "My deposits (alias)"))
+  .add(cancel("cancel", "/payment/deposits/:id/cancel", "Cancel my deposit"))
+  .add(cancel("cancelAlias", "/deposits/:id/cancel", "Cancel my deposit (alias)"))
   .add(
     HttpApiEndpoint.get("methods", "/payment/methods")
       .addSuccess(Schema.Struct({

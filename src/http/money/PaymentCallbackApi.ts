@@ -9,7 +9,7 @@ export class PaymentCallbackApi extends HttpApiGroup.make("paymentCallback")
     HttpApiEndpoint.post("payment", "/webhooks/payment")
       .addSuccess(Schema.Struct({ received: Schema.Literal(true) }))
       .addError(HttpError.InvalidWebhookSignature)
-      .addError(HttpError.Forbidden)
+      .addError(HttpError.AddressNotAllowed)
       .annotate(
         OpenApi.Description,
         "Body `{event, data: {id, failReason?}}` signed in `x-webhook-signature` (lowercase hex HMAC-SHA256 of the " +

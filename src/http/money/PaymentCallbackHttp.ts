@@ -8,7 +8,7 @@ import { Effect, ParseResult, Redacted, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { GatewayEvent } from "../../schema/money/Deposit"
 import { PayoutEvent } from "../../schema/money/Withdrawal"
-import { Forbidden, InvalidWebhookSignature } from "../../schema/platform/Errors"
+import { AddressNotAllowed, InvalidWebhookSignature } from "../../schema/platform/Errors"
 import { Deposits } from "../../services/money/Deposits"
 import { Withdrawals } from "../../services/money/Withdrawals"
 import { verifyGatewaySignature } from "../../layers/gateway/GatewaySignature"
@@ -48,7 +48,7 @@ export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", 
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         if (allowed.size > 0 && !allowed.has(plainAddress(clientIpOf(request, config.trustProxy)))) {
-          return yield* new Forbidden({ message: "Address not allowed" })
+          return yield* new AddressNotAllowed()
         }
         const signature = request.headers["x-webhook-signature"]
         if (signature === undefined || !SIGNATURE_SHAPE.test(signature)) return yield* new InvalidWebhookSignature()

@@ -29,6 +29,7 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       }))
       .addError(HttpError.GatewayUnavailable)
       .addError(HttpError.ChargeCancelled)
+      .addError(HttpError.SandboxNotInUse)
       .annotate(
         OpenApi.Description,
         "Sandbox only: pay, fail or expire the charge of one of your deposits (any deposit for an admin). The sandbox " +

@@ -1,7 +1,7 @@
 /** A user's withdrawals (docs/rules.md#withdrawals). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { PageQuery } from "../../schema/platform/Pagination"
+import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { WithdrawalId, WithdrawalMethod, WithdrawalRequest, WithdrawalStatus } from "../../schema/money/Withdrawal"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
@@ -55,7 +55,7 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
   .add(
     HttpApiEndpoint.get("list", "/withdrawals")
       .setUrlParams(PageQuery)
-      .addSuccess(Schema.Struct({ withdrawals: Schema.Array(WithdrawalView), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("withdrawals", WithdrawalView))
       .annotate(OpenApi.Summary, "My withdrawals")
       .annotate(OpenApi.Description, "The user's withdrawals, newest first, with their status.")
   )

@@ -9,6 +9,7 @@ import * as Battle from "../../schema/battles/Battle"
 import * as Catalog from "../../schema/games/Catalog"
 import * as Fairness from "../../schema/games/Fairness"
 import * as Identity from "../../schema/identity/Identity"
+import * as Session from "../../schema/identity/Session"
 import * as TwoFactor from "../../schema/identity/TwoFactor"
 import * as User from "../../schema/identity/User"
 import * as Deposit from "../../schema/money/Deposit"
@@ -121,8 +122,12 @@ export const InvalidWebhookSignature = withStatus(
   (message) => new Errors.InvalidWebhookSignature({ message }),
   401
 )
+export const AddressNotAllowed = withStatus(Errors.AddressNotAllowed, (message) => new Errors.AddressNotAllowed({ message }), 403)
 
-/** Sign-in and two-factor (docs/rules.md#sign-in, docs/rules.md#two-factor-authentication), all 400. */
+/**
+ * Sign-in and two-factor (docs/rules.md#sign-in, docs/rules.md#two-factor-authentication), all 400 but the
+ * administrators' step-up without 2FA (403, docs/rules.md#admin-step-up).
+ */
 export const InvalidLoginCallback = withStatus(
   Identity.InvalidLoginCallback,
   (message) => new Identity.InvalidLoginCallback({ message }),
@@ -148,7 +153,17 @@ export const InvalidTwoFactorCode = withStatus(
   (message) => new TwoFactor.InvalidTwoFactorCode({ message }),
   400
 )
+export const AdminTwoFactorNotEnabled = withStatus(
+  TwoFactor.AdminTwoFactorNotEnabled,
+  (message) => new TwoFactor.AdminTwoFactorNotEnabled({ message }),
+  403
+)
 export const CannotBanSelf = withStatus(User.CannotBanSelf, (message) => new User.CannotBanSelf({ message }), 400)
+
+/** Sessions (docs/rules.md#bans, docs/rules.md#session-management, docs/rules.md#device-binding). */
+export const AccountBanned = withStatus(User.AccountBanned, (message) => new User.AccountBanned({ message }), 403)
+export const NotYourSession = withStatus(Session.NotYourSession, (message) => new Session.NotYourSession({ message }), 403)
+export const DeviceMismatch = withStatus(Session.DeviceMismatch, (message) => new Session.DeviceMismatch({ message }), 401)
 
 export const InvalidClientSeed = withStatus(Fairness.InvalidClientSeed, (message) => new Fairness.InvalidClientSeed({ message }), 400)
 export const SlugTaken = withStatus(Catalog.SlugTaken, (message) => new Catalog.SlugTaken({ message }), 409)
@@ -171,6 +186,7 @@ export const NotEnoughTickets = withStatus(Raffle.NotEnoughTickets, (message) =>
 /** Deposits and withdrawals (docs/rules.md#deposits, docs/rules.md#withdrawals). */
 export const DepositNotPending = withStatus(Deposit.DepositNotPending, (message) => new Deposit.DepositNotPending({ message }), 400)
 export const ChargeCancelled = withStatus(Deposit.ChargeCancelled, (message) => new Deposit.ChargeCancelled({ message }), 400)
+export const SandboxNotInUse = withStatus(Deposit.SandboxNotInUse, (message) => new Deposit.SandboxNotInUse({ message }), 404)
 export const WithdrawalNotPending = withStatus(
   Withdrawal.WithdrawalNotPending,
   (message) => new Withdrawal.WithdrawalNotPending({ message }),

@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { PageQuery } from "../../schema/platform/Pagination"
+import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { Webhook, WebhookDeliveryLog, WebhookId, WebhookRegistration } from "../../schema/platform/Webhook"
 import { AdminToken } from "./AdminToken"
 
@@ -38,7 +38,7 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
       .setPath(Schema.Struct({ id: WebhookId }))
       .setUrlParams(PageQuery)
-      .addSuccess(Schema.Struct({ deliveries: Schema.Array(WebhookDeliveryLog), total: Schema.Int, page: Schema.Int }))
+      .addSuccess(ListPage("deliveries", WebhookDeliveryLog))
       .annotate(OpenApi.Summary, "A receiver's deliveries, newest first, with every attempt's status code or error")
       .annotate(OpenApi.Description, "Needs the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).")
   )

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { ItemId, UserId } from "../../schema/platform/Ids"
-import { PageParams } from "../../schema/platform/Pagination"
+import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { BuyTicketsRequest, RaffleId, RaffleStatus } from "../../schema/raffles/Raffle"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
@@ -53,10 +53,8 @@ export class RafflesApi extends HttpApiGroup.make("raffles")
   .annotate(OpenApi.Description, "Raffles: tickets bought with balance, a provably fair draw at the end.")
   .add(
     HttpApiEndpoint.get("list", "/raffles")
-      .setUrlParams(
-        Schema.Struct({ ...PageParams, status: Schema.optional(RaffleStatus) }).annotations({ parseOptions: { errors: "all" } })
-      )
-      .addSuccess(Schema.Struct({ raffles: Schema.Array(Raffle), total: Schema.Int, page: Schema.Int }))
+      .setUrlParams(StatusPageQuery(RaffleStatus))
+      .addSuccess(ListPage("raffles", Raffle))
       .annotate(OpenApi.Summary, "List raffles")
       .annotate(OpenApi.Description, "Raffles, newest first, paged.")
   )

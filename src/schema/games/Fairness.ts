@@ -7,3 +7,16 @@ export class InvalidClientSeed extends Schema.TaggedError<InvalidClientSeed>()(
   "InvalidClientSeed",
   message("Client seed must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -")
 ) {}
+
+/**
+ * What a verification answers about one roll (docs/rules.md#verification): the revealed server seed and
+ * its committed hash, the client seed and nonce, the recorded roll and the roll recomputed from them.
+ */
+export const RollProof = {
+  serverSeed: Schema.String,
+  serverSeedHash: Schema.String,
+  clientSeed: Schema.String,
+  nonce: Schema.Int,
+  roll: Schema.Int,
+  calculatedRoll: Schema.Int,
+}

@@ -1,6 +1,7 @@
 /** Upgrades (docs/rules.md#upgrades): the shapes of the wire. */
 import { Schema } from "effect"
 import { idFromString, ItemId } from "../platform/Ids"
+import { RollProof } from "./Fairness"
 
 export const UpgradeId = idFromString("UpgradeId")
 export type UpgradeId = typeof UpgradeId.Type
@@ -34,12 +35,7 @@ export type UpgradeResult = typeof UpgradeResult.Type
 /** `GET /upgrades/:id/verify` (docs/rules.md#verification): everything needed to recompute the roll by hand. */
 export const UpgradeVerification = Schema.Struct({
   upgradeId: UpgradeId,
-  serverSeed: Schema.String,
-  serverSeedHash: Schema.String,
-  clientSeed: Schema.String,
-  nonce: Schema.Int,
-  roll: Schema.Int,
-  calculatedRoll: Schema.Int,
+  ...RollProof,
   probability: Schema.Number,
   threshold: Schema.Int,
   success: Schema.Boolean,

@@ -1,5 +1,6 @@
 /** Sessions (docs/rules.md#sessions): kept in the key-value store, never in the database. */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { UserId } from "../platform/Ids"
 import { Role } from "./User"
 
@@ -44,3 +45,12 @@ export interface ClientInfo {
   /** The `X-Device-Id` header (docs/rules.md#device-binding). */
   readonly deviceId: string | undefined
 }
+
+/** Revoking another user's session (docs/rules.md#session-management) (403). */
+export class NotYourSession extends Schema.TaggedError<NotYourSession>()("NotYourSession", message("Not your session")) {}
+
+/**
+ * A request from another device than its session is bound to, or without one once it is bound
+ * (docs/rules.md#device-binding) (401).
+ */
+export class DeviceMismatch extends Schema.TaggedError<DeviceMismatch>()("DeviceMismatch", message("Device mismatch")) {}

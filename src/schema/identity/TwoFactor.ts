@@ -1,4 +1,7 @@
-/** Refusals of two-factor authentication (docs/rules.md#two-factor-authentication), all 400. */
+/**
+ * Refusals of two-factor authentication (docs/rules.md#two-factor-authentication), all 400 but the
+ * administrators' step-up without 2FA (403).
+ */
 import { Schema } from "effect"
 import { message } from "../platform/Errors"
 
@@ -27,4 +30,10 @@ export class TwoFactorSetupExpired extends Schema.TaggedError<TwoFactorSetupExpi
 export class InvalidTwoFactorCode extends Schema.TaggedError<InvalidTwoFactorCode>()(
   "InvalidTwoFactorCode",
   message("Invalid 2FA code")
+) {}
+
+/** In production, an administrator without 2FA attempting a money action (docs/rules.md#admin-step-up) (403). */
+export class AdminTwoFactorNotEnabled extends Schema.TaggedError<AdminTwoFactorNotEnabled>()(
+  "AdminTwoFactorNotEnabled",
+  message("Administrators need 2FA enabled for money actions")
 ) {}

@@ -66,3 +66,6 @@ export const usernameCandidates = (claim: string | undefined, id: bigint): Reado
 
 /** An administrator banning themself (docs/rules.md#bans) (400). */
 export class CannotBanSelf extends Schema.TaggedError<CannotBanSelf>()("CannotBanSelf", message("You cannot ban yourself")) {}
+
+/** A banned user signing in, or a request with a session of theirs (docs/rules.md#bans) (403). */
+export class AccountBanned extends Schema.TaggedError<AccountBanned>()("AccountBanned", message("Account banned")) {}

@@ -83,3 +83,9 @@ export class ChargeCancelled extends Schema.TaggedError<ChargeCancelled>()(
   "ChargeCancelled",
   message("The charge was cancelled")
 ) {}
+
+/** The sandbox's controls while another gateway is in use (docs/rules.md#sandbox-gateway) (404). */
+export class SandboxNotInUse extends Schema.TaggedError<SandboxNotInUse>()(
+  "SandboxNotInUse",
+  message("The sandbox gateway is not in use")
+) {}

@@ -170,3 +170,9 @@ export class InvalidWebhookSignature extends Schema.TaggedError<InvalidWebhookSi
   "InvalidWebhookSignature",
   message("Invalid webhook signature")
 ) {}
+
+/** A gateway callback from an address outside `GATEWAY_ALLOWED_IPS` (docs/rules.md#gateway-callback) (403). */
+export class AddressNotAllowed extends Schema.TaggedError<AddressNotAllowed>()(
+  "AddressNotAllowed",
+  message("Address not allowed")
+) {}

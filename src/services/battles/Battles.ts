@@ -33,7 +33,8 @@ import { Ledger } from "../money/Ledger"
 import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
-import { firstOf, inTransaction, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
+import type { StatusPageRequest } from "../../schema/platform/Pagination"
+import { firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 const BattleRow = Schema.Struct({
@@ -198,19 +199,13 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       return (yield* viewsOf([row], true))[0]!
     })
 
-    const list = Effect.fn("Battles.list")(function*(query: {
-      readonly status?: BattleStatus | undefined
-      readonly page: number
-      readonly limit: number
-    }) {
-      const status = query.status ?? null
-      const { items, page, total } = yield* pageOf(
+    const list = Effect.fn("Battles.list")(function*(query: StatusPageRequest<BattleStatus>) {
+      const { items, page, total } = yield* newestPage(
+        sql,
         BattleRow,
+        { table: "battles", alias: "battles", select: sql`SELECT ${battleColumns} FROM battles` },
         query,
-        ({ limit, offset }) =>
-          sql`SELECT ${battleColumns} FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)
-              ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`,
-        sql`SELECT count(*) AS n FROM battles WHERE (${status}::text IS NULL OR status = ${status}::text)`
+        { status: query.status }
       )
       return { battles: yield* viewsOf(items, false), total, page }
     })

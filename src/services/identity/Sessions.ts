@@ -22,10 +22,17 @@ import { randomBytes } from "node:crypto"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { KeyValue } from "../../layers/stores/KeyValue"
 import { UserLock } from "../../layers/stores/UserLock"
-import { Forbidden, NotFound, type ServiceUnavailable, Unauthenticated } from "../../schema/platform/Errors"
+import { NotFound, type ServiceUnavailable, Unauthenticated } from "../../schema/platform/Errors"
 import type { UserId } from "../../schema/platform/Ids"
-import { type ClientInfo, Session, type SessionAccount, SessionId } from "../../schema/identity/Session"
-import type { User } from "../../schema/identity/User"
+import {
+  type ClientInfo,
+  DeviceMismatch,
+  NotYourSession,
+  Session,
+  type SessionAccount,
+  SessionId
+} from "../../schema/identity/Session"
+import { AccountBanned, type User } from "../../schema/identity/User"
 import { Audit } from "../admin/Audit"
 import { regionOf } from "./GeoRegion"
 import { Notifications } from "../platform/Notifications"
@@ -105,7 +112,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const accountOf = (user: User, now: number): SessionAccount =>
       ({ username: user.username, role: user.role, checkedAt: new Date(now) })
 
-    const banned = () => new Forbidden({ message: "Account banned" })
+    const banned = () => new AccountBanned()
 
     /** A new session of the user; a banned user gets none (403 `Account banned`). */
     const create = Effect.fn("Sessions.create")(function*(user: User, client: ClientInfo) {
@@ -218,7 +225,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
           entityId: session.id,
           metadata: { expectedDevice: session.deviceId, receivedDevice: client.deviceId ?? null }
         })
-        return yield* new Unauthenticated({ message: "Device mismatch" })
+        return yield* new DeviceMismatch()
       }
       const account = yield* accountFor(session, now)
       yield* checkRegion(session, client.ip)
@@ -252,7 +259,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const revoke = Effect.fn("Sessions.revoke")(function*(userId: UserId, id: string) {
       const found = yield* read(id)
       if (Option.isNone(found)) return yield* NotFound.of("Session")
-      if (found.value.userId !== userId) return yield* new Forbidden({ message: "Not your session" })
+      if (found.value.userId !== userId) return yield* new NotYourSession()
       yield* remove(found.value)
     })
 

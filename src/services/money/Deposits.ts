@@ -43,7 +43,8 @@ import { Ledger } from "./Ledger"
 import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
-import { firstOf, inTransaction, pageOf, rowsOf, singleOf, type Statement } from "../platform/SqlRows"
+import type { StatusPageRequest } from "../../schema/platform/Pagination"
+import { firstOf, inTransaction, type NewestFirst, newestPage, rowsOf, singleOf, type Statement } from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /** Deposits the expiry job closes per transaction. */
@@ -129,6 +130,11 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
     const audit = yield* Audit
     const outbox = yield* WebhookOutbox
     const columns = sql.literal(COLUMNS)
+    const listed: NewestFirst = {
+      table: "deposits",
+      alias: "d",
+      select: sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id`
+    }
 
     /** Rows of statements selecting COLUMNS. */
     const selectRows = (statement: Statement) => rowsOf(Row, statement)
@@ -172,33 +178,12 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       userId: UserId,
       paging: { readonly page: number; readonly limit: number }
     ) {
-      const { items, page, total } = yield* pageOf(
-        Row,
-        paging,
-        ({ limit, offset }) =>
-          sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
-              WHERE d.user_id = ${userId}
-              ORDER BY d.id DESC LIMIT ${limit} OFFSET ${offset}`,
-        sql`SELECT count(*) AS n FROM deposits WHERE user_id = ${userId}`
-      )
+      const { items, page, total } = yield* newestPage(sql, Row, listed, paging, { user_id: userId })
       return { deposits: items.map(depositView), total, page }
     })
 
-    const adminList = Effect.fn("Deposits.adminList")(function*(query: {
-      readonly status?: DepositStatus | undefined
-      readonly page: number
-      readonly limit: number
-    }) {
-      const status = query.status ?? null
-      const { items, page, total } = yield* pageOf(
-        Row,
-        query,
-        ({ limit, offset }) =>
-          sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
-              WHERE (${status}::text IS NULL OR d.status = ${status}::text)
-              ORDER BY d.id DESC LIMIT ${limit} OFFSET ${offset}`,
-        sql`SELECT count(*) AS n FROM deposits WHERE (${status}::text IS NULL OR status = ${status}::text)`
-      )
+    const adminList = Effect.fn("Deposits.adminList")(function*(query: StatusPageRequest<DepositStatus>) {
+      const { items, page, total } = yield* newestPage(sql, Row, listed, query, { status: query.status })
       return { deposits: items.map(adminView), total, page }
     })
 

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { AppConfig, usesSandboxGateway } from "../../layers/AppConfig"
 import { SandboxCallback, type SandboxEvent } from "../../layers/gateway/SandboxCallback"
 import type { SignedInUser } from "../../schema/identity/User"
-import { ChargeCancelled } from "../../schema/money/Deposit"
+import { ChargeCancelled, SandboxNotInUse } from "../../schema/money/Deposit"
 import { GatewayUnavailable, NotFound } from "../../schema/platform/Errors"
 import { depositView, Deposits } from "./Deposits"
 
@@ -32,7 +32,7 @@ export class SandboxCharges extends Effect.Service<SandboxCharges>()("app/Sandbo
       externalId: string,
       action: SandboxAction
     ) {
-      if (!sandboxInUse) return yield* new NotFound({ message: "The sandbox gateway is not in use" })
+      if (!sandboxInUse) return yield* new SandboxNotInUse()
       const deposit = yield* deposits.findByExternalId(externalId)
       if (deposit === undefined || (deposit.userId !== user.id && user.role !== "ADMIN")) {
         return yield* NotFound.of("Deposit")

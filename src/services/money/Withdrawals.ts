@@ -51,7 +51,8 @@ import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { TwoFactor } from "../identity/TwoFactor"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
-import { firstOf, inTransaction, pageOf, singleOf, type Statement } from "../platform/SqlRows"
+import type { StatusPageRequest } from "../../schema/platform/Pagination"
+import { firstOf, inTransaction, type NewestFirst, newestPage, singleOf, type Statement } from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /**
@@ -158,6 +159,11 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const audit = yield* Audit
     const gateway = yield* PaymentGateway
     const columns = sql.literal(COLUMNS)
+    const listed: NewestFirst = {
+      table: "withdrawals",
+      alias: "w",
+      select: sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id`
+    }
 
     /** The row of a statement selecting COLUMNS. */
     const selectFirst = (statement: Statement) => firstOf(Row, statement)
@@ -259,15 +265,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       userId: UserId,
       paging: { readonly page: number; readonly limit: number }
     ) {
-      const { items, page, total } = yield* pageOf(
-        Row,
-        paging,
-        ({ limit, offset }) =>
-          sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
-              WHERE w.user_id = ${userId}
-              ORDER BY w.id DESC LIMIT ${limit} OFFSET ${offset}`,
-        sql`SELECT count(*) AS n FROM withdrawals WHERE user_id = ${userId}`
-      )
+      const { items, page, total } = yield* newestPage(sql, Row, listed, paging, { user_id: userId })
       return { withdrawals: items.map(view), total, page }
     })
 
@@ -324,21 +322,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     })
 
     /** Every withdrawal, newest first, optionally of one status. */
-    const adminList = Effect.fn("Withdrawals.adminList")(function*(query: {
-      readonly status?: WithdrawalStatus | undefined
-      readonly page: number
-      readonly limit: number
-    }) {
-      const status = query.status ?? null
-      const { items, page, total } = yield* pageOf(
-        Row,
-        query,
-        ({ limit, offset }) =>
-          sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id
-              WHERE (${status}::text IS NULL OR w.status = ${status}::text)
-              ORDER BY w.id DESC LIMIT ${limit} OFFSET ${offset}`,
-        sql`SELECT count(*) AS n FROM withdrawals WHERE (${status}::text IS NULL OR status = ${status}::text)`
-      )
+    const adminList = Effect.fn("Withdrawals.adminList")(function*(query: StatusPageRequest<WithdrawalStatus>) {
+      const { items, page, total } = yield* newestPage(sql, Row, listed, query, { status: query.status })
       return { withdrawals: items.map(adminView), total, page }
     })
 

@@ -5,6 +5,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
+import type { Fragment } from "@effect/sql/Statement"
 import { Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/platform/Errors"
 import type { PageRequest } from "../../schema/platform/Pagination"
@@ -104,6 +105,36 @@ export const pageOf = <A, I>(
 ): Effect.Effect<PageOf<A>, ServiceUnavailable> =>
   Effect.flatMap(rowsOf(schema, select(windowOf(request))), (items) =>
     Effect.map(numberOf(count), (total) => ({ items, total, page: request.page })))
+
+/** A list read newest first: `select` is `SELECT <columns> FROM <table> <alias>`, joins allowed. */
+export interface NewestFirst {
+  readonly table: string
+  readonly alias: string
+  readonly select: Fragment
+}
+
+/**
+ * A page of the rows of `rows.table`, newest (highest id) first, whose columns named in `where` have
+ * the values given there (a column given `undefined` is not filtered); the total counts `rows.table` alone.
+ */
+export const newestPage = <A, I>(
+  sql: SqlClient.SqlClient,
+  schema: Schema.Schema<A, I>,
+  rows: NewestFirst,
+  request: PageRequest,
+  where: Readonly<Record<string, string | bigint | undefined>>
+): Effect.Effect<PageOf<A>, ServiceUnavailable> => {
+  const filters = Object.entries(where).filter((entry): entry is [string, string | bigint] => entry[1] !== undefined)
+  const alias = sql(rows.alias)
+  const qualified = sql.and(filters.map(([column, value]) => sql`${alias}.${sql(column)} = ${value}`))
+  const plain = sql.and(filters.map(([column, value]) => sql`${sql(column)} = ${value}`))
+  return pageOf(
+    schema,
+    request,
+    ({ limit, offset }) => sql`${rows.select} WHERE ${qualified} ORDER BY ${alias}.id DESC LIMIT ${limit} OFFSET ${offset}`,
+    sql`SELECT count(*) AS n FROM ${sql(rows.table)} WHERE ${plain}`
+  )
+}
 
 /** How often a transaction that met a serialization failure or a deadlock runs again. */
 const CONFLICT_RETRIES = Schedule.exponential("20 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))

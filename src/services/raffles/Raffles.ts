@@ -32,7 +32,8 @@ import { LiveDrops } from "../games/LiveDrops"
 import { Notifications } from "../platform/Notifications"
 import { ProvablyFair, raffleTicket, ticketSeedsDigest } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
-import { firstOf, inTransaction, orUnavailable, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
+import type { StatusPageRequest } from "../../schema/platform/Pagination"
+import { firstOf, inTransaction, orUnavailable, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
 
 const RaffleRow = Schema.Struct({
   id: RaffleId,
@@ -135,18 +136,13 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
       return row.ticketSeedsDigest === null ? view : { ...view, ticketSeeds: yield* seedBlocks(id) }
     })
 
-    const list = Effect.fn("Raffles.list")(function*(
-      query: { readonly status?: RaffleStatus | undefined; readonly page: number; readonly limit: number },
-      viewerId: UserId
-    ) {
-      const status = query.status ?? null
-      const { items, page, total } = yield* pageOf(
+    const list = Effect.fn("Raffles.list")(function*(query: StatusPageRequest<RaffleStatus>, viewerId: UserId) {
+      const { items, page, total } = yield* newestPage(
+        sql,
         RaffleRow,
+        { table: "raffles", alias: "r", select: sql`SELECT ${columns} FROM ${from}` },
         query,
-        ({ limit, offset }) =>
-          sql`SELECT ${columns} FROM ${from} WHERE (${status}::text IS NULL OR r.status = ${status}::text)
-              ORDER BY r.id DESC LIMIT ${limit} OFFSET ${offset}`,
-        sql`SELECT count(*) AS n FROM raffles WHERE (${status}::text IS NULL OR status = ${status}::text)`
+        { status: query.status }
       )
       return { raffles: yield* viewsOf(items, viewerId), total, page }
     })
