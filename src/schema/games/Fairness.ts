@@ -18,5 +18,5 @@ export const RollProof = {
   clientSeed: Schema.String,
   nonce: Schema.Int,
   roll: Schema.Int,
-  calculatedRoll: Schema.Int,
+  calculatedRoll: Schema.Int
 }
