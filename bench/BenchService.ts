@@ -25,6 +25,11 @@ export interface BenchOptions {
   readonly profile?: string | undefined
   /** Run the service with --trace-gc, so that `gcPauses` can tell its garbage collections. */
   readonly gcTrace?: boolean | undefined
+  /**
+   * At most this many connections open at once, to all instances together (default 1024). Requests beyond
+   * wait in this client for a free connection, as they would in a load balancer's pool.
+   */
+  readonly connections?: number | undefined
 }
 
 /** The service's garbage collections in some span of time (from its --trace-gc lines). */
@@ -150,7 +155,7 @@ export const startBench = async (options: BenchOptions) => {
 
   // Idle connections are dropped after 4 s, before the service closes them (after 5 s): a request sent
   // on a connection the service is closing at that moment would fail without an answer.
-  const agent = new Agent({ keepAlive: true, maxSockets: 1024, timeout: 4_000 })
+  const agent = new Agent({ keepAlive: true, maxTotalSockets: options.connections ?? 1024, timeout: 4_000 })
   let sent = 0
   const send = (method: string, path: string, session: string, body?: unknown) =>
     new Promise<Answer>((resolve, reject) => {

@@ -12,10 +12,14 @@
  *
  * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop.
  *
+ * `--connections N` opens at most N connections to the service (default 1024); requests beyond wait in
+ * the client, as behind a load balancer that keeps a bounded pool per instance. Latency still counts from
+ * the scheduled time, so that wait is in it.
+ *
  * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
  * a load balancer: one per core is how a Node service uses a machine) and sends requests to them in turn.
  *
- *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--instances 1]
+ *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--connections 1024] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
 import { execFile } from "node:child_process"
@@ -30,6 +34,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "20" },
     rate: { type: "string", default: "400" },
     scales: { type: "string", default: "1,4,16,64,256" },
+    connections: { type: "string", default: "1024" },
     instances: { type: "string", default: "1" },
     postgres: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
     redis: { type: "string", default: "redis://127.0.0.1:6379" },
@@ -45,8 +50,16 @@ const RATE = Number(values.rate)
 const SCALES = values.scales.split(",").filter(Boolean).map(Number)
 const MAX_USERS = Math.max(USERS, ...SCALES)
 const INSTANCES = Number(values.instances)
+const CONNECTIONS = Number(values.connections)
 
-const bench = await startBench({ postgres: values.postgres, redis: values.redis, instances: INSTANCES, profile: values.profile, gcTrace: values.gc })
+const bench = await startBench({
+  postgres: values.postgres,
+  redis: values.redis,
+  instances: INSTANCES,
+  profile: values.profile,
+  gcTrace: values.gc,
+  connections: CONNECTIONS
+})
 const starter = (await bench.send("GET", "/api/admin/cases?limit=100", bench.adminSession)).body.cases
   .find((c: { slug: string }) => c.slug === "starter")
 if (starter === undefined || String(starter.id) !== "1") throw new Error("the demo catalog's case 1 'starter' is missing")
@@ -118,6 +131,7 @@ const pgbench = async (clients: number, seconds: number): Promise<Loop> => {
 }
 
 if (INSTANCES > 1) console.log(`${INSTANCES} instances of the service, requests sent to them in turn`)
+if (CONNECTIONS !== 1024) console.log(`at most ${CONNECTIONS} connections to the service at once`)
 console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${bench.database}`)
 await closedLoop(USERS, 3) // warm-up
 const service_ = await closedLoop(USERS, SECONDS)
