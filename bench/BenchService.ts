@@ -15,6 +15,9 @@ import { devSessionAt } from "../test/support/DevSignIn"
 import { removeRedisKeys } from "../test/support/TestStores"
 import { serviceArgs } from "./serviceCommand"
 
+/** How many connections the benchmarks' client opens at most, unless told otherwise. */
+export const DEFAULT_CONNECTIONS = 1024
+
 export interface BenchOptions {
   /** An administrator's connection string; the benchmark's database is created next to it. */
   readonly postgres: string
@@ -26,8 +29,8 @@ export interface BenchOptions {
   /** Run the service with --trace-gc, so that `gcPauses` can tell its garbage collections. */
   readonly gcTrace?: boolean | undefined
   /**
-   * At most this many connections open at once, to all instances together (default 1024). Requests beyond
-   * wait in this client for a free connection, as they would in a load balancer's pool.
+   * At most this many connections open at once, to all instances together (default DEFAULT_CONNECTIONS).
+   * Requests beyond wait in this client for a free connection, as they would in a load balancer's pool.
    */
   readonly connections?: number | undefined
 }
@@ -155,7 +158,7 @@ export const startBench = async (options: BenchOptions) => {
 
   // Idle connections are dropped after 4 s, before the service closes them (after 5 s): a request sent
   // on a connection the service is closing at that moment would fail without an answer.
-  const agent = new Agent({ keepAlive: true, maxTotalSockets: options.connections ?? 1024, timeout: 4_000 })
+  const agent = new Agent({ keepAlive: true, maxTotalSockets: options.connections ?? DEFAULT_CONNECTIONS, timeout: 4_000 })
   let sent = 0
   const send = (method: string, path: string, session: string, body?: unknown) =>
     new Promise<Answer>((resolve, reject) => {

@@ -26,7 +26,7 @@ import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs, promisify } from "node:util"
-import { type Loop, percentile, show, startBench } from "./BenchService"
+import { DEFAULT_CONNECTIONS, type Loop, percentile, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -34,7 +34,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "20" },
     rate: { type: "string", default: "400" },
     scales: { type: "string", default: "1,4,16,64,256" },
-    connections: { type: "string", default: "1024" },
+    connections: { type: "string", default: String(DEFAULT_CONNECTIONS) },
     instances: { type: "string", default: "1" },
     postgres: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
     redis: { type: "string", default: "redis://127.0.0.1:6379" },
@@ -131,7 +131,7 @@ const pgbench = async (clients: number, seconds: number): Promise<Loop> => {
 }
 
 if (INSTANCES > 1) console.log(`${INSTANCES} instances of the service, requests sent to them in turn`)
-if (CONNECTIONS !== 1024) console.log(`at most ${CONNECTIONS} connections to the service at once`)
+if (CONNECTIONS !== DEFAULT_CONNECTIONS) console.log(`at most ${CONNECTIONS} connections to the service at once`)
 console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${bench.database}`)
 await closedLoop(USERS, 3) // warm-up
 const service_ = await closedLoop(USERS, SECONDS)
