@@ -8,7 +8,7 @@ import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import { moneyMoving } from "../platform/Idempotent"
 
 const Item = Schema.Struct({
   id: ItemId,
@@ -92,12 +92,10 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   .add(
     HttpApiEndpoint.post("create", "/battles")
       .setPayload(CreateBattleRequest)
-      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(Battle, { status: 201 })
       .addError(HttpError.CaseNotFound)
       .addError(HttpError.InsufficientBalance)
-      .addError(HttpError.IdempotencyKeyReused)
-      .addError(HttpError.OperationInProgress)
+      .pipe(moneyMoving)
       .annotate(
         OpenApi.Description,
         "Entry price = the sum of the cases' prices; the creator pays it and takes slot 1. TEAM needs 4 players."
@@ -119,13 +117,11 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   .add(
     HttpApiEndpoint.post("join", "/battles/:id/join")
       .setPath(IdPath)
-      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(Battle)
       .addError(HttpError.BattleNotOpen)
       .addError(HttpError.AlreadyJoined)
       .addError(HttpError.InsufficientBalance)
-      .addError(HttpError.IdempotencyKeyReused)
-      .addError(HttpError.OperationInProgress)
+      .pipe(moneyMoving)
       .annotate(
         OpenApi.Description,
         "Pays the entry and takes the next slot; 409 `Battle is not open` (full, finished or cancelled), 409 " +

@@ -5,7 +5,7 @@ import { InventoryItemId, InventoryPage, InventoryStatus, SaleResult, SellAllRes
 import { PageParams } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import { moneyMoving } from "../platform/Idempotent"
 
 /** `status` absent: entries of every status. */
 export const InventoryQuery = Schema.Struct({
@@ -28,11 +28,9 @@ export class InventoryApi extends HttpApiGroup.make("inventory")
   .add(
     HttpApiEndpoint.post("sell", "/inventory/:id/sell")
       .setPath(Schema.Struct({ id: InventoryItemId }))
-      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(SaleResult)
       .addError(HttpError.ItemNotAvailable)
-      .addError(HttpError.IdempotencyKeyReused)
-      .addError(HttpError.OperationInProgress)
+      .pipe(moneyMoving)
       .annotate(OpenApi.Summary, "Sell an item")
       .annotate(
         OpenApi.Description,
@@ -42,10 +40,8 @@ export class InventoryApi extends HttpApiGroup.make("inventory")
   )
   .add(
     HttpApiEndpoint.post("sellAll", "/inventory/sell-all")
-      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(SellAllResult)
-      .addError(HttpError.IdempotencyKeyReused)
-      .addError(HttpError.OperationInProgress)
+      .pipe(moneyMoving)
       .annotate(OpenApi.Summary, "Sell all items")
       .annotate(
         OpenApi.Description,

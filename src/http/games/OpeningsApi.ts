@@ -6,7 +6,7 @@ import { CaseId, IdString } from "../../schema/platform/Ids"
 import { PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
 
 export const OpeningVerification = Schema.Struct({
@@ -49,13 +49,11 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
   .add(
     HttpApiEndpoint.post("open", "/cases/:id/open")
       .setPath(IdPath)
-      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(OpeningResult)
       .addError(HttpError.CaseNotFound)
       .addError(HttpError.InsufficientBalance)
-      .addError(HttpError.OperationInProgress)
       .addError(HttpError.InvalidRoll)
-      .addError(HttpError.IdempotencyKeyReused)
+      .pipe(moneyMoving)
       .annotate(OpenApi.Summary, "Open a case")
       .annotateContext(Examples.openCase)
       .annotate(

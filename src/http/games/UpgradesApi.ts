@@ -7,7 +7,7 @@ import { PageQuery } from "../../schema/platform/Pagination"
 import { UpgradeHistory, UpgradeId, UpgradeProbability, UpgradeResult, UpgradeVerification } from "../../schema/games/Upgrade"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import { moneyMoving } from "../platform/Idempotent"
 
 export const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
   parseOptions: { errors: "all" }
@@ -39,15 +39,13 @@ export class UpgradesApi extends HttpApiGroup.make("upgrades")
   .add(
     HttpApiEndpoint.post("upgrade", "/upgrades")
       .setPayload(UpgradePayload)
-      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(UpgradeResult)
       .addError(HttpError.ItemNotAvailable)
       .addError(HttpError.ItemNotUpgradable)
       .addError(HttpError.InvalidUpgrade)
       .addError(HttpError.MultiplierTooHigh)
       .addError(HttpError.ProbabilityTooLow)
-      .addError(HttpError.OperationInProgress)
-      .addError(HttpError.IdempotencyKeyReused)
+      .pipe(moneyMoving)
       .annotate(OpenApi.Summary, "Upgrade items")
       .annotate(
         OpenApi.Description,

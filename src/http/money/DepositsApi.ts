@@ -5,7 +5,7 @@ import { DepositId, DepositRequest, DepositStatus, PaymentMethod } from "../../s
 import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
 
 /**
@@ -50,11 +50,9 @@ const DepositList = ListPage("deposits", DepositView)
 const initiate = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.post(name, path)
     .setPayload(DepositRequest)
-    .setHeaders(IdempotencyKeyHeader)
     .addSuccess(DepositInitiated, { status: 201 })
     .addError(HttpError.GatewayUnavailable)
-    .addError(HttpError.IdempotencyKeyReused)
-    .addError(HttpError.OperationInProgress)
+    .pipe(moneyMoving)
     .annotateContext(Examples.initiateDeposit)
     .annotate(
       OpenApi.Description,

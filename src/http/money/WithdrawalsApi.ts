@@ -5,7 +5,7 @@ import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { WithdrawalId, WithdrawalMethod, WithdrawalRequest, WithdrawalStatus } from "../../schema/money/Withdrawal"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
 
 /** One withdrawal as its owner sees it (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
@@ -32,14 +32,12 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
   .add(
     HttpApiEndpoint.post("request", "/withdrawals/request")
       .setPayload(WithdrawalRequest)
-      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(WithdrawalRequested, { status: 201 })
       .addError(HttpError.TwoFactorRequired)
       .addError(HttpError.InvalidTwoFactorCode)
       .addError(HttpError.TwoFactorNotEnabled)
       .addError(HttpError.InsufficientBalance)
-      .addError(HttpError.OperationInProgress)
-      .addError(HttpError.IdempotencyKeyReused)
+      .pipe(moneyMoving)
       .annotate(
         OpenApi.Description,
         "Debits the amount at once (refunded if the withdrawal is cancelled, rejected or its payout fails). With 2FA " +

@@ -1,14 +1,16 @@
 /**
  * `Idempotency-Key` on the money-moving POSTs (docs/rules.md#idempotency-keys; src/services/platform/Idempotency.ts):
- * the header each such endpoint declares (so it is validated and in the OpenAPI document), and the handler wrapper
- * that runs the operation once per key and marks a replayed answer with `Idempotent-Replayed: true`.
+ * what each such endpoint declares (`.pipe(moneyMoving)`: the header, validated and in the OpenAPI document, and the
+ * two refusals it brings), and the handler wrapper that runs the operation once per key and marks a replayed answer
+ * with `Idempotent-Replayed: true`.
  */
-import { HttpApp, HttpServerResponse } from "@effect/platform"
+import { HttpApiEndpoint, HttpApp, type HttpMethod, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import type { UserId } from "../../schema/platform/Ids"
 import { Idempotency } from "../../services/platform/Idempotency"
+import * as HttpError from "./HttpErrors"
 
-export const IdempotencyKeyHeader = Schema.Struct({
+const IdempotencyKeyHeader = Schema.Struct({
   "idempotency-key": Schema.optional(
     Schema.String.pipe(
       Schema.pattern(/^[\x21-\x7e]{1,64}$/, { message: () => "must be 1 to 64 visible ASCII characters" })
@@ -19,6 +21,25 @@ export const IdempotencyKeyHeader = Schema.Struct({
     })
   )
 })
+
+/**
+ * A money-moving endpoint: the optional `Idempotency-Key` header; 422 when a key comes back with another request,
+ * 409 when the user's operation before it still holds their lock after the wait (docs/rules.md#user-lock).
+ */
+export const moneyMoving = <
+  Name extends string,
+  Method extends HttpMethod.HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Success,
+  Error,
+  R,
+  RE
+>(endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, never, Success, Error, R, RE>) =>
+  endpoint.setHeaders(IdempotencyKeyHeader)
+    .addError(HttpError.IdempotencyKeyReused)
+    .addError(HttpError.OperationInProgress)
 
 export const idempotent = <A, I, E, R>(
   request: {

@@ -7,7 +7,7 @@ import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { BuyTicketsRequest, RaffleId, RaffleStatus } from "../../schema/raffles/Raffle"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { IdempotencyKeyHeader } from "../platform/Idempotent"
+import { moneyMoving } from "../platform/Idempotent"
 
 export const Raffle = Schema.Struct({
   id: RaffleId,
@@ -67,13 +67,11 @@ export class RafflesApi extends HttpApiGroup.make("raffles")
     HttpApiEndpoint.post("buy", "/raffles/:id/tickets")
       .setPath(IdPath)
       .setPayload(BuyTicketsRequest)
-      .setHeaders(IdempotencyKeyHeader)
       .addSuccess(TicketPurchase)
       .addError(HttpError.RaffleNotOpen)
       .addError(HttpError.NotEnoughTickets)
       .addError(HttpError.InsufficientBalance)
-      .addError(HttpError.IdempotencyKeyReused)
-      .addError(HttpError.OperationInProgress)
+      .pipe(moneyMoving)
       .annotate(
         OpenApi.Description,
         "Buys `count` (1 to 100) consecutive ticket numbers for count x ticketPriceCents. 409 `Raffle is not open` " +
