@@ -23,16 +23,21 @@ export const UpgradePayload = Schema.Struct({
   inventoryItemId: Schema.optional(InventoryItemId)
 }).annotations({ parseOptions: { errors: "all" } })
 
+/** Why an upgrade of one item into another is refused: answered alike by the chance and by the upgrade itself. */
+const UpgradeRefused = Schema.Union(
+  HttpError.ItemNotUpgradable,
+  HttpError.InvalidUpgrade,
+  HttpError.MultiplierTooHigh,
+  HttpError.ProbabilityTooLow
+)
+
 export class UpgradesApi extends HttpApiGroup.make("upgrades")
   .annotate(OpenApi.Description, "Staking items for a chance at a more valuable one (provably fair).")
   .add(
     HttpApiEndpoint.get("probability", "/upgrades/probability")
       .setUrlParams(ProbabilityQuery)
       .addSuccess(UpgradeProbability)
-      .addError(HttpError.ItemNotUpgradable)
-      .addError(HttpError.InvalidUpgrade)
-      .addError(HttpError.MultiplierTooHigh)
-      .addError(HttpError.ProbabilityTooLow)
+      .addError(UpgradeRefused)
       .annotate(OpenApi.Summary, "Upgrade chance")
       .annotate(OpenApi.Description, "The chance of upgrading one item into another, from their values; rolls nothing.")
   )
@@ -41,10 +46,7 @@ export class UpgradesApi extends HttpApiGroup.make("upgrades")
       .setPayload(UpgradePayload)
       .addSuccess(UpgradeResult)
       .addError(HttpError.ItemNotAvailable)
-      .addError(HttpError.ItemNotUpgradable)
-      .addError(HttpError.InvalidUpgrade)
-      .addError(HttpError.MultiplierTooHigh)
-      .addError(HttpError.ProbabilityTooLow)
+      .addError(UpgradeRefused)
       .pipe(moneyMoving)
       .annotate(OpenApi.Summary, "Upgrade items")
       .annotate(
