@@ -299,13 +299,34 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
         Stream.runCollect(Stream.take(first, 3)),
         Stream.runCollect(Stream.take(second, 3))
       ], { concurrency: 2 }).pipe(Effect.fork)
-      for (const message of ["a", "b", "c"]) yield* broadcast.publish(channel, message)
+      for (const message of ["a", "b", "c"]) yield* broadcast.publish({ channel, message })
       const [a, b] = yield* Fiber.join(yield* received)
       expect(Chunk.toArray(a)).toEqual(["a", "b", "c"])
       expect(Chunk.toArray(b)).toEqual(["a", "b", "c"])
       const stray = yield* Stream.runCollect(Stream.take(other, 1)).pipe(Effect.timeout("100 millis"), Effect.either, Effect.fork)
       yield* advance(200)
       expect(Either.isLeft(yield* Fiber.join(stray))).toBe(true)
+    }))
+
+  it.scoped("pub/sub: publications sent together each reach their own channel, in order", () =>
+    Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      const user = fresh("user")
+      const drops = fresh("drops")
+      const userMessages = yield* broadcast.subscribe(user)
+      const dropMessages = yield* broadcast.subscribe(drops)
+      const received = Effect.all([
+        Stream.runCollect(Stream.take(userMessages, 2)),
+        Stream.runCollect(Stream.take(dropMessages, 1))
+      ], { concurrency: 2 }).pipe(Effect.fork)
+      yield* broadcast.publish(
+        { channel: user, message: "balance" },
+        { channel: drops, message: "drop" },
+        { channel: user, message: "notification" }
+      )
+      const [a, b] = yield* Fiber.join(yield* received)
+      expect(Chunk.toArray(a)).toEqual(["balance", "notification"])
+      expect(Chunk.toArray(b)).toEqual(["drop"])
     }))
 
   it.effect("pub/sub: a channel can be subscribed again after its last subscriber left", () =>
@@ -317,7 +338,7 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
         Effect.gen(function*() {
           const stream = yield* broadcast.subscribe(channel)
           const next = yield* Stream.runHead(stream).pipe(Effect.fork)
-          yield* broadcast.publish(channel, "again")
+          yield* broadcast.publish({ channel, message: "again" })
           return yield* Fiber.join(next)
         })
       )

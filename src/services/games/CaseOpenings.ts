@@ -13,6 +13,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Either, Option, Schema } from "effect"
+import { Broadcast } from "../../layers/stores/Broadcast"
 import { UserLock } from "../../layers/stores/UserLock"
 import { Rarity } from "../../schema/games/Catalog"
 import { CaseNotFound, InsufficientBalance, NotFound } from "../../schema/platform/Errors"
@@ -24,7 +25,7 @@ import { Ledger } from "../money/Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { Realtime } from "../platform/Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
-import { firstOf, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
+import { afterCommit, firstOf, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 const RangeRow = Schema.Struct({
@@ -100,6 +101,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     const fairness = yield* ProvablyFair
     const liveDrops = yield* LiveDrops
     const realtime = yield* Realtime
+    const broadcast = yield* Broadcast
 
     /** An active case with its ranges and the catalog's version, in one query: no rows when the case is absent or inactive. */
     const activeCaseRanges = (id: CaseId) =>
@@ -227,9 +229,9 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
           ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
         }
         // Published once the write stands (together: one round trip to Redis), never when it did not.
-        yield* Effect.all([
-          realtime.balanceChanged(player.id, written.balanceCents),
-          liveDrops.publish({
+        yield* afterCommit(broadcast.publish(
+          realtime.balanceUpdate(player.id, written.balanceCents),
+          liveDrops.publication({
             id: written.dropId,
             user: { id: String(player.id), username: player.username },
             item: view(won),
@@ -237,7 +239,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
             caseName: kase.name,
             createdAt: now
           })
-        ], { concurrency: 2, discard: true })
+        ))
         yield* gameRound("case_open", kase.priceCents, won.valueCents)
         return result
       })

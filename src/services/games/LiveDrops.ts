@@ -4,7 +4,7 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Schema, type Scope, Stream } from "effect"
-import { Broadcast } from "../../layers/stores/Broadcast"
+import { Broadcast, type Publication } from "../../layers/stores/Broadcast"
 import { type DropSource, LiveDrop } from "../../schema/games/Game"
 import { NotFound, type ServiceUnavailable } from "../../schema/platform/Errors"
 import type { ItemId, UserId } from "../../schema/platform/Ids"
@@ -28,6 +28,12 @@ const DropRow = Schema.Struct({
 
 const DropIdRow = Schema.Struct({ id: Schema.String })
 const ExistsRow = Schema.Struct({ user: Schema.Boolean, item: Schema.Boolean })
+
+/** A committed drop as the message its subscribers get, to publish with others (`Broadcast.publish`). */
+const publication = (drop: LiveDrop): Publication => ({
+  channel: LIVE_DROPS_CHANNEL,
+  message: JSON.stringify(Schema.encodeSync(LiveDrop)(drop))
+})
 
 const toDrop = (row: typeof DropRow.Type): LiveDrop =>
   Schema.decodeUnknownSync(LiveDrop)({
@@ -80,7 +86,7 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
 
     /**
      * A drop as a step (`dropped`) of a caller's one-statement write, taken when `onlyIf` holds;
-     * `publish` it once the write has committed.
+     * `publication` is its message once the write has committed.
      */
     const recordStep = (drop: NewDrop, at: Date, onlyIf: Statement.Fragment) => sql`
       dropped AS (
@@ -89,13 +95,9 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
         RETURNING id
       )`
 
-    /** Publishes a committed drop the caller knows whole to every instance's subscribers (see `afterCommit`). */
-    const publish = (drop: LiveDrop) =>
-      afterCommit(broadcast.publish(LIVE_DROPS_CHANNEL, JSON.stringify(Schema.encodeSync(LiveDrop)(drop))))
-
-    /** Publishes a committed drop, read by its id (see `afterCommit`). */
+    /** Publishes a committed drop, read by its id, to every instance's subscribers (see `afterCommit`). */
     const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
-      yield* afterCommit(Effect.flatMap(byId(dropId), (row) => publish(toDrop(row))))
+      yield* afterCommit(Effect.flatMap(byId(dropId), (row) => broadcast.publish(publication(toDrop(row)))))
     })
 
     const recent = Effect.fn("LiveDrops.recent")(function*(limit: number) {
@@ -118,6 +120,6 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
     const subscribe: Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
 
-    return { record, recordMany, recordStep, publish, announce, recent, emit, subscribe } as const
+    return { record, recordMany, recordStep, publication, announce, recent, emit, subscribe } as const
   })
 }) {}

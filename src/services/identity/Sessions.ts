@@ -76,7 +76,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         kv.delete(sessionKey(session.id)),
         kv.delete(deviceKey(session.id)),
         kv.setRemove(indexKey(session.userId), session.id),
-        broadcast.publish(endedChannel(session.id), "ended")
+        broadcast.publish({ channel: endedChannel(session.id), message: "ended" })
       ], { discard: true })
 
     /** The owner of a session, without refreshing it (rate limits count per user). */

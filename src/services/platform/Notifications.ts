@@ -55,10 +55,13 @@ export class Notifications extends Effect.Service<Notifications>()("app/Notifica
     })
 
     const push = Effect.fn("Notifications.push")(function*(userId: bigint, n: Notification) {
-      yield* afterCommit(broadcast.publish(
-        userChannel(userId),
-        JSON.stringify({ event: "notification", data: { id: String(n.id), type: n.type, title: n.title, message: n.message } })
-      ))
+      yield* afterCommit(broadcast.publish({
+        channel: userChannel(userId),
+        message: JSON.stringify({
+          event: "notification",
+          data: { id: String(n.id), type: n.type, title: n.title, message: n.message }
+        })
+      }))
     })
 
     const notify = Effect.fn("Notifications.notify")(function*(userId: bigint, notification: NewNotification) {

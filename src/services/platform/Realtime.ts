@@ -4,10 +4,16 @@
  * `{event, data}` on channel `user:<id>`, fanned out across instances by the Broadcast store.
  */
 import { Effect, type Scope, type Stream } from "effect"
-import { Broadcast } from "../../layers/stores/Broadcast"
+import { Broadcast, type Publication } from "../../layers/stores/Broadcast"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { userChannel } from "./Notifications"
 import { afterCommit } from "./SqlRows"
+
+/** The `balance.updated` push for a committed balance, to publish with others (`Broadcast.publish`). */
+const balanceUpdate = (userId: bigint, balanceCents: bigint): Publication => ({
+  channel: userChannel(userId),
+  message: JSON.stringify({ event: "balance.updated", data: { balanceCents: Number(balanceCents) } })
+})
 
 export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
   effect: Effect.gen(function*() {
@@ -15,15 +21,12 @@ export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
 
     /** Call after the transaction that changed the balance (see `afterCommit`). */
     const balanceChanged = (userId: bigint, balanceCents: bigint): Effect.Effect<void> =>
-      afterCommit(broadcast.publish(
-        userChannel(userId),
-        JSON.stringify({ event: "balance.updated", data: { balanceCents: Number(balanceCents) } })
-      ))
+      afterCommit(broadcast.publish(balanceUpdate(userId, balanceCents)))
 
     /** The user's `{event, data}` messages published after subscribing, until the scope closes. */
     const subscribe = (userId: bigint): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
       broadcast.subscribe(userChannel(userId))
 
-    return { balanceChanged, subscribe } as const
+    return { balanceChanged, balanceUpdate, subscribe } as const
   })
 }) {}
