@@ -65,6 +65,28 @@ export const bodyProblem = (error: HttpServerError.RequestError): PayloadTooLarg
 
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
+const tooLarge = Symbol("tooLarge")
+type TooLarge = typeof tooLarge
+
+/**
+ * The body's bytes, or `tooLarge` as soon as they pass `limit`: then reading stops, and the source is
+ * destroyed (for a socket's request, its connection closes). Read from the source's chunks as they come,
+ * with neither an Effect Stream nor a fiber: those cost ~300 KB of allocation per request with a body
+ * (a battle's creation: 1.69 MB, without them 1.38 MB; docs/decisions.md "Performance of the hot paths").
+ */
+const readAtMost = async (source: unknown, limit: number): Promise<Uint8Array | TooLarge> => {
+  // A web Request (in-process calls) may have no body at all; a socket's request is a Node Readable.
+  const chunks = (source instanceof Request ? source.body ?? [] : source) as AsyncIterable<Uint8Array>
+  const parts: Array<Uint8Array> = []
+  let size = 0
+  for await (const chunk of chunks) {
+    size += chunk.length
+    if (size > limit) return tooLarge // leaving the loop destroys (cancels) the source
+    parts.push(chunk)
+  }
+  return Buffer.concat(parts, size)
+}
+
 /**
  * The request as endpoints see it: everything from the original, but its body read once, at most
  * `limit` bytes, and refused unless it is empty or JSON.
@@ -73,7 +95,7 @@ class LimitedBodyRequest extends Inspectable.Class implements HttpServerRequest.
   readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
   readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
   /** The body as read, once, when an endpoint first asks for it; shared with the requests modified from this one. */
-  private readonly once: { read?: Effect.Effect<Uint8Array, HttpServerError.RequestError>; readonly limit: number }
+  private readonly once: { read?: Promise<Uint8Array | TooLarge>; readonly limit: number }
 
   /** `limit`: read at most this many bytes; `once`: the body of the request this one modifies. */
   constructor(
@@ -85,30 +107,22 @@ class LimitedBodyRequest extends Inspectable.Class implements HttpServerRequest.
   }
 
   private get body(): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
-    return Effect.suspend(() => (this.once.read ??= Effect.runSync(Effect.cached(this.read(this.once.limit)))))
+    return Effect.tryPromise({
+      try: () => (this.once.read ??= readAtMost(this.inner.source, this.once.limit)),
+      catch: (cause) => this.fail(cause)
+    }).pipe(
+      Effect.flatMap((bytes) =>
+        bytes === tooLarge
+          ? Effect.fail(this.fail(new PayloadTooLarge()))
+          : bytes.length > 0 && !isJson(this.headers["content-type"])
+          ? Effect.fail(this.fail(new UnsupportedMediaType()))
+          : Effect.succeed(bytes)
+      )
+    )
   }
 
   private fail(cause: unknown): HttpServerError.RequestError {
     return new HttpServerError.RequestError({ request: this, reason: "Decode", cause })
-  }
-
-  private read(limit: number): Effect.Effect<Uint8Array, HttpServerError.RequestError> {
-    // A web Request without a body (in-process calls) has no stream to read.
-    const source = this.inner.source
-    const chunks = source instanceof Request && source.body === null ? Stream.empty : this.inner.stream
-    return chunks.pipe(
-      Stream.runFoldEffect({ parts: [] as Array<Uint8Array>, size: 0 }, (read, chunk) => {
-        if (read.size + chunk.length > limit) return Effect.fail(this.fail(new PayloadTooLarge()))
-        read.parts.push(chunk)
-        read.size += chunk.length
-        return Effect.succeed(read)
-      }),
-      Effect.flatMap(({ parts, size }) =>
-        size > 0 && !isJson(this.headers["content-type"])
-          ? Effect.fail(this.fail(new UnsupportedMediaType()))
-          : Effect.succeed(Buffer.concat(parts, size))
-      )
-    )
   }
 
   get text(): Effect.Effect<string, HttpServerError.RequestError> {
