@@ -10,6 +10,7 @@ import { connect } from "node:net"
 import { createHttpServer } from "../../src/http/platform/NodeServer"
 import { BODY_LIMIT_BYTES, CALLBACK_BODY_LIMIT_BYTES, nestedDeeperThan } from "../../src/http/platform/RequestBody"
 import { signGatewayBody } from "../../src/layers/gateway/GatewaySignature"
+import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestResponse } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -231,6 +232,26 @@ layer(TestDatabase)("request bodies", (it) => {
       }], 5_000)
       expect(statusOf(untyped.text)).toBe(415)
       expect(JSON.parse(bodyOf(untyped.text))).toEqual(notJson)
+    }))
+
+  it.scoped("over a socket: a client that leaves in the middle of its body moves no money; the service goes on", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient({ config: { adminIdpIds: ["root"] } })
+      const base = yield* client.listen()
+      const { kase } = yield* makeCase({ priceCents: 300n })
+      const player = yield* fundedPlayer(client, "leaves-mid-body", 1000)
+      const balance = Effect.map(client.get("/api/auth/me", player.auth), (r) => r.body.balanceCents)
+      const request = { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }
+      const whole = JSON.stringify(request)
+      const left = yield* rawExchange(base, [{
+        data: `POST /api/battles HTTP/1.1\r\nHost: x\r\nAuthorization: ${player.auth.authorization}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${whole.length}\r\n\r\n${whole.slice(0, 20)}`
+      }], 500)
+      expect(left.text).toBe("")
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 200)))
+      expect(yield* balance).toBe(1000)
+      expect((yield* client.post("/api/battles", request, player.auth)).status).toBe(201)
+      expect(yield* balance).toBe(700)
     }))
 
   it.scoped("over a socket: slow headers and slow bodies are cut off by the server's timeouts; event streams are not", () =>
