@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
@@ -59,6 +59,8 @@ export interface Loop {
   readonly failures?: Map<number, number>
   /** The service's CPU time (user + system) per request, in ms. */
   readonly cpuMs?: number
+  /** The PostgreSQL server's CPU time per request, in ms, when it runs on this machine. */
+  readonly databaseCpuMs?: number | undefined
 }
 
 export interface SignedIn {
@@ -66,6 +68,34 @@ export interface SignedIn {
   readonly userIds: ReadonlyArray<number>
   readonly seconds: number
 }
+
+/**
+ * The CPU time of a PostgreSQL server running on this machine so far, in ms (undefined when none runs
+ * here): its processes' own time and, in the postmaster's children's time, that of backends that ended
+ * (pgbench's connections). Linux /proc, clock ticks of 10 ms.
+ */
+export const databaseCpuMs = (): number | undefined => {
+  let ticks: number | undefined
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    } catch {
+      continue // ended meanwhile
+    }
+    const close = stat.lastIndexOf(")")
+    if (stat.slice(stat.indexOf("(") + 1, close) !== "postgres") continue
+    // After the name: state, ppid, ...; utime, stime, cutime and cstime are the 12th to 15th.
+    const fields = stat.slice(close + 2).split(" ")
+    ticks = (ticks ?? 0) + Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
+  }
+  return ticks === undefined ? undefined : ticks * 10
+}
+
+/** A CPU time's growth from `before` to `after` over `requests` requests, if both were read. */
+export const perRequest = (before: number | undefined, after: number | undefined, requests: number) =>
+  before === undefined || after === undefined ? undefined : (after - before) / requests
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -82,6 +112,8 @@ export const show = (name: string, loop: Loop, unit = "request") =>
   `${name.padEnd(34)} ${loop.perSecond.toFixed(0).padStart(6)}/s   p50 ${loop.p50.toFixed(1).padStart(6)} ms   p99 ${
     loop.p99.toFixed(1).padStart(6)
   } ms${loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/${unit}`}${
+    loop.databaseCpuMs === undefined ? "" : `   database CPU ${loop.databaseCpuMs.toFixed(2)} ms/${unit}`
+  }${
     loop.errors ? `   errors ${loop.errors}` : ""
   }${loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""}`
 
@@ -219,6 +251,7 @@ export const startBench = async (options: BenchOptions) => {
     const deadline = performance.now() + seconds * 1000
     const started = performance.now()
     const cpuBefore = serviceCpuMs()
+    const databaseBefore = databaseCpuMs()
     await Promise.all(Array.from({ length: users }, async (_, user) => {
       while (performance.now() < deadline) {
         const t = performance.now()
@@ -231,8 +264,17 @@ export const startBench = async (options: BenchOptions) => {
     const elapsed = (performance.now() - started) / 1000
     const errors = [...failures.values()].reduce((a, b) => a + b, 0)
     const cpuMs = (serviceCpuMs() - cpuBefore) / (latencies.length + errors)
+    const database = perRequest(databaseBefore, databaseCpuMs(), latencies.length + errors)
     latencies.sort((a, b) => a - b)
-    return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, failures, cpuMs }
+    return {
+      perSecond: latencies.length / elapsed,
+      p50: percentile(latencies, 0.5),
+      p99: percentile(latencies, 0.99),
+      errors,
+      failures,
+      cpuMs,
+      databaseCpuMs: database
+    }
   }
 
   /**

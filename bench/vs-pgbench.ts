@@ -7,8 +7,9 @@
  *   4. open loop: openings sent at a fixed `--rate` per second for `--seconds`, latency counted from
  *      each request's scheduled send time (so queueing is not hidden);
  *   5. how cost grows: closed loops at each of `--scales` users.
- * It prints throughputs, the service/pgbench ratio, the latencies and the service's CPU time per request
- * (from /proc), then stops the service and drops the database and its Redis keys.
+ * It prints throughputs, the service/pgbench ratio, the latencies, the service's CPU time per request and,
+ * when PostgreSQL runs on this machine, the database server's (both from /proc; for pgbench, per
+ * transaction), then stops the service and drops the database and its Redis keys.
  *
  * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop.
  *
@@ -26,7 +27,7 @@ import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs, promisify } from "node:util"
-import { DEFAULT_CONNECTIONS, type Loop, percentile, show, startBench } from "./BenchService"
+import { databaseCpuMs, DEFAULT_CONNECTIONS, type Loop, percentile, perRequest, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -81,6 +82,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   const total = Math.round(rate * seconds)
   const started = performance.now()
   const cpuBefore = bench.serviceCpuMs()
+  const databaseBefore = databaseCpuMs()
   const inFlight: Array<Promise<void>> = []
   for (let n = 0; n < total; n++) {
     const scheduled = started + (n * 1000) / rate
@@ -106,9 +108,18 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   await Promise.all(inFlight)
   const elapsed = (performance.now() - started) / 1000
   const cpuMs = (bench.serviceCpuMs() - cpuBefore) / total
+  const database = perRequest(databaseBefore, databaseCpuMs(), total)
   const errors = [...failures.values()].reduce((a, b) => a + b, 0)
   latencies.sort((a, b) => a - b)
-  return { perSecond: latencies.length / elapsed, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors, failures, cpuMs }
+  return {
+    perSecond: latencies.length / elapsed,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    errors,
+    failures,
+    cpuMs,
+    databaseCpuMs: database
+  }
 }
 
 /** pgbench on the same database and users: transactions per second and latency percentiles. */
@@ -116,6 +127,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
 // service's keep-alive timeout, and the next request on one of them fails.
 const pgbench = async (clients: number, seconds: number): Promise<Loop> => {
   const logs = mkdtempSync(join(bench.dir, "pgbench-"))
+  const databaseBefore = databaseCpuMs()
   const { stdout: output } = await promisify(execFile)("pgbench", [
     "-h", bench.databaseUrl.hostname, "-p", bench.databaseUrl.port || "5432", "-U", decodeURIComponent(bench.databaseUrl.username || "postgres"),
     "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(seconds),
@@ -124,10 +136,17 @@ const pgbench = async (clients: number, seconds: number): Promise<Loop> => {
   ], { encoding: "utf8", cwd: process.cwd() })
   const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(output)?.[1])
   const failed = Number(/number of failed transactions: (\d+)/.exec(output)?.[1] ?? 0)
+  const processed = Number(/number of transactions actually processed: (\d+)/.exec(output)?.[1])
   const latencies = readdirSync(logs).flatMap((file) =>
     readFileSync(join(logs, file), "utf8").trim().split("\n").map((line) => Number(line.split(" ")[2]) / 1000)
   ).sort((a, b) => a - b)
-  return { perSecond: tps, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), errors: failed }
+  return {
+    perSecond: tps,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    errors: failed,
+    databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), processed + failed)
+  }
 }
 
 if (INSTANCES > 1) console.log(`${INSTANCES} instances of the service, requests sent to them in turn`)
