@@ -13,6 +13,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted, String } from "effect"
 import pg from "pg"
+import { preparingClient } from "./PreparedStatements"
 
 export type DatabaseSource =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted; readonly maxConnections?: number }
@@ -60,7 +61,8 @@ const pgPool = (options: pg.PoolConfig & { readonly max: number }) =>
           idleTimeoutMillis: 300_000,
           keepAlive: true,
           ...options,
-          application_name: "game-platform"
+          application_name: "game-platform",
+          Client: preparingClient()
         })
         // A connection that fails while idle is dropped by the pool; the next query opens another.
         pool.on("error", () => {})
