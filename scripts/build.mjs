@@ -36,7 +36,13 @@ await Promise.all([
     logLevel: "warning",
     external: ["@electric-sql/pglite", "@electric-sql/pglite-socket", "geoip-country", "oidc-provider", "pg-native"],
     // Bundled CommonJS packages call require(); an ES module has none of its own.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" }
+    // The modules load with no stack frames (src/main.ts restores them before the service starts):
+    // effect reads `new Error().stack` once while it loads, and under `--enable-source-maps` that made
+    // Node parse this bundle's whole source map, ~80 MB kept on the heap for good and marked by every
+    // full collection (docs/decisions.md#the-source-map). Now it is parsed when a stack is first printed.
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url); Error.stackTraceLimit = 0;"
+    }
   }),
   webUpToDate() ? undefined : buildWeb({ configFile: "web/vite.config.mjs" })
 ])

@@ -8,6 +8,9 @@ import { Cause, Config, Console, Effect, Layer, Logger, LogLevel, Option } from 
 import { AppLive } from "./App"
 import { isProduction, StartupError } from "./layers/AppConfig"
 
+// V8's default: the bundle's modules loaded with none (scripts/build.mjs, docs/decisions.md#the-source-map).
+Error.stackTraceLimit = 10
+
 /** JSON lines in production (for log shippers), readable lines otherwise; LOG_LEVEL sets the floor. */
 const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
