@@ -93,6 +93,24 @@ export const databaseCpuMs = (): number | undefined => {
   return ticks === undefined ? undefined : ticks * 10
 }
 
+/** A loop's figures: the answered requests' latencies (sorted here), how long it ran, what failed and its CPU. */
+export const loopOf = (
+  latencies: Array<number>,
+  seconds: number,
+  failures: Map<number, number>,
+  cpu: Pick<Loop, "cpuMs" | "databaseCpuMs">
+): Loop => {
+  latencies.sort((a, b) => a - b)
+  return {
+    perSecond: latencies.length / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    errors: [...failures.values()].reduce((a, b) => a + b, 0),
+    failures,
+    ...cpu
+  }
+}
+
 /** A CPU time's growth from `before` to `after` over `requests` requests, if both were read. */
 export const perRequest = (before: number | undefined, after: number | undefined, requests: number) =>
   before === undefined || after === undefined ? undefined : (after - before) / requests
@@ -261,20 +279,11 @@ export const startBench = async (options: BenchOptions) => {
         else failures.set(status, (failures.get(status) ?? 0) + 1)
       }
     }))
-    const elapsed = (performance.now() - started) / 1000
     const errors = [...failures.values()].reduce((a, b) => a + b, 0)
-    const cpuMs = (serviceCpuMs() - cpuBefore) / (latencies.length + errors)
-    const database = perRequest(databaseBefore, databaseCpuMs(), latencies.length + errors)
-    latencies.sort((a, b) => a - b)
-    return {
-      perSecond: latencies.length / elapsed,
-      p50: percentile(latencies, 0.5),
-      p99: percentile(latencies, 0.99),
-      errors,
-      failures,
-      cpuMs,
-      databaseCpuMs: database
-    }
+    return loopOf(latencies, (performance.now() - started) / 1000, failures, {
+      cpuMs: (serviceCpuMs() - cpuBefore) / (latencies.length + errors),
+      databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), latencies.length + errors)
+    })
   }
 
   /**

@@ -27,7 +27,7 @@ import { execFile } from "node:child_process"
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseArgs, promisify } from "node:util"
-import { databaseCpuMs, DEFAULT_CONNECTIONS, type Loop, percentile, perRequest, show, startBench } from "./BenchService"
+import { databaseCpuMs, DEFAULT_CONNECTIONS, type Loop, loopOf, percentile, perRequest, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -106,20 +106,10 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
     ))
   }
   await Promise.all(inFlight)
-  const elapsed = (performance.now() - started) / 1000
-  const cpuMs = (bench.serviceCpuMs() - cpuBefore) / total
-  const database = perRequest(databaseBefore, databaseCpuMs(), total)
-  const errors = [...failures.values()].reduce((a, b) => a + b, 0)
-  latencies.sort((a, b) => a - b)
-  return {
-    perSecond: latencies.length / elapsed,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-    errors,
-    failures,
-    cpuMs,
-    databaseCpuMs: database
-  }
+  return loopOf(latencies, (performance.now() - started) / 1000, failures, {
+    cpuMs: (bench.serviceCpuMs() - cpuBefore) / total,
+    databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), total)
+  })
 }
 
 /** pgbench on the same database and users: transactions per second and latency percentiles. */
