@@ -4,8 +4,8 @@
  * - an outage (a refused, lost or terminated connection, a server shutting down or starting up, too
  *   many connections, a pool or lock or statement timeout, Redis giving up on a command) is the typed
  *   ServiceUnavailable: 503 with Retry-After, and the client may retry;
- * - a transient conflict (serialization failure, deadlock) is retried by `inTransaction` a few times,
- *   then is ServiceUnavailable too;
+ * - a transient conflict (serialization failure, deadlock, a prepared statement whose result's columns
+ *   changed under it) is retried by `inTransaction` a few times, then is ServiceUnavailable too;
  * - anything else is a bug: a defect, 500, logged with its cause.
  * Errors are looked at down their `cause` chain, since @effect/sql wraps the driver's error.
  */
@@ -58,8 +58,16 @@ export const isUnavailable = (error: unknown): boolean =>
       e.name === "MaxRetriesPerRequestError" || CONNECTION_MESSAGES.some((text) => message.includes(text))
   })
 
-/** A serialization failure or a deadlock: the transaction was rolled back and may simply run again. */
-export const isTransientConflict = (error: unknown): boolean => somewhere(error, (e) => CONFLICT_STATES.has(codeOf(e)))
+/**
+ * A prepared statement whose result's columns changed under it (a migration while this instance runs):
+ * its text is prepared afresh on its next use (src/layers/PreparedStatements.ts), so running it again works.
+ */
+const isReplanned = (e: Record<string, unknown>) =>
+  codeOf(e) === "0A000" && typeof e.message === "string" && e.message.includes("cached plan must not change result type")
+
+/** A serialization failure, a deadlock or a replanned statement: the transaction was rolled back and may simply run again. */
+export const isTransientConflict = (error: unknown): boolean =>
+  somewhere(error, (e) => CONFLICT_STATES.has(codeOf(e)) || isReplanned(e))
 
 /**
  * ServiceUnavailable for an outage (logged as a warning) or a transient conflict (marked, so that

@@ -12,8 +12,9 @@
  * PostgreSQL plans a prepared statement again when a table it reads changes (a migration while another
  * instance runs), but refuses to change its result's columns ("cached plan must not change result
  * type", `SELECT *` after a column was added). Our statements name their columns; should one still fail
- * so, that execution fails (a 503) and its text gets a new name, prepared afresh on every connection at
- * its next use, inside a failed transaction too, where nothing could be sent to remove the old one.
+ * so, its text gets a new name, prepared afresh on every connection at its next use, inside a failed
+ * transaction too, where nothing could be sent to remove the old one. The failure is a transient
+ * conflict (src/layers/Failures.ts): `inTransaction` runs the transaction again, a lone statement is a 503.
  */
 import pg from "pg"
 

@@ -1,14 +1,17 @@
 /**
  * Prepared statements (src/layers/PreparedStatements.ts), both ways the service runs: a statement with
  * parameters is parsed and planned once per connection, the rest go as they are, a connection keeps a
- * bounded number, and a statement whose result changed its columns under it fails once, then runs.
+ * bounded number, and a statement whose result changed its columns under it fails once, then runs: a
+ * transaction meeting that runs again.
  * Each test holds one connection in a transaction, where PostgreSQL's pg_prepared_statements shows it.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
+import { DatabaseLive } from "../../src/layers/Database"
 import { PER_CONNECTION } from "../../src/layers/PreparedStatements"
-import { EmptyTestDatabase } from "../support/TestDatabase"
+import { inTransaction } from "../../src/services/platform/SqlRows"
+import { EmptyTestDatabase, freshPostgresUrl, usingRealPostgres } from "../support/TestDatabase"
 
 const Prepared = Schema.Struct({ statement: Schema.String, runs: Schema.NumberFromString })
 const preparedLike = (sql: SqlClient.SqlClient, marker: string) =>
@@ -77,5 +80,25 @@ layer(EmptyTestDatabase, { excludeTestServices: true })("a connection's prepared
       expect(answers).toEqual(Array.from({ length: PER_CONNECTION + 5 }, (_, i) => i))
       expect(prepared).toBeLessThanOrEqual(PER_CONNECTION)
       expect(prepared).toBeGreaterThanOrEqual(PER_CONNECTION - 10)
+    }).pipe(Effect.orDie))
+})
+
+/** A pool of one connection (PGlite's always is), so that a statement runs where it was prepared. */
+const OneConnection = usingRealPostgres
+  ? Layer.unwrapScoped(Effect.map(freshPostgresUrl, (url) => DatabaseLive({ _tag: "Postgres", url, maxConnections: 1 })))
+    .pipe(Layer.orDie)
+  : EmptyTestDatabase
+
+layer(OneConnection, { excludeTestServices: true })("a migration under a running instance", (it) => {
+  it.effect("a transaction whose prepared statement's result changed its columns runs again and answers", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE replanned_widgets (id int)`
+      yield* sql`INSERT INTO replanned_widgets VALUES (${1})`
+      const select = sql<Record<string, unknown>>`SELECT * FROM replanned_widgets WHERE id = ${1}`
+      expect(yield* select).toEqual([{ id: 1 }])
+      // Another instance's migration, committed.
+      yield* sql`ALTER TABLE replanned_widgets ADD COLUMN label text`
+      expect(yield* inTransaction(sql)(select)).toEqual([{ id: 1, label: null }])
     }).pipe(Effect.orDie))
 })
