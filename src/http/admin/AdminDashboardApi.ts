@@ -3,6 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { AdminAuthentication } from "../identity/Authentication"
+import { documented } from "../platform/OpenApiDocs"
 
 const TopItem = Schema.NullOr(Schema.Struct({
   id: Schema.String,
@@ -121,42 +122,32 @@ export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
       "only."
   )
   .add(
-    HttpApiEndpoint.get("stats", "/admin/dashboard")
-      .addSuccess(DashboardStats)
-      .annotate(
-        OpenApi.Description,
-        "Today's figures (UTC). growth: active users today against yesterday in percent, 2 decimals, 0 without " +
-          "yesterday. topItems are over today's case openings, null when there were none. ggrToday: per game, what " +
-          "players staked minus the value of what they were awarded (docs/economics.md)."
-      )
-      .annotate(OpenApi.Summary, "Today's figures (admin)")
+    HttpApiEndpoint.get("stats", "/admin/dashboard").addSuccess(DashboardStats)
+      .pipe(documented("Today's figures (admin)", "Today's figures (UTC). growth: active users today against " +
+        "yesterday in percent, 2 decimals, 0 without yesterday. topItems are over today's case openings, null when " +
+        "there were none. ggrToday: per game, what players staked minus the value of what they were awarded " +
+        "(docs/economics.md)."))
   )
   .add(
     HttpApiEndpoint.get("revenueChart", "/admin/dashboard/revenue-chart")
       .setUrlParams(Schema.Struct({ period: Period }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(RevenueChart)
-      .annotate(
-        OpenApi.Description,
-        "One point per UTC day of the period ending today, ascending. growthRate: the period's revenue against the " +
-          "preceding period of the same length, in percent (0 when that was 0)."
-      )
-      .annotate(OpenApi.Summary, "Revenue chart (admin)")
+      .pipe(documented("Revenue chart (admin)", "One point per UTC day of the period ending today, ascending. " +
+        "growthRate: the period's revenue against the preceding period of the same length, in percent (0 when that " +
+        "was 0)."))
   )
   .add(
     HttpApiEndpoint.get("recentActivity", "/admin/dashboard/recent-activity")
       .setUrlParams(Schema.Struct({ limit: Limit }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(RecentActivity)
-      .annotate(OpenApi.Description, "CASE_OPEN, DEPOSIT, WITHDRAWAL_REQUEST, UPGRADE and BATTLE, newest first.")
-      .annotate(OpenApi.Summary, "Recent activity (admin)")
+      .pipe(documented("Recent activity (admin)", "CASE_OPEN, DEPOSIT, WITHDRAWAL_REQUEST, UPGRADE and BATTLE, " +
+        "newest first."))
   )
   .add(
     HttpApiEndpoint.get("alerts", "/admin/dashboard/alerts").addSuccess(Alerts)
-      .annotate(OpenApi.Summary, "Alerts (admin)")
-      .annotate(
-        OpenApi.Description,
-        "Conditions an operator should look at, by level: withdrawals waiting for more than 24 hours, cases " +
-          "paying back more than their house edge allows, failing deposits, suspicious IP changes."
-      )
+      .pipe(documented("Alerts (admin)", "Conditions an operator should look at, by level: withdrawals waiting for " +
+        "more than 24 hours, cases paying back more than their house edge allows, failing deposits, suspicious IP " +
+        "changes."))
   )
   .middleware(AdminAuthentication)
 {}

@@ -8,30 +8,25 @@ import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { DepositView } from "../money/DepositsApi"
+import { documented } from "../platform/OpenApiDocs"
 
 const AdminDeposit = Schema.extend(DepositView, Schema.Struct({ user: Schema.Struct({ id: UserId, username: Schema.String }) }))
 
 export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
   .annotate(OpenApi.Description, "Administration of deposits: the list and manual confirmation. ADMIN sessions only.")
   .add(
-    HttpApiEndpoint.get("list", "/admin/deposits")
-      .setUrlParams(StatusPageQuery(DepositStatus))
+    HttpApiEndpoint.get("list", "/admin/deposits").setUrlParams(StatusPageQuery(DepositStatus))
       .addSuccess(ListPage("deposits", AdminDeposit))
-      .annotate(OpenApi.Summary, "List deposits (admin)")
-      .annotate(OpenApi.Description, "Deposits of every user, newest first, optionally of one status.")
+      .pipe(documented("List deposits (admin)", "Deposits of every user, newest first, optionally of one status."))
   )
   .add(
-    HttpApiEndpoint.post("confirm", "/admin/deposits/:id/confirm")
-      .setPath(Schema.Struct({ id: DepositId }))
+    HttpApiEndpoint.post("confirm", "/admin/deposits/:id/confirm").setPath(Schema.Struct({ id: DepositId }))
       .addSuccess(Schema.Struct({ id: DepositId, status: DepositStatus, confirmedAt: Schema.Date }))
       .pipe(withStepUp)
       .addError(HttpError.DepositNotPending)
-      .annotate(
-        OpenApi.Description,
-        "Confirms a PENDING deposit as the gateway's charge.paid would (credit, notification, audit, webhook) and " +
-          "records ADMIN_CONFIRM_DEPOSIT. Any other status: 400 `Deposit is not pending`. " + STEP_UP
-      )
-      .annotate(OpenApi.Summary, "Confirm a deposit by hand (admin)")
+      .pipe(documented("Confirm a deposit by hand (admin)", "Confirms a PENDING deposit as the gateway's charge.paid " +
+        "would (credit, notification, audit, webhook) and records ADMIN_CONFIRM_DEPOSIT. Any other status: 400 " +
+        "`Deposit is not pending`. " + STEP_UP))
   )
   .middleware(AdminAuthentication)
 {}

@@ -7,21 +7,17 @@ import { CreateRaffleRequest } from "../../schema/raffles/Raffle"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { Raffle } from "../raffles/RafflesApi"
+import { documented } from "../platform/OpenApiDocs"
 
 export class AdminRafflesApi extends HttpApiGroup.make("adminRaffles")
   .annotate(OpenApi.Description, "Creating raffles. ADMIN sessions only.")
   .add(
-    HttpApiEndpoint.post("create", "/admin/raffles")
-      .setPayload(CreateRaffleRequest)
-      .addSuccess(Raffle, { status: 201 })
+    HttpApiEndpoint.post("create", "/admin/raffles").setPayload(CreateRaffleRequest).addSuccess(Raffle, { status: 201 })
       .addError(HttpError.RaffleEndNotInFuture)
-      .annotate(
-        OpenApi.Description,
-        "Publishes serverSeedHash now; the seed is revealed at the draw (when sold out, or at endsAt). Winning ticket = " +
-          "(HMAC-SHA256(serverSeed, `${raffleId}:${ticketsSold}:${ticketSeedsDigest}`) mod ticketsSold) + 1, the digest " +
-          "being SHA-256 of every ticket's client seed at purchase, in ticket order, joined by \":\" (docs/fairness.md)."
-      )
-      .annotate(OpenApi.Summary, "Create a raffle (admin)")
+      .pipe(documented("Create a raffle (admin)", "Publishes serverSeedHash now; the seed is revealed at the draw " +
+        "(when sold out, or at endsAt). Winning ticket = (HMAC-SHA256(serverSeed, " +
+        "`${raffleId}:${ticketsSold}:${ticketSeedsDigest}`) mod ticketsSold) + 1, the digest being SHA-256 of every " +
+        "ticket's client seed at purchase, in ticket order, joined by \":\" (docs/fairness.md)."))
   )
   .middleware(AdminAuthentication)
 {}

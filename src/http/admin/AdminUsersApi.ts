@@ -11,6 +11,7 @@ import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString, Reason } from "../../schema/platform/Text"
+import { documented } from "../platform/OpenApiDocs"
 
 const AdminUser = Schema.Struct({
   id: UserId,
@@ -39,28 +40,22 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
         search: Schema.optional(PlainString.pipe(Schema.maxLength(100, { message: () => "must be at most 100 characters" })))
       }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(ListPage("users", AdminUser))
-      .annotate(OpenApi.Summary, "List users (admin)")
-      .annotate(OpenApi.Description, "Users, paged; `search` narrows the list.")
+      .pipe(documented("List users (admin)", "Users, paged; `search` narrows the list."))
   )
   .add(
-    HttpApiEndpoint.post("ban", "/admin/users/:id/ban")
-      .setPath(Schema.Struct({ id: UserId }))
+    HttpApiEndpoint.post("ban", "/admin/users/:id/ban").setPath(Schema.Struct({ id: UserId }))
       .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(Schema.Struct({ message: Schema.String, sessionsRevoked: Schema.Int }))
       .addError(HttpError.CannotBanSelf)
-      .annotate(OpenApi.Summary, "Ban a user (admin)")
-      .annotate(OpenApi.Description, "Bans the user with a reason and revokes every session of theirs.")
+      .pipe(documented("Ban a user (admin)", "Bans the user with a reason and revokes every session of theirs."))
   )
   .add(
-    HttpApiEndpoint.post("unban", "/admin/users/:id/unban")
-      .setPath(Schema.Struct({ id: UserId }))
+    HttpApiEndpoint.post("unban", "/admin/users/:id/unban").setPath(Schema.Struct({ id: UserId }))
       .addSuccess(Schema.Struct({ message: Schema.String }))
-      .annotate(OpenApi.Summary, "Unban a user (admin)")
-      .annotate(OpenApi.Description, "Lifts a ban; the user can sign in again.")
+      .pipe(documented("Unban a user (admin)", "Lifts a ban; the user can sign in again."))
   )
   .add(
-    HttpApiEndpoint.post("adjustBalance", "/admin/users/:id/adjust-balance")
-      .setPath(Schema.Struct({ id: UserId }))
+    HttpApiEndpoint.post("adjustBalance", "/admin/users/:id/adjust-balance").setPath(Schema.Struct({ id: UserId }))
       .setPayload(Schema.Struct({
         amountCents: Schema.BigIntFromNumber.pipe(
           Schema.filter((n) => n !== 0n, { message: () => "must not be zero" })
@@ -70,8 +65,7 @@ export class AdminUsersApi extends HttpApiGroup.make("adminUsers")
       .addSuccess(Schema.Struct({ userId: UserId, balanceCents: Schema.BigIntFromNumber, transactionId: TransactionId }))
       .addError(HttpError.InsufficientBalance)
       .pipe(withStepUp)
-      .annotate(OpenApi.Description, STEP_UP)
-      .annotate(OpenApi.Summary, "Adjust a user's balance (admin)")
+      .pipe(documented("Adjust a user's balance (admin)", STEP_UP))
   )
   .middleware(AdminAuthentication)
 {}

@@ -12,6 +12,7 @@ import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { WithdrawalView } from "../money/WithdrawalsApi"
 import { Reason } from "../../schema/platform/Text"
+import { documented } from "../platform/OpenApiDocs"
 
 const AdminWithdrawal = Schema.extend(
   WithdrawalView,
@@ -39,60 +40,40 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
       "gateway. ADMIN sessions only."
   )
   .add(
-    HttpApiEndpoint.get("list", "/admin/withdrawals")
-      .setUrlParams(StatusPageQuery(WithdrawalStatus))
+    HttpApiEndpoint.get("list", "/admin/withdrawals").setUrlParams(StatusPageQuery(WithdrawalStatus))
       .addSuccess(ListPage("withdrawals", AdminWithdrawal))
-      .annotate(OpenApi.Summary, "List withdrawals (admin)")
-      .annotate(
-        OpenApi.Description,
-        "Withdrawals of every user, newest first, optionally of one status, with payout attempts and the last " +
-          "error."
-      )
+      .pipe(documented("List withdrawals (admin)", "Withdrawals of every user, newest first, optionally of one " +
+        "status, with payout attempts and the last error."))
   )
   .add(
-    HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve")
-      .setPath(IdPath)
-      .addSuccess(AdminWithdrawal)
-      .addError(HttpError.WithdrawalPayoutInProgress)
-      .addError(HttpError.WithdrawalNotPending)
-      .addError(HttpError.PayoutFailed)
+    HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve").setPath(IdPath).addSuccess(AdminWithdrawal)
+      .addError(Schema.Union(
+        HttpError.WithdrawalPayoutInProgress,
+        HttpError.WithdrawalNotPending,
+        HttpError.PayoutFailed
+      ))
       .pipe(withStepUp)
-      .annotate(
-        OpenApi.Description,
-        "PENDING -> PROCESSING, then the payout through the gateway: paid -> COMPLETED and webhook " +
-          "withdrawal.completed; refused -> 502 and PENDING again (approve again or reject); no answer (timeout, " +
-          "5xx) -> 200 still PROCESSING, settled by the gateway's payout event or by reconcile. 409 while PROCESSING. " +
-          STEP_UP
-      )
-      .annotate(OpenApi.Summary, "Approve a withdrawal (admin)")
+      .pipe(documented("Approve a withdrawal (admin)", "PENDING -> PROCESSING, then the payout through the gateway: " +
+        "paid -> COMPLETED and webhook withdrawal.completed; refused -> 502 and PENDING again (approve again or " +
+        "reject); no answer (timeout, 5xx) -> 200 still PROCESSING, settled by the gateway's payout event or by " +
+        "reconcile. 409 while PROCESSING. " + STEP_UP))
   )
   .add(
-    HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject")
-      .setPath(IdPath)
+    HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject").setPath(IdPath)
       .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(AdminWithdrawal)
-      .addError(HttpError.WithdrawalPayoutInProgress)
-      .addError(HttpError.WithdrawalNotPending)
+      .addError(Schema.Union(HttpError.WithdrawalPayoutInProgress, HttpError.WithdrawalNotPending))
       .pipe(withStepUp)
-      .annotate(
-        OpenApi.Description,
-        "PENDING -> REJECTED with the reason; the amount is refunded. 409 while PROCESSING. " + STEP_UP
-      )
-      .annotate(OpenApi.Summary, "Reject a withdrawal (admin)")
+      .pipe(documented("Reject a withdrawal (admin)", "PENDING -> REJECTED with the reason; the amount is refunded. " +
+        "409 while PROCESSING. " + STEP_UP))
   )
   .add(
-    HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile")
-      .setPath(IdPath)
-      .addSuccess(AdminWithdrawal)
-      .addError(HttpError.GatewayUnavailable)
-      .addError(HttpError.WithdrawalNotProcessing)
-      .annotate(
-        OpenApi.Description,
-        "Asks the gateway about the payout of a PROCESSING withdrawal: paid -> COMPLETED; failed -> FAILED and " +
-          "refunded; never received (handed over more than 2 minutes ago) -> PENDING; still processing -> unchanged. " +
-          "Not PROCESSING: 400 `Withdrawal is not processing`; gateway unreachable: 502."
-      )
-      .annotate(OpenApi.Summary, "Reconcile a payout (admin)")
+    HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile").setPath(IdPath).addSuccess(AdminWithdrawal)
+      .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.WithdrawalNotProcessing))
+      .pipe(documented("Reconcile a payout (admin)", "Asks the gateway about the payout of a PROCESSING withdrawal: " +
+        "paid -> COMPLETED; failed -> FAILED and refunded; never received (handed over more than 2 minutes ago) -> " +
+        "PENDING; still processing -> unchanged. Not PROCESSING: 400 `Withdrawal is not processing`; gateway " +
+        "unreachable: 502."))
   )
   .middleware(AdminAuthentication)
 {}

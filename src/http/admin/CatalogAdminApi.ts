@@ -12,6 +12,7 @@ import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString } from "../../schema/platform/Text"
+import { documented } from "../platform/OpenApiDocs"
 
 const Name = PlainString.pipe(
   Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
@@ -164,63 +165,37 @@ export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
     "Administration of the catalog: items and cases with their economics. ADMIN sessions only."
   )
   .add(
-    HttpApiEndpoint.post("createItem", "/admin/items")
-      .setPayload(NewItemPayload)
-      .addSuccess(AdminItem, { status: 201 })
-      .annotate(OpenApi.Summary, "Create an item (admin)")
-      .annotate(OpenApi.Description, "Adds an item to the catalog with its value in cents.")
+    HttpApiEndpoint.post("createItem", "/admin/items").setPayload(NewItemPayload).addSuccess(AdminItem, { status: 201 })
+      .pipe(documented("Create an item (admin)", "Adds an item to the catalog with its value in cents."))
   )
   .add(
-    HttpApiEndpoint.put("updateItem", "/admin/items/:id")
-      .setPath(ItemPath)
-      .setPayload(ItemUpdatePayload)
+    HttpApiEndpoint.put("updateItem", "/admin/items/:id").setPath(ItemPath).setPayload(ItemUpdatePayload)
       .addSuccess(AdminItem)
-      .annotate(OpenApi.Summary, "Update an item (admin)")
-      .annotate(OpenApi.Description, "Changes an item's fields.")
+      .pipe(documented("Update an item (admin)", "Changes an item's fields."))
   )
   .add(
-    HttpApiEndpoint.get("listItems", "/admin/items")
-      .setUrlParams(PageQuery)
-      .addSuccess(ListPage("items", AdminItem))
-      .annotate(OpenApi.Summary, "List items (admin)")
-      .annotate(OpenApi.Description, "The catalog's items, paged.")
+    HttpApiEndpoint.get("listItems", "/admin/items").setUrlParams(PageQuery).addSuccess(ListPage("items", AdminItem))
+      .pipe(documented("List items (admin)", "The catalog's items, paged."))
   )
   .add(
-    HttpApiEndpoint.post("createCase", "/admin/cases")
-      .setPayload(NewCasePayload)
-      .addSuccess(AdminCase, { status: 201 })
-      .addError(HttpError.SlugTaken)
-      .addError(HttpError.Unprocessable)
-      .annotate(OpenApi.Summary, "Create a case (admin)")
-      .annotate(
-        OpenApi.Description,
-        "Adds a case with its price and items; answers its economics (expected value, return to player) and the " +
-          "items' ranges in roll order."
-      )
+    HttpApiEndpoint.post("createCase", "/admin/cases").setPayload(NewCasePayload).addSuccess(AdminCase, { status: 201 })
+      .addError(Schema.Union(HttpError.SlugTaken, HttpError.Unprocessable))
+      .pipe(documented("Create a case (admin)", "Adds a case with its price and items; answers its economics " +
+        "(expected value, return to player) and the items' ranges in roll order."))
   )
   .add(
-    HttpApiEndpoint.put("updateCase", "/admin/cases/:id")
-      .setPath(CasePath)
-      .setPayload(CaseUpdatePayload)
+    HttpApiEndpoint.put("updateCase", "/admin/cases/:id").setPath(CasePath).setPayload(CaseUpdatePayload)
       .addSuccess(AdminCase)
-      .addError(HttpError.SlugTaken)
-      .addError(HttpError.Unprocessable)
-      .annotate(OpenApi.Summary, "Update a case (admin)")
-      .annotate(OpenApi.Description, "Changes a case; answers its new economics and its items' ranges.")
+      .addError(Schema.Union(HttpError.SlugTaken, HttpError.Unprocessable))
+      .pipe(documented("Update a case (admin)", "Changes a case; answers its new economics and its items' ranges."))
   )
   .add(
-    HttpApiEndpoint.get("listCases", "/admin/cases")
-      .setUrlParams(PageQuery)
-      .addSuccess(ListPage("cases", AdminCase))
-      .annotate(OpenApi.Summary, "List cases (admin)")
-      .annotate(OpenApi.Description, "Every case, active or not, with its economics, paged.")
+    HttpApiEndpoint.get("listCases", "/admin/cases").setUrlParams(PageQuery).addSuccess(ListPage("cases", AdminCase))
+      .pipe(documented("List cases (admin)", "Every case, active or not, with its economics, paged."))
   )
   .add(
-    HttpApiEndpoint.get("getCase", "/admin/cases/:id")
-      .setPath(CasePath)
-      .addSuccess(AdminCase)
-      .annotate(OpenApi.Summary, "One case (admin)")
-      .annotate(OpenApi.Description, "A case with its economics and its items' ranges in roll order.")
+    HttpApiEndpoint.get("getCase", "/admin/cases/:id").setPath(CasePath).addSuccess(AdminCase)
+      .pipe(documented("One case (admin)", "A case with its economics and its items' ranges in roll order."))
   )
   .middleware(AdminAuthentication)
 {}

@@ -9,6 +9,7 @@ import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
+import { documented } from "../platform/OpenApiDocs"
 
 const Item = Schema.Struct({
   id: ItemId,
@@ -90,67 +91,40 @@ const IdPath = Schema.Struct({ id: BattleId })
 export class BattlesApi extends HttpApiGroup.make("battles")
   .annotate(OpenApi.Description, "Case battles between 2 to 4 players: create, join, leave, and the settlement.")
   .add(
-    HttpApiEndpoint.post("create", "/battles")
-      .setPayload(CreateBattleRequest)
-      .addSuccess(Battle, { status: 201 })
-      .addError(HttpError.CaseNotFound)
-      .addError(HttpError.InsufficientBalance)
+    HttpApiEndpoint.post("create", "/battles").setPayload(CreateBattleRequest).addSuccess(Battle, { status: 201 })
+      .addError(Schema.Union(HttpError.CaseNotFound, HttpError.InsufficientBalance))
       .pipe(moneyMoving)
-      .annotate(
-        OpenApi.Description,
-        "Entry price = the sum of the cases' prices; the creator pays it and takes slot 1. TEAM needs 4 players."
-      )
-      .annotate(OpenApi.Summary, "Create a battle")
+      .pipe(documented("Create a battle", "Entry price = the sum of the cases' prices; the creator pays it and takes " +
+        "slot 1. TEAM needs 4 players."))
   )
   .add(
-    HttpApiEndpoint.get("list", "/battles")
-      .setUrlParams(StatusPageQuery(BattleStatus))
+    HttpApiEndpoint.get("list", "/battles").setUrlParams(StatusPageQuery(BattleStatus))
       .addSuccess(ListPage("battles", Battle))
-      .annotate(OpenApi.Description, "Newest first; `rounds` is left empty in lists (see `GET /battles/:id`).")
-      .annotate(OpenApi.Summary, "List battles")
+      .pipe(documented("List battles", "Newest first; `rounds` is left empty in lists (see `GET /battles/:id`)."))
   )
   .add(
     HttpApiEndpoint.get("get", "/battles/:id").setPath(IdPath).addSuccess(Battle)
-      .annotate(OpenApi.Summary, "One battle")
-      .annotate(OpenApi.Description, "A battle with its players and, once rolled, its rounds.")
+      .pipe(documented("One battle", "A battle with its players and, once rolled, its rounds."))
   )
   .add(
-    HttpApiEndpoint.post("join", "/battles/:id/join")
-      .setPath(IdPath)
-      .addSuccess(Battle)
-      .addError(HttpError.BattleNotOpen)
-      .addError(HttpError.AlreadyJoined)
-      .addError(HttpError.InsufficientBalance)
+    HttpApiEndpoint.post("join", "/battles/:id/join").setPath(IdPath).addSuccess(Battle)
+      .addError(Schema.Union(HttpError.BattleNotOpen, HttpError.AlreadyJoined, HttpError.InsufficientBalance))
       .pipe(moneyMoving)
-      .annotate(
-        OpenApi.Description,
-        "Pays the entry and takes the next slot; 409 `Battle is not open` (full, finished or cancelled), 409 " +
-          "`Already joined`. The join that fills the last slot rolls every round and settles the battle."
-      )
-      .annotate(OpenApi.Summary, "Join a battle")
+      .pipe(documented("Join a battle", "Pays the entry and takes the next slot; 409 `Battle is not open` (full, " +
+        "finished or cancelled), 409 `Already joined`. The join that fills the last slot rolls every round and " +
+        "settles the battle."))
   )
   .add(
-    HttpApiEndpoint.post("leave", "/battles/:id/leave")
-      .setPath(IdPath)
-      .addSuccess(Battle)
-      .addError(HttpError.BattleNotOpen)
-      .addError(HttpError.NotInBattle)
-      .annotate(
-        OpenApi.Description,
-        "WAITING only: refunds the entry; when the creator leaves the battle is CANCELLED and everyone is refunded."
-      )
-      .annotate(OpenApi.Summary, "Leave a battle")
+    HttpApiEndpoint.post("leave", "/battles/:id/leave").setPath(IdPath).addSuccess(Battle)
+      .addError(Schema.Union(HttpError.BattleNotOpen, HttpError.NotInBattle))
+      .pipe(documented("Leave a battle", "WAITING only: refunds the entry; when the creator leaves the battle is " +
+        "CANCELLED and everyone is refunded."))
   )
   .add(
-    HttpApiEndpoint.get("settlements", "/battles/:id/settlements")
-      .setPath(IdPath)
-      .addSuccess(Settlements)
+    HttpApiEndpoint.get("settlements", "/battles/:id/settlements").setPath(IdPath).addSuccess(Settlements)
       .addError(HttpError.BattleNotFinished)
-      .annotate(
-        OpenApi.Description,
-        "Who received which item (the settlement steps); 409 before the battle is FINISHED."
-      )
-      .annotate(OpenApi.Summary, "A battle's settlement")
+      .pipe(documented("A battle's settlement", "Who received which item (the settlement steps); 409 before the " +
+        "battle is FINISHED."))
   )
   .middleware(Authentication)
 {}

@@ -9,6 +9,7 @@ import { CaseId, ItemId } from "../../schema/platform/Ids"
 import { ListPage, PageParams } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
+import { documented } from "../platform/OpenApiDocs"
 
 export const CaseListQuery = Schema.Struct({
   ...PageParams,
@@ -50,25 +51,15 @@ export const CaseDetailView = Schema.Struct({
 export class CasesApi extends HttpApiGroup.make("cases")
   .annotate(OpenApi.Description, "The cases a user can open, with their items and chances.")
   .add(
-    HttpApiEndpoint.get("list", "/cases")
-      .setUrlParams(CaseListQuery)
-      .addSuccess(ListPage("cases", CaseSummaryView))
-      .annotate(OpenApi.Summary, "List cases")
-      .annotate(
-        OpenApi.Description,
-        "The cases on offer with their prices, paged; the query parameters narrow the list."
-      )
+    HttpApiEndpoint.get("list", "/cases").setUrlParams(CaseListQuery).addSuccess(ListPage("cases", CaseSummaryView))
+      .pipe(documented("List cases", "The cases on offer with their prices, paged; the query parameters narrow the " +
+        "list."))
   )
   .add(
-    HttpApiEndpoint.get("get", "/cases/:id")
-      .setPath(Schema.Struct({ id: CaseId }))
-      .addSuccess(CaseDetailView)
+    HttpApiEndpoint.get("get", "/cases/:id").setPath(Schema.Struct({ id: CaseId })).addSuccess(CaseDetailView)
       .addError(HttpError.CaseNotFound)
-      .annotate(OpenApi.Summary, "One case")
-      .annotate(
-        OpenApi.Description,
-        "An active case with its items in roll order, each item's chance, and the chance of FLIP."
-      )
+      .pipe(documented("One case", "An active case with its items in roll order, each item's chance, and the chance " +
+        "of FLIP."))
   )
   .middleware(Authentication)
 {}

@@ -6,6 +6,7 @@ import { PageParams } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
+import { documented } from "../platform/OpenApiDocs"
 
 /** `status` absent: entries of every status. */
 export const InventoryQuery = Schema.Struct({
@@ -19,35 +20,22 @@ export class InventoryApi extends HttpApiGroup.make("inventory")
   .annotate(OpenApi.Description, "The items a user won, and selling them back for balance.")
   .add(
     HttpApiEndpoint.get("list", "/inventory").setUrlParams(InventoryQuery).addSuccess(InventoryPage)
-      .annotate(OpenApi.Summary, "My inventory")
-      .annotate(
-        OpenApi.Description,
-        "The user's inventory entries with their values in cents, paged; `status` narrows the list."
-      )
+      .pipe(documented("My inventory", "The user's inventory entries with their values in cents, paged; `status` " +
+        "narrows the list."))
   )
   .add(
-    HttpApiEndpoint.post("sell", "/inventory/:id/sell")
-      .setPath(Schema.Struct({ id: InventoryItemId }))
+    HttpApiEndpoint.post("sell", "/inventory/:id/sell").setPath(Schema.Struct({ id: InventoryItemId }))
       .addSuccess(SaleResult)
       .addError(HttpError.ItemNotAvailable)
       .pipe(moneyMoving)
-      .annotate(OpenApi.Summary, "Sell an item")
-      .annotate(
-        OpenApi.Description,
-        "Sells one inventory item back at its current value: the item leaves the inventory and the balance is " +
-          "credited in the same transaction."
-      )
+      .pipe(documented("Sell an item", "Sells one inventory item back at its current value: the item leaves the " +
+        "inventory and the balance is credited in the same transaction."))
   )
   .add(
-    HttpApiEndpoint.post("sellAll", "/inventory/sell-all")
-      .addSuccess(SellAllResult)
+    HttpApiEndpoint.post("sellAll", "/inventory/sell-all").addSuccess(SellAllResult)
       .pipe(moneyMoving)
-      .annotate(OpenApi.Summary, "Sell all items")
-      .annotate(
-        OpenApi.Description,
-        "Sells every available item of the user at its current value in one transaction; answers how many were " +
-          "sold, the cents credited and the new balance."
-      )
+      .pipe(documented("Sell all items", "Sells every available item of the user at its current value in one " +
+        "transaction; answers how many were sold, the cents credited and the new balance."))
   )
   .middleware(Authentication)
 {}

@@ -4,6 +4,7 @@ import { Schema } from "effect"
 import { DropSource, LiveDrop } from "../../schema/games/Game"
 import { ItemId, UserId } from "../../schema/platform/Ids"
 import { AdminAuthentication, Authentication } from "../identity/Authentication"
+import { documented } from "../platform/OpenApiDocs"
 
 export class LiveDropsApi extends HttpApiGroup.make("liveDrops")
   .annotate(OpenApi.Description, "The live feed of drops: recent drops and a Server-Sent Events stream.")
@@ -19,14 +20,13 @@ export class LiveDropsApi extends HttpApiGroup.make("liveDrops")
         )
       }))
       .addSuccess(Schema.Struct({ drops: Schema.Array(LiveDrop) }))
-      .annotate(OpenApi.Summary, "Recent drops")
-      .annotate(OpenApi.Description, "The latest drops across all users, newest first (`limit`, at most 50).")
+      .pipe(documented("Recent drops", "The latest drops across all users, newest first (`limit`, at most 50)."))
   )
   .add(
     HttpApiEndpoint.get("stream", "/live-drops/stream")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
-      .annotate(OpenApi.Summary, "Live drops stream")
-      .annotate(OpenApi.Description, "Server-Sent Events: every drop as it happens, with a heartbeat for proxies.")
+      .pipe(documented("Live drops stream", "Server-Sent Events: every drop as it happens, with a heartbeat for " +
+        "proxies."))
   )
   .middleware(Authentication)
 {}
@@ -39,8 +39,7 @@ export class LiveDropsAdminApi extends HttpApiGroup.make("liveDropsAdmin")
         parseOptions: { errors: "all" }
       }))
       .addSuccess(LiveDrop)
-      .annotate(OpenApi.Summary, "Emit a live drop (admin)")
-      .annotate(OpenApi.Description, "Publishes a drop to the live feed by hand.")
+      .pipe(documented("Emit a live drop (admin)", "Publishes a drop to the live feed by hand."))
   )
   .middleware(AdminAuthentication)
 {}

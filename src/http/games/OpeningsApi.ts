@@ -8,6 +8,7 @@ import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
+import { documented } from "../platform/OpenApiDocs"
 
 export const OpeningVerification = Schema.Struct({
   openingId: Schema.String,
@@ -47,24 +48,16 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
     "Opening cases (the provably fair roll), the opening history, verification and statistics."
   )
   .add(
-    HttpApiEndpoint.post("open", "/cases/:id/open")
-      .setPath(IdPath)
-      .addSuccess(OpeningResult)
-      .addError(HttpError.CaseNotFound)
-      .addError(HttpError.InsufficientBalance)
-      .addError(HttpError.InvalidRoll)
+    HttpApiEndpoint.post("open", "/cases/:id/open").setPath(IdPath).addSuccess(OpeningResult)
+      .addError(Schema.Union(HttpError.CaseNotFound, HttpError.InsufficientBalance, HttpError.InvalidRoll))
       .pipe(moneyMoving)
-      .annotate(OpenApi.Summary, "Open a case")
       .annotateContext(Examples.openCase)
-      .annotate(
-        OpenApi.Description,
-        "Debits the case's price, rolls with the user's committed server seed, client seed and next nonce, and " +
-          "adds the item to the inventory, all in one transaction. An Idempotency-Key header makes a retry safe."
-      )
+      .pipe(documented("Open a case", "Debits the case's price, rolls with the user's committed server seed, client " +
+        "seed and next nonce, and adds the item to the inventory, all in one transaction. An Idempotency-Key header " +
+        "makes a retry safe."))
   )
   .add(
-    HttpApiEndpoint.get("history", "/cases/openings")
-      .setUrlParams(PageQuery)
+    HttpApiEndpoint.get("history", "/cases/openings").setUrlParams(PageQuery)
       .addSuccess(Schema.Struct({
         openings: Schema.Array(Schema.Struct({
           id: Schema.String,
@@ -80,25 +73,17 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
         total: Schema.Int,
         page: Schema.Int
       }))
-      .annotate(OpenApi.Summary, "My openings")
-      .annotate(
-        OpenApi.Description,
-        "The user's openings, newest first, with the price paid, the item's value and the profit in cents."
-      )
+      .pipe(documented("My openings", "The user's openings, newest first, with the price paid, the item's value and " +
+        "the profit in cents."))
   )
   .add(
     HttpApiEndpoint.get("verify", "/cases/openings/:id/verify").setPath(OpeningIdPath).addSuccess(OpeningVerification)
-      .annotate(OpenApi.Summary, "Verify an opening")
       .annotateContext(Examples.verifyOpening)
-      .annotate(
-        OpenApi.Description,
-        "Recomputes the roll and the item from the opening's seeds and nonce; `isValid` tells whether they match " +
-          "what was recorded."
-      )
+      .pipe(documented("Verify an opening", "Recomputes the roll and the item from the opening's seeds and nonce; " +
+        "`isValid` tells whether they match what was recorded."))
   )
   .add(
-    HttpApiEndpoint.get("caseStats", "/cases/:id/stats")
-      .setPath(IdPath)
+    HttpApiEndpoint.get("caseStats", "/cases/:id/stats").setPath(IdPath)
       .addSuccess(Schema.Struct({
         totalOpened: Schema.Int,
         uniqueOpeners: Schema.Int,
@@ -107,12 +92,8 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
         dropDistribution: Schema.Array(Schema.Struct({ rarity: Schema.String, count: Schema.Int, percentage: Schema.Number }))
       }))
       .addError(HttpError.CaseNotFound)
-      .annotate(OpenApi.Summary, "A case's statistics")
-      .annotate(
-        OpenApi.Description,
-        "How often the case was opened, by how many users, its volume in cents, the average profit and the drops " +
-          "by rarity."
-      )
+      .pipe(documented("A case's statistics", "How often the case was opened, by how many users, its volume in " +
+        "cents, the average profit and the drops by rarity."))
   )
   .add(
     HttpApiEndpoint.get("userStats", "/users/me/stats/cases")
@@ -125,11 +106,8 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
         bestDrop: Schema.NullOr(Schema.Struct({ item: ItemView, date: Schema.Date })),
         flipCount: Schema.Int
       }))
-      .annotate(OpenApi.Summary, "My opening statistics")
-      .annotate(
-        OpenApi.Description,
-        "The user's totals over every opening: spent, won, profit, favorite case, best drop and FLIP count."
-      )
+      .pipe(documented("My opening statistics", "The user's totals over every opening: spent, won, profit, favorite " +
+        "case, best drop and FLIP count."))
   )
   .middleware(Authentication)
 {}

@@ -11,6 +11,7 @@ import { BattleRollVerification } from "../battles/BattlesApi"
 import { OpeningVerification } from "./OpeningsApi"
 import * as HttpError from "../platform/HttpErrors"
 import * as Examples from "../platform/OpenApiExamples"
+import { documented } from "../platform/OpenApiDocs"
 
 /** The next roll uses `clientSeed`, nonce + 1 and the server seed whose SHA-256 is `nextServerSeedHash`. */
 const FairnessState = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Number, nextServerSeedHash: Schema.String })
@@ -22,13 +23,9 @@ export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
   )
   .add(
     HttpApiEndpoint.get("clientSeed", "/provably-fair/client-seed").addSuccess(FairnessState)
-      .annotate(OpenApi.Summary, "My fairness state")
       .annotateContext(Examples.clientSeedState)
-      .annotate(
-        OpenApi.Description,
-        "The user's client seed, the current nonce and the SHA-256 of the server seed committed for the next " +
-          "roll."
-      )
+      .pipe(documented("My fairness state", "The user's client seed, the current nonce and the SHA-256 of the server " +
+        "seed committed for the next roll."))
   )
   .add(
     HttpApiEndpoint.put("setClientSeed", "/provably-fair/client-seed")
@@ -39,9 +36,9 @@ export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
       }))
       .addSuccess(FairnessState)
       .addError(HttpError.InvalidClientSeed)
-      .annotate(OpenApi.Summary, "Set my client seed")
       .annotateContext(Examples.clientSeedState)
-      .annotate(OpenApi.Description, "Replaces the client seed used by the next rolls; answers the new fairness state.")
+      .pipe(documented("Set my client seed", "Replaces the client seed used by the next rolls; answers the new " +
+        "fairness state."))
   )
   .add(
     HttpApiEndpoint.get("verify", "/provably-fair/verify/:id")
@@ -52,12 +49,8 @@ export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
         type: Schema.optionalWith(Schema.Literal("opening", "upgrade", "battle-roll"), { default: () => "opening" as const })
       }))
       .addSuccess(Schema.Union(OpeningVerification, UpgradeVerification, BattleRollVerification))
-      .annotate(OpenApi.Summary, "Verify any roll")
-      .annotate(
-        OpenApi.Description,
-        "Recomputes a roll (`type`: opening, upgrade or battle-roll; opening when absent) from its seeds and " +
-          "nonce and answers whether it matches the record."
-      )
+      .pipe(documented("Verify any roll", "Recomputes a roll (`type`: opening, upgrade or battle-roll; opening when " +
+        "absent) from its seeds and nonce and answers whether it matches the record."))
   )
   .middleware(Authentication)
 {}

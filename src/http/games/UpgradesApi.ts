@@ -8,6 +8,7 @@ import { UpgradeHistory, UpgradeId, UpgradeProbability, UpgradeResult, UpgradeVe
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
+import { documented } from "../platform/OpenApiDocs"
 
 export const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
   parseOptions: { errors: "all" }
@@ -34,41 +35,28 @@ const UpgradeRefused = Schema.Union(
 export class UpgradesApi extends HttpApiGroup.make("upgrades")
   .annotate(OpenApi.Description, "Staking items for a chance at a more valuable one (provably fair).")
   .add(
-    HttpApiEndpoint.get("probability", "/upgrades/probability")
-      .setUrlParams(ProbabilityQuery)
+    HttpApiEndpoint.get("probability", "/upgrades/probability").setUrlParams(ProbabilityQuery)
       .addSuccess(UpgradeProbability)
       .addError(UpgradeRefused)
-      .annotate(OpenApi.Summary, "Upgrade chance")
-      .annotate(OpenApi.Description, "The chance of upgrading one item into another, from their values; rolls nothing.")
+      .pipe(documented("Upgrade chance", "The chance of upgrading one item into another, from their values; rolls " +
+        "nothing."))
   )
   .add(
-    HttpApiEndpoint.post("upgrade", "/upgrades")
-      .setPayload(UpgradePayload)
-      .addSuccess(UpgradeResult)
-      .addError(HttpError.ItemNotAvailable)
-      .addError(UpgradeRefused)
+    HttpApiEndpoint.post("upgrade", "/upgrades").setPayload(UpgradePayload).addSuccess(UpgradeResult)
+      .addError(Schema.Union(HttpError.ItemNotAvailable, UpgradeRefused))
       .pipe(moneyMoving)
-      .annotate(OpenApi.Summary, "Upgrade items")
-      .annotate(
-        OpenApi.Description,
-        "Stakes an inventory item for a more valuable target item: a provably fair roll decides whether the " +
-          "target is won."
-      )
+      .pipe(documented("Upgrade items", "Stakes an inventory item for a more valuable target item: a provably fair " +
+        "roll decides whether the target is won."))
   )
   .add(
-    HttpApiEndpoint.get("verify", "/upgrades/:id/verify")
-      .setPath(Schema.Struct({ id: UpgradeId }))
+    HttpApiEndpoint.get("verify", "/upgrades/:id/verify").setPath(Schema.Struct({ id: UpgradeId }))
       .addSuccess(UpgradeVerification)
-      .annotate(OpenApi.Summary, "Verify an upgrade")
-      .annotate(
-        OpenApi.Description,
-        "Recomputes the upgrade's roll from its seeds and nonce and answers whether it matches the record."
-      )
+      .pipe(documented("Verify an upgrade", "Recomputes the upgrade's roll from its seeds and nonce and answers " +
+        "whether it matches the record."))
   )
   .add(
     HttpApiEndpoint.get("history", "/upgrades/history").setUrlParams(PageQuery).addSuccess(UpgradeHistory)
-      .annotate(OpenApi.Summary, "My upgrades")
-      .annotate(OpenApi.Description, "The user's upgrades, newest first, paged.")
+      .pipe(documented("My upgrades", "The user's upgrades, newest first, paged."))
   )
   .middleware(Authentication)
 {}

@@ -6,35 +6,24 @@ import { Role } from "../../schema/identity/User"
 import { Authentication } from "./Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString } from "../../schema/platform/Text"
+import { documented } from "../platform/OpenApiDocs"
 
 /** Public: the two steps of an OpenID Connect sign-in. */
 export class IdpApi extends HttpApiGroup.make("idp")
   .annotate(OpenApi.Description, "Signing in through the OpenID Connect identity provider; public.")
   .add(
-    HttpApiEndpoint.get("login", "/auth/idp/login")
-      .addSuccess(HttpApiSchema.Empty(302))
-      .annotate(OpenApi.Summary, "Start signing in: redirects to the identity provider")
-      .annotate(
-        OpenApi.Description,
-        "Redirects the browser to the OpenID Connect provider's authorization endpoint (PKCE, state and nonce " +
-          "kept server-side)."
-      )
+    HttpApiEndpoint.get("login", "/auth/idp/login").addSuccess(HttpApiSchema.Empty(302))
+      .pipe(documented("Start signing in: redirects to the identity provider", "Redirects the browser to the OpenID " +
+        "Connect provider's authorization endpoint (PKCE, state and nonce kept server-side)."))
   )
   .add(
-    HttpApiEndpoint.get("callback", "/auth/idp/callback")
-      .addSuccess(HttpApiSchema.Empty(302))
-      .addError(HttpError.InvalidLoginCallback)
-      .addError(HttpError.AccountBanned)
-      .addError(HttpError.OperationInProgress)
-      .annotate(
-        OpenApi.Summary,
-        "The identity provider returns here: creates the session, sets the sessionId cookie, redirects"
-      )
-      .annotate(
-        OpenApi.Description,
+    HttpApiEndpoint.get("callback", "/auth/idp/callback").addSuccess(HttpApiSchema.Empty(302))
+      .addError(Schema.Union(HttpError.InvalidLoginCallback, HttpError.AccountBanned, HttpError.OperationInProgress))
+      .pipe(documented(
+        "The identity provider returns here: creates the session, sets the sessionId cookie, redirects",
         "Exchanges the authorization code, signs the user in (created on the first sign-in), sets the sessionId " +
           "cookie and redirects to LOGIN_REDIRECT_URL."
-      )
+      ))
   )
 {}
 
@@ -75,85 +64,59 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .annotate(OpenApi.Description, "The signed-in user, their sessions and two-factor authentication.")
   .add(
     HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(Message)
-      .annotate(OpenApi.Summary, "Sign out of this session")
-      .annotate(OpenApi.Description, "Revokes the current session; its cookie and bearer id stop working at once.")
+      .pipe(documented("Sign out of this session", "Revokes the current session; its cookie and bearer id stop " +
+        "working at once."))
   )
   .add(
     HttpApiEndpoint.get("me", "/auth/me").addSuccess(Me)
-      .annotate(OpenApi.Summary, "The signed-in user")
-      .annotate(
-        OpenApi.Description,
-        "The user behind the session: id, username, role, balance in cents and whether two-factor is on."
-      )
+      .pipe(documented("The signed-in user", "The user behind the session: id, username, role, balance in cents and " +
+        "whether two-factor is on."))
   )
   .add(
-    HttpApiEndpoint.get("sessions", "/auth/sessions")
-      .addSuccess(Schema.Struct({ sessions: Schema.Array(SessionView) }))
-      .annotate(OpenApi.Summary, "List my sessions")
-      .annotate(
-        OpenApi.Description,
-        "Every active session of the user with its address, user agent and last activity; `isCurrent` marks this " +
-          "one."
-      )
+    HttpApiEndpoint.get("sessions", "/auth/sessions").addSuccess(Schema.Struct({ sessions: Schema.Array(SessionView) }))
+      .pipe(documented("List my sessions", "Every active session of the user with its address, user agent and last " +
+        "activity; `isCurrent` marks this one."))
   )
   .add(
-    HttpApiEndpoint.del("revokeSession", "/auth/sessions/:id")
-      .setPath(Schema.Struct({ id: Schema.String }))
+    HttpApiEndpoint.del("revokeSession", "/auth/sessions/:id").setPath(Schema.Struct({ id: Schema.String }))
       .addSuccess(Message)
       .addError(HttpError.NotYourSession)
-      .annotate(OpenApi.Summary, "Revoke one of my sessions")
-      .annotate(OpenApi.Description, "Ends one of the user's sessions by its id.")
+      .pipe(documented("Revoke one of my sessions", "Ends one of the user's sessions by its id."))
   )
   .add(
     HttpApiEndpoint.post("logoutAll", "/auth/logout-all")
       .addSuccess(Schema.Struct({ message: Schema.String, sessionsRevoked: Schema.Int }))
-      .annotate(OpenApi.Summary, "Sign out everywhere")
-      .annotate(
-        OpenApi.Description,
-        "Revokes every session of the user, this one included, and answers how many ended."
-      )
+      .pipe(documented("Sign out everywhere", "Revokes every session of the user, this one included, and answers how " +
+        "many ended."))
   )
   .add(
     HttpApiEndpoint.post("generate2fa", "/auth/2fa/generate")
       .addSuccess(Schema.Struct({ secret: Schema.String, qrCode: Schema.String, otpauthUrl: Schema.String }))
       .addError(HttpError.TwoFactorAlreadyEnabled)
-      .annotate(OpenApi.Summary, "Start enabling two-factor")
-      .annotate(
-        OpenApi.Description,
-        "Generates a TOTP secret and its otpauth URL and QR code; two-factor is on only after POST " +
-          "/auth/2fa/enable with a valid code."
-      )
+      .pipe(documented("Start enabling two-factor", "Generates a TOTP secret and its otpauth URL and QR code; " +
+        "two-factor is on only after POST /auth/2fa/enable with a valid code."))
   )
   .add(
-    HttpApiEndpoint.post("enable2fa", "/auth/2fa/enable")
-      .setPayload(TwoFactorCode)
+    HttpApiEndpoint.post("enable2fa", "/auth/2fa/enable").setPayload(TwoFactorCode)
       .addSuccess(Schema.Struct({ backupCodes: Schema.Array(Schema.String), message: Schema.String }))
-      .addError(HttpError.TwoFactorAlreadyEnabled)
-      .addError(HttpError.TwoFactorSetupExpired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .annotate(OpenApi.Summary, "Turn two-factor on")
-      .annotate(
-        OpenApi.Description,
-        "Checks a code from the authenticator against the generated secret, turns two-factor on and answers the " +
-          "one-time backup codes (shown once)."
-      )
+      .addError(Schema.Union(
+        HttpError.TwoFactorAlreadyEnabled,
+        HttpError.TwoFactorSetupExpired,
+        HttpError.InvalidTwoFactorCode
+      ))
+      .pipe(documented("Turn two-factor on", "Checks a code from the authenticator against the generated secret, " +
+        "turns two-factor on and answers the one-time backup codes (shown once)."))
   )
   .add(
-    HttpApiEndpoint.post("verify2fa", "/auth/2fa/verify")
-      .setPayload(TwoFactorCode)
+    HttpApiEndpoint.post("verify2fa", "/auth/2fa/verify").setPayload(TwoFactorCode)
       .addSuccess(Schema.Struct({ valid: Schema.Boolean }))
       .addError(HttpError.TwoFactorNotEnabled)
-      .annotate(OpenApi.Description, LOCKOUT)
-      .annotate(OpenApi.Summary, "Check a two-factor code")
+      .pipe(documented("Check a two-factor code", LOCKOUT))
   )
   .add(
-    HttpApiEndpoint.post("disable2fa", "/auth/2fa/disable")
-      .setPayload(TwoFactorCode)
-      .addSuccess(Message)
-      .addError(HttpError.TwoFactorNotEnabled)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .annotate(OpenApi.Description, LOCKOUT)
-      .annotate(OpenApi.Summary, "Turn two-factor off")
+    HttpApiEndpoint.post("disable2fa", "/auth/2fa/disable").setPayload(TwoFactorCode).addSuccess(Message)
+      .addError(Schema.Union(HttpError.TwoFactorNotEnabled, HttpError.InvalidTwoFactorCode))
+      .pipe(documented("Turn two-factor off", LOCKOUT))
   )
   .middleware(Authentication)
 {}

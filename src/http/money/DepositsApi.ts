@@ -7,6 +7,7 @@ import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
+import { documented } from "../platform/OpenApiDocs"
 
 /**
  * One deposit in a list; `amountCents` (what the user is credited) is a string (docs/rules.md#deposit-initiation). The
@@ -48,40 +49,25 @@ export const DepositInitiated = Schema.Struct({
 const DepositList = ListPage("deposits", DepositView)
 
 const initiate = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
-  HttpApiEndpoint.post(name, path)
-    .setPayload(DepositRequest)
-    .addSuccess(DepositInitiated, { status: 201 })
+  HttpApiEndpoint.post(name, path).setPayload(DepositRequest).addSuccess(DepositInitiated, { status: 201 })
     .addError(HttpError.GatewayUnavailable)
     .pipe(moneyMoving)
     .annotateContext(Examples.initiateDeposit)
-    .annotate(
-      OpenApi.Description,
-      "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum deposit is R$ 5.00`) " +
-        "to 10000000 (`Maximum deposit is R$ 100,000.00`). The method's fee (GET /payment/methods) is paid on top, " +
-        "rounded half up to the cent: the charge is totalCents = amountCents + feeCents. The balance is credited " +
-        "amountCents when the gateway confirms payment."
-    )
-    .annotate(OpenApi.Summary, summary)
+    .pipe(documented(summary, "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum " +
+      "deposit is R$ 5.00`) to 10000000 (`Maximum deposit is R$ 100,000.00`). The method's fee (GET " +
+      "/payment/methods) is paid on top, rounded half up to the cent: the charge is totalCents = amountCents + " +
+      "feeCents. The balance is credited amountCents when the gateway confirms payment."))
 
 const list = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
-  HttpApiEndpoint.get(name, path)
-    .setUrlParams(PageQuery)
-    .addSuccess(DepositList)
-    .annotate(OpenApi.Description, "The user's deposits, newest first.")
-    .annotate(OpenApi.Summary, summary)
+  HttpApiEndpoint.get(name, path).setUrlParams(PageQuery).addSuccess(DepositList)
+    .pipe(documented(summary, "The user's deposits, newest first."))
 
 const cancel = <const Name extends string>(name: Name, path: `/${string}/:id/cancel`, summary: string) =>
-  HttpApiEndpoint.post(name, path)
-    .setPath(Schema.Struct({ id: DepositId }))
-    .addSuccess(DepositView)
-    .addError(HttpError.GatewayUnavailable)
-    .addError(HttpError.DepositNotPending)
-    .annotate(
-      OpenApi.Description,
-      "The owner cancels a PENDING deposit: the gateway cancels the charge, so it can no longer be paid, then the " +
-        "deposit is CANCELLED. `Deposit is not pending` (400) otherwise, also when the gateway reports it paid."
-    )
-    .annotate(OpenApi.Summary, summary)
+  HttpApiEndpoint.post(name, path).setPath(Schema.Struct({ id: DepositId })).addSuccess(DepositView)
+    .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.DepositNotPending))
+    .pipe(documented(summary, "The owner cancels a PENDING deposit: the gateway cancels the charge, so it can no " +
+      "longer be paid, then the deposit is CANCELLED. `Deposit is not pending` (400) otherwise, also when the " +
+      "gateway reports it paid."))
 
 export class DepositsApi extends HttpApiGroup.make("deposits")
   .annotate(
@@ -104,11 +90,8 @@ export class DepositsApi extends HttpApiGroup.make("deposits")
           processingTime: Schema.String
         }))
       }))
-      .annotate(
-        OpenApi.Description,
-        "Deposit methods with fee and timing; the fee is a percentage of the amount, paid on top."
-      )
-      .annotate(OpenApi.Summary, "Deposit methods")
+      .pipe(documented("Deposit methods", "Deposit methods with fee and timing; the fee is a percentage of the " +
+        "amount, paid on top."))
   )
   .middleware(Authentication)
 {}

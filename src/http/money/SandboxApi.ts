@@ -9,6 +9,7 @@ import { Authentication } from "../identity/Authentication"
 import { DepositView } from "./DepositsApi"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString } from "../../schema/platform/Text"
+import { documented } from "../platform/OpenApiDocs"
 
 export const SandboxAction = Schema.Literal("pay", "fail", "expire").annotations({
   message: () => ({ message: "must be one of pay, fail, expire", override: true })
@@ -27,15 +28,10 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
         /** The deposit after the callback. */
         deposit: DepositView
       }))
-      .addError(HttpError.GatewayUnavailable)
-      .addError(HttpError.ChargeCancelled)
-      .addError(HttpError.SandboxNotInUse)
-      .annotate(
-        OpenApi.Description,
-        "Sandbox only: pay, fail or expire the charge of one of your deposits (any deposit for an admin). The sandbox " +
-          "signs the gateway event and POSTs it to /api/webhooks/payment, the path a real gateway takes."
-      )
-      .annotate(OpenApi.Summary, "Settle a sandbox charge")
+      .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.ChargeCancelled, HttpError.SandboxNotInUse))
+      .pipe(documented("Settle a sandbox charge", "Sandbox only: pay, fail or expire the charge of one of your " +
+        "deposits (any deposit for an admin). The sandbox signs the gateway event and POSTs it to " +
+        "/api/webhooks/payment, the path a real gateway takes."))
   )
   .middleware(Authentication)
 {}

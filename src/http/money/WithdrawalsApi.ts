@@ -7,6 +7,7 @@ import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
+import { documented } from "../platform/OpenApiDocs"
 
 /** One withdrawal as its owner sees it (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
 export const WithdrawalView = Schema.Struct({
@@ -30,44 +31,34 @@ export const WithdrawalRequested = Schema.Struct({
 export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
   .annotate(OpenApi.Description, "The user's withdrawals: request, list and cancel.")
   .add(
-    HttpApiEndpoint.post("request", "/withdrawals/request")
-      .setPayload(WithdrawalRequest)
+    HttpApiEndpoint.post("request", "/withdrawals/request").setPayload(WithdrawalRequest)
       .addSuccess(WithdrawalRequested, { status: 201 })
-      .addError(HttpError.TwoFactorRequired)
-      .addError(HttpError.InvalidTwoFactorCode)
-      .addError(HttpError.TwoFactorNotEnabled)
-      .addError(HttpError.InsufficientBalance)
+      .addError(Schema.Union(
+        HttpError.TwoFactorRequired,
+        HttpError.InvalidTwoFactorCode,
+        HttpError.TwoFactorNotEnabled,
+        HttpError.InsufficientBalance
+      ))
       .pipe(moneyMoving)
-      .annotate(
-        OpenApi.Description,
-        "Debits the amount at once (refunded if the withdrawal is cancelled, rejected or its payout fails). With 2FA " +
-          "on, `twoFactorCode` is needed when the amount plus the withdrawals of the last 24 hours (PENDING, " +
-          "PROCESSING, COMPLETED) exceeds 10000 cents, and for a PIX key no payout has gone to yet: without it 400 " +
-          "`{statusCode: 400, error: \"2FA_REQUIRED\", message}`, with a wrong one 400 `Invalid 2FA code` (the 5th " +
-          "wrong code in 15 minutes locks 2FA for 15 minutes: 429). Every request sends the owner a " +
-          "WITHDRAWAL_REQUESTED notification (amount, key type, masked key)."
-      )
-      .annotate(OpenApi.Summary, "Request a withdrawal")
       .annotateContext(Examples.requestWithdrawal)
+      .pipe(documented("Request a withdrawal", "Debits the amount at once (refunded if the withdrawal is cancelled, " +
+        "rejected or its payout fails). With 2FA on, `twoFactorCode` is needed when the amount plus the withdrawals " +
+        "of the last 24 hours (PENDING, PROCESSING, COMPLETED) exceeds 10000 cents, and for a PIX key no payout has " +
+        "gone to yet: without it 400 `{statusCode: 400, error: \"2FA_REQUIRED\", message}`, with a wrong one 400 " +
+        "`Invalid 2FA code` (the 5th wrong code in 15 minutes locks 2FA for 15 minutes: 429). Every request sends " +
+        "the owner a WITHDRAWAL_REQUESTED notification (amount, key type, masked key)."))
   )
   .add(
-    HttpApiEndpoint.get("list", "/withdrawals")
-      .setUrlParams(PageQuery)
+    HttpApiEndpoint.get("list", "/withdrawals").setUrlParams(PageQuery)
       .addSuccess(ListPage("withdrawals", WithdrawalView))
-      .annotate(OpenApi.Summary, "My withdrawals")
-      .annotate(OpenApi.Description, "The user's withdrawals, newest first, with their status.")
+      .pipe(documented("My withdrawals", "The user's withdrawals, newest first, with their status."))
   )
   .add(
-    HttpApiEndpoint.post("cancel", "/withdrawals/:id/cancel")
-      .setPath(Schema.Struct({ id: WithdrawalId }))
+    HttpApiEndpoint.post("cancel", "/withdrawals/:id/cancel").setPath(Schema.Struct({ id: WithdrawalId }))
       .addSuccess(Schema.extend(WithdrawalView, Schema.Struct({ balanceCents: Schema.BigIntFromNumber })))
-      .addError(HttpError.WithdrawalBeingProcessed)
-      .addError(HttpError.WithdrawalNotPending)
-      .annotate(
-        OpenApi.Description,
-        "PENDING and not yet sent to the gateway -> CANCELLED, refunded. Answers the withdrawal and the new balance."
-      )
-      .annotate(OpenApi.Summary, "Cancel my withdrawal")
+      .addError(Schema.Union(HttpError.WithdrawalBeingProcessed, HttpError.WithdrawalNotPending))
+      .pipe(documented("Cancel my withdrawal", "PENDING and not yet sent to the gateway -> CANCELLED, refunded. " +
+        "Answers the withdrawal and the new balance."))
   )
   .middleware(Authentication)
 {}

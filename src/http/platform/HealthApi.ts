@@ -2,6 +2,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import * as HttpError from "./HttpErrors"
+import { documented } from "./OpenApiDocs"
 
 export const Readiness = Schema.Struct({
   status: Schema.Literal("ready"),
@@ -14,24 +15,15 @@ export const Readiness = Schema.Struct({
 export class HealthApi extends HttpApiGroup.make("health")
   .annotate(OpenApi.Description, "Liveness and readiness probes for load balancers and orchestrators; public.")
   .add(
-    HttpApiEndpoint.get("health", "/health")
-      .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
-      .annotate(OpenApi.Summary, "Liveness: the process is serving requests")
-      .annotate(
-        OpenApi.Description,
-        "Answers 200 while the process serves requests; checks no dependency. For a load balancer's liveness " +
-          "probe."
-      )
+    HttpApiEndpoint.get("health", "/health").addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+      .pipe(documented("Liveness: the process is serving requests", "Answers 200 while the process serves requests; " +
+        "checks no dependency. For a load balancer's liveness probe."))
   )
   .add(
-    HttpApiEndpoint.get("ready", "/ready")
-      .addSuccess(Readiness)
+    HttpApiEndpoint.get("ready", "/ready").addSuccess(Readiness)
       .addError(HttpError.ServiceUnavailable)
-      .annotate(OpenApi.Summary, "Readiness: the database and Redis are reachable")
-      .annotate(
-        OpenApi.Description,
-        "200 when PostgreSQL and Redis (or the in-memory stores) answer; 503 when one does not, and from the " +
-          "moment shutdown begins, so a load balancer stops sending traffic."
-      )
+      .pipe(documented("Readiness: the database and Redis are reachable", "200 when PostgreSQL and Redis (or the " +
+        "in-memory stores) answer; 503 when one does not, and from the moment shutdown begins, so a load balancer " +
+        "stops sending traffic."))
   )
 {}

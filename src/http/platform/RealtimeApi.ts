@@ -4,6 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Authentication } from "../identity/Authentication"
+import { documented } from "./OpenApiDocs"
 
 export class RealtimeApi extends HttpApiGroup.make("realtime")
   .annotate(
@@ -12,12 +13,8 @@ export class RealtimeApi extends HttpApiGroup.make("realtime")
   )
   .add(
     HttpApiEndpoint.get("stream", "/realtime").addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
-      .annotate(OpenApi.Summary, "My realtime events")
-      .annotate(
-        OpenApi.Description,
-        "Server-Sent Events for the signed-in user (such as balance.updated) as they happen, with a heartbeat for " +
-          "proxies; the stream ends when the service shuts down."
-      )
+      .pipe(documented("My realtime events", "Server-Sent Events for the signed-in user (such as balance.updated) as " +
+        "they happen, with a heartbeat for proxies; the stream ends when the service shuts down."))
   )
   .middleware(Authentication)
 {}

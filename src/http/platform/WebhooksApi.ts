@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { Webhook, WebhookDeliveryLog, WebhookId, WebhookRegistration } from "../../schema/platform/Webhook"
 import { AdminToken } from "./AdminToken"
+import { documented } from "./OpenApiDocs"
 
 export class WebhooksApi extends HttpApiGroup.make("webhooks")
   .annotate(
@@ -15,32 +16,24 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       "(`Authorization: Bearer <ADMIN_TOKEN>`)."
   )
   .add(
-    HttpApiEndpoint.post("register", "/webhooks")
-      .setPayload(WebhookRegistration)
-      .addSuccess(Webhook, { status: 201 })
-      .annotate(OpenApi.Summary, "Register a receiver of deposit.confirmed, withdrawal.completed, battle.finished")
-      .annotate(OpenApi.Description, "Needs the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).")
+    HttpApiEndpoint.post("register", "/webhooks").setPayload(WebhookRegistration).addSuccess(Webhook, { status: 201 })
+      .pipe(documented("Register a receiver of deposit.confirmed, withdrawal.completed, battle.finished", "Needs the " +
+        "admin token (`Authorization: Bearer <ADMIN_TOKEN>`)."))
   )
   .add(
-    HttpApiEndpoint.get("list", "/webhooks")
-      .addSuccess(Schema.Struct({ webhooks: Schema.Array(Webhook) }))
-      .annotate(OpenApi.Summary, "List webhook receivers")
-      .annotate(OpenApi.Description, "Needs the admin token: every registered receiver.")
+    HttpApiEndpoint.get("list", "/webhooks").addSuccess(Schema.Struct({ webhooks: Schema.Array(Webhook) }))
+      .pipe(documented("List webhook receivers", "Needs the admin token: every registered receiver."))
   )
   .add(
-    HttpApiEndpoint.del("remove", "/webhooks/:id")
-      .setPath(Schema.Struct({ id: WebhookId }))
+    HttpApiEndpoint.del("remove", "/webhooks/:id").setPath(Schema.Struct({ id: WebhookId }))
       .addSuccess(Schema.Struct({ message: Schema.String }))
-      .annotate(OpenApi.Summary, "Remove a webhook receiver")
-      .annotate(OpenApi.Description, "Needs the admin token: stops deliveries to the receiver.")
+      .pipe(documented("Remove a webhook receiver", "Needs the admin token: stops deliveries to the receiver."))
   )
   .add(
-    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries")
-      .setPath(Schema.Struct({ id: WebhookId }))
-      .setUrlParams(PageQuery)
-      .addSuccess(ListPage("deliveries", WebhookDeliveryLog))
-      .annotate(OpenApi.Summary, "A receiver's deliveries, newest first, with every attempt's status code or error")
-      .annotate(OpenApi.Description, "Needs the admin token (`Authorization: Bearer <ADMIN_TOKEN>`).")
+    HttpApiEndpoint.get("deliveries", "/webhooks/:id/deliveries").setPath(Schema.Struct({ id: WebhookId }))
+      .setUrlParams(PageQuery).addSuccess(ListPage("deliveries", WebhookDeliveryLog))
+      .pipe(documented("A receiver's deliveries, newest first, with every attempt's status code or error", "Needs " +
+        "the admin token (`Authorization: Bearer <ADMIN_TOKEN>`)."))
   )
   .middleware(AdminToken)
 {}

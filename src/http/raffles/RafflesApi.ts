@@ -8,6 +8,7 @@ import { BuyTicketsRequest, RaffleId, RaffleStatus } from "../../schema/raffles/
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
+import { documented } from "../platform/OpenApiDocs"
 
 export const Raffle = Schema.Struct({
   id: RaffleId,
@@ -52,32 +53,22 @@ const IdPath = Schema.Struct({ id: RaffleId })
 export class RafflesApi extends HttpApiGroup.make("raffles")
   .annotate(OpenApi.Description, "Raffles: tickets bought with balance, a provably fair draw at the end.")
   .add(
-    HttpApiEndpoint.get("list", "/raffles")
-      .setUrlParams(StatusPageQuery(RaffleStatus))
+    HttpApiEndpoint.get("list", "/raffles").setUrlParams(StatusPageQuery(RaffleStatus))
       .addSuccess(ListPage("raffles", Raffle))
-      .annotate(OpenApi.Summary, "List raffles")
-      .annotate(OpenApi.Description, "Raffles, newest first, paged.")
+      .pipe(documented("List raffles", "Raffles, newest first, paged."))
   )
   .add(
     HttpApiEndpoint.get("get", "/raffles/:id").setPath(IdPath).addSuccess(Raffle)
-      .annotate(OpenApi.Summary, "One raffle")
-      .annotate(OpenApi.Description, "One raffle with the caller's tickets; once drawn, its result.")
+      .pipe(documented("One raffle", "One raffle with the caller's tickets; once drawn, its result."))
   )
   .add(
-    HttpApiEndpoint.post("buy", "/raffles/:id/tickets")
-      .setPath(IdPath)
-      .setPayload(BuyTicketsRequest)
+    HttpApiEndpoint.post("buy", "/raffles/:id/tickets").setPath(IdPath).setPayload(BuyTicketsRequest)
       .addSuccess(TicketPurchase)
-      .addError(HttpError.RaffleNotOpen)
-      .addError(HttpError.NotEnoughTickets)
-      .addError(HttpError.InsufficientBalance)
+      .addError(Schema.Union(HttpError.RaffleNotOpen, HttpError.NotEnoughTickets, HttpError.InsufficientBalance))
       .pipe(moneyMoving)
-      .annotate(
-        OpenApi.Description,
-        "Buys `count` (1 to 100) consecutive ticket numbers for count x ticketPriceCents. 409 `Raffle is not open` " +
-          "after endsAt or the draw, 409 `Only N tickets left`. The purchase that sells out draws the winner."
-      )
-      .annotate(OpenApi.Summary, "Buy raffle tickets")
+      .pipe(documented("Buy raffle tickets", "Buys `count` (1 to 100) consecutive ticket numbers for count x " +
+        "ticketPriceCents. 409 `Raffle is not open` after endsAt or the draw, 409 `Only N tickets left`. The " +
+        "purchase that sells out draws the winner."))
   )
   .middleware(Authentication)
 {}
