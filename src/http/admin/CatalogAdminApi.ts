@@ -5,8 +5,8 @@
  * is 422 unless promotional.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
-import { CaseCategory, DropChance, FlipChance, Rarity } from "../../schema/games/Catalog"
+import { Schema, Struct } from "effect"
+import { Case, CaseCategory, DropChance, FlipChance, Rarity } from "../../schema/games/Catalog"
 import { CaseId, ItemId } from "../../schema/platform/Ids"
 import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { AdminAuthentication } from "../identity/Authentication"
@@ -134,16 +134,21 @@ export const AdminItem = Schema.Struct({
  * items' ranges in roll order.
  */
 export const AdminCase = Schema.Struct({
-  id: CaseId,
-  name: Schema.String,
-  slug: Schema.String,
+  ...Struct.pick(
+    Case.fields,
+    "id",
+    "name",
+    "slug",
+    "priceCents",
+    "category",
+    "isActive",
+    "isFeatured",
+    "houseEdge",
+    "flipChance",
+    "promotional"
+  ),
+  /** A JSON number here; the stored row reads a bigint. Set again, the key keeps its place in the response. */
   priceCents: Schema.BigIntFromNumber,
-  category: CaseCategory,
-  isActive: Schema.Boolean,
-  isFeatured: Schema.Boolean,
-  houseEdge: Schema.Number,
-  flipChance: Schema.Number,
-  promotional: Schema.Boolean,
   /** What an opening pays back on average, FLIP included, at the items' current values; whole cents, half up. */
   expectedValueCents: Schema.BigIntFromNumber,
   /** expectedValueCents / priceCents (computed exactly, then rounded half up to 4 decimals). */
