@@ -254,7 +254,7 @@ const call = async (path: string) => {
   return performance.now() - start
 }
 
-// What the 90-day chart must show, straight from the records (D15, D21).
+// What the 90-day chart must show, straight from the records (docs/rules.md#revenue-chart, #gross-gaming-revenue).
 const expected = (await db.query(`
   WITH bounds AS (
     SELECT from_, from_ + interval '90 days' AS to_

@@ -1,12 +1,12 @@
 /**
- * Fault injection (D20): the service on a private PostgreSQL and a private Redis (append-only file on),
- * signed-in users opening cases, upgrading, selling, paying deposits through the sandbox and
- * requesting withdrawals, each money request with an Idempotency-Key and retried with the same key
- * when it was cut or refused with 503. During the run the service is killed (SIGKILL) and restarted,
- * Redis is killed and restarted, PostgreSQL is crashed (immediate stop) and restarted. Afterwards it
- * checks the money in the database and prints: acknowledged operations lost, ledger mismatches,
- * responses by status, and the time to recover from each fault. Exit code 1 when anything acknowledged
- * was lost, money does not add up, or any answer was a 500.
+ * Fault injection (docs/rules.md#dependency-outage): the service on a private PostgreSQL and a private
+ * Redis (append-only file on), signed-in users opening cases, upgrading, selling, paying deposits through
+ * the sandbox and requesting withdrawals, each money request with an Idempotency-Key and retried with the
+ * same key when it was cut or refused with 503. During the run the service is killed (SIGKILL) and
+ * restarted, Redis is killed and restarted, PostgreSQL is crashed (immediate stop) and restarted.
+ * Afterwards it checks the money in the database and prints: acknowledged operations lost, ledger
+ * mismatches, responses by status, and the time to recover from each fault. Exit code 1 when anything
+ * acknowledged was lost, money does not add up, or any answer was a 500.
  *
  *   npm run bench:faults -- [--users 16] [--seconds 60] [--keep]
  *

@@ -64,7 +64,7 @@ describe("computeRanges", () => {
       ]
     ) {
       const error = failure(items)
-      expect(error._tag).toBe("UnprocessableEntity")
+      expect(error._tag).toBe("InvalidCaseItems")
       expect(error.errors.map((e) => e.field)).toEqual(["items"])
       expect(error.errors[0]!.message).toMatch(/add up to exactly 1/)
     }

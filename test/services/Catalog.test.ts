@@ -90,8 +90,8 @@ layer(Services)("Catalog", (it) => {
       const short = yield* Effect.either(newCase([{ itemId: a!, dropChance: 0.5 }, { itemId: b!, dropChance: 0.4 }]))
       const unknown = yield* Effect.either(newCase([{ itemId: a!, dropChance: 0.5 }, { itemId: 987654n as ItemId, dropChance: 0.5 }]))
       for (const result of [short, unknown]) {
-        expect(Either.isLeft(result) && result.left._tag).toBe("UnprocessableEntity")
-        if (Either.isLeft(result) && result.left._tag === "UnprocessableEntity") {
+        expect(Either.isLeft(result) && result.left._tag).toBe("InvalidCaseItems")
+        if (Either.isLeft(result) && result.left._tag === "InvalidCaseItems") {
           expect(result.left.errors.map((e) => e.field)).toEqual(["items"])
         }
       }

@@ -1,22 +1,18 @@
 /** Administration of deposits (docs/rules.md#admin-deposit-confirmation): the list and manual confirmation. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DepositId, DepositStatus } from "../../schema/money/Deposit"
-import { UserId } from "../../schema/platform/Ids"
+import { AdminDepositView, DepositId, DepositStatus } from "../../schema/money/Deposit"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { DepositView } from "../money/DepositsApi"
 import { documented } from "../platform/OpenApiDocs"
-
-const AdminDeposit = Schema.extend(DepositView, Schema.Struct({ user: Schema.Struct({ id: UserId, username: Schema.String }) }))
 
 export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
   .annotate(OpenApi.Description, "Administration of deposits: the list and manual confirmation. ADMIN sessions only.")
   .add(
     HttpApiEndpoint.get("list", "/admin/deposits").setUrlParams(StatusPageQuery(DepositStatus))
-      .addSuccess(ListPage("deposits", AdminDeposit))
+      .addSuccess(ListPage("deposits", AdminDepositView))
       .pipe(documented("List deposits (admin)", "Deposits of every user, newest first, optionally of one status."))
   )
   .add(

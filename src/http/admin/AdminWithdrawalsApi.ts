@@ -4,32 +4,13 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { UserId } from "../../schema/platform/Ids"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
-import { PixKeyType, WithdrawalId, WithdrawalStatus } from "../../schema/money/Withdrawal"
+import { AdminWithdrawalView, WithdrawalId, WithdrawalStatus } from "../../schema/money/Withdrawal"
 import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { WithdrawalView } from "../money/WithdrawalsApi"
 import { Reason } from "../../schema/platform/Text"
 import { documented } from "../platform/OpenApiDocs"
-
-const AdminWithdrawal = Schema.extend(
-  WithdrawalView,
-  Schema.Struct({
-    user: Schema.Struct({ id: UserId, username: Schema.String }),
-    pixKeyType: PixKeyType,
-    pixKey: Schema.String,
-    payoutId: Schema.NullOr(Schema.String),
-    /** Gateway calls started; after the first the owner can no longer cancel. */
-    payoutAttempts: Schema.Int,
-    /** What went wrong with the last payout (refused, no answer, failed). */
-    payoutError: Schema.NullOr(Schema.String),
-    /** PROCESSING: the gateway has the payout and has not told its outcome yet. */
-    payoutInProgress: Schema.Boolean
-  })
-)
-
 
 const IdPath = Schema.Struct({ id: WithdrawalId })
 
@@ -41,12 +22,12 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   )
   .add(
     HttpApiEndpoint.get("list", "/admin/withdrawals").setUrlParams(StatusPageQuery(WithdrawalStatus))
-      .addSuccess(ListPage("withdrawals", AdminWithdrawal))
+      .addSuccess(ListPage("withdrawals", AdminWithdrawalView))
       .pipe(documented("List withdrawals (admin)", "Withdrawals of every user, newest first, optionally of one " +
         "status, with payout attempts and the last error."))
   )
   .add(
-    HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve").setPath(IdPath).addSuccess(AdminWithdrawal)
+    HttpApiEndpoint.post("approve", "/admin/withdrawals/:id/approve").setPath(IdPath).addSuccess(AdminWithdrawalView)
       .addError(Schema.Union(
         HttpError.WithdrawalPayoutInProgress,
         HttpError.WithdrawalNotPending,
@@ -61,14 +42,14 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
   .add(
     HttpApiEndpoint.post("reject", "/admin/withdrawals/:id/reject").setPath(IdPath)
       .setPayload(Schema.Struct({ reason: Reason }).annotations({ parseOptions: { errors: "all" } }))
-      .addSuccess(AdminWithdrawal)
+      .addSuccess(AdminWithdrawalView)
       .addError(Schema.Union(HttpError.WithdrawalPayoutInProgress, HttpError.WithdrawalNotPending))
       .pipe(withStepUp)
       .pipe(documented("Reject a withdrawal (admin)", "PENDING -> REJECTED with the reason; the amount is refunded. " +
         "409 while PROCESSING. " + STEP_UP))
   )
   .add(
-    HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile").setPath(IdPath).addSuccess(AdminWithdrawal)
+    HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile").setPath(IdPath).addSuccess(AdminWithdrawalView)
       .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.WithdrawalNotProcessing))
       .pipe(documented("Reconcile a payout (admin)", "Asks the gateway about the payout of a PROCESSING withdrawal: " +
         "paid -> COMPLETED; failed -> FAILED and refunded; never received (handed over more than 2 minutes ago) -> " +

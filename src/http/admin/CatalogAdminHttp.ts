@@ -29,16 +29,15 @@ export const CatalogAdminLive = HttpApiBuilder.group(Api, "catalogAdmin", (handl
       .handle("createItem", ({ payload }) => catalog.createItem(payload))
       .handle("updateItem", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => catalog.updateItem(path.id, payload, user.id)))
-      .handle("listItems", ({ urlParams }) =>
-        Effect.map(catalog.listItems(urlParams), ({ entries, page, total }) => ({ items: entries, total, page })))
+      .handle("listItems", ({ urlParams }) => catalog.listItems(urlParams))
       .handle("createCase", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.createCase(payload, user.id), caseView)))
       .handle("updateCase", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.updateCase(path.id, payload, user.id), caseView)))
       .handle("getCase", ({ path }) => Effect.map(catalog.findCase(path.id), caseView))
       .handle("listCases", ({ urlParams }) =>
-        Effect.map(catalog.listCases(urlParams), ({ entries, page, total }) => ({
-          cases: entries.map(caseView),
+        Effect.map(catalog.listCases(urlParams), ({ items, page, total }) => ({
+          cases: items.map(caseView),
           total,
           page
         })))

@@ -2,22 +2,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BattleId, BattleMode, BattleRollId, BattleStatus, CreateBattleRequest, SettlementType } from "../../schema/battles/Battle"
-import { Rarity } from "../../schema/games/Catalog"
-import { RollProof } from "../../schema/games/Fairness"
+import { ItemView } from "../../schema/games/Game"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import { documented } from "../platform/OpenApiDocs"
-
-const Item = Schema.Struct({
-  id: ItemId,
-  name: Schema.String,
-  rarity: Rarity,
-  valueCents: Schema.BigIntFromNumber,
-  imageUrl: Schema.String
-})
 
 export const Battle = Schema.Struct({
   id: Schema.String,
@@ -47,7 +38,7 @@ export const Battle = Schema.Struct({
     id: BattleRollId,
     roundNumber: Schema.Int,
     userId: UserId,
-    item: Item,
+    item: ItemView,
     roll: Schema.Int,
     serverSeedHash: Schema.String,
     serverSeed: Schema.NullOr(Schema.String),
@@ -74,16 +65,6 @@ const Settlements = Schema.Struct({
     addedFromPool: Schema.BigIntFromNumber,
     winnersCount: Schema.Int
   })
-})
-
-export const BattleRollVerification = Schema.Struct({
-  rollId: BattleRollId,
-  battleId: Schema.String,
-  roundNumber: Schema.Int,
-  userId: UserId,
-  ...RollProof,
-  item: Item,
-  isValid: Schema.Boolean
 })
 
 const IdPath = Schema.Struct({ id: BattleId })

@@ -4,7 +4,7 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { CaseCategory, Rarity } from "../../schema/games/Catalog"
+import { CaseCategory, CaseSummary, Rarity } from "../../schema/games/Catalog"
 import { CaseId, ItemId } from "../../schema/platform/Ids"
 import { ListPage, PageParams } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
@@ -18,19 +18,6 @@ export const CaseListQuery = Schema.Struct({
   ),
   featured: Schema.optional(Schema.BooleanFromString.annotations({ message: () => "must be true or false" }))
 }).annotations({ parseOptions: { errors: "all" } })
-
-/** A `GET /cases` entry (docs/rules.md#case-listing). */
-export const CaseSummaryView = Schema.Struct({
-  id: CaseId,
-  name: Schema.String,
-  slug: Schema.String,
-  imageUrl: Schema.String,
-  priceCents: Schema.BigIntFromNumber,
-  category: CaseCategory,
-  isFeatured: Schema.Boolean,
-  itemCount: Schema.Int,
-  bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber })
-})
 
 /** `GET /cases/:id`: the items in roll order, and the chance of FLIP (docs/fairness.md). */
 export const CaseDetailView = Schema.Struct({
@@ -51,7 +38,7 @@ export const CaseDetailView = Schema.Struct({
 export class CasesApi extends HttpApiGroup.make("cases")
   .annotate(OpenApi.Description, "The cases a user can open, with their items and chances.")
   .add(
-    HttpApiEndpoint.get("list", "/cases").setUrlParams(CaseListQuery).addSuccess(ListPage("cases", CaseSummaryView))
+    HttpApiEndpoint.get("list", "/cases").setUrlParams(CaseListQuery).addSuccess(ListPage("cases", CaseSummary))
       .pipe(documented("List cases", "The cases on offer with their prices, paged; the query parameters narrow the " +
         "list."))
   )

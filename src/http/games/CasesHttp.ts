@@ -9,7 +9,7 @@ export const CasesLive = HttpApiBuilder.group(Api, "cases", (handlers) =>
     const catalog = yield* Catalog
     return handlers
       .handle("list", ({ urlParams }) =>
-        Effect.map(catalog.listActiveCases(urlParams), ({ entries, page, total }) => ({ cases: entries, total, page })))
+        Effect.map(catalog.listActiveCases(urlParams), ({ items, page, total }) => ({ cases: items, total, page })))
       .handle("get", ({ path }) =>
         Effect.map(catalog.findActiveCase(path.id), ({ case: kase, items }) => ({
           id: kase.id,

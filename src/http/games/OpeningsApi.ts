@@ -1,7 +1,7 @@
 /** Opening cases and their history, verification and statistics (docs/rules.md#openings). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ItemView, OpeningResult } from "../../schema/games/Game"
+import { ItemView, OpeningResult, OpeningVerification } from "../../schema/games/Game"
 import { CaseId, IdString } from "../../schema/platform/Ids"
 import { PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
@@ -9,33 +9,6 @@ import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
 import { documented } from "../platform/OpenApiDocs"
-
-export const OpeningVerification = Schema.Struct({
-  openingId: Schema.String,
-  serverSeed: Schema.String,
-  serverSeedHash: Schema.String,
-  clientSeed: Schema.String,
-  nonce: Schema.Number,
-  roll: Schema.Number,
-  calculatedRoll: Schema.Number,
-  /** The item the roll selected and its block of the case's ranges at that moment. */
-  rollItemId: Schema.String,
-  rangeStart: Schema.Number,
-  rangeEnd: Schema.Number,
-  /** The case's flip chance when the opening was rolled: FLIP when (t mod 10000000) < flipChance x 10000000. */
-  flipChance: Schema.Number,
-  isFlip: Schema.Boolean,
-  flipServerSeed: Schema.optional(Schema.String),
-  flipServerSeedHash: Schema.optional(Schema.String),
-  flipClientSeed: Schema.optional(Schema.String),
-  flipNonce: Schema.optional(Schema.Number),
-  flipRoll: Schema.optional(Schema.NullOr(Schema.Number)),
-  calculatedFlipRoll: Schema.optional(Schema.Number),
-  flipItemId: Schema.optional(Schema.String),
-  flipRangeStart: Schema.optional(Schema.Number),
-  flipRangeEnd: Schema.optional(Schema.Number),
-  isValid: Schema.Boolean
-})
 
 const IdPath = Schema.Struct({ id: CaseId })
 const OpeningIdPath = Schema.Struct({

@@ -7,14 +7,12 @@ import { Schema } from "effect"
 import { IdString } from "../../schema/platform/Ids"
 import { Authentication } from "../identity/Authentication"
 import { UpgradeVerification } from "../../schema/games/Upgrade"
-import { BattleRollVerification } from "../battles/BattlesApi"
-import { OpeningVerification } from "./OpeningsApi"
+import { BattleRollVerification } from "../../schema/battles/Battle"
+import { OpeningVerification } from "../../schema/games/Game"
+import { FairnessState } from "../../schema/games/Fairness"
 import * as HttpError from "../platform/HttpErrors"
 import * as Examples from "../platform/OpenApiExamples"
 import { documented } from "../platform/OpenApiDocs"
-
-/** The next roll uses `clientSeed`, nonce + 1 and the server seed whose SHA-256 is `nextServerSeedHash`. */
-const FairnessState = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Number, nextServerSeedHash: Schema.String })
 
 export class ProvablyFairApi extends HttpApiGroup.make("provablyFair")
   .annotate(

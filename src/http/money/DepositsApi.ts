@@ -1,50 +1,13 @@
 /** A user's deposits (docs/rules.md#deposits). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { DepositId, DepositRequest, DepositStatus, PaymentMethod } from "../../schema/money/Deposit"
+import { DepositId, DepositInitiated, DepositRequest, DepositView, PaymentMethod } from "../../schema/money/Deposit"
 import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
 import { documented } from "../platform/OpenApiDocs"
-
-/**
- * One deposit in a list; `amountCents` (what the user is credited) is a string (docs/rules.md#deposit-initiation). The
- * fee is paid on top: the gateway charges `totalCents` = amountCents + feeCents (docs/rules.md#deposit-fees).
- */
-export const DepositView = Schema.Struct({
-  id: DepositId,
-  amountCents: Schema.BigInt,
-  feeCents: Schema.BigIntFromNumber,
-  totalCents: Schema.BigIntFromNumber,
-  amountFormatted: Schema.String,
-  method: PaymentMethod,
-  status: DepositStatus,
-  /** The gateway's charge id. */
-  externalId: Schema.String,
-  expiresAt: Schema.Date,
-  createdAt: Schema.Date,
-  confirmedAt: Schema.NullOr(Schema.Date),
-  /** The gateway's reason, for FAILED deposits. */
-  failureReason: Schema.NullOr(Schema.String)
-})
-
-export const DepositInitiated = Schema.Struct({
-  depositId: DepositId,
-  /** PNG data URL of the QR code. */
-  qrCode: Schema.String,
-  /** PIX "copia e cola" payload. */
-  qrCodeText: Schema.String,
-  expiresAt: Schema.Date,
-  /** What the user is credited once paid. */
-  amountCents: Schema.BigInt,
-  /** The method's fee, paid on top of the amount (docs/rules.md#deposit-fees). */
-  feeCents: Schema.BigIntFromNumber,
-  /** What the payer is charged: amountCents + feeCents. */
-  totalCents: Schema.BigIntFromNumber,
-  externalId: Schema.String
-})
 
 const DepositList = ListPage("deposits", DepositView)
 

@@ -1,11 +1,10 @@
 /** Handlers of a user's deposits (docs/rules.md#deposits). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { type DepositId, PAYMENT_METHODS } from "../../schema/money/Deposit"
+import { type DepositId, DepositInitiated, PAYMENT_METHODS } from "../../schema/money/Deposit"
 import { Deposits } from "../../services/money/Deposits"
 import { Api } from "../Api"
 import { CurrentUser } from "../identity/Authentication"
-import { DepositInitiated } from "./DepositsApi"
 import { idempotent } from "../platform/Idempotent"
 
 export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
@@ -20,16 +19,7 @@ export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
         const { user } = yield* CurrentUser
         return yield* idempotent(
           { userId: user.id, headers, operation: "deposits.initiate", input: { payload }, response: DepositInitiated },
-          Effect.map(deposits.initiate(user.id, payload), (row) => ({
-            depositId: row.id,
-            qrCode: row.qrCode,
-            qrCodeText: row.qrCodeText,
-            expiresAt: row.expiresAt,
-            amountCents: row.amountCents,
-            feeCents: row.feeCents,
-            totalCents: row.amountCents + row.feeCents,
-            externalId: row.externalId
-          }))
+          deposits.initiate(user.id, payload)
         )
       })
     const list = ({ urlParams }: { readonly urlParams: { readonly page: number; readonly limit: number } }) =>

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../identity/Authentication"
-import { DepositView } from "./DepositsApi"
+import { DepositView } from "../../schema/money/Deposit"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString } from "../../schema/platform/Text"
 import { documented } from "../platform/OpenApiDocs"

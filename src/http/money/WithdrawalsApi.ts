@@ -2,31 +2,12 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ListPage, PageQuery } from "../../schema/platform/Pagination"
-import { WithdrawalId, WithdrawalMethod, WithdrawalRequest, WithdrawalStatus } from "../../schema/money/Withdrawal"
+import { WithdrawalId, WithdrawalRequest, WithdrawalRequested, WithdrawalView } from "../../schema/money/Withdrawal"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
 import { documented } from "../platform/OpenApiDocs"
-
-/** One withdrawal as its owner sees it (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
-export const WithdrawalView = Schema.Struct({
-  id: WithdrawalId,
-  amountCents: Schema.BigIntFromNumber,
-  status: WithdrawalStatus,
-  paymentMethod: WithdrawalMethod,
-  requestedAt: Schema.Date,
-  processedAt: Schema.NullOr(Schema.Date),
-  rejectionReason: Schema.NullOr(Schema.String)
-})
-
-/** `POST /withdrawals/request` (docs/rules.md#withdrawal-request). */
-export const WithdrawalRequested = Schema.Struct({
-  id: WithdrawalId,
-  amountCents: Schema.BigIntFromNumber,
-  status: WithdrawalStatus,
-  requestedAt: Schema.Date
-})
 
 export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
   .annotate(OpenApi.Description, "The user's withdrawals: request, list and cancel.")

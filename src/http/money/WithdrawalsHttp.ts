@@ -1,11 +1,11 @@
 /** Handlers of a user's withdrawals (docs/rules.md#withdrawals). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { WithdrawalRequested } from "../../schema/money/Withdrawal"
 import { Withdrawals } from "../../services/money/Withdrawals"
 import { Api } from "../Api"
 import { CurrentUser } from "../identity/Authentication"
 import { idempotent } from "../platform/Idempotent"
-import { WithdrawalRequested } from "./WithdrawalsApi"
 
 export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handlers) =>
   Effect.gen(function*() {
@@ -23,12 +23,7 @@ export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handler
               input: { payload: { ...payload, twoFactorCode: undefined } },
               response: WithdrawalRequested
             },
-            Effect.map(withdrawals.request(user.id, payload), (created) => ({
-              id: created.id,
-              amountCents: created.amountCents,
-              status: created.status,
-              requestedAt: created.requestedAt
-            }))
+            withdrawals.request(user.id, payload)
           )
         }))
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.list(user.id, urlParams)))

@@ -84,11 +84,6 @@ export const Validation = withFieldErrors(
   (message, errors) => new Errors.ValidationError({ message, errors }),
   400
 )
-export const Unprocessable = withFieldErrors(
-  Errors.UnprocessableEntity,
-  (message, errors) => new Errors.UnprocessableEntity({ message, errors }),
-  422
-)
 /**
  * InvalidRoll is 500 `Invalid roll`; validation makes it impossible for a saved case
  * (docs/rules.md#case-validation).
@@ -167,6 +162,16 @@ export const DeviceMismatch = withStatus(Session.DeviceMismatch, (message) => ne
 
 export const InvalidClientSeed = withStatus(Fairness.InvalidClientSeed, (message) => new Fairness.InvalidClientSeed({ message }), 400)
 export const SlugTaken = withStatus(Catalog.SlugTaken, (message) => new Catalog.SlugTaken({ message }), 409)
+export const InvalidCaseItems = withFieldErrors(
+  Catalog.InvalidCaseItems,
+  (message, errors) => new Catalog.InvalidCaseItems({ message, errors }),
+  422
+)
+export const OverHouseEdge = withFieldErrors(
+  Catalog.OverHouseEdge,
+  (message, errors) => new Catalog.OverHouseEdge({ message, errors }),
+  422
+)
 
 /** Battles (docs/rules.md#battle-joining, docs/rules.md#battle-settlement). */
 export const BattleNotOpen = withStatus(Battle.BattleNotOpen, (message) => new Battle.BattleNotOpen({ message }), 409)

@@ -1,7 +1,7 @@
 /** The signed-in user's notifications (docs/rules.md#notifications). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Notification, NotificationId } from "../../schema/platform/Notification"
+import { NotificationId, NotificationPage } from "../../schema/platform/Notification"
 import { PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import { documented } from "./OpenApiDocs"
@@ -10,12 +10,7 @@ export class NotificationsApi extends HttpApiGroup.make("notifications")
   .annotate(OpenApi.Description, "The user's notifications (deposits confirmed, withdrawals, security alerts, wins).")
   .add(
     HttpApiEndpoint.get("list", "/notifications").setUrlParams(PageQuery)
-      .addSuccess(Schema.Struct({
-        notifications: Schema.Array(Notification),
-        unreadCount: Schema.Int,
-        total: Schema.Int,
-        page: Schema.Int
-      }))
+      .addSuccess(NotificationPage)
       .pipe(documented("List my notifications", "The user's notifications, newest first, with the number still " +
         "unread."))
   )

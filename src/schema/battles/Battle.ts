@@ -1,7 +1,9 @@
 /** Case battles (docs/rules.md#battles): ids, modes, statuses and the creation request. */
 import { Schema } from "effect"
 import { message } from "../platform/Errors"
-import { CaseId, idFromString } from "../platform/Ids"
+import { RollProof } from "../games/Fairness"
+import { ItemView } from "../games/Game"
+import { CaseId, idFromString, UserId } from "../platform/Ids"
 
 export const BattleId = idFromString("BattleId")
 export type BattleId = typeof BattleId.Type
@@ -53,3 +55,14 @@ export class BattleNotFinished extends Schema.TaggedError<BattleNotFinished>()(
   "BattleNotFinished",
   message("Battle is not finished")
 ) {}
+
+/** `GET /provably-fair/verify/:id?type=battle-roll`: one battle roll recomputed from its revealed seeds. */
+export const BattleRollVerification = Schema.Struct({
+  rollId: BattleRollId,
+  battleId: Schema.String,
+  roundNumber: Schema.Int,
+  userId: UserId,
+  ...RollProof,
+  item: ItemView,
+  isValid: Schema.Boolean
+})

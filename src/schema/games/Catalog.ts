@@ -3,8 +3,9 @@
  * (docs/rules.md#catalog-and-case-economics).
  */
 import { Schema } from "effect"
-import { message } from "../platform/Errors"
+import { FieldError, message } from "../platform/Errors"
 import { CaseId, ItemId } from "../platform/Ids"
+import { PlainString } from "../platform/Text"
 
 /** Rarities, rarest last (docs/rules.md#rarities). */
 export const Rarity = Schema.Literal(
@@ -123,5 +124,160 @@ export class CaseItem extends Schema.Class<CaseItem>("CaseItem")({
   rangeEnd: Schema.Number
 }) {}
 
+/** A `GET /cases` entry (docs/rules.md#case-listing): `bestItem` is its most valuable item. */
+export const CaseSummary = Schema.Struct({
+  id: CaseId,
+  name: Schema.String,
+  slug: Schema.String,
+  imageUrl: Schema.String,
+  priceCents: Schema.BigIntFromNumber,
+  category: CaseCategory,
+  isFeatured: Schema.Boolean,
+  itemCount: Schema.Int,
+  bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber })
+})
+export type CaseSummary = typeof CaseSummary.Type
+
+/* What administrators send to create and change items and cases (docs/rules.md#catalog-administration). */
+
+const Name = PlainString.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
+  Schema.maxLength(100, { message: () => "must be at most 100 characters" })
+)
+
+const Slug = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9]+(-[a-z0-9]+)*$/, {
+    message: () => "must be lowercase letters and digits in words separated by single hyphens"
+  }),
+  Schema.maxLength(64, { message: () => "must be at most 64 characters" })
+)
+
+const ImageUrl = PlainString.pipe(
+  Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
+  Schema.maxLength(500, { message: () => "must be at most 500 characters" })
+)
+
+const Description = Schema.NullOr(
+  PlainString.pipe(Schema.maxLength(1000, { message: () => "must be at most 1000 characters" }))
+)
+
+/** Cents in a JSON integer, more than zero. */
+const PositiveCents = Schema.Number.pipe(
+  Schema.filter((n) => Number.isSafeInteger(n) && n > 0, { message: () => "must be a positive integer" }),
+  Schema.compose(Schema.BigIntFromNumber)
+)
+
+const Fraction = (max: number) =>
+  Schema.Number.pipe(
+    Schema.filter((n) => Number.isFinite(n) && n >= 0 && n <= max, { message: () => `must be between 0 and ${max}` })
+  )
+
+const RarityField = Rarity.annotations({
+  message: () => `must be one of ${Rarity.literals.join(", ")}`
+})
+
+const CategoryField = CaseCategory.annotations({
+  message: () => `must be one of ${CaseCategory.literals.join(", ")}`
+})
+
+const Flag = Schema.Boolean.annotations({ message: () => "must be true or false" })
+
+export const CaseItemInput = Schema.Struct({
+  itemId: ItemId.annotations({ message: () => "must be a positive integer id" }),
+  /**
+   * Absent: the item's rarity's base probability, scaled with the others to fill 1
+   * (docs/rules.md#missing-drop-chances).
+   */
+  dropChance: Schema.optional(DropChance)
+})
+export type CaseItemInput = typeof CaseItemInput.Type
+
+const CaseItems = Schema.Array(CaseItemInput).pipe(
+  Schema.minItems(1, { message: () => "must have at least one item" })
+)
+
+const ItemFields = {
+  name: Name,
+  rarity: RarityField,
+  valueCents: PositiveCents,
+  imageUrl: ImageUrl
+}
+
+/** `POST /admin/items`: every field validated, every bad field reported. */
+export const NewItem = Schema.Struct({
+  ...ItemFields,
+  isUpgradable: Schema.optionalWith(Flag, { default: () => true })
+}).annotations({ parseOptions: { errors: "all" } })
+export type NewItem = typeof NewItem.Type
+
+/** `PUT /admin/items/:id`: the fields to change; absent ones are kept. */
+export const ItemUpdate = Schema.Struct({
+  name: Schema.optional(ItemFields.name),
+  rarity: Schema.optional(ItemFields.rarity),
+  valueCents: Schema.optional(ItemFields.valueCents),
+  imageUrl: Schema.optional(ItemFields.imageUrl),
+  isUpgradable: Schema.optional(Flag)
+}).annotations({ parseOptions: { errors: "all" } })
+export type ItemUpdate = typeof ItemUpdate.Type
+
+const OptionalCaseFields = {
+  description: Schema.optional(Description),
+  /** Only EVENT changes anything: every other category follows from the price (docs/rules.md#case-categories). */
+  category: Schema.optional(CategoryField),
+  isFeatured: Schema.optional(Flag),
+  isActive: Schema.optional(Flag),
+  houseEdge: Schema.optional(Fraction(0.5)),
+  flipChance: Schema.optional(FlipChance),
+  /** Pays back more than its house edge on purpose (free or event cases, docs/rules.md#house-edge-rule); audited. */
+  promotional: Schema.optional(Flag)
+}
+
+/**
+ * `POST /admin/cases`. Without a dropChance, an item gets its rarity's base probability, scaled
+ * (docs/rules.md#missing-drop-chances).
+ */
+export const NewCase = Schema.Struct({
+  name: Name,
+  slug: Slug,
+  imageUrl: ImageUrl,
+  priceCents: PositiveCents,
+  items: CaseItems,
+  ...OptionalCaseFields
+}).annotations({ parseOptions: { errors: "all" } })
+export type NewCase = typeof NewCase.Type
+
+/**
+ * `PUT /admin/cases/:id`: the fields to change; absent ones are kept. New `items` replace all the old ones,
+ * ranges recomputed. `category`: EVENT makes the case EVENT; any other value re-derives it from the price;
+ * absent keeps an EVENT case EVENT and re-derives any other from the (new) price.
+ */
+export const CaseUpdate = Schema.Struct({
+  name: Schema.optional(Name),
+  slug: Schema.optional(Slug),
+  imageUrl: Schema.optional(ImageUrl),
+  priceCents: Schema.optional(PositiveCents),
+  items: Schema.optional(CaseItems),
+  ...OptionalCaseFields
+}).annotations({ parseOptions: { errors: "all" } })
+export type CaseUpdate = typeof CaseUpdate.Type
+
 /** A case slug another case has (docs/rules.md#catalog-administration) (409). */
 export class SlugTaken extends Schema.TaggedError<SlugTaken>()("SlugTaken", message("Slug already exists")) {}
+
+/**
+ * A case's items that cannot make its ranges: unknown item ids, or drop chances that do not cover
+ * 1..10000000 exactly (docs/rules.md#case-validation) (422, with the problem on `items`).
+ */
+export class InvalidCaseItems extends Schema.TaggedError<InvalidCaseItems>()("InvalidCaseItems", {
+  ...message("Invalid case items"),
+  errors: Schema.Array(FieldError)
+}) {}
+
+/**
+ * A case that pays back more than its house edge allows and is not promotional
+ * (docs/rules.md#house-edge-rule) (422, with the figures as field errors).
+ */
+export class OverHouseEdge extends Schema.TaggedError<OverHouseEdge>()("OverHouseEdge", {
+  ...message("Case pays back more than its house edge allows"),
+  errors: Schema.Array(FieldError)
+}) {}

@@ -20,3 +20,10 @@ export const RollProof = {
   roll: Schema.Int,
   calculatedRoll: Schema.Int
 }
+
+/**
+ * What a user is shown of their fairness state (`GET`/`PUT /provably-fair/client-seed`): the next roll
+ * uses `clientSeed`, nonce + 1 and the server seed whose SHA-256 is `nextServerSeedHash`.
+ */
+export const FairnessState = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Number, nextServerSeedHash: Schema.String })
+export type FairnessState = typeof FairnessState.Type

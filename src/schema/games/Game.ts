@@ -45,3 +45,31 @@ export const LiveDrop = Schema.Struct({
   createdAt: Schema.Date
 })
 export type LiveDrop = typeof LiveDrop.Type
+
+/** `GET /cases/openings/:id/verify` and `GET /provably-fair/verify/:id`: an opening recomputed from its revealed seeds. */
+export const OpeningVerification = Schema.Struct({
+  openingId: Schema.String,
+  serverSeed: Schema.String,
+  serverSeedHash: Schema.String,
+  clientSeed: Schema.String,
+  nonce: Schema.Number,
+  roll: Schema.Number,
+  calculatedRoll: Schema.Number,
+  /** The item the roll selected and its block of the case's ranges at that moment. */
+  rollItemId: Schema.String,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
+  /** The case's flip chance when the opening was rolled: FLIP when (t mod 10000000) < flipChance x 10000000. */
+  flipChance: Schema.Number,
+  isFlip: Schema.Boolean,
+  flipServerSeed: Schema.optional(Schema.String),
+  flipServerSeedHash: Schema.optional(Schema.String),
+  flipClientSeed: Schema.optional(Schema.String),
+  flipNonce: Schema.optional(Schema.Number),
+  flipRoll: Schema.optional(Schema.NullOr(Schema.Number)),
+  calculatedFlipRoll: Schema.optional(Schema.Number),
+  flipItemId: Schema.optional(Schema.String),
+  flipRangeStart: Schema.optional(Schema.Number),
+  flipRangeEnd: Schema.optional(Schema.Number),
+  isValid: Schema.Boolean
+})

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { message } from "../platform/Errors"
-import { idFromString } from "../platform/Ids"
+import { idFromString, UserId } from "../platform/Ids"
 import { amountBoundsProblem } from "./Money"
 import { PlainString } from "../platform/Text"
 
@@ -58,6 +58,53 @@ export const DepositRequest = Schema.Struct({
   method: PaymentMethod
 }).annotations({ identifier: "DepositRequest", parseOptions: { errors: "all" } })
 export type DepositRequest = typeof DepositRequest.Type
+
+/**
+ * One deposit in a list; `amountCents` (what the user is credited) is a string (docs/rules.md#deposit-initiation). The
+ * fee is paid on top: the gateway charges `totalCents` = amountCents + feeCents (docs/rules.md#deposit-fees).
+ */
+export const DepositView = Schema.Struct({
+  id: DepositId,
+  amountCents: Schema.BigInt,
+  feeCents: Schema.BigIntFromNumber,
+  totalCents: Schema.BigIntFromNumber,
+  amountFormatted: Schema.String,
+  method: PaymentMethod,
+  status: DepositStatus,
+  /** The gateway's charge id. */
+  externalId: Schema.String,
+  expiresAt: Schema.Date,
+  createdAt: Schema.Date,
+  confirmedAt: Schema.NullOr(Schema.Date),
+  /** The gateway's reason, for FAILED deposits. */
+  failureReason: Schema.NullOr(Schema.String)
+})
+export type DepositView = typeof DepositView.Type
+
+/** `POST /payment/deposit/initiate`: the charge to pay (docs/rules.md#deposit-initiation). */
+export const DepositInitiated = Schema.Struct({
+  depositId: DepositId,
+  /** PNG data URL of the QR code. */
+  qrCode: Schema.String,
+  /** PIX "copia e cola" payload. */
+  qrCodeText: Schema.String,
+  expiresAt: Schema.Date,
+  /** What the user is credited once paid. */
+  amountCents: Schema.BigInt,
+  /** The method's fee, paid on top of the amount (docs/rules.md#deposit-fees). */
+  feeCents: Schema.BigIntFromNumber,
+  /** What the payer is charged: amountCents + feeCents. */
+  totalCents: Schema.BigIntFromNumber,
+  externalId: Schema.String
+})
+export type DepositInitiated = typeof DepositInitiated.Type
+
+/** A deposit as administrators see it: with its user (`GET /admin/deposits`). */
+export const AdminDepositView = Schema.extend(
+  DepositView,
+  Schema.Struct({ user: Schema.Struct({ id: UserId, username: Schema.String }) })
+)
+export type AdminDepositView = typeof AdminDepositView.Type
 
 /** Gateway events (docs/rules.md#gateway-callback); others are acknowledged. */
 export const GatewayEvent = Schema.Struct({

@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { message } from "../platform/Errors"
-import { idFromString } from "../platform/Ids"
+import { idFromString, UserId } from "../platform/Ids"
 import { amountBoundsProblem } from "./Money"
 import { PlainString } from "../platform/Text"
 
@@ -160,6 +160,45 @@ export const WithdrawalRequest = Schema.Struct({
   )
 }).annotations({ identifier: "WithdrawalRequest", parseOptions: { errors: "all" } })
 export type WithdrawalRequest = typeof WithdrawalRequest.Type
+
+/** One withdrawal as its owner sees it (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
+export const WithdrawalView = Schema.Struct({
+  id: WithdrawalId,
+  amountCents: Schema.BigIntFromNumber,
+  status: WithdrawalStatus,
+  paymentMethod: WithdrawalMethod,
+  requestedAt: Schema.Date,
+  processedAt: Schema.NullOr(Schema.Date),
+  rejectionReason: Schema.NullOr(Schema.String)
+})
+export type WithdrawalView = typeof WithdrawalView.Type
+
+/** `POST /withdrawals/request` (docs/rules.md#withdrawal-request). */
+export const WithdrawalRequested = Schema.Struct({
+  id: WithdrawalId,
+  amountCents: Schema.BigIntFromNumber,
+  status: WithdrawalStatus,
+  requestedAt: Schema.Date
+})
+export type WithdrawalRequested = typeof WithdrawalRequested.Type
+
+/** What an administrator sees: also who, where the money goes, and how the payout went. */
+export const AdminWithdrawalView = Schema.extend(
+  WithdrawalView,
+  Schema.Struct({
+    user: Schema.Struct({ id: UserId, username: Schema.String }),
+    pixKeyType: PixKeyType,
+    pixKey: Schema.String,
+    payoutId: Schema.NullOr(Schema.String),
+    /** Gateway calls started; after the first the owner can no longer cancel. */
+    payoutAttempts: Schema.Int,
+    /** What went wrong with the last payout (refused, no answer, failed). */
+    payoutError: Schema.NullOr(Schema.String),
+    /** PROCESSING: the gateway has the payout and has not told its outcome yet. */
+    payoutInProgress: Schema.Boolean
+  })
+)
+export type AdminWithdrawalView = typeof AdminWithdrawalView.Type
 
 /** Approving, rejecting or cancelling a withdrawal that has ended (docs/rules.md#withdrawal-payout) (400). */
 export class WithdrawalNotPending extends Schema.TaggedError<WithdrawalNotPending>()(

@@ -36,10 +36,6 @@ export class ValidationError extends Schema.TaggedError<ValidationError>()("Vali
 }) {}
 
 /** Semantically invalid input that parsed fine, e.g. case ranges that do not cover 1..10000000 (422). */
-export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>()("UnprocessableEntity", {
-  ...message("Unprocessable entity"),
-  errors: Schema.Array(FieldError)
-}) {}
 
 export class InsufficientBalance extends Schema.TaggedError<InsufficientBalance>()(
   "InsufficientBalance",
@@ -153,7 +149,7 @@ export class MultiplierTooHigh extends Schema.TaggedError<MultiplierTooHigh>()(
   message("Maximum multiplier is 10x")
 ) {}
 
-/** The unclamped upgrade probability is below the 0.01 floor (see `upgradeOdds` in services/Upgrades.ts). */
+/** The unclamped upgrade probability is below the 0.01 floor (see `upgradeOdds` in src/services/games/Upgrades.ts). */
 export class ProbabilityTooLow extends Schema.TaggedError<ProbabilityTooLow>()(
   "ProbabilityTooLow",
   message("Probability too low")

@@ -23,6 +23,15 @@ export class Notification extends Schema.Class<Notification>("Notification")({
   createdAt: Schema.Date
 }) {}
 
+/** `GET /notifications`: a page of them, newest first, with how many are unread. */
+export const NotificationPage = Schema.Struct({
+  notifications: Schema.Array(Notification),
+  unreadCount: Schema.Int,
+  total: Schema.Int,
+  page: Schema.Int
+})
+export type NotificationPage = typeof NotificationPage.Type
+
 /** Every action the audit trail records. */
 export type AuditAction =
   | "2FA_ENABLED"

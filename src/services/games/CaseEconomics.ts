@@ -16,7 +16,8 @@
  * is read as the decimal it was written as). docs/economics.md works an example by hand.
  */
 import { flipThresholdUnits, ROLL_SPACE } from "../../schema/games/Catalog"
-import { FieldError, UnprocessableEntity } from "../../schema/platform/Errors"
+import { OverHouseEdge } from "../../schema/games/Catalog"
+import { FieldError } from "../../schema/platform/Errors"
 import { roundedDivision } from "../admin/DashboardMath"
 
 const N = BigInt(ROLL_SPACE)
@@ -120,9 +121,8 @@ export const caseEconomics = (terms: CaseTerms): Economics => {
  * The refusal of a case (docs/rules.md#house-edge-rule) that pays back more than its house edge allows, with
  * the figures.
  */
-export const overHouseEdge = (terms: CaseTerms, economics: Economics): UnprocessableEntity =>
-  new UnprocessableEntity({
-    message: "Case pays back more than its house edge allows",
+export const overHouseEdge = (terms: CaseTerms, economics: Economics): OverHouseEdge =>
+  new OverHouseEdge({
     errors: [
       new FieldError({
         field: "expectedValueCents",

@@ -17,7 +17,8 @@ import {
   ROLL_SPACE,
   unitsToDecimal
 } from "../../schema/games/Catalog"
-import { FieldError, InvalidRoll, UnprocessableEntity } from "../../schema/platform/Errors"
+import { InvalidCaseItems } from "../../schema/games/Catalog"
+import { FieldError, InvalidRoll } from "../../schema/platform/Errors"
 
 export interface ItemChance<Id extends bigint = bigint> {
   readonly itemId: Id
@@ -33,10 +34,7 @@ export interface ItemRange<Id extends bigint = bigint> extends ItemChance<Id> {
 
 const invalid = (message: string) =>
   Either.left(
-    new UnprocessableEntity({
-      message: "Invalid case items",
-      errors: [new FieldError({ field: "items", message })]
-    })
+    new InvalidCaseItems({ errors: [new FieldError({ field: "items", message })] })
   )
 
 /**
@@ -60,7 +58,7 @@ export interface ItemChanceRequest<Id extends bigint = bigint> {
  */
 export const resolveDropChances = <Id extends bigint>(
   items: ReadonlyArray<ItemChanceRequest<Id>>
-): Either.Either<ReadonlyArray<ItemChance<Id>>, UnprocessableEntity> => {
+): Either.Either<ReadonlyArray<ItemChance<Id>>, InvalidCaseItems> => {
   const open = items.filter((item) => item.dropChance === undefined)
   if (open.length === 0) return Either.right(items.map(({ dropChance, itemId }) => ({ itemId, dropChance: dropChance! })))
   let given = 0
@@ -113,7 +111,7 @@ export const resolveDropChances = <Id extends bigint>(
 /** The ranges of a case's items, in roll order, or 422 naming `items` when they cannot cover 1..10000000. */
 export const computeRanges = <Id extends bigint>(
   items: ReadonlyArray<ItemChance<Id>>
-): Either.Either<ReadonlyArray<ItemRange<Id>>, UnprocessableEntity> => {
+): Either.Either<ReadonlyArray<ItemRange<Id>>, InvalidCaseItems> => {
   if (items.length === 0) return invalid("A case needs at least one item")
   const seen = new Set<bigint>()
   const sized: Array<{ readonly item: ItemChance<Id>; readonly units: number }> = []

@@ -15,58 +15,30 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
-import { Case, CaseCategory, CaseItem, chanceUnits, Item, Rarity, SlugTaken, unitsToDecimal } from "../../schema/games/Catalog"
-import { CaseNotFound, FieldError, NotFound, UnprocessableEntity } from "../../schema/platform/Errors"
+import {
+  Case,
+  CaseCategory,
+  CaseItem,
+  type CaseItemInput,
+  type CaseSummary,
+  type CaseUpdate,
+  chanceUnits,
+  InvalidCaseItems,
+  Item,
+  type ItemUpdate,
+  type NewCase,
+  type NewItem,
+  Rarity,
+  SlugTaken,
+  unitsToDecimal
+} from "../../schema/games/Catalog"
+import { CaseNotFound, FieldError, NotFound } from "../../schema/platform/Errors"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { Audit } from "../admin/Audit"
 import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
 import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
-import { firstOf, inTransaction, onUniqueViolation, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
-
-export interface NewItem {
-  readonly name: string
-  readonly rarity: Rarity
-  readonly valueCents: bigint
-  readonly imageUrl: string
-  readonly isUpgradable: boolean
-}
-
-/** Fields of an item to change; absent ones are kept. */
-export type ItemUpdate = Partial<NewItem>
-
-export interface NewCase {
-  readonly name: string
-  readonly slug: string
-  readonly description?: string | null | undefined
-  readonly imageUrl: string
-  readonly priceCents: bigint
-  /**
-   * Only EVENT is ever chosen; any other value, or none, means the category follows from the price
-   * (docs/rules.md#case-categories).
-   */
-  readonly category?: CaseCategory | undefined
-  readonly isActive?: boolean | undefined
-  readonly isFeatured?: boolean | undefined
-  readonly houseEdge?: number | undefined
-  readonly flipChance?: number | undefined
-  /** Pays back more than its house edge on purpose (docs/rules.md#house-edge-rule); default false. */
-  readonly promotional?: boolean | undefined
-  /** Without a dropChance, an item gets its rarity's base probability, scaled (docs/rules.md#missing-drop-chances). */
-  readonly items: ReadonlyArray<CaseItemRequest>
-}
-
-export interface CaseItemRequest {
-  readonly itemId: ItemId
-  readonly dropChance?: number | undefined
-}
-
-/**
- * Fields of a case to change; absent ones are kept. New `items` replace all the old ones, ranges
- * recomputed. `category`: EVENT makes the case EVENT; any other value re-derives it from the price;
- * absent keeps an EVENT case EVENT and re-derives any other from the (new) price.
- */
-export type CaseUpdate = Partial<NewCase>
+import { firstOf, inTransaction, onUniqueViolation, type PageOf, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 export interface CaseWithItems {
   readonly case: Case
@@ -104,28 +76,6 @@ export interface ActiveCase {
 export interface ActiveCaseQuery extends PageRequest {
   readonly category?: CaseCategory | undefined
   readonly featured?: boolean | undefined
-}
-
-/**
- * An entry of the public case list (`GET /cases`, docs/rules.md#case-listing); `bestItem` is its most valuable
- * item.
- */
-export interface CaseSummary {
-  readonly id: CaseId
-  readonly name: string
-  readonly slug: string
-  readonly imageUrl: string
-  readonly priceCents: bigint
-  readonly category: CaseCategory
-  readonly isFeatured: boolean
-  readonly itemCount: number
-  readonly bestItem: { readonly name: string; readonly rarity: Rarity; readonly valueCents: bigint }
-}
-
-export interface Page<A> {
-  readonly total: number
-  readonly page: number
-  readonly entries: ReadonlyArray<A>
 }
 
 const CaseSummaryRow = Schema.Struct({
@@ -218,7 +168,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      * docs/rules.md#missing-drop-chances) and what each block pays; 422 on `items` when an item does not exist
      * or the chances do not cover 1..10000000.
      */
-    const rangesFor = (items: ReadonlyArray<CaseItemRequest>) =>
+    const rangesFor = (items: ReadonlyArray<CaseItemInput>) =>
       Effect.gen(function*() {
         const facts = new Map(
           (items.length === 0
@@ -228,8 +178,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         )
         const unknown = items.filter((i) => !facts.has(i.itemId)).map((i) => String(i.itemId))
         if (unknown.length > 0) {
-          return yield* new UnprocessableEntity({
-            message: "Invalid case items",
+          return yield* new InvalidCaseItems({
             errors: [new FieldError({ field: "items", message: `Unknown item ids: ${unknown.join(", ")}` })]
           })
         }
@@ -397,7 +346,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         ({ limit, offset }) => sql`SELECT ${sql.literal(itemColumns)} FROM items ORDER BY id LIMIT ${limit} OFFSET ${offset}`,
         sql`SELECT count(*) AS n FROM items`
       )
-      return { entries: items, total, page: page.page } satisfies Page<Item>
+      return { items, total, page: page.page } satisfies PageOf<Item>
     })
 
     /**
@@ -410,7 +359,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       const now = new Date(yield* Clock.currentTimeMillis)
       return yield* Effect.gen(function*() {
         const current = yield* firstOf(Case, sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} FOR UPDATE`)
-        if (current === undefined) return yield* NotFound.of("Case")
+        if (current === undefined) return yield* new CaseNotFound()
         if (update.slug !== undefined && update.slug !== current.slug) {
           const taken = yield* sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`
           if (taken.length > 0) return yield* new SlugTaken()
@@ -460,7 +409,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
     /** One case with its items and economics, inactive ones included (`GET /admin/cases/:id`). */
     const findCase = Effect.fn("Catalog.findCase")(function*(id: CaseId) {
       const found = yield* firstOf(Case, sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id}`)
-      if (found === undefined) return yield* NotFound.of("Case")
+      if (found === undefined) return yield* new CaseNotFound()
       return withEconomics(found, yield* caseItemsOf(id))
     })
 
@@ -479,8 +428,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         SELECT ci.case_id, ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
         FROM case_items ci JOIN items i ON i.id = ci.item_id
         WHERE ci.case_id IN ${sql.in(cases.map((c) => c.id))} ORDER BY ci.case_id, ci.range_start`)
-      const entries = cases.map((kase) => withEconomics(kase, items.filter((i) => i.caseId === kase.id)))
-      return { entries, total, page: page.page } satisfies Page<CaseWithItems>
+      const withItems = cases.map((kase) => withEconomics(kase, items.filter((i) => i.caseId === kase.id)))
+      return { items: withItems, total, page: page.page } satisfies PageOf<CaseWithItems>
     })
 
     /** Active cases that match the query; a case without items is never listed (it cannot be opened). */
@@ -514,11 +463,11 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
               LIMIT ${limit} OFFSET ${offset}`,
         sql`SELECT count(*) AS n FROM cases c WHERE ${activeWhere(query)}`
       )
-      const entries = items.map(({ bestName, bestRarity, bestValueCents, ...summary }): CaseSummary => ({
+      const summaries = items.map(({ bestName, bestRarity, bestValueCents, ...summary }): CaseSummary => ({
         ...summary,
         bestItem: { name: bestName, rarity: bestRarity, valueCents: bestValueCents }
       }))
-      return { entries, total, page: query.page } satisfies Page<CaseSummary>
+      return { items: summaries, total, page: query.page } satisfies PageOf<CaseSummary>
     })
 
     /**

@@ -15,7 +15,7 @@ import { Clock, Effect, Schema } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { Randomness } from "../../layers/Randomness"
 import { chanceUnits, flipThresholdUnits, ROLL_SPACE } from "../../schema/games/Catalog"
-import { InvalidClientSeed } from "../../schema/games/Fairness"
+import { type FairnessState, InvalidClientSeed } from "../../schema/games/Fairness"
 import type { UserId } from "../../schema/platform/Ids"
 import { execute, firstOf, singleOf } from "../platform/SqlRows"
 
@@ -78,15 +78,6 @@ export const raffleTicket = (serverSeed: string, raffleId: bigint, ticketsSold: 
 export interface ServerSeed {
   readonly serverSeed: string
   readonly serverSeedHash: string
-}
-
-/** What a user is shown of their fairness state: `GET`/`PUT /provably-fair/client-seed`. */
-export interface FairnessState {
-  readonly clientSeed: string
-  /** The last nonce used; the next roll uses nonce + 1. */
-  readonly nonce: number
-  /** The hash of the server seed the next opening or upgrade will use. */
-  readonly nextServerSeedHash: string
 }
 
 /** The seeds of one roll with the user's committed seed, and the commitment that replaced it. */

@@ -25,12 +25,15 @@ import { Clock, Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { PaymentGateway } from "../../layers/PaymentGateway"
 import {
+  type AdminDepositView,
   depositFeeCents,
   DepositId,
+  type DepositInitiated,
   depositAmountProblem,
   DepositNotPending,
   type DepositRequest,
   DepositStatus,
+  type DepositView,
   type GatewayEvent,
   PaymentMethod
 } from "../../schema/money/Deposit"
@@ -72,32 +75,6 @@ type Row = typeof Row.Type
 const COLUMNS = `d.id, d.user_id, u.username, d.amount_cents, d.fee_cents, d.method, d.status, d.external_id, d.expires_at,
   d.confirmed_at, d.failure_reason, d.qr_code, d.qr_code_text, d.created_at`
 
-/**
- * A deposit as its owner sees it in lists (`GET /payment/deposits`, with the externalId:
- * docs/rules.md#deposit-initiation).
- */
-export interface DepositView {
-  readonly id: DepositId
-  /** What the user is credited. */
-  readonly amountCents: bigint
-  /** The method's fee, paid on top (docs/rules.md#deposit-fees). */
-  readonly feeCents: bigint
-  /** What the gateway charges: amountCents + feeCents. */
-  readonly totalCents: bigint
-  readonly amountFormatted: string
-  readonly method: PaymentMethod
-  readonly status: DepositStatus
-  readonly externalId: string
-  readonly expiresAt: Date
-  readonly createdAt: Date
-  readonly confirmedAt: Date | null
-  readonly failureReason: string | null
-}
-
-export interface AdminDepositView extends DepositView {
-  readonly user: { readonly id: UserId; readonly username: string }
-}
-
 export const depositView = (row: Row): DepositView => ({
   id: row.id,
   amountCents: row.amountCents,
@@ -111,6 +88,17 @@ export const depositView = (row: Row): DepositView => ({
   createdAt: row.createdAt,
   confirmedAt: row.confirmedAt,
   failureReason: row.failureReason
+})
+
+const initiated = (row: Row): DepositInitiated => ({
+  depositId: row.id,
+  qrCode: row.qrCode,
+  qrCodeText: row.qrCodeText,
+  expiresAt: row.expiresAt,
+  amountCents: row.amountCents,
+  feeCents: row.feeCents,
+  totalCents: row.amountCents + row.feeCents,
+  externalId: row.externalId
 })
 
 const adminView = (row: Row): AdminDepositView => ({ ...depositView(row), user: { id: row.userId, username: row.username } })
@@ -171,7 +159,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         )
         SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
       yield* moneyMovement("deposit", "initiated", amountCents)
-      return row
+      return initiated(row)
     })
 
     const list = Effect.fn("Deposits.list")(function*(
@@ -194,13 +182,13 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
     const confirmLocked = (locked: Row, by: Confirmer) =>
       Effect.gen(function*() {
         const at = yield* now
-        const row = (yield* selectFirst(sql`
+        const row = yield* singleOf(Row, sql`
           WITH d AS (
             UPDATE deposits SET status = 'CONFIRMED', confirmed_at = ${at}, updated_at = ${at}
             WHERE id = ${locked.id} AND status <> 'CONFIRMED'
             RETURNING *
           )
-          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`))!
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
         const posting = yield* ledger.credit({
           userId: row.userId,
           type: "DEPOSIT",

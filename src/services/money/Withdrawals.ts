@@ -28,6 +28,7 @@ import { FieldError, GatewayUnavailable, InsufficientBalance, NotFound, PayoutFa
 import { UserId } from "../../schema/platform/Ids"
 import { formatBrl } from "../../schema/money/Money"
 import {
+  type AdminWithdrawalView,
   amountProblem,
   maskPixKey,
   normalizePixKey,
@@ -43,7 +44,9 @@ import {
   WithdrawalNotProcessing,
   WithdrawalPayoutInProgress,
   type WithdrawalRequest,
-  WithdrawalStatus
+  type WithdrawalRequested,
+  WithdrawalStatus,
+  type WithdrawalView
 } from "../../schema/money/Withdrawal"
 import { Audit } from "../admin/Audit"
 import { Ledger } from "./Ledger"
@@ -90,28 +93,6 @@ const RecentRow = Schema.Struct({ total: Schema.BigInt, paidToKey: Schema.Boolea
 const COLUMNS = `w.id, w.user_id, u.username, w.amount_cents, w.status, w.payment_method, w.pix_key_type, w.pix_key,
   w.payout_id, w.rejection_reason, w.requested_at, w.processed_at, w.payout_started_at, w.payout_attempts, w.payout_error`
 
-/** What the owner sees (`GET /withdrawals`, docs/rules.md#withdrawal-statuses). */
-export interface WithdrawalView {
-  readonly id: WithdrawalId
-  readonly amountCents: bigint
-  readonly status: WithdrawalStatus
-  readonly paymentMethod: WithdrawalMethod
-  readonly requestedAt: Date
-  readonly processedAt: Date | null
-  readonly rejectionReason: string | null
-}
-
-/** What an administrator sees: also who, where the money goes, and how the payout went. */
-export interface AdminWithdrawalView extends WithdrawalView {
-  readonly user: { readonly id: UserId; readonly username: string }
-  readonly pixKeyType: PixKeyType
-  readonly pixKey: string
-  readonly payoutId: string | null
-  readonly payoutAttempts: number
-  readonly payoutError: string | null
-  readonly payoutInProgress: boolean
-}
-
 const view = (row: Row): WithdrawalView => ({
   id: row.id,
   amountCents: row.amountCents,
@@ -120,6 +101,13 @@ const view = (row: Row): WithdrawalView => ({
   requestedAt: row.requestedAt,
   processedAt: row.processedAt,
   rejectionReason: row.rejectionReason
+})
+
+const requested = (row: Row): WithdrawalRequested => ({
+  id: row.id,
+  amountCents: row.amountCents,
+  status: row.status,
+  requestedAt: row.requestedAt
 })
 
 const adminView = (row: Row): AdminWithdrawalView => ({
@@ -170,6 +158,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     const byId = (id: WithdrawalId) => sql`SELECT ${columns} FROM withdrawals w JOIN users u ON u.id = w.user_id WHERE w.id = ${id}`
     const findById = (id: WithdrawalId) => selectFirst(byId(id))
+    /** A withdrawal this operation has already found (withdrawals are never deleted): none is a defect. */
+    const existing = (id: WithdrawalId) => singleOf(Row, byId(id))
 
     /** `UPDATE withdrawals SET ... WHERE ... RETURNING *`: the row in COLUMNS' shape, if it matched. */
     const updateOne = (update: SqlStatement.Fragment) =>
@@ -255,7 +245,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           yield* realtime.balanceChanged(userId, balanceCents)
           yield* notifications.push(userId, notification)
           yield* moneyMovement("withdrawal", "requested", input.amountCents)
-          return { ...view(row), balanceCents }
+          return requested(row)
         })
       )
     })
@@ -382,7 +372,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           return row
         }))
         if (completed !== undefined) return yield* Effect.as(moneyMovement("withdrawal", "completed", completed.amountCents), completed)
-        const current = (yield* findById(id))!
+        const current = (yield* existing(id))
         return current.status === "COMPLETED" ? current : yield* conflict(current, "paid", by)
       })
 
@@ -405,7 +395,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           })
         )
         if (ended !== undefined) return ended.row
-        const current = (yield* findById(id))!
+        const current = (yield* existing(id))
         // Failed or refused before (PENDING, ended): told again. Paid: a contradiction.
         return current.status === "COMPLETED" ? yield* conflict(current, "failed", by) : current
       })
@@ -429,7 +419,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           }
           return updated
         }))
-        return reopened ?? (yield* findById(row.id))!
+        return reopened ?? (yield* existing(row.id))
       })
 
     const approve = Effect.fn("Withdrawals.approve")(function*(adminId: UserId, id: WithdrawalId) {
@@ -468,7 +458,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             entityId: id,
             metadata: { adminId: String(adminId), error: payout.left.message }
           })
-          return row ?? (yield* findById(id))!
+          return row ?? (yield* existing(id))
         })))
       }))
       if (Either.isLeft(settled)) {

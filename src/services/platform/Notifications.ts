@@ -9,20 +9,13 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { NotFound } from "../../schema/platform/Errors"
-import { Notification, NotificationId, type NotificationType } from "../../schema/platform/Notification"
+import { Notification, NotificationId, type NotificationPage, type NotificationType } from "../../schema/platform/Notification"
 import { afterCommit, orUnavailable, rowsOf, singleOf, windowOf } from "./SqlRows"
 
 export interface NewNotification {
   readonly type: NotificationType
   readonly title: string
   readonly message: string
-}
-
-export interface NotificationPage {
-  readonly notifications: ReadonlyArray<Notification>
-  readonly unreadCount: number
-  readonly total: number
-  readonly page: number
 }
 
 /** The realtime channel of one user (docs/rules.md#realtime). */
