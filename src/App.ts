@@ -68,7 +68,7 @@ import { Raffles } from "./services/raffles/Raffles"
  * is built once per application however many layers name it (layers are memoized by reference), so a
  * service several others use (Realtime, LiveDrops, ProvablyFair, ...) is one instance shared by all.
  */
-export const Domain = Layer.mergeAll(
+const Domain = Layer.mergeAll(
   // identity
   Users.Default,
   Sessions.Default,
@@ -104,7 +104,7 @@ export const Domain = Layer.mergeAll(
 )
 
 /** What runs beside the API: the background jobs (src/services/BackgroundJobs.ts) and the demo catalog on start. */
-export const Jobs = CatalogSeedOnStart.pipe(
+const Jobs = CatalogSeedOnStart.pipe(
   // Outbound webhooks: polls every second; stops (releasing what it was sending) before the pools close.
   Layer.provide(WebhookDeliveryWorker),
   // Expires unpaid deposits every minute.
@@ -118,7 +118,7 @@ export const Jobs = CatalogSeedOnStart.pipe(
 )
 
 /** What the domain works with outside itself; the tests replace each part. */
-export interface World<EC, RC, I, EI, RI, EP, EG> {
+interface World<EC, RC, I, EI, RI, EP, EG> {
   readonly config: Layer.Layer<AppConfig, EC, RC>
   /** The database (migrated), the stores, randomness, the lifecycle and the metrics export. */
   readonly infrastructure: Layer.Layer<I, EI, RI>
@@ -129,7 +129,7 @@ export interface World<EC, RC, I, EI, RI, EP, EG> {
 }
 
 /** `npm start`'s world: everything chosen from the environment (docs/rules.md#embedded-defaults). */
-export const LiveWorld = {
+const LiveWorld = {
   config: AppConfigLive,
   infrastructure: Infrastructure,
   identityProvider: IdentityProvider.layer,

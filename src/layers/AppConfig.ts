@@ -18,7 +18,7 @@ export class StartupError extends Data.TaggedError("StartupError")<{ readonly me
 const SECRET_NAMES = ["WEBHOOK_SECRET", "ADMIN_TOKEN", "TWO_FACTOR_KEY"] as const
 type SecretName = (typeof SECRET_NAMES)[number]
 
-export interface Secrets {
+interface Secrets {
   /** Shared with the payment gateway: signs its callbacks (docs/rules.md#gateway-callback). */
   readonly webhookSecret: Redacted.Redacted
   /** Bearer credential for webhook registration (docs/rules.md#webhook-registration). */
@@ -46,7 +46,7 @@ export interface RateLimits {
  * Sign-in (docs/rules.md#sign-in): an external OpenID provider, or the embedded development one when `issuer`
  * is absent.
  */
-export interface OidcConfig {
+interface OidcConfig {
   readonly issuer: Option.Option<string>
   readonly clientId: string
   readonly clientSecret: Redacted.Redacted
@@ -190,7 +190,7 @@ const proxyHops = Config.string("TRUST_PROXY").pipe(
 )
 
 /** Shortest secret production accepts (docs/rules.md#production-settings): 32 bytes, as UTF-8. */
-export const MIN_SECRET_BYTES = 32
+const MIN_SECRET_BYTES = 32
 
 /** Everything production refuses, one phrase each; empty when it may start. */
 const productionProblems = (input: {

@@ -15,7 +15,7 @@ import { Context, Duration, Effect, Layer, Redacted, String } from "effect"
 import pg from "pg"
 import { preparingClient } from "./PreparedStatements"
 
-export type DatabaseSource =
+type DatabaseSource =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted; readonly maxConnections?: number }
   | {
     readonly _tag: "PGlite"
@@ -31,7 +31,7 @@ const clientOptions = {
 } as const
 
 /** The connection pool's state right now (for the metrics). */
-export interface DatabasePoolState {
+interface DatabasePoolState {
   readonly max: number
   /** Connections open, idle or serving a query. */
   readonly open: number
@@ -94,7 +94,7 @@ const clientOn = (options: pg.PoolConfig & { readonly max: number }) =>
   )
 
 /** Starts PGlite and a loopback socket server in front of it; both are closed with the scope. */
-export const pgliteSocket = (options: { readonly dataDir?: string; readonly loadDataDir?: Blob }) =>
+const pgliteSocket = (options: { readonly dataDir?: string; readonly loadDataDir?: Blob }) =>
   Effect.gen(function*() {
     const db = yield* Effect.acquireRelease(
       Effect.promise(async () => {

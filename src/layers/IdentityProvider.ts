@@ -13,7 +13,7 @@ import { KeyValue } from "./stores/KeyValue"
 
 export type { IdentityClaims, LoginStart }
 
-export interface IdentityProviderShape {
+interface IdentityProviderShape {
   /** Begins a sign-in: authorization code flow with PKCE (S256), state and nonce. The code verifier and nonce are kept in KeyValue under the state for 10 minutes. */
   readonly startLogin: Effect.Effect<LoginStart, ServiceUnavailable>
   /** Completes a sign-in from the full callback URL the browser arrived at. The pending login of its state is used at most once (deleted before the exchange), so a replayed or forged callback, a wrong state, an error response or a failed token exchange/ID token validation all fail with InvalidLoginCallback. */

@@ -46,7 +46,7 @@ export const DatabaseFromConfig = Layer.unwrapEffect(
 )
 
 /** Redis-backed stores, or their in-memory twins (one process only). */
-export const StoresFromConfig = Layer.unwrapEffect(
+const StoresFromConfig = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     return yield* Option.match(config.redisUrl, {

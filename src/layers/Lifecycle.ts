@@ -6,7 +6,7 @@
  */
 import { Context, Deferred, Effect, Layer } from "effect"
 
-export interface LifecycleShape {
+interface LifecycleShape {
   /** True once shutdown has begun. */
   readonly draining: Effect.Effect<boolean>
   /** Completes when shutdown begins. */

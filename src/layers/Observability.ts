@@ -19,7 +19,7 @@ import { Config, Context, Effect, Layer, Option } from "effect"
 
 const RESOURCE = { serviceName: "game-platform", serviceVersion: "0.1.0" }
 
-export interface MetricsExportShape {
+interface MetricsExportShape {
   /** The current value of every metric, in the Prometheus text format. */
   readonly scrape: Effect.Effect<string>
 }

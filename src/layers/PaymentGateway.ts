@@ -67,7 +67,7 @@ export type PayoutStatus =
 /** The gateway would not cancel the charge: it has been paid (the money arrives by charge.paid). */
 export class ChargeAlreadyPaid extends Data.TaggedError("ChargeAlreadyPaid")<{ readonly externalId: string }> {}
 
-export interface PaymentGatewayShape {
+interface PaymentGatewayShape {
   readonly createCharge: (request: ChargeRequest) => Effect.Effect<Charge, GatewayError>
   /** Cancels an unpaid charge, so that it can no longer be paid; cancelling twice is not an error. */
   readonly cancelCharge: (externalId: string) => Effect.Effect<void, GatewayError | ChargeAlreadyPaid>

@@ -5,7 +5,7 @@
 import { Context, Effect, Layer } from "effect"
 import { createHmac, randomBytes } from "node:crypto"
 
-export interface RandomnessShape {
+interface RandomnessShape {
   readonly bytes: (length: number) => Effect.Effect<Buffer>
 }
 

@@ -17,7 +17,7 @@ import { CurrentUser } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 
 /** The endpoint headers of a money action: the step-up code, documented and decoded with the request. */
-export const StepUpHeaders = Schema.Struct({
+const StepUpHeaders = Schema.Struct({
   "x-2fa-code": Schema.optional(
     PlainString.pipe(Schema.maxLength(64, { message: () => "must be at most 64 characters" }))
   )

@@ -14,7 +14,7 @@ import * as HttpError from "../platform/HttpErrors"
 import { documented } from "../platform/OpenApiDocs"
 
 /** An item of the catalog (docs/rules.md#rarities). */
-export const AdminItem = Schema.Struct({
+const AdminItem = Schema.Struct({
   id: ItemId,
   name: Schema.String,
   rarity: Rarity,

@@ -11,7 +11,7 @@ import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { documented } from "../platform/OpenApiDocs"
 
-export const CaseListQuery = Schema.Struct({
+const CaseListQuery = Schema.Struct({
   ...PageParams,
   category: Schema.optional(
     CaseCategory.annotations({ message: () => `must be one of ${CaseCategory.literals.join(", ")}` })
@@ -20,7 +20,7 @@ export const CaseListQuery = Schema.Struct({
 }).annotations({ parseOptions: { errors: "all" } })
 
 /** `GET /cases/:id`: the items in roll order, and the chance of FLIP (docs/fairness.md). */
-export const CaseDetailView = Schema.Struct({
+const CaseDetailView = Schema.Struct({
   id: CaseId,
   name: Schema.String,
   priceCents: Schema.BigIntFromNumber,

@@ -10,7 +10,7 @@ import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import { documented } from "../platform/OpenApiDocs"
 
-export const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
+const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
   parseOptions: { errors: "all" }
 })
 
@@ -18,7 +18,7 @@ export const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: It
  * `fromItemId`: a catalog item (its oldest AVAILABLE entry is staked), or the entry `inventoryItemId` of it
  * (docs/rules.md#upgrade-stake).
  */
-export const UpgradePayload = Schema.Struct({
+const UpgradePayload = Schema.Struct({
   fromItemId: ItemId,
   toItemId: ItemId,
   inventoryItemId: Schema.optional(InventoryItemId)

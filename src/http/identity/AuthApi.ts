@@ -48,7 +48,7 @@ const SessionView = Schema.Struct({
 
 const Message = Schema.Struct({ message: Schema.String })
 
-export const TwoFactorCode = Schema.Struct({
+const TwoFactorCode = Schema.Struct({
   code: PlainString.pipe(
     Schema.nonEmptyString({ message: () => "is required" }),
     Schema.maxLength(64, { message: () => "must be at most 64 characters" })
@@ -56,7 +56,7 @@ export const TwoFactorCode = Schema.Struct({
 }).annotations({ parseOptions: { errors: "all" } })
 
 /** The lock-out (docs/rules.md#two-factor-lockout), for every endpoint that checks a 2FA code. */
-export const LOCKOUT = "Wrong 2FA codes count per user across every check; the 5th within 15 minutes locks every " +
+const LOCKOUT = "Wrong 2FA codes count per user across every check; the 5th within 15 minutes locks every " +
   "2FA-protected action for 15 minutes: 429 with Retry-After (audit 2FA_LOCKED, a SECURITY_ALERT notification)."
 
 /** Everything here needs a session. */

@@ -20,7 +20,7 @@ const SECRET_PARAMS = new Set(["code", "state", "session_state", "id_token", "ac
 const secretPaths = (): ReadonlyArray<readonly [string, EndpointName]> => [["DELETE", endpoint("auth.revokeSession")]]
 
 /** The request URL as it may be logged. */
-export const loggableUrl = (resolve: ResolveEndpoint, url: string): string => {
+const loggableUrl = (resolve: ResolveEndpoint, url: string): string => {
   const queryAt = url.indexOf("?")
   const path = queryAt === -1 ? url : url.slice(0, queryAt)
   const template = secretPaths()

@@ -57,7 +57,7 @@ const withHeaders = (headers: Record<string, string>) =>
   HttpApp.appendPreResponseHandler((_, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
 /** When a client may try again after a dependency was unavailable (docs/rules.md#dependency-outage). */
-export const RETRY_AFTER_UNAVAILABLE_SECONDS = 2
+const RETRY_AFTER_UNAVAILABLE_SECONDS = 2
 
 /** Headers some errors need besides their body. */
 const failWith = (error: ApiError): Effect.Effect<never, ApiError> =>

@@ -8,7 +8,7 @@ const HEARTBEAT = "15 seconds"
 const encoder = new TextEncoder()
 
 /** The last event of every stream when the service shuts down: clients reconnect to another instance. */
-export const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
+const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
 
 /**
  * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a

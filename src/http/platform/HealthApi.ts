@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import * as HttpError from "./HttpErrors"
 import { documented } from "./OpenApiDocs"
 
-export const Readiness = Schema.Struct({
+const Readiness = Schema.Struct({
   status: Schema.Literal("ready"),
   checks: Schema.Struct({
     database: Schema.Literal("up"),

@@ -18,7 +18,7 @@ import {
   redisUp
 } from "../../layers/AppMetrics"
 
-export const METRICS_PATH = "/metrics"
+const METRICS_PATH = "/metrics"
 
 /** As long as readiness waits for each dependency. */
 const CHECK_TIMEOUT = Duration.seconds(1)

@@ -6,13 +6,13 @@
  */
 import { createServer, type Server } from "node:http"
 
-export interface ServerTimeouts {
+interface ServerTimeouts {
   readonly headersMs: number
   readonly requestMs: number
   readonly keepAliveMs: number
 }
 
-export const SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 }
+const SERVER_TIMEOUTS: ServerTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000 }
 
 export const createHttpServer = (timeouts: ServerTimeouts = SERVER_TIMEOUTS): Server =>
   createServer({

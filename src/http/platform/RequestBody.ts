@@ -25,7 +25,7 @@ import { endpoint, makeResolveEndpoint } from "./Routes"
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 export const CALLBACK_BODY_LIMIT_BYTES = 64 * 1024
-export const MAX_JSON_DEPTH = 64
+const MAX_JSON_DEPTH = 64
 
 const CALLBACK = endpoint("paymentCallback.payment")
 

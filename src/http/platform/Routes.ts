@@ -13,7 +13,7 @@ import { Api } from "../Api"
 /** `group.endpoint`, as named in the HttpApi groups, e.g. `auth.verify2fa`. */
 export type EndpointName = `${string}.${string}`
 
-export interface ResolvedEndpoint {
+interface ResolvedEndpoint {
   readonly name: EndpointName
   /** The route's template, e.g. `/api/auth/sessions/:id`. */
   readonly path: string

@@ -18,7 +18,7 @@ import { extname, join, relative, resolve, sep } from "node:path"
 import { gzipSync } from "node:zlib"
 
 /** Where the build writes the pages, relative to the working directory (like DATA_DIR). */
-export const WEB_DIR = "dist/web"
+const WEB_DIR = "dist/web"
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   ".html": "text/html; charset=utf-8",
@@ -64,7 +64,7 @@ interface Asset {
 }
 
 /** URL path -> file, e.g. `/assets/index-3f2a.js`. */
-export type WebAssets = ReadonlyMap<string, Asset>
+type WebAssets = ReadonlyMap<string, Asset>
 
 const filesUnder = (dir: string): ReadonlyArray<string> =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

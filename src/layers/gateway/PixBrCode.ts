@@ -23,7 +23,7 @@ export const crc16 = (payload: string): string => {
 const plain = (text: string, max: number) =>
   text.normalize("NFD").replace(/[^\x20-\x7e]/g, "").toUpperCase().slice(0, max)
 
-export interface BrCodeInput {
+interface BrCodeInput {
   /** Where the payer's bank fetches the charge (dynamic PIX), without the scheme. */
   readonly location: string
   readonly amountCents: bigint

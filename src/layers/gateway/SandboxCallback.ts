@@ -13,7 +13,7 @@ export interface SandboxEvent {
   readonly data: { readonly id: string; readonly failReason?: string }
 }
 
-export interface SandboxCallbackShape {
+interface SandboxCallbackShape {
   /** The callback's HTTP status and body. */
   readonly send: (event: SandboxEvent) => Effect.Effect<{ readonly status: number; readonly body: string }, GatewayError>
 }

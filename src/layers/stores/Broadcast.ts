@@ -16,7 +16,7 @@ export interface Publication {
   readonly message: string
 }
 
-export interface BroadcastShape {
+interface BroadcastShape {
   /** Publishes in the order given; several are sent together (one round trip to Redis, no fiber each). */
   readonly publish: (...publications: ReadonlyArray<Publication>) => Effect.Effect<void, ServiceUnavailable>
   /**

@@ -7,7 +7,7 @@ import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { storeCall } from "../Failures"
 import { RedisConnection } from "./RedisConnection"
 
-export interface KeyValueShape {
+interface KeyValueShape {
   readonly get: (key: string) => Effect.Effect<Option.Option<string>, ServiceUnavailable>
   readonly set: (key: string, value: string, ttlMs: number) => Effect.Effect<void, ServiceUnavailable>
   /** Sets the key only when it is absent (SET NX); true when this call set it. */

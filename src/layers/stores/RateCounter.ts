@@ -17,7 +17,7 @@ export interface RateCount {
 }
 
 /** One hit on the counter `key` in windows of `windowMs`. */
-export interface RateHit {
+interface RateHit {
   readonly key: string
   readonly windowMs: number
 }

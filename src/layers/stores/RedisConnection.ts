@@ -7,7 +7,7 @@ import { Context, Deferred, Duration, Effect, Layer, Redacted, Runtime, type Sco
 import { Redis } from "ioredis"
 import { StartupError } from "../AppConfig"
 
-export interface RedisConnectionShape {
+interface RedisConnectionShape {
   readonly client: Redis
   /** Prepended to every key and channel. */
   readonly prefix: string
@@ -21,7 +21,7 @@ export interface RedisConnectionShape {
 }
 
 /** Runs a script with these keys (prefixed by the caller) and arguments. */
-export type Script = (keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
+type Script = (keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 

@@ -11,7 +11,7 @@ import { RateCounter } from "./RateCounter"
 import { RedisConnection } from "./RedisConnection"
 import { UserLock } from "./UserLock"
 
-export interface StoreHealthShape {
+interface StoreHealthShape {
   /** Succeeds when the store answers promptly. */
   readonly check: Effect.Effect<void, ServiceUnavailable>
 }

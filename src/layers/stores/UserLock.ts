@@ -17,7 +17,7 @@ import { storeCall } from "../Failures"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
 
-export interface LockOptions {
+interface LockOptions {
   /** How long the lock outlives a crashed holder. Default 30000 ms. */
   readonly ttlMs?: number
 }
@@ -31,7 +31,7 @@ export interface UserLockShape {
   ) => Effect.Effect<A, E | OperationInProgress | ServiceUnavailable, R>
 }
 
-export const DEFAULT_LOCK_TTL_MS = 30_000
+const DEFAULT_LOCK_TTL_MS = 30_000
 /** How long a caller waits for the lock, in line and at the store together. */
 const MAX_WAIT_MS = 5_000
 const POLL = Schedule.spaced("50 millis")

@@ -24,7 +24,7 @@ export type BattleStatus = typeof BattleStatus.Type
 export const SettlementType = Schema.Literal("DROPPED", "REMOVED_TO_POOL", "ADDED_FROM_POOL")
 export type SettlementType = typeof SettlementType.Type
 
-export const MAX_ROUNDS = 25
+const MAX_ROUNDS = 25
 
 export const CreateBattleRequest = Schema.Struct({
   caseIds: Schema.Array(CaseId).pipe(

@@ -40,7 +40,7 @@ export type CaseCategory = typeof CaseCategory.Type
 /** Rolls select from 1..ROLL_SPACE; a dropChance of 1 is a block of ROLL_SPACE numbers. */
 export const ROLL_SPACE = 10_000_000
 /** dropChance is exact to 7 decimal places: 1 unit = 0.0000001. */
-export const CHANCE_DECIMALS = 7
+const CHANCE_DECIMALS = 7
 export const MIN_DROP_CHANCE_UNITS = 1_000 // 0.0001
 
 /**
@@ -77,7 +77,7 @@ export const DropChance = Schema.Number.pipe(
 )
 
 /** A case's chance of FLIP (docs/rules.md#flip-chance), 0 to 0.5, exact to 7 decimal places like drop chances. */
-export const FlipChance = Schema.Number.pipe(
+const FlipChance = Schema.Number.pipe(
   Schema.filter((chance) => chance >= 0 && chance <= 0.5, { message: () => "must be between 0 and 0.5" }),
   Schema.filter((chance) => chanceUnits(chance) !== undefined, {
     message: () => "must have at most 7 decimal places"

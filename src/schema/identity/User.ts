@@ -25,8 +25,8 @@ export interface SignedInUser {
   readonly role: Role
 }
 
-export const USERNAME_MIN_LENGTH = 3
-export const USERNAME_MAX_LENGTH = 32
+const USERNAME_MIN_LENGTH = 3
+const USERNAME_MAX_LENGTH = 32
 
 /** Names that would pass for the platform's own voice, and the form of our fallback: never taken as they are. */
 const RESERVED = /^(?:user-\d+|admin|administrator|moderator|mod|support|staff|system|official)$/i

@@ -43,8 +43,8 @@ export const PAYMENT_METHODS: ReadonlyArray<{
   { id: "CRYPTO", name: "Crypto (BTC/ETH)", feePercent: Number(FEE_BASIS_POINTS.CRYPTO) / 100, processingTime: "10 to 60 minutes" }
 ]
 
-export const MIN_DEPOSIT_CENTS = 500n
-export const MAX_DEPOSIT_CENTS = 10_000_000n
+const MIN_DEPOSIT_CENTS = 500n
+const MAX_DEPOSIT_CENTS = 10_000_000n
 
 /** docs/rules.md#deposit-limits: the message for an amount out of bounds, if it is. */
 export const depositAmountProblem = amountBoundsProblem("deposit", MIN_DEPOSIT_CENTS, MAX_DEPOSIT_CENTS)

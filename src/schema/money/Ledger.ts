@@ -14,8 +14,8 @@ export const TransactionType = Schema.Literal(...CreditType.literals, ...DebitTy
 export type TransactionType = typeof TransactionType.Type
 
 /** Who is on the other side of a movement: the platform itself, or money entering/leaving it. */
-export const Counterparty = Schema.Literal("HOUSE", "EXTERNAL")
-export type Counterparty = typeof Counterparty.Type
+const Counterparty = Schema.Literal("HOUSE", "EXTERNAL")
+type Counterparty = typeof Counterparty.Type
 
 export const counterpartyOf = (type: TransactionType): Counterparty =>
   type === "DEPOSIT" || type === "WITHDRAWAL" || type === "WITHDRAWAL_REFUND" ? "EXTERNAL" : "HOUSE"

@@ -31,8 +31,8 @@ export const PixKeyType = Schema.Literal("EMAIL", "CPF", "CNPJ", "PHONE", "RANDO
 })
 export type PixKeyType = typeof PixKeyType.Type
 
-export const MIN_WITHDRAWAL_CENTS = 1_000n
-export const MAX_WITHDRAWAL_CENTS = 10_000_000n
+const MIN_WITHDRAWAL_CENTS = 1_000n
+const MAX_WITHDRAWAL_CENTS = 10_000_000n
 /**
  * docs/rules.md#withdrawal-2fa: with 2FA on, a code is needed when this amount plus the user's withdrawals of
  * the last 24 hours (PENDING, PROCESSING or COMPLETED) is MORE than this (exactly this needs none), and for a
@@ -53,7 +53,7 @@ const checkDigit = (digits: ReadonlyArray<number>, weights: ReadonlyArray<number
 }
 
 /** 11 digits, bare or as 000.000.000-00, with both check digits right; all-equal digits are invalid. */
-export const isValidCpf = (key: string): boolean => {
+const isValidCpf = (key: string): boolean => {
   if (!/^(\d{11}|\d{3}\.\d{3}\.\d{3}-\d{2})$/.test(key)) return false
   const d = digitsOf(key.replace(/\D/g, ""))
   if (d.every((x) => x === d[0])) return false
@@ -62,7 +62,7 @@ export const isValidCpf = (key: string): boolean => {
 }
 
 /** 14 digits, bare or as 00.000.000/0000-00, with both check digits right; all-equal digits are invalid. */
-export const isValidCnpj = (key: string): boolean => {
+const isValidCnpj = (key: string): boolean => {
   if (!/^(\d{14}|\d{2}\.\d{3}\.\d{3}\/\d{4}-\d{2})$/.test(key)) return false
   const d = digitsOf(key.replace(/\D/g, ""))
   if (d.every((x) => x === d[0])) return false
@@ -136,11 +136,11 @@ export const PayoutEvent = Schema.Struct({
 }).annotations({ parseOptions: { errors: "all" } })
 export type PayoutEvent = typeof PayoutEvent.Type
 
-export const WithdrawalAmount = Schema.BigIntFromNumber.annotations({
+const WithdrawalAmount = Schema.BigIntFromNumber.annotations({
   message: () => ({ message: "must be an integer number of cents", override: true })
 }).pipe(Schema.filter((amount) => amountProblem(amount) ?? true))
 
-export const PixDetails = Schema.Struct({
+const PixDetails = Schema.Struct({
   pixKeyType: PixKeyType,
   pixKey: Schema.String.annotations({ message: () => "must be a string" })
 }).pipe(

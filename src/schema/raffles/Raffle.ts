@@ -11,7 +11,7 @@ export const RaffleStatus = Schema.Literal("OPEN", "DRAWN", "CANCELLED").annotat
 })
 export type RaffleStatus = typeof RaffleStatus.Type
 
-export const MAX_RAFFLE_TICKETS = 10_000
+const MAX_RAFFLE_TICKETS = 10_000
 
 export const CreateRaffleRequest = Schema.Struct({
   itemId: ItemId,

@@ -35,8 +35,8 @@ const STATS_CONCURRENCY = 4
 /** A day is cached once it ended this long ago. */
 const SETTLED_AFTER_MS = 3_600_000
 
-export const CHART_PERIODS = { "7d": 7, "30d": 30, "90d": 90 } as const
-export type ChartPeriod = keyof typeof CHART_PERIODS
+const CHART_PERIODS = { "7d": 7, "30d": 30, "90d": 90 } as const
+type ChartPeriod = keyof typeof CHART_PERIODS
 
 /** The ledger types of revenue (docs/rules.md#revenue); amounts are the user's side, so revenue is minus their sum. */
 const REVENUE_TYPES = ["CASE_OPEN", "BATTLE_ENTRY", "BATTLE_REFUND"] as const

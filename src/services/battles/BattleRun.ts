@@ -22,7 +22,7 @@ import { caseRoll, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { orUnavailable, rowsOf } from "../platform/SqlRows"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
 
-export interface BattlePlayer {
+interface BattlePlayer {
   readonly slot: number
   readonly userId: UserId
   readonly team: number | null
@@ -33,7 +33,7 @@ export interface BattlePlayer {
  * docs/rules.md#battle-winners: NORMAL the highest total wins, CRAZY the lowest, TEAM the team with the highest
  * sum; every tied player (or team) wins. Returns the winners in slot order.
  */
-export const winnersOf = (mode: BattleMode, players: ReadonlyArray<BattlePlayer>): ReadonlyArray<BattlePlayer> => {
+const winnersOf = (mode: BattleMode, players: ReadonlyArray<BattlePlayer>): ReadonlyArray<BattlePlayer> => {
   const bySlot = [...players].sort((a, b) => a.slot - b.slot)
   if (mode === "TEAM") {
     const teamTotal = (team: number) =>

@@ -18,7 +18,7 @@
 /** The settlement tolerance in cents (docs/rules.md#battle-settlement). */
 export const TOLERANCE = 100n
 /** At most 5 compensation candidates (docs/rules.md#battle-settlement). */
-export const MAX_CANDIDATES = 5
+const MAX_CANDIDATES = 5
 
 export type SettlementType = "DROPPED" | "REMOVED_TO_POOL" | "ADDED_FROM_POOL"
 
@@ -29,7 +29,7 @@ export interface Drop<U extends bigint, I extends bigint> {
   readonly roundNumber: number
 }
 
-export interface Winner<U extends bigint> {
+interface Winner<U extends bigint> {
   readonly userId: U
   readonly slot: number
 }
@@ -39,7 +39,7 @@ export interface PoolItem<I extends bigint> {
   readonly valueCents: bigint
 }
 
-export interface SettlementRecord<U extends bigint, I extends bigint> {
+interface SettlementRecord<U extends bigint, I extends bigint> {
   readonly type: SettlementType
   /** null exactly for REMOVED_TO_POOL. */
   readonly userId: U | null

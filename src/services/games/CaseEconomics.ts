@@ -32,7 +32,7 @@ export interface Payout {
   readonly valueCents: bigint
 }
 
-export interface CaseTerms {
+interface CaseTerms {
   readonly priceCents: bigint
   readonly houseEdge: number
   readonly flipChance: number

@@ -41,7 +41,7 @@ const invalid = (message: string) =>
  * An item of a case as an administrator gives it: without `dropChance`, its rarity decides
  * (docs/rules.md#missing-drop-chances).
  */
-export interface ItemChanceRequest<Id extends bigint = bigint> {
+interface ItemChanceRequest<Id extends bigint = bigint> {
   readonly itemId: Id
   readonly rarity: Rarity
   readonly dropChance?: number | undefined

@@ -49,7 +49,7 @@ export interface CaseWithItems {
 }
 
 /** An active, non-promotional case that pays back more than its house edge allows (docs/rules.md#house-edge-rule). */
-export interface CaseOverHouseEdge {
+interface CaseOverHouseEdge {
   readonly id: CaseId
   readonly name: string
   readonly slug: string
@@ -59,7 +59,7 @@ export interface CaseOverHouseEdge {
 }
 
 /** One item of a case: its range, and the item as a player sees it. */
-export class CaseItemDetail extends Schema.Class<CaseItemDetail>("CaseItemDetail")({
+class CaseItemDetail extends Schema.Class<CaseItemDetail>("CaseItemDetail")({
   ...CaseItem.fields,
   name: Schema.String,
   rarity: Rarity,
@@ -73,7 +73,7 @@ export interface ActiveCase {
   readonly items: ReadonlyArray<CaseItemDetail>
 }
 
-export interface ActiveCaseQuery extends PageRequest {
+interface ActiveCaseQuery extends PageRequest {
   readonly category?: CaseCategory | undefined
   readonly featured?: boolean | undefined
 }

@@ -11,7 +11,7 @@ import { Catalog } from "./Catalog"
 import { demoCases, demoItems } from "./DemoCatalog"
 import { execute, inTransaction, rowsOf } from "../platform/SqlRows"
 
-export interface SeedReport {
+interface SeedReport {
   readonly itemsCreated: number
   readonly casesCreated: number
 }

@@ -6,14 +6,14 @@
  */
 import type { CaseCategory, Rarity } from "../../schema/games/Catalog"
 
-export interface DemoItem {
+interface DemoItem {
   readonly name: string
   readonly rarity: Rarity
   readonly valueCents: bigint
   readonly isUpgradable: boolean
 }
 
-export interface DemoCase {
+interface DemoCase {
   readonly name: string
   readonly slug: string
   readonly description: string

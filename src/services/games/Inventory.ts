@@ -39,7 +39,7 @@ export interface InventoryQuery {
 }
 
 /** The reference of an ITEM_SELL movement: the sold entry. */
-export const SALE_REFERENCE_TYPE = "INVENTORY_ITEM"
+const SALE_REFERENCE_TYPE = "INVENTORY_ITEM"
 
 /** docs/rules.md#selling: a second sale of an entry, or a sale of someone else's entry. */
 const notAvailable = () => new ItemNotAvailable({ message: "Item not available" })

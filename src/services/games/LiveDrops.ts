@@ -10,7 +10,7 @@ import { NotFound, type ServiceUnavailable } from "../../schema/platform/Errors"
 import type { ItemId, UserId } from "../../schema/platform/Ids"
 import { afterCommit, rowsOf, singleOf } from "../platform/SqlRows"
 
-export const LIVE_DROPS_CHANNEL = "live-drops"
+const LIVE_DROPS_CHANNEL = "live-drops"
 
 const DropRow = Schema.Struct({
   id: Schema.String,

@@ -19,7 +19,7 @@ import { type FairnessState, InvalidClientSeed } from "../../schema/games/Fairne
 import type { UserId } from "../../schema/platform/Ids"
 import { execute, firstOf, singleOf } from "../platform/SqlRows"
 
-export const UPGRADE_SCALE = 100_000
+const UPGRADE_SCALE = 100_000
 
 export const hashServerSeed = (serverSeed: string): string => createHash("sha256").update(serverSeed).digest("hex")
 
@@ -48,7 +48,7 @@ export const flipTriggered = (serverSeed: string, clientSeed: string, nonce: num
   Number(hmacInteger(serverSeed, `${clientSeed}:${nonce}:flip`) % BigInt(ROLL_SPACE)) < flipThresholdUnits(flipChance)
 
 /** A block of consecutive raffle tickets bought at once, with the buyer's client seed at purchase. */
-export interface TicketBlock {
+interface TicketBlock {
   readonly firstTicket: number
   readonly lastTicket: number
   readonly clientSeed: string
@@ -81,7 +81,7 @@ export interface ServerSeed {
 }
 
 /** The seeds of one roll with the user's committed seed, and the commitment that replaced it. */
-export interface CommittedRoll extends ServerSeed {
+interface CommittedRoll extends ServerSeed {
   readonly clientSeed: string
   readonly nonce: number
   readonly nextServerSeedHash: string
@@ -107,7 +107,7 @@ const NoncesRow = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.Numbe
  * A user's fairness state as a one-statement write expects to find it (`lockStep`): the client seed,
  * the last nonce used and the committed next seed.
  */
-export interface NextRoll {
+interface NextRoll {
   readonly clientSeed: string
   readonly nonce: number
   readonly nextServerSeed: string

@@ -43,7 +43,7 @@ import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThre
 import { firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
-export interface UpgradeRules {
+interface UpgradeRules {
   /** The house edge in percent: 10 (docs/rules.md#upgrade-odds). */
   readonly houseEdgePercent: number
   /** The probability is clamped to 0.01 .. 0.90. */
@@ -60,17 +60,17 @@ export const UPGRADE_RULES: UpgradeRules = {
   maxMultiplier: 10
 }
 
-export const clampProbability = (probability: number, rules: UpgradeRules = UPGRADE_RULES): number =>
+const clampProbability = (probability: number, rules: UpgradeRules = UPGRADE_RULES): number =>
   Math.min(rules.maxProbability, Math.max(rules.minProbability, probability))
 
-export interface UpgradeOdds {
+interface UpgradeOdds {
   /** Clamped to 0.01 .. 0.90. */
   readonly probability: number
   /** floor(probability x 100000): the upgrade succeeds exactly when roll < threshold. */
   readonly threshold: number
 }
 
-export type OddsError = InvalidUpgrade | MultiplierTooHigh | ProbabilityTooLow
+type OddsError = InvalidUpgrade | MultiplierTooHigh | ProbabilityTooLow
 
 /**
  * probability = (from / to) x (1 - houseEdge), clamped to 0.01 .. 0.90 (docs/rules.md#upgrade-odds).
@@ -104,7 +104,7 @@ export const upgradeOdds = (
 /** "45.00" for 0.45. */
 export const probabilityPercent = (probability: number): string => (probability * 100).toFixed(2)
 
-export interface UpgradeRequest {
+interface UpgradeRequest {
   readonly fromItemId: ItemId
   readonly toItemId: ItemId
   /** A specific entry to stake; it must be of `fromItemId`. Absent: the oldest AVAILABLE one. */

@@ -39,7 +39,7 @@ import { Notifications } from "../platform/Notifications"
 import { Users } from "./Users"
 
 export const SESSION_TTL_SECONDS = 604_800
-export const MAX_SESSIONS_PER_USER = 5
+const MAX_SESSIONS_PER_USER = 5
 const SESSION_TTL_MS = SESSION_TTL_SECONDS * 1000
 /** How old a session's copy of its user (SessionAccount) may be before a request reads the user again. */
 export const ACCOUNT_RECHECK_MS = 30_000

@@ -33,13 +33,13 @@ import { Notifications } from "../platform/Notifications"
 import * as SecretCipher from "./SecretCipher"
 import { firstOf, inTransaction } from "../platform/SqlRows"
 
-export const SETUP_TTL_MS = 300_000
-export const BACKUP_CODE_COUNT = 10
+const SETUP_TTL_MS = 300_000
+const BACKUP_CODE_COUNT = 10
 /**
  * A SECURITY_ALERT goes out when this many backup codes or fewer remain after a use
  * (docs/rules.md#low-backup-codes).
  */
-export const LOW_BACKUP_CODES = 3
+const LOW_BACKUP_CODES = 3
 const STEP_MS = 30_000
 /** Bytes of a new secret (shown as base32, docs/rules.md#two-factor-setup). */
 const SECRET_BYTES = 20

@@ -51,7 +51,7 @@ import { firstOf, inTransaction, type NewestFirst, newestPage, rowsOf, singleOf,
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /** Deposits the expiry job closes per transaction. */
-export const EXPIRY_BATCH = 200
+const EXPIRY_BATCH = 200
 
 const Row = Schema.Struct({
   id: DepositId,

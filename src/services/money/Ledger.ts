@@ -21,7 +21,7 @@ import {
 } from "../../schema/money/Ledger"
 import { firstOf, orUnavailable, rowsOf } from "../platform/SqlRows"
 
-export interface Movement<T> {
+interface Movement<T> {
   readonly userId: UserId
   readonly type: T
   /** Always positive: the direction follows from the method. */

@@ -63,7 +63,7 @@ import { moneyMovement } from "../../layers/AppMetrics"
  * once its payout was handed over this long ago: the approval's own call (with its retries) may still
  * be on its way to the gateway until then.
  */
-export const PAYOUT_SETTLE_MS = 2 * 60_000
+const PAYOUT_SETTLE_MS = 2 * 60_000
 
 const Row = Schema.Struct({
   id: WithdrawalId,

@@ -19,9 +19,9 @@ import type { UserId } from "../../schema/platform/Ids"
 import { firstOf, inTransaction, orUnavailable } from "./SqlRows"
 
 /** How long a key answers with its first response. */
-export const IDEMPOTENCY_KEY_TTL = Duration.hours(24)
+const IDEMPOTENCY_KEY_TTL = Duration.hours(24)
 
-export interface IdempotentRequest<A, I> {
+interface IdempotentRequest<A, I> {
   readonly userId: UserId
   /** The client's key; undefined: the operation simply runs. */
   readonly key: string | undefined
@@ -32,7 +32,7 @@ export interface IdempotentRequest<A, I> {
   readonly response: Schema.Schema<A, I>
 }
 
-export interface IdempotentOutcome<A> {
+interface IdempotentOutcome<A> {
   readonly value: A
   /** True when this is the stored response of an earlier request with the same key. */
   readonly replayed: boolean
@@ -48,7 +48,7 @@ const canonicalJson = (value: unknown): string =>
     return v
   })
 
-export const fingerprintOf = (operation: string, input: unknown): string =>
+const fingerprintOf = (operation: string, input: unknown): string =>
   createHash("sha256").update(`${operation}\n${canonicalJson(input)}`).digest("hex")
 
 const FORGET_BATCH = 5_000

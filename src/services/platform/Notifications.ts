@@ -12,7 +12,7 @@ import { NotFound } from "../../schema/platform/Errors"
 import { Notification, NotificationId, type NotificationPage, type NotificationType } from "../../schema/platform/Notification"
 import { afterCommit, orUnavailable, rowsOf, singleOf, windowOf } from "./SqlRows"
 
-export interface NewNotification {
+interface NewNotification {
   readonly type: NotificationType
   readonly title: string
   readonly message: string

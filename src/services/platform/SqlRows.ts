@@ -79,7 +79,7 @@ export const numberOf = (statement: Statement): Effect.Effect<number, ServiceUna
   Effect.map(singleOf(NumberRow, statement), (row) => row.n)
 
 /** The LIMIT and OFFSET of a page of a list. */
-export interface PageWindow {
+interface PageWindow {
   readonly limit: number
   readonly offset: number
 }

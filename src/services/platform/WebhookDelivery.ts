@@ -37,20 +37,20 @@ import { isInternalTarget, publicOnlyLookup } from "./WebhookTargets"
 import { inTransaction, orUnavailable, pageOf, rowsOf } from "./SqlRows"
 
 /** Each POST is cut after this long (docs/rules.md#webhook-delivery). */
-export const DELIVERY_TIMEOUT = Duration.seconds(10)
+const DELIVERY_TIMEOUT = Duration.seconds(10)
 /** How long a claim keeps other instances off a delivery: the timeout plus room for the database. */
-export const CLAIM_LEASE = Duration.seconds(30)
+const CLAIM_LEASE = Duration.seconds(30)
 /** Attempts before a delivery is FAILED (docs/rules.md#webhook-delivery). */
 export const MAX_ATTEMPTS = 8
 /** The wait after the first failure; it doubles after each further one (docs/rules.md#webhook-delivery). */
-export const FIRST_RETRY_DELAY = Duration.minutes(1)
+const FIRST_RETRY_DELAY = Duration.minutes(1)
 /**
  * How often the worker looks for due deliveries: a commit is sent within about 1 s
  * (docs/rules.md#webhook-delivery).
  */
-export const POLL_INTERVAL = Duration.seconds(1)
+const POLL_INTERVAL = Duration.seconds(1)
 /** Deliveries claimed (and sent concurrently) at once. */
-export const CLAIM_BATCH = 25
+const CLAIM_BATCH = 25
 
 /** The wait after the `failedAttempts`-th failure: 1 min, 2 min, 4 min, ... */
 export const retryDelay = (failedAttempts: number): Duration.Duration =>
@@ -64,7 +64,7 @@ const Claimed = Schema.Struct({
   attempts: Schema.Int,
   leaseUntil: Schema.DateFromSelf
 })
-export type ClaimedDelivery = typeof Claimed.Type
+type ClaimedDelivery = typeof Claimed.Type
 
 /** What one attempt came to: an HTTP status, or an error when there was none. */
 interface Outcome {

@@ -30,7 +30,7 @@ for (const [network, prefix] of [
   ["2002::", 16], ["3fff::", 20], ["5f00::", 16], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8]
 ] as const) internal.addSubnet(network, prefix, "ipv6")
 
-export const isInternalAddress = (address: string): boolean => {
+const isInternalAddress = (address: string): boolean => {
   const family = isIP(address)
   return family !== 0 && internal.check(address, family === 6 ? "ipv6" : "ipv4")
 }
