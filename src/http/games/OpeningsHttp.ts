@@ -20,7 +20,7 @@ export const OpeningsLive = HttpApiBuilder.group(Api, "openings", (handlers) =>
             openings.open(user, path.id)
           )))
       .handle("history", ({ urlParams }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => openings.history(user.id, urlParams.page, urlParams.limit)))
+        Effect.flatMap(CurrentUser, ({ user }) => openings.history(user.id, urlParams)))
       .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => openings.verify(user, path.id)))
       .handle("caseStats", ({ path }) => stats.caseStats(path.id))
       .handle("userStats", () => Effect.flatMap(CurrentUser, ({ user }) => stats.userCaseStats(user.id)))

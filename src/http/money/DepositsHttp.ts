@@ -6,6 +6,7 @@ import { Deposits } from "../../services/money/Deposits"
 import { Api } from "../Api"
 import { CurrentUser } from "../identity/Authentication"
 import { idempotent } from "../platform/Idempotent"
+import type { PageRequest } from "../../schema/platform/Pagination"
 
 export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
   Effect.gen(function*() {
@@ -22,7 +23,7 @@ export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
           deposits.initiate(user.id, payload)
         )
       })
-    const list = ({ urlParams }: { readonly urlParams: { readonly page: number; readonly limit: number } }) =>
+    const list = ({ urlParams }: { readonly urlParams: PageRequest }) =>
       Effect.flatMap(CurrentUser, ({ user }) => deposits.list(user.id, urlParams))
     const cancel = ({ path }: { readonly path: { readonly id: DepositId } }) =>
       Effect.flatMap(CurrentUser, ({ user }) => deposits.cancel(user.id, path.id))

@@ -14,6 +14,10 @@ import * as TwoFactor from "../../schema/identity/TwoFactor"
 import * as User from "../../schema/identity/User"
 import * as Deposit from "../../schema/money/Deposit"
 import * as Withdrawal from "../../schema/money/Withdrawal"
+import * as Game from "../../schema/games/Game"
+import * as Inventory from "../../schema/games/Inventory"
+import * as Upgrade from "../../schema/games/Upgrade"
+import * as Money from "../../schema/money/Money"
 import * as Errors from "../../schema/platform/Errors"
 import * as Raffle from "../../schema/raffles/Raffle"
 
@@ -88,36 +92,36 @@ export const Validation = withFieldErrors(
  * InvalidRoll is 500 `Invalid roll`; validation makes it impossible for a saved case
  * (docs/rules.md#case-validation).
  */
-export const InvalidRoll = withStatus(Errors.InvalidRoll, (message) => new Errors.InvalidRoll({ message, roll: 0 }), 500)
-export const CaseNotFound = withStatus(Errors.CaseNotFound, (message) => new Errors.CaseNotFound({ message }), 404)
+export const InvalidRoll = withStatus(Game.InvalidRoll, (message) => new Game.InvalidRoll({ message, roll: 0 }), 500)
+export const CaseNotFound = withStatus(Catalog.CaseNotFound, (message) => new Catalog.CaseNotFound({ message }), 404)
 /** docs/rules.md#two-factor-required-error: exactly `{statusCode: 400, error: "2FA_REQUIRED", message}`. */
 export const TwoFactorRequired = Schema.transform(
   Schema.Struct({ statusCode: Schema.Literal(400), error: Schema.Literal("2FA_REQUIRED"), message: Schema.String }),
-  Schema.typeSchema(Errors.TwoFactorRequired),
+  Schema.typeSchema(TwoFactor.TwoFactorRequired),
   {
     strict: true,
-    decode: ({ message }) => new Errors.TwoFactorRequired({ message }),
+    decode: ({ message }) => new TwoFactor.TwoFactorRequired({ message }),
     encode: (e) => ({ statusCode: 400 as const, error: "2FA_REQUIRED" as const, message: e.message })
   }
 ).annotations(HttpApiSchema.annotations({ status: 400 }))
 /** The gateway failed a payout (502 Bad Gateway): the upstream failed, not the request. */
-export const PayoutFailed = withStatus(Errors.PayoutFailed, (message) => new Errors.PayoutFailed({ message }), 502)
+export const PayoutFailed = withStatus(Withdrawal.PayoutFailed, (message) => new Withdrawal.PayoutFailed({ message }), 502)
 /**
  * Upgrade and inventory errors, all 400 (docs/rules.md#domain-errors); ItemNotAvailable keeps its message
  * (`Item not available` for sales).
  */
-export const ItemNotAvailable = withStatus(Errors.ItemNotAvailable, (message) => new Errors.ItemNotAvailable({ message }), 400)
-export const ItemNotUpgradable = withStatus(Errors.ItemNotUpgradable, (message) => new Errors.ItemNotUpgradable({ message }), 400)
-export const InvalidUpgrade = withStatus(Errors.InvalidUpgrade, (message) => new Errors.InvalidUpgrade({ message }), 400)
-export const MultiplierTooHigh = withStatus(Errors.MultiplierTooHigh, (message) => new Errors.MultiplierTooHigh({ message }), 400)
-export const ProbabilityTooLow = withStatus(Errors.ProbabilityTooLow, (message) => new Errors.ProbabilityTooLow({ message }), 400)
-export const GatewayUnavailable = withStatus(Errors.GatewayUnavailable, (message) => new Errors.GatewayUnavailable({ message }), 502)
+export const ItemNotAvailable = withStatus(Inventory.ItemNotAvailable, (message) => new Inventory.ItemNotAvailable({ message }), 400)
+export const ItemNotUpgradable = withStatus(Upgrade.ItemNotUpgradable, (message) => new Upgrade.ItemNotUpgradable({ message }), 400)
+export const InvalidUpgrade = withStatus(Upgrade.InvalidUpgrade, (message) => new Upgrade.InvalidUpgrade({ message }), 400)
+export const MultiplierTooHigh = withStatus(Upgrade.MultiplierTooHigh, (message) => new Upgrade.MultiplierTooHigh({ message }), 400)
+export const ProbabilityTooLow = withStatus(Upgrade.ProbabilityTooLow, (message) => new Upgrade.ProbabilityTooLow({ message }), 400)
+export const GatewayUnavailable = withStatus(Money.GatewayUnavailable, (message) => new Money.GatewayUnavailable({ message }), 502)
 export const InvalidWebhookSignature = withStatus(
-  Errors.InvalidWebhookSignature,
-  (message) => new Errors.InvalidWebhookSignature({ message }),
+  Deposit.InvalidWebhookSignature,
+  (message) => new Deposit.InvalidWebhookSignature({ message }),
   401
 )
-export const AddressNotAllowed = withStatus(Errors.AddressNotAllowed, (message) => new Errors.AddressNotAllowed({ message }), 403)
+export const AddressNotAllowed = withStatus(Deposit.AddressNotAllowed, (message) => new Deposit.AddressNotAllowed({ message }), 403)
 
 /**
  * Sign-in and two-factor (docs/rules.md#sign-in, docs/rules.md#two-factor-authentication), all 400 but the

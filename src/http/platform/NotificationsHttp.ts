@@ -10,7 +10,7 @@ export const NotificationsLive = HttpApiBuilder.group(Api, "notifications", (han
     const notifications = yield* Notifications
     return handlers
       .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => notifications.list(user.id, urlParams.page, urlParams.limit)))
+        Effect.flatMap(CurrentUser, ({ user }) => notifications.list(user.id, urlParams)))
       .handle("read", ({ path }) =>
         Effect.gen(function*() {
           const { user } = yield* CurrentUser

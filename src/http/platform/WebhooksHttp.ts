@@ -13,8 +13,5 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
       .handle("list", () => Effect.map(webhooks.list(), (list) => ({ webhooks: list })))
       .handle("remove", ({ path }) => Effect.as(webhooks.remove(path.id), { message: "Webhook deleted" }))
       .handle("deliveries", ({ path, urlParams }) =>
-        Effect.map(
-          delivery.deliveries(path.id, urlParams.page, urlParams.limit),
-          ({ deliveries, total }) => ({ deliveries, total, page: urlParams.page })
-        ))
+        delivery.deliveries(path.id, urlParams))
   }))

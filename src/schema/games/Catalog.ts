@@ -281,3 +281,6 @@ export class OverHouseEdge extends Schema.TaggedError<OverHouseEdge>()("OverHous
   ...message("Case pays back more than its house edge allows"),
   errors: Schema.Array(FieldError)
 }) {}
+
+/** An absent or inactive case (docs/rules.md#open-case). */
+export class CaseNotFound extends Schema.TaggedError<CaseNotFound>()("CaseNotFound", message("Case not found")) {}

@@ -3,6 +3,7 @@
  * docs/rules.md#inventory-and-selling, docs/rules.md#live-drops).
  */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { Rarity } from "./Catalog"
 import { ItemId } from "../platform/Ids"
 
@@ -73,3 +74,12 @@ export const OpeningVerification = Schema.Struct({
   flipRangeEnd: Schema.optional(Schema.Number),
   isValid: Schema.Boolean
 })
+
+/**
+ * A roll outside every range of a case; validation makes this impossible for a saved case
+ * (docs/rules.md#case-validation).
+ */
+export class InvalidRoll extends Schema.TaggedError<InvalidRoll>()("InvalidRoll", {
+  ...message("Invalid roll"),
+  roll: Schema.Number
+}) {}

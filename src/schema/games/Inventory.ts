@@ -1,5 +1,6 @@
 /** A user's inventory (docs/rules.md#inventory-entries): entries of catalog items, and what became of them. */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { DropSource, ItemView } from "./Game"
 import { idFromString } from "../platform/Ids"
 
@@ -44,3 +45,13 @@ export const SellAllResult = Schema.Struct({
   balanceCents: Schema.BigIntFromNumber
 })
 export type SellAllResult = typeof SellAllResult.Type
+
+/**
+ * The user has no AVAILABLE inventory entry that fits (docs/rules.md#upgrade-stake). Selling an entry that is
+ * absent, someone else's, or no longer AVAILABLE uses it too, with the message `Item not available`
+ * (docs/rules.md#selling).
+ */
+export class ItemNotAvailable extends Schema.TaggedError<ItemNotAvailable>()(
+  "ItemNotAvailable",
+  message("Item not available for upgrade")
+) {}

@@ -1,5 +1,6 @@
 /** Upgrades (docs/rules.md#upgrades): the shapes of the wire. */
 import { Schema } from "effect"
+import { message } from "../platform/Errors"
 import { idFromString, ItemId } from "../platform/Ids"
 import { RollProof } from "./Fairness"
 
@@ -71,3 +72,27 @@ export const UpgradeHistory = Schema.Struct({
   page: Schema.Int
 })
 export type UpgradeHistory = typeof UpgradeHistory.Type
+
+/** The upgrade target is absent or not upgradable (docs/rules.md#upgrade-refusals). */
+export class ItemNotUpgradable extends Schema.TaggedError<ItemNotUpgradable>()(
+  "ItemNotUpgradable",
+  message("Item not upgradable")
+) {}
+
+/** The upgrade target is not worth strictly more than the source (docs/rules.md#upgrade-refusals). */
+export class InvalidUpgrade extends Schema.TaggedError<InvalidUpgrade>()(
+  "InvalidUpgrade",
+  message("Target item must have higher value")
+) {}
+
+/** The target is worth more than 10 times the source (docs/rules.md#upgrade-refusals). */
+export class MultiplierTooHigh extends Schema.TaggedError<MultiplierTooHigh>()(
+  "MultiplierTooHigh",
+  message("Maximum multiplier is 10x")
+) {}
+
+/** The unclamped upgrade probability is below the 0.01 floor (see `upgradeOdds` in src/services/games/Upgrades.ts). */
+export class ProbabilityTooLow extends Schema.TaggedError<ProbabilityTooLow>()(
+  "ProbabilityTooLow",
+  message("Probability too low")
+) {}

@@ -37,3 +37,13 @@ export class AdminTwoFactorNotEnabled extends Schema.TaggedError<AdminTwoFactorN
   "AdminTwoFactorNotEnabled",
   message("Administrators need 2FA enabled for money actions")
 ) {}
+
+/**
+ * A 2FA-protected action sent without a code: a withdrawal that needs one (docs/rules.md#withdrawal-2fa)
+ * or an administrator's money action (docs/rules.md#admin-step-up). Its HTTP body is the one exception to
+ * the error body: `{statusCode: 400, error: "2FA_REQUIRED", message}` (docs/rules.md#two-factor-required-error).
+ */
+export class TwoFactorRequired extends Schema.TaggedError<TwoFactorRequired>()(
+  "TwoFactorRequired",
+  message("2FA code required")
+) {}

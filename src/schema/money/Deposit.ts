@@ -136,3 +136,15 @@ export class SandboxNotInUse extends Schema.TaggedError<SandboxNotInUse>()(
   "SandboxNotInUse",
   message("The sandbox gateway is not in use")
 ) {}
+
+/** A gateway callback whose `x-webhook-signature` does not match its body (docs/rules.md#gateway-callback). */
+export class InvalidWebhookSignature extends Schema.TaggedError<InvalidWebhookSignature>()(
+  "InvalidWebhookSignature",
+  message("Invalid webhook signature")
+) {}
+
+/** A gateway callback from an address outside `GATEWAY_ALLOWED_IPS` (docs/rules.md#gateway-callback) (403). */
+export class AddressNotAllowed extends Schema.TaggedError<AddressNotAllowed>()(
+  "AddressNotAllowed",
+  message("Address not allowed")
+) {}

@@ -1,4 +1,6 @@
-/** Money as people read it, and the bounds of an amount, in the notation of the service's messages. */
+/** Money as people read it, the bounds of an amount, and the refusal when the payment gateway cannot be reached. */
+import { Schema } from "effect"
+import { message } from "../platform/Errors"
 
 /** `R$ 1,234.56`: the notation of the service's messages (`R$ 100,000.00`). */
 export const formatBrl = (cents: bigint): string => {
@@ -15,3 +17,9 @@ export const amountBoundsProblem = (what: string, min: bigint, max: bigint) => (
     : amountCents > max
     ? `Maximum ${what} is ${formatBrl(max)}`
     : undefined
+
+/** The payment gateway could not create a charge; nothing was recorded (502). */
+export class GatewayUnavailable extends Schema.TaggedError<GatewayUnavailable>()(
+  "GatewayUnavailable",
+  message("Payment gateway unavailable")
+) {}

@@ -223,3 +223,6 @@ export class WithdrawalNotProcessing extends Schema.TaggedError<WithdrawalNotPro
   "WithdrawalNotProcessing",
   message("Withdrawal is not processing")
 ) {}
+
+/** The payment gateway refused or failed a payout; what it concerns (a withdrawal) is left unchanged (502). */
+export class PayoutFailed extends Schema.TaggedError<PayoutFailed>()("PayoutFailed", message("Payout failed")) {}

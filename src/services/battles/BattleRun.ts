@@ -19,7 +19,7 @@ import { settle } from "./BattleSettlement"
 import { itemForRoll } from "../games/CaseRanges"
 import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
-import { orUnavailable, rowsOf } from "../platform/SqlRows"
+import { execute, orUnavailable, rowsOf } from "../platform/SqlRows"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
 
 interface BattlePlayer {
@@ -79,7 +79,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
      */
     const run = Effect.fn("BattleRun.run")(function*(battleId: BattleId, mode: BattleMode, seed: ServerSeed) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql`UPDATE battles SET status = 'RUNNING' WHERE id = ${battleId}`
+      yield* execute(sql`UPDATE battles SET status = 'RUNNING' WHERE id = ${battleId}`)
       const rounds = yield* rowsOf(RoundRow, sql`
         SELECT bc.round_number, bc.case_id::text AS case_id, c.name AS case_name, bc.items
         FROM battle_cases bc JOIN cases c ON c.id = bc.case_id WHERE bc.battle_id = ${battleId} ORDER BY bc.round_number`)
@@ -116,7 +116,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
           drops.push({ userId: player.userId, itemId: won.itemId, valueCents: won.valueCents, roundNumber: round.roundNumber, caseName: round.caseName })
         }
       }
-      yield* sql`INSERT INTO battle_rolls ${sql.insert(rolls)}`
+      yield* execute(sql`INSERT INTO battle_rolls ${sql.insert(rolls)}`)
 
       const totals: ReadonlyArray<BattlePlayer> = players.map((p) => ({
         ...p,
@@ -190,11 +190,11 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
 
       const winnerSlots = new Set(winners.map((w) => w.slot))
       for (const player of totals) {
-        yield* sql`UPDATE battle_players SET total_value_cents = ${player.totalValueCents}, is_winner = ${winnerSlots.has(player.slot)}
-                   WHERE battle_id = ${battleId} AND slot = ${player.slot}`
+        yield* execute(sql`UPDATE battle_players SET total_value_cents = ${player.totalValueCents}, is_winner = ${winnerSlots.has(player.slot)}
+                   WHERE battle_id = ${battleId} AND slot = ${player.slot}`)
       }
-      yield* sql`UPDATE battles SET status = 'FINISHED', finished_at = ${now}, fair_share_cents = ${settlement.fairShare},
-                   winners_count = ${winners.length} WHERE id = ${battleId}`
+      yield* execute(sql`UPDATE battles SET status = 'FINISHED', finished_at = ${now}, fair_share_cents = ${settlement.fairShare},
+                   winners_count = ${winners.length} WHERE id = ${battleId}`)
       yield* outbox.enqueue("battle.finished", {
         battleId: String(battleId),
         winnerIds: winners.map((w) => String(w.userId)),

@@ -24,8 +24,8 @@ import {
   NotInBattle,
   SettlementType
 } from "../../schema/battles/Battle"
-import { Rarity } from "../../schema/games/Catalog"
-import { CaseNotFound, NotFound } from "../../schema/platform/Errors"
+import { CaseNotFound, Rarity } from "../../schema/games/Catalog"
+import { NotFound } from "../../schema/platform/Errors"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import type { SignedInUser } from "../../schema/identity/User"
 import { BattleRun } from "./BattleRun"
@@ -34,7 +34,7 @@ import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
+import { execute, firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 const BattleRow = Schema.Struct({
@@ -235,16 +235,16 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           case_id: String(caseId),
           price_cents: String(priceOf.get(caseId)!)
         }))
-        yield* sql`
+        yield* execute(sql`
           INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
           SELECT ${id}, r.round_number, r.case_id, r.price_cents,
                  (SELECT jsonb_agg(jsonb_build_object('itemId', ci.item_id::text, 'rangeStart', ci.range_start,
                                                       'rangeEnd', ci.range_end, 'valueCents', i.value_cents::text)
                                    ORDER BY ci.range_start)
                   FROM case_items ci JOIN items i ON i.id = ci.item_id WHERE ci.case_id = r.case_id)
-          FROM jsonb_to_recordset(${JSON.stringify(rounds)}::jsonb) AS r(round_number integer, case_id bigint, price_cents bigint)`
-        yield* sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
-                   VALUES (${id}, 1, ${userId}, ${teamOf(request.mode, 1)}, ${at})`
+          FROM jsonb_to_recordset(${JSON.stringify(rounds)}::jsonb) AS r(round_number integer, case_id bigint, price_cents bigint)`)
+        yield* execute(sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+                   VALUES (${id}, 1, ${userId}, ${teamOf(request.mode, 1)}, ${at})`)
         const posting = yield* ledger.debit({ userId, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id: BigInt(id) } })
         return { id: BigInt(id) as BattleId, balanceCents: posting.balanceAfterCents }
       }))
@@ -266,8 +266,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         if (seats.some((s) => s.userId === userId)) return yield* new AlreadyJoined()
         const used = new Set(seats.map((s) => s.slot))
         const slot = [1, 2, 3, 4].find((s) => !used.has(s))!
-        yield* sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
-                   VALUES (${id}, ${slot}, ${userId}, ${teamOf(battle.mode, slot)}, ${at})`
+        yield* execute(sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+                   VALUES (${id}, ${slot}, ${userId}, ${teamOf(battle.mode, slot)}, ${at})`)
         const posting = yield* ledger.debit({
           userId,
           type: "BATTLE_ENTRY",
@@ -297,10 +297,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         if (!seats.some((s) => s.userId === userId)) return yield* new NotInBattle()
         const leaving = userId === battle.creatorId ? seats : seats.filter((s) => s.userId === userId)
         if (userId === battle.creatorId) {
-          yield* sql`UPDATE battles SET status = 'CANCELLED', finished_at = ${at} WHERE id = ${id}`
+          yield* execute(sql`UPDATE battles SET status = 'CANCELLED', finished_at = ${at} WHERE id = ${id}`)
         } else {
-          yield* sql`DELETE FROM battle_players WHERE battle_id = ${id} AND user_id = ${userId}`
-          yield* sql`UPDATE battles SET player_count = player_count - 1 WHERE id = ${id}`
+          yield* execute(sql`DELETE FROM battle_players WHERE battle_id = ${id} AND user_id = ${userId}`)
+          yield* execute(sql`UPDATE battles SET player_count = player_count - 1 WHERE id = ${id}`)
         }
         const refunds: Array<{ userId: UserId; balanceCents: bigint }> = []
         for (const seat of leaving) {

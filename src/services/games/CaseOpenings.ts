@@ -15,8 +15,8 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Either, Option, Schema } from "effect"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { UserLock } from "../../layers/stores/UserLock"
-import { Rarity } from "../../schema/games/Catalog"
-import { CaseNotFound, InsufficientBalance, NotFound } from "../../schema/platform/Errors"
+import { CaseNotFound, Rarity } from "../../schema/games/Catalog"
+import { InsufficientBalance, NotFound } from "../../schema/platform/Errors"
 import type { ItemView, OpeningResult } from "../../schema/games/Game"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
 import type { SignedInUser } from "../../schema/identity/User"
@@ -27,6 +27,7 @@ import { Realtime } from "../platform/Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
 import { afterCommit, firstOf, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
+import type { PageRequest } from "../../schema/platform/Pagination"
 
 const RangeRow = Schema.Struct({
   itemId: ItemId,
@@ -278,10 +279,10 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     })
 
     /** `GET /cases/openings` (docs/rules.md#opening-history): the user's openings, newest first. */
-    const history = Effect.fn("CaseOpenings.history")(function*(userId: UserId, page: number, limit: number) {
-      const { items, total } = yield* pageOf(
+    const history = Effect.fn("CaseOpenings.history")(function*(userId: UserId, paging: PageRequest) {
+      const { items, page, total } = yield* pageOf(
         OpeningRow,
-        { page, limit },
+        paging,
         (window) =>
           sql`SELECT o.id, o.case_id, c.name AS case_name, o.item_id, i.name, i.rarity, i.value_cents, i.image_url,
                      o.roll, o.is_flip, o.price_paid_cents, o.item_value_cents, o.profit, o.created_at

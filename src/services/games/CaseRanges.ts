@@ -18,7 +18,8 @@ import {
   unitsToDecimal
 } from "../../schema/games/Catalog"
 import { InvalidCaseItems } from "../../schema/games/Catalog"
-import { FieldError, InvalidRoll } from "../../schema/platform/Errors"
+import { FieldError } from "../../schema/platform/Errors"
+import { InvalidRoll } from "../../schema/games/Game"
 
 export interface ItemChance<Id extends bigint = bigint> {
   readonly itemId: Id

@@ -15,30 +15,14 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
-import {
-  Case,
-  CaseCategory,
-  CaseItem,
-  type CaseItemInput,
-  type CaseSummary,
-  type CaseUpdate,
-  chanceUnits,
-  InvalidCaseItems,
-  Item,
-  type ItemUpdate,
-  type NewCase,
-  type NewItem,
-  Rarity,
-  SlugTaken,
-  unitsToDecimal
-} from "../../schema/games/Catalog"
-import { CaseNotFound, FieldError, NotFound } from "../../schema/platform/Errors"
+import { Case, CaseCategory, CaseItem, type CaseItemInput, CaseNotFound, type CaseSummary, type CaseUpdate, chanceUnits, InvalidCaseItems, Item, type ItemUpdate, type NewCase, type NewItem, Rarity, SlugTaken, unitsToDecimal } from "../../schema/games/Catalog"
+import { FieldError, NotFound } from "../../schema/platform/Errors"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { Audit } from "../admin/Audit"
 import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
 import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
-import { firstOf, inTransaction, onUniqueViolation, type PageOf, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
+import { firstOf, inTransaction, onUniqueViolation, pageOf, type PageOf, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 export interface CaseWithItems {
   readonly case: Case
@@ -361,8 +345,8 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         const current = yield* firstOf(Case, sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} FOR UPDATE`)
         if (current === undefined) return yield* new CaseNotFound()
         if (update.slug !== undefined && update.slug !== current.slug) {
-          const taken = yield* sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`
-          if (taken.length > 0) return yield* new SlugTaken()
+          const taken = yield* rowCountOf(sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`)
+          if (taken > 0) return yield* new SlugTaken()
         }
         const replaced = update.items === undefined ? undefined : yield* rangesFor(update.items)
         const terms = {

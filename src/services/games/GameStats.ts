@@ -1,11 +1,10 @@
 /** Statistics of openings (docs/rules.md#opening-statistics): per user and per case. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { Rarity } from "../../schema/games/Catalog"
-import { CaseNotFound } from "../../schema/platform/Errors"
+import { CaseNotFound, Rarity } from "../../schema/games/Catalog"
 import type { CaseId, UserId } from "../../schema/platform/Ids"
 import { ItemId } from "../../schema/platform/Ids"
-import { firstOf, orUnavailable, rowsOf, singleOf } from "../platform/SqlRows"
+import { firstOf, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 const BestDropRow = Schema.Struct({
   itemId: ItemId,
@@ -67,8 +66,8 @@ export class GameStats extends Effect.Service<GameStats>()("app/GameStats", {
 
     /** CaseStats of any existing case (inactive ones too: their history stays). */
     const caseStats = Effect.fn("GameStats.caseStats")(function*(caseId: CaseId) {
-      const [exists] = yield* sql`SELECT 1 FROM cases WHERE id = ${caseId}`.pipe(orUnavailable)
-      if (exists === undefined) return yield* new CaseNotFound()
+      const exists = yield* rowCountOf(sql`SELECT 1 FROM cases WHERE id = ${caseId}`)
+      if (exists === 0) return yield* new CaseNotFound()
       const totals = yield* singleOf(CaseTotalsRow, sql`
         SELECT count(*)::text AS total_opened, count(DISTINCT user_id)::text AS unique_openers,
                COALESCE(sum(price_paid_cents), 0)::text AS total_volume,

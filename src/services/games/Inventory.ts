@@ -15,17 +15,9 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
-import { ItemNotAvailable } from "../../schema/platform/Errors"
 import { DropSource } from "../../schema/games/Game"
 import { ItemId, type UserId } from "../../schema/platform/Ids"
-import {
-  type InventoryEntry,
-  InventoryItemId,
-  type InventoryPage,
-  InventoryStatus,
-  type SaleResult,
-  type SellAllResult
-} from "../../schema/games/Inventory"
+import { type InventoryEntry, InventoryItemId, type InventoryPage, InventoryStatus, ItemNotAvailable, type SaleResult, type SellAllResult } from "../../schema/games/Inventory"
 import { Ledger } from "../money/Ledger"
 import { Realtime } from "../platform/Realtime"
 import { firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"

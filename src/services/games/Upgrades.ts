@@ -18,24 +18,11 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Option, Schema } from "effect"
 import { UserLock } from "../../layers/stores/UserLock"
-import {
-  InvalidUpgrade,
-  ItemNotAvailable,
-  ItemNotUpgradable,
-  MultiplierTooHigh,
-  NotFound,
-  ProbabilityTooLow
-} from "../../schema/platform/Errors"
+import { NotFound } from "../../schema/platform/Errors"
 import { ItemId, type UserId } from "../../schema/platform/Ids"
 import type { PageRequest } from "../../schema/platform/Pagination"
-import { InventoryItemId } from "../../schema/games/Inventory"
-import {
-  type UpgradeHistory,
-  UpgradeId,
-  type UpgradeProbability,
-  type UpgradeResult,
-  type UpgradeVerification
-} from "../../schema/games/Upgrade"
+import { InventoryItemId, ItemNotAvailable } from "../../schema/games/Inventory"
+import { InvalidUpgrade, ItemNotUpgradable, MultiplierTooHigh, ProbabilityTooLow, type UpgradeHistory, UpgradeId, type UpgradeProbability, type UpgradeResult, type UpgradeVerification } from "../../schema/games/Upgrade"
 import type { Role } from "../../schema/identity/User"
 import { Inventory } from "./Inventory"
 import { LiveDrops } from "./LiveDrops"

@@ -31,7 +31,7 @@ import {
 import { Audit } from "../admin/Audit"
 import { Notifications } from "../platform/Notifications"
 import * as SecretCipher from "./SecretCipher"
-import { firstOf, inTransaction } from "../platform/SqlRows"
+import { firstOf, inTransaction, rowCountOf } from "../platform/SqlRows"
 
 const SETUP_TTL_MS = 300_000
 const BACKUP_CODE_COUNT = 10
@@ -265,13 +265,13 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       const now = new Date(yield* Clock.currentTimeMillis)
       // Conditional on "not enabled yet", so of two parallel enables only one stores its codes.
       const saved = yield* transaction(Effect.gen(function*() {
-        const rows = yield* sql`
+        const enabled = yield* rowCountOf(sql`
           UPDATE users
           SET two_factor_secret = ${encrypted}, two_factor_enabled = true,
               two_factor_backup_codes = ${backupCodes.map(sha256)}::text[], updated_at = ${now}
           WHERE id = ${user.id} AND NOT two_factor_enabled
-          RETURNING id`
-        if (rows.length === 0) return false
+          RETURNING id`)
+        if (enabled === 0) return false
         yield* audit.record({ userId: user.id, action: "2FA_ENABLED" })
         return true
       }))
@@ -297,13 +297,13 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       }
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* transaction(Effect.gen(function*() {
-        const rows = yield* sql`
+        const disabled = yield* rowCountOf(sql`
           UPDATE users
           SET two_factor_secret = NULL, two_factor_enabled = false, two_factor_backup_codes = '{}', updated_at = ${now}
           WHERE id = ${user.id} AND two_factor_enabled
-          RETURNING id`
+          RETURNING id`)
         // A parallel disable that got here first has written the audit row already.
-        if (rows.length > 0) yield* audit.record({ userId: user.id, action: "2FA_DISABLED" })
+        if (disabled > 0) yield* audit.record({ userId: user.id, action: "2FA_DISABLED" })
       }))
     })
 

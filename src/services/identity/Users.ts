@@ -5,7 +5,7 @@ import { NotFound } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
 import { User, usernameCandidates } from "../../schema/identity/User"
 import { ProvablyFair } from "../games/ProvablyFair"
-import { execute, firstOf, onUniqueViolation, orUnavailable, pageOf, singleOf } from "../platform/SqlRows"
+import { execute, firstOf, onUniqueViolation, orUnavailable, pageOf, rowCountOf, singleOf } from "../platform/SqlRows"
 
 const AdminUserRow = Schema.Struct({
   id: UserId,
@@ -106,10 +106,10 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     const setBan = (id: UserId, reason: string | null) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql`
+        const banned = yield* rowCountOf(sql`
           UPDATE users SET banned_at = ${reason === null ? null : now}, ban_reason = ${reason}, updated_at = ${now}
-          WHERE id = ${id} RETURNING id`.pipe(orUnavailable)
-        if (rows.length === 0) return yield* NotFound.of("User")
+          WHERE id = ${id} RETURNING id`)
+        if (banned === 0) return yield* NotFound.of("User")
         return yield* findById(id)
       })
 

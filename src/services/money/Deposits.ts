@@ -37,16 +37,16 @@ import {
   type GatewayEvent,
   PaymentMethod
 } from "../../schema/money/Deposit"
-import { FieldError, GatewayUnavailable, NotFound, ValidationError } from "../../schema/platform/Errors"
+import { FieldError, NotFound, ValidationError } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
-import { formatBrl } from "../../schema/money/Money"
+import { formatBrl, GatewayUnavailable } from "../../schema/money/Money"
 import type { Notification } from "../../schema/platform/Notification"
 import { Audit } from "../admin/Audit"
 import { Ledger } from "./Ledger"
 import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
-import type { StatusPageRequest } from "../../schema/platform/Pagination"
+import type { PageRequest, StatusPageRequest } from "../../schema/platform/Pagination"
 import { firstOf, inTransaction, type NewestFirst, newestPage, rowsOf, singleOf, type Statement } from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
@@ -164,7 +164,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
 
     const list = Effect.fn("Deposits.list")(function*(
       userId: UserId,
-      paging: { readonly page: number; readonly limit: number }
+      paging: PageRequest
     ) {
       const { items, page, total } = yield* newestPage(sql, Row, listed, paging, { user_id: userId })
       return { deposits: items.map(depositView), total, page }

@@ -19,7 +19,7 @@ import {
   type Reference,
   type TransactionType
 } from "../../schema/money/Ledger"
-import { firstOf, orUnavailable, rowsOf } from "../platform/SqlRows"
+import { firstOf, orUnavailable, rowCountOf, rowsOf } from "../platform/SqlRows"
 
 interface Movement<T> {
   readonly userId: UserId
@@ -43,8 +43,7 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const userExists = (userId: UserId) =>
-      sql`SELECT 1 FROM users WHERE id = ${userId}`.pipe(Effect.map((rows) => rows.length > 0))
+    const userExists = (userId: UserId) => Effect.map(rowCountOf(sql`SELECT 1 FROM users WHERE id = ${userId}`), (n) => n > 0)
 
     /** Posts a signed movement; None when it would take the balance below zero. */
     const post = (userId: UserId, type: TransactionType, signedCents: bigint, reference?: Reference, reason?: string) =>

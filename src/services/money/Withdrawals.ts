@@ -24,38 +24,19 @@ import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
 import { PaymentGateway, withdrawalOfReference } from "../../layers/PaymentGateway"
 import { UserLock } from "../../layers/stores/UserLock"
-import { FieldError, GatewayUnavailable, InsufficientBalance, NotFound, PayoutFailed, type ServiceUnavailable, TwoFactorRequired, ValidationError } from "../../schema/platform/Errors"
+import { FieldError, InsufficientBalance, NotFound, type ServiceUnavailable, ValidationError } from "../../schema/platform/Errors"
+import { TwoFactorRequired } from "../../schema/identity/TwoFactor"
 import { UserId } from "../../schema/platform/Ids"
-import { formatBrl } from "../../schema/money/Money"
-import {
-  type AdminWithdrawalView,
-  amountProblem,
-  maskPixKey,
-  normalizePixKey,
-  type PayoutEvent,
-  PixKeyType,
-  pixKeyProblem,
-  TWO_FACTOR_THRESHOLD_CENTS,
-  TWO_FACTOR_WINDOW_MS,
-  WithdrawalBeingProcessed,
-  WithdrawalId,
-  WithdrawalMethod,
-  WithdrawalNotPending,
-  WithdrawalNotProcessing,
-  WithdrawalPayoutInProgress,
-  type WithdrawalRequest,
-  type WithdrawalRequested,
-  WithdrawalStatus,
-  type WithdrawalView
-} from "../../schema/money/Withdrawal"
+import { formatBrl, GatewayUnavailable } from "../../schema/money/Money"
+import { type AdminWithdrawalView, amountProblem, maskPixKey, normalizePixKey, type PayoutEvent, PayoutFailed, pixKeyProblem, PixKeyType, TWO_FACTOR_THRESHOLD_CENTS, TWO_FACTOR_WINDOW_MS, WithdrawalBeingProcessed, WithdrawalId, WithdrawalMethod, WithdrawalNotPending, WithdrawalNotProcessing, WithdrawalPayoutInProgress, type WithdrawalRequest, type WithdrawalRequested, WithdrawalStatus, type WithdrawalView } from "../../schema/money/Withdrawal"
 import { Audit } from "../admin/Audit"
 import { Ledger } from "./Ledger"
 import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { TwoFactor } from "../identity/TwoFactor"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
-import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { firstOf, inTransaction, type NewestFirst, newestPage, singleOf, type Statement } from "../platform/SqlRows"
+import type { PageRequest, StatusPageRequest } from "../../schema/platform/Pagination"
+import { execute, firstOf, inTransaction, type NewestFirst, newestPage, singleOf, type Statement } from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /**
@@ -217,7 +198,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           const { balanceCents, notification, row } = yield* transaction(Effect.gen(function*() {
             // Requests of one user take turns from here, even on instances that share no lock; the
             // rule is asked again of what is committed now.
-            yield* sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`
+            yield* execute(sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`)
             if (!withCode && (yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now))) {
               return yield* new TwoFactorRequired()
             }
@@ -253,7 +234,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     /** The user's withdrawals, newest first. */
     const list = Effect.fn("Withdrawals.list")(function*(
       userId: UserId,
-      paging: { readonly page: number; readonly limit: number }
+      paging: PageRequest
     ) {
       const { items, page, total } = yield* newestPage(sql, Row, listed, paging, { user_id: userId })
       return { withdrawals: items.map(view), total, page }

@@ -16,7 +16,7 @@ import { createHash } from "node:crypto"
 import { UserLock } from "../../layers/stores/UserLock"
 import { IdempotencyKeyReused } from "../../schema/platform/Errors"
 import type { UserId } from "../../schema/platform/Ids"
-import { firstOf, inTransaction, orUnavailable } from "./SqlRows"
+import { firstOf, inTransaction, orUnavailable, rowCountOf } from "./SqlRows"
 
 /** How long a key answers with its first response. */
 const IDEMPOTENCY_KEY_TTL = Duration.hours(24)
@@ -82,14 +82,14 @@ export class Idempotency extends Effect.Service<Idempotency>()("app/Idempotency"
         const value = yield* operation
         const response = yield* Schema.encode(request.response)(value).pipe(orUnavailable)
         // A key older than 24 hours is taken over; a fresh one means another request won a race.
-        const stored = yield* sql`
+        const stored = yield* rowCountOf(sql`
           INSERT INTO idempotency_keys (user_id, key, fingerprint, response, created_at)
           VALUES (${request.userId}, ${key}, ${fingerprint}, ${JSON.stringify(response)}::jsonb, ${new Date(now)})
           ON CONFLICT (user_id, key) DO UPDATE
             SET fingerprint = EXCLUDED.fingerprint, response = EXCLUDED.response, created_at = EXCLUDED.created_at
             WHERE idempotency_keys.created_at <= ${fresh}
-          RETURNING 1`.pipe(orUnavailable)
-        if (stored.length === 0) return yield* new KeyTaken()
+          RETURNING 1`)
+        if (stored === 0) return yield* new KeyTaken()
         return { value, replayed: false } satisfies IdempotentOutcome<A>
       }).pipe(inTransaction(sql))
 
@@ -105,12 +105,12 @@ export class Idempotency extends Effect.Service<Idempotency>()("app/Idempotency"
       const cutoff = new Date((yield* Clock.currentTimeMillis) - Duration.toMillis(IDEMPOTENCY_KEY_TTL))
       let total = 0
       while (true) {
-        const deleted = yield* sql`
+        const deleted = yield* rowCountOf(sql`
           DELETE FROM idempotency_keys WHERE ctid IN (
             SELECT ctid FROM idempotency_keys WHERE created_at <= ${cutoff} LIMIT ${FORGET_BATCH})
-          RETURNING 1`.pipe(orUnavailable)
-        total += deleted.length
-        if (deleted.length < FORGET_BATCH) return total
+          RETURNING 1`)
+        total += deleted
+        if (deleted < FORGET_BATCH) return total
       }
     })
 

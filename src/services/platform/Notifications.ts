@@ -10,7 +10,8 @@ import { Clock, Effect, Schema } from "effect"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { NotFound } from "../../schema/platform/Errors"
 import { Notification, NotificationId, type NotificationPage, type NotificationType } from "../../schema/platform/Notification"
-import { afterCommit, orUnavailable, rowsOf, singleOf, windowOf } from "./SqlRows"
+import { afterCommit, rowCountOf, rowsOf, singleOf, windowOf } from "./SqlRows"
+import type { PageRequest } from "../../schema/platform/Pagination"
 
 interface NewNotification {
   readonly type: NotificationType
@@ -63,9 +64,9 @@ export class Notifications extends Effect.Service<Notifications>()("app/Notifica
       return created
     })
 
-    const list = Effect.fn("Notifications.list")(function*(userId: bigint, page: number, limit: number) {
+    const list = Effect.fn("Notifications.list")(function*(userId: bigint, paging: PageRequest) {
       // Not `pageOf`: one statement counts both the total and the unread.
-      const window = windowOf({ page, limit })
+      const window = windowOf(paging)
       const rows = yield* rowsOf(Row, sql`
         SELECT id, type, title, message, read, created_at FROM notifications
         WHERE user_id = ${userId} ORDER BY id DESC LIMIT ${window.limit} OFFSET ${window.offset}`)
@@ -76,20 +77,17 @@ export class Notifications extends Effect.Service<Notifications>()("app/Notifica
         notifications: rows.map((row) => new Notification(row)),
         unreadCount: counts.unread,
         total: counts.total,
-        page
+        page: paging.page
       } satisfies NotificationPage
     })
 
     const markRead = Effect.fn("Notifications.markRead")(function*(userId: bigint, id: NotificationId) {
-      const rows = yield* sql`UPDATE notifications SET read = true WHERE id = ${id} AND user_id = ${userId} RETURNING id`
-        .pipe(orUnavailable)
-      if (rows.length === 0) return yield* NotFound.of("Notification")
+      const marked = yield* rowCountOf(sql`UPDATE notifications SET read = true WHERE id = ${id} AND user_id = ${userId} RETURNING id`)
+      if (marked === 0) return yield* NotFound.of("Notification")
     })
 
     const markAllRead = Effect.fn("Notifications.markAllRead")(function*(userId: bigint) {
-      const rows = yield* sql`UPDATE notifications SET read = true WHERE user_id = ${userId} AND NOT read RETURNING id`
-        .pipe(orUnavailable)
-      return rows.length
+      return yield* rowCountOf(sql`UPDATE notifications SET read = true WHERE user_id = ${userId} AND NOT read RETURNING id`)
     })
 
     return { create, push, notify, list, markRead, markAllRead } as const

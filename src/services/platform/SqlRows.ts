@@ -43,6 +43,13 @@ const rowDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
   return decode as (rows: unknown) => Effect.Effect<ReadonlyArray<A>, ParseResult.ParseError>
 }
 
+/**
+ * How many rows `statement` answered, when they need no reading: what an `UPDATE ... RETURNING id` changed,
+ * what a `SELECT 1 ...` found.
+ */
+export const rowCountOf = <E = never>(statement: Statement<E>): Effect.Effect<number, Exclude<E, Infrastructure> | ServiceUnavailable> =>
+  Effect.map(orUnavailable(statement), (rows) => rows.length)
+
 /** The rows of `statement`, decoded with `schema`. */
 export const rowsOf = <A, I, E = never>(
   schema: Schema.Schema<A, I>,

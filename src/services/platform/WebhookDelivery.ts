@@ -34,7 +34,8 @@ import {
   type WebhookId
 } from "../../schema/platform/Webhook"
 import { isInternalTarget, publicOnlyLookup } from "./WebhookTargets"
-import { inTransaction, orUnavailable, pageOf, rowsOf } from "./SqlRows"
+import { inTransaction, pageOf, rowCountOf, rowsOf } from "./SqlRows"
+import type { PageRequest } from "../../schema/platform/Pagination"
 
 /** Each POST is cut after this long (docs/rules.md#webhook-delivery). */
 const DELIVERY_TIMEOUT = Duration.seconds(10)
@@ -255,12 +256,12 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
 
     /** The administrator's delivery log of one receiver, newest first, each with its attempts. */
     const deliveries = Effect.fn("WebhookDelivery.deliveries")(
-      function*(webhookId: WebhookId, page: number, limit: number) {
-        const exists = yield* sql`SELECT 1 FROM webhooks WHERE id = ${webhookId}`.pipe(orUnavailable)
-        if (exists.length === 0) return yield* NotFound.of("Webhook")
-        const { items, total } = yield* pageOf(
+      function*(webhookId: WebhookId, paging: PageRequest) {
+        const exists = yield* rowCountOf(sql`SELECT 1 FROM webhooks WHERE id = ${webhookId}`)
+        if (exists === 0) return yield* NotFound.of("Webhook")
+        const { items, page, total } = yield* pageOf(
           DeliveryRow,
-          { page, limit },
+          paging,
           (window) =>
             sql`SELECT id, event, status, next_attempt_at, delivered_at, created_at FROM webhook_deliveries
                 WHERE webhook_id = ${webhookId} ORDER BY id DESC LIMIT ${window.limit} OFFSET ${window.offset}`,
@@ -271,6 +272,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
           WHERE ${sql.in("delivery_id", items.map((row) => row.id))} ORDER BY id`)
         return {
           total,
+          page,
           deliveries: items.map((row) =>
             new WebhookDeliveryLog({
               ...row,

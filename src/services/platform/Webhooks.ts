@@ -5,7 +5,7 @@ import { AppConfig } from "../../layers/AppConfig"
 import { FieldError, NotFound, ValidationError } from "../../schema/platform/Errors"
 import { Webhook, WebhookId, type WebhookRegistration } from "../../schema/platform/Webhook"
 import { isInternalTarget } from "./WebhookTargets"
-import { orUnavailable, rowsOf, singleOf } from "./SqlRows"
+import { rowCountOf, rowsOf, singleOf } from "./SqlRows"
 
 const Row = Schema.Struct({ id: WebhookId, url: Schema.String, events: Webhook.fields.events, createdAt: Schema.DateFromSelf })
 
@@ -34,8 +34,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("app/Webhooks", {
     })
 
     const remove = Effect.fn("Webhooks.remove")(function*(id: WebhookId) {
-      const deleted = yield* sql`DELETE FROM webhooks WHERE id = ${id} RETURNING id`.pipe(orUnavailable)
-      if (deleted.length === 0) return yield* NotFound.of("Webhook")
+      const deleted = yield* rowCountOf(sql`DELETE FROM webhooks WHERE id = ${id} RETURNING id`)
+      if (deleted === 0) return yield* NotFound.of("Webhook")
     })
 
     return { register, list, remove } as const

@@ -33,7 +33,7 @@ import { Notifications } from "../platform/Notifications"
 import { ProvablyFair, raffleTicket, ticketSeedsDigest } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { firstOf, inTransaction, orUnavailable, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
+import { firstOf, inTransaction, newestPage, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 const RaffleRow = Schema.Struct({
   id: RaffleId,
@@ -150,8 +150,8 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     const create = Effect.fn("Raffles.create")(function*(adminId: UserId, request: CreateRaffleRequest) {
       const at = yield* now
       if (request.endsAt.getTime() <= at.getTime()) return yield* new RaffleEndNotInFuture()
-      const item = yield* sql`SELECT 1 FROM items WHERE id = ${request.itemId}`.pipe(orUnavailable)
-      if (item.length === 0) return yield* NotFound.of("Item")
+      const item = yield* rowCountOf(sql`SELECT 1 FROM items WHERE id = ${request.itemId}`)
+      if (item === 0) return yield* NotFound.of("Item")
       const seeds = yield* fairness.newServerSeed
       const { id } = yield* singleOf(RaffleIdRow, sql`
         INSERT INTO raffles (item_id, ticket_price_cents, max_tickets, ends_at, server_seed, server_seed_hash, created_at)
