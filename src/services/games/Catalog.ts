@@ -22,7 +22,7 @@ import type { PageRequest } from "../../schema/platform/Pagination"
 import { Audit } from "../admin/Audit"
 import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
 import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
-import { firstOf, inTransaction, onUniqueViolation, pageOf, type PageOf, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
+import { execute, firstOf, inTransaction, onUniqueViolation, type PageOf, pageOf, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 export interface CaseWithItems {
   readonly case: Case
@@ -362,7 +362,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
           return yield* overHouseEdge({ ...terms, items: payouts }, economics)
         }
         if (replaced !== undefined) {
-          yield* sql`DELETE FROM case_items WHERE case_id = ${id}`
+          yield* execute(sql`DELETE FROM case_items WHERE case_id = ${id}`)
           yield* insertRanges(id, replaced.ranges)
         }
         const category = update.category === undefined && current.category === "EVENT"

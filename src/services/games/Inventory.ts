@@ -69,7 +69,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
 
     /**
      * Adds an AVAILABLE entry of `itemId`; returns its id. One statement, so it joins the caller's
-     * database transaction (`sql.withTransaction`) and commits or rolls back with it.
+     * database transaction (`inTransaction`) and commits or rolls back with it.
      */
     const add = Effect.fn("Inventory.add")(function*(userId: UserId, itemId: ItemId, source: DropSource) {
       const now = new Date(yield* Clock.currentTimeMillis)

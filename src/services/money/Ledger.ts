@@ -3,7 +3,7 @@
  *
  * Each movement is ONE statement that updates the balance and inserts its `transactions` row
  * together, so it is atomic by itself and joins the caller's database transaction when there is one
- * (`sql.withTransaction` in the caller): an opening's debit commits or rolls back with the opening.
+ * (`inTransaction` in the caller): an opening's debit commits or rolls back with the opening.
  * A debit is a conditional update (`balance_cents + amount >= 0`): no race, cache or missing lock
  * can overdraw an account, and the CHECK constraint on users backs it up.
  */

@@ -34,7 +34,7 @@ import {
   type WebhookId
 } from "../../schema/platform/Webhook"
 import { isInternalTarget, publicOnlyLookup } from "./WebhookTargets"
-import { inTransaction, pageOf, rowCountOf, rowsOf } from "./SqlRows"
+import { execute, inTransaction, pageOf, rowCountOf, rowsOf } from "./SqlRows"
 import type { PageRequest } from "../../schema/platform/Pagination"
 
 /** Each POST is cut after this long (docs/rules.md#webhook-delivery). */
@@ -171,18 +171,18 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
         const finished = new Date(finishedAt)
         const next = status === "PENDING" ? new Date(finishedAt + Duration.toMillis(retryDelay(attempt))) : finished
         const recorded = yield* transaction(Effect.gen(function*() {
-          const updated = yield* sql`
+          const updated = yield* rowCountOf(sql`
             UPDATE webhook_deliveries
             SET attempts = ${attempt}, status = ${status}, next_attempt_at = ${next},
                 delivered_at = ${delivered ? finished : null}
             WHERE id = ${delivery.id} AND status = 'PENDING'
               AND attempts = ${delivery.attempts} AND next_attempt_at = ${delivery.leaseUntil}
-            RETURNING id`
-          if (updated.length === 0) return false
-          yield* sql`
+            RETURNING id`)
+          if (updated === 0) return false
+          yield* execute(sql`
             INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
             VALUES (${delivery.id}, ${new Date(startedAt)}, ${outcome.statusCode}, ${outcome.error},
-                    ${Math.max(0, Math.round(finishedAt - startedAt))})`
+                    ${Math.max(0, Math.round(finishedAt - startedAt))})`)
           return true
         }))
         if (!recorded) {
@@ -217,10 +217,10 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         for (const delivery of claimed) {
-          yield* sql`
+          yield* execute(sql`
             UPDATE webhook_deliveries SET next_attempt_at = ${now}
             WHERE id = ${delivery.id} AND status = 'PENDING'
-              AND attempts = ${delivery.attempts} AND next_attempt_at = ${delivery.leaseUntil}`
+              AND attempts = ${delivery.attempts} AND next_attempt_at = ${delivery.leaseUntil}`)
         }
       }).pipe(Effect.ignore)
 

@@ -33,7 +33,7 @@ import { Notifications } from "../platform/Notifications"
 import { ProvablyFair, raffleTicket, ticketSeedsDigest } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { firstOf, inTransaction, newestPage, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
+import { execute, firstOf, inTransaction, newestPage, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 const RaffleRow = Schema.Struct({
   id: RaffleId,
@@ -166,7 +166,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     const close = (raffle: RaffleRow, at: Date) =>
       Effect.gen(function*() {
         if (raffle.ticketsSold === 0) {
-          yield* sql`UPDATE raffles SET status = 'CANCELLED', closed_at = ${at} WHERE id = ${raffle.id}`
+          yield* execute(sql`UPDATE raffles SET status = 'CANCELLED', closed_at = ${at} WHERE id = ${raffle.id}`)
           yield* audit.record({ userId: null, action: "RAFFLE_CANCELLED", entityType: "Raffle", entityId: raffle.id, metadata: {} })
           return Option.none<Drawn>()
         }
@@ -180,10 +180,10 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         const entry = yield* singleOf(PrizeRow, sql`
           INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
           VALUES (${winnerId}, ${raffle.itemId}, 'RAFFLE', ${at}, ${at}) RETURNING id`)
-        yield* sql`UPDATE raffles SET status = 'DRAWN', closed_at = ${at}, winning_ticket = ${winningTicket},
+        yield* execute(sql`UPDATE raffles SET status = 'DRAWN', closed_at = ${at}, winning_ticket = ${winningTicket},
                      winner_id = ${winnerId}, inventory_item_id = ${entry.id}, ticket_seeds_digest = ${digest},
                      prize_value_cents = ${raffle.valueCents}
-                   WHERE id = ${raffle.id}`
+                   WHERE id = ${raffle.id}`)
         const notification = yield* notifications.create(winnerId, {
           type: "RAFFLE_WON",
           title: "You won a raffle",
@@ -223,8 +223,8 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         const first = last - count + 1
         // The buyer's client seed at purchase goes into the draw (docs/rules.md#raffle-draw).
         yield* fairness.ensure(userId)
-        yield* sql`INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, client_seed, created_at)
-                   SELECT ${id}, ${first}, ${last}, ${userId}, client_seed, ${at} FROM fairness_seeds WHERE user_id = ${userId}`
+        yield* execute(sql`INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, client_seed, created_at)
+                   SELECT ${id}, ${first}, ${last}, ${userId}, client_seed, ${at} FROM fairness_seeds WHERE user_id = ${userId}`)
         const posting = yield* ledger.debit({
           userId,
           type: "RAFFLE_TICKET",
