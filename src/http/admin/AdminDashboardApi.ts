@@ -1,6 +1,7 @@
 /** The administration dashboard (docs/rules.md#administration-and-dashboard). Amounts are integer cents. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { Alert, ChartPeriod } from "../../schema/admin/Dashboard"
 import { Rarity } from "../../schema/games/Catalog"
 import { AdminAuthentication } from "../identity/Authentication"
 import { documented } from "../platform/OpenApiDocs"
@@ -60,10 +61,6 @@ const DashboardStats = Schema.Struct({
   })
 })
 
-const Period = Schema.Literal("7d", "30d", "90d").annotations({
-  message: () => ({ message: "must be one of 7d, 30d, 90d", override: true })
-})
-
 const RevenueChart = Schema.Struct({
   data: Schema.Array(Schema.Struct({
     date: Schema.String,
@@ -98,14 +95,7 @@ const RecentActivity = Schema.Struct({
   }))
 })
 
-const Alerts = Schema.Struct({
-  alerts: Schema.Array(Schema.Struct({
-    id: Schema.String,
-    level: Schema.Literal("CRITICAL", "WARNING", "INFO"),
-    title: Schema.String,
-    message: Schema.String
-  }))
-})
+const Alerts = Schema.Struct({ alerts: Schema.Array(Alert) })
 
 const Limit = Schema.optionalWith(
   Schema.NumberFromString.pipe(
@@ -130,7 +120,7 @@ export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
   )
   .add(
     HttpApiEndpoint.get("revenueChart", "/admin/dashboard/revenue-chart")
-      .setUrlParams(Schema.Struct({ period: Period }).annotations({ parseOptions: { errors: "all" } }))
+      .setUrlParams(Schema.Struct({ period: ChartPeriod }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(RevenueChart)
       .pipe(documented("Revenue chart (admin)", "One point per UTC day of the period ending today, ascending. " +
         "growthRate: the period's revenue against the preceding period of the same length, in percent (0 when that " +

@@ -1,7 +1,14 @@
 /** Case battles (docs/rules.md#battles). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { BattleId, BattleMode, BattleRollId, BattleStatus, CreateBattleRequest, SettlementType } from "../../schema/battles/Battle"
+import {
+  BattleId,
+  BattleMode,
+  BattleRollId,
+  BattleStatus,
+  CreateBattleRequest,
+  SettlementType
+} from "../../schema/battles/Battle"
 import { ItemView } from "../../schema/games/Game"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"

@@ -4,20 +4,12 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { CaseCategory, CaseSummary, Rarity } from "../../schema/games/Catalog"
+import { ActiveCaseQuery, CaseSummary, Rarity } from "../../schema/games/Catalog"
 import { CaseId, ItemId } from "../../schema/platform/Ids"
-import { ListPage, PageParams } from "../../schema/platform/Pagination"
+import { ListPage } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { documented } from "../platform/OpenApiDocs"
-
-const CaseListQuery = Schema.Struct({
-  ...PageParams,
-  category: Schema.optional(
-    CaseCategory.annotations({ message: () => `must be one of ${CaseCategory.literals.join(", ")}` })
-  ),
-  featured: Schema.optional(Schema.BooleanFromString.annotations({ message: () => "must be true or false" }))
-}).annotations({ parseOptions: { errors: "all" } })
 
 /** `GET /cases/:id`: the items in roll order, and the chance of FLIP (docs/fairness.md). */
 const CaseDetailView = Schema.Struct({
@@ -38,7 +30,7 @@ const CaseDetailView = Schema.Struct({
 export class CasesApi extends HttpApiGroup.make("cases")
   .annotate(OpenApi.Description, "The cases a user can open, with their items and chances.")
   .add(
-    HttpApiEndpoint.get("list", "/cases").setUrlParams(CaseListQuery).addSuccess(ListPage("cases", CaseSummary))
+    HttpApiEndpoint.get("list", "/cases").setUrlParams(ActiveCaseQuery).addSuccess(ListPage("cases", CaseSummary))
       .pipe(documented("List cases", "The cases on offer with their prices, paged; the query parameters narrow the " +
         "list."))
   )

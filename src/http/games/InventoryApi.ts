@@ -1,20 +1,11 @@
 /** The signed-in user's inventory and its sale (docs/rules.md#inventory-and-selling). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { InventoryItemId, InventoryPage, InventoryStatus, SaleResult, SellAllResult } from "../../schema/games/Inventory"
-import { PageParams } from "../../schema/platform/Pagination"
+import { InventoryItemId, InventoryPage, InventoryQuery, SaleResult, SellAllResult } from "../../schema/games/Inventory"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
 import { documented } from "../platform/OpenApiDocs"
-
-/** `status` absent: entries of every status. */
-export const InventoryQuery = Schema.Struct({
-  ...PageParams,
-  status: Schema.optional(
-    InventoryStatus.annotations({ message: () => `must be one of ${InventoryStatus.literals.join(", ")}` })
-  )
-}).annotations({ parseOptions: { errors: "all" } })
 
 export class InventoryApi extends HttpApiGroup.make("inventory")
   .annotate(OpenApi.Description, "The items a user won, and selling them back for balance.")

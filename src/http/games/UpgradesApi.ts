@@ -2,9 +2,15 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ItemId } from "../../schema/platform/Ids"
-import { InventoryItemId } from "../../schema/games/Inventory"
 import { PageQuery } from "../../schema/platform/Pagination"
-import { UpgradeHistory, UpgradeId, UpgradeProbability, UpgradeResult, UpgradeVerification } from "../../schema/games/Upgrade"
+import {
+  UpgradeHistory,
+  UpgradeId,
+  UpgradeProbability,
+  UpgradeRequest,
+  UpgradeResult,
+  UpgradeVerification
+} from "../../schema/games/Upgrade"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { moneyMoving } from "../platform/Idempotent"
@@ -13,16 +19,6 @@ import { documented } from "../platform/OpenApiDocs"
 const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
   parseOptions: { errors: "all" }
 })
-
-/**
- * `fromItemId`: a catalog item (its oldest AVAILABLE entry is staked), or the entry `inventoryItemId` of it
- * (docs/rules.md#upgrade-stake).
- */
-const UpgradePayload = Schema.Struct({
-  fromItemId: ItemId,
-  toItemId: ItemId,
-  inventoryItemId: Schema.optional(InventoryItemId)
-}).annotations({ parseOptions: { errors: "all" } })
 
 /** Why an upgrade of one item into another is refused: answered alike by the chance and by the upgrade itself. */
 const UpgradeRefused = Schema.Union(
@@ -42,7 +38,7 @@ export class UpgradesApi extends HttpApiGroup.make("upgrades")
         "nothing."))
   )
   .add(
-    HttpApiEndpoint.post("upgrade", "/upgrades").setPayload(UpgradePayload).addSuccess(UpgradeResult)
+    HttpApiEndpoint.post("upgrade", "/upgrades").setPayload(UpgradeRequest).addSuccess(UpgradeResult)
       .addError(Schema.Union(HttpError.ItemNotAvailable, UpgradeRefused))
       .pipe(moneyMoving)
       .pipe(documented("Upgrade items", "Stakes an inventory item for a more valuable target item: a provably fair " +

@@ -6,14 +6,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../identity/Authentication"
-import { DepositView } from "../../schema/money/Deposit"
+import { DepositView, SandboxAction } from "../../schema/money/Deposit"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString } from "../../schema/platform/Text"
 import { documented } from "../platform/OpenApiDocs"
-
-export const SandboxAction = Schema.Literal("pay", "fail", "expire").annotations({
-  message: () => ({ message: "must be one of pay, fail, expire", override: true })
-})
 
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .annotate(OpenApi.Description, "The embedded sandbox gateway's controls, for paying deposits by hand in development.")

@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { FieldError, message } from "../platform/Errors"
 import { CaseId, ItemId } from "../platform/Ids"
+import { PageParams } from "../platform/Pagination"
 import { PlainString } from "../platform/Text"
 
 /** Rarities, rarest last (docs/rules.md#rarities). */
@@ -94,7 +95,7 @@ export class Item extends Schema.Class<Item>("Item")({
   isUpgradable: Schema.Boolean
 }) {}
 
-/** A case (docs/rules.md#case-categories; its items and their ranges are in `CaseItemRow`). */
+/** A case (docs/rules.md#case-categories; its items and their ranges are `CaseItem`s). */
 export class Case extends Schema.Class<Case>("Case")({
   id: CaseId,
   name: Schema.String,
@@ -137,6 +138,16 @@ export const CaseSummary = Schema.Struct({
   bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber })
 })
 export type CaseSummary = typeof CaseSummary.Type
+
+/** `GET /cases`: a page of the active cases, of one category or the featured ones when asked. */
+export const ActiveCaseQuery = Schema.Struct({
+  ...PageParams,
+  category: Schema.optional(
+    CaseCategory.annotations({ message: () => `must be one of ${CaseCategory.literals.join(", ")}` })
+  ),
+  featured: Schema.optional(Schema.BooleanFromString.annotations({ message: () => "must be true or false" }))
+}).annotations({ parseOptions: { errors: "all" } })
+export type ActiveCaseQuery = typeof ActiveCaseQuery.Type
 
 /* What administrators send to create and change items and cases (docs/rules.md#catalog-administration). */
 

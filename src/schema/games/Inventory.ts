@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { message } from "../platform/Errors"
 import { DropSource, ItemView } from "./Game"
 import { idFromString } from "../platform/Ids"
+import { PageParams } from "../platform/Pagination"
 
 export const InventoryItemId = idFromString("InventoryItemId")
 export type InventoryItemId = typeof InventoryItemId.Type
@@ -55,3 +56,12 @@ export class ItemNotAvailable extends Schema.TaggedError<ItemNotAvailable>()(
   "ItemNotAvailable",
   message("Item not available for upgrade")
 ) {}
+
+/** `GET /inventory`: a page of entries; `status` absent: entries of every status. */
+export const InventoryQuery = Schema.Struct({
+  ...PageParams,
+  status: Schema.optional(
+    InventoryStatus.annotations({ message: () => `must be one of ${InventoryStatus.literals.join(", ")}` })
+  )
+}).annotations({ parseOptions: { errors: "all" } })
+export type InventoryQuery = typeof InventoryQuery.Type

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { message } from "../platform/Errors"
 import { idFromString, ItemId } from "../platform/Ids"
 import { RollProof } from "./Fairness"
+import { InventoryItemId } from "./Inventory"
 
 export const UpgradeId = idFromString("UpgradeId")
 export type UpgradeId = typeof UpgradeId.Type
@@ -96,3 +97,14 @@ export class ProbabilityTooLow extends Schema.TaggedError<ProbabilityTooLow>()(
   "ProbabilityTooLow",
   message("Probability too low")
 ) {}
+
+/**
+ * `POST /upgrades`: `fromItemId`: a catalog item (its oldest AVAILABLE entry is staked), or the entry `inventoryItemId` of it
+ * (docs/rules.md#upgrade-stake).
+ */
+export const UpgradeRequest = Schema.Struct({
+  fromItemId: ItemId,
+  toItemId: ItemId,
+  inventoryItemId: Schema.optional(InventoryItemId)
+}).annotations({ parseOptions: { errors: "all" } })
+export type UpgradeRequest = typeof UpgradeRequest.Type

@@ -148,3 +148,9 @@ export class AddressNotAllowed extends Schema.TaggedError<AddressNotAllowed>()(
   "AddressNotAllowed",
   message("Address not allowed")
 ) {}
+
+/** What the sandbox's controls do to a deposit's charge (docs/rules.md#sandbox-gateway). */
+export const SandboxAction = Schema.Literal("pay", "fail", "expire").annotations({
+  message: () => ({ message: "must be one of pay, fail, expire", override: true })
+})
+export type SandboxAction = typeof SandboxAction.Type

@@ -24,6 +24,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
+import type { Alert, ChartPeriod } from "../../schema/admin/Dashboard"
 import { Rarity } from "../../schema/games/Catalog"
 import { Catalog } from "../games/Catalog"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
@@ -35,8 +36,8 @@ const STATS_CONCURRENCY = 4
 /** A day is cached once it ended this long ago. */
 const SETTLED_AFTER_MS = 3_600_000
 
-const CHART_PERIODS = { "7d": 7, "30d": 30, "90d": 90 } as const
-type ChartPeriod = keyof typeof CHART_PERIODS
+/** The days each chart period spans. */
+const CHART_PERIODS: Record<ChartPeriod, number> = { "7d": 7, "30d": 30, "90d": 90 }
 
 /** The ledger types of revenue (docs/rules.md#revenue); amounts are the user's side, so revenue is minus their sum. */
 const REVENUE_TYPES = ["CASE_OPEN", "BATTLE_ENTRY", "BATTLE_REFUND"] as const
@@ -388,7 +389,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         FROM deposits WHERE created_at >= ${from}`)
       const suspicious = yield* numberOf(sql`
         SELECT count(*) AS n FROM audit_logs WHERE action = 'SUSPICIOUS_IP_CHANGE' AND created_at >= ${from}`)
-      const alerts: Array<{ id: string; level: "CRITICAL" | "WARNING" | "INFO"; title: string; message: string }> = []
+      const alerts: Array<Alert> = []
       if (staleWithdrawals > 0) {
         alerts.push({
           id: "withdrawals-pending-24h",

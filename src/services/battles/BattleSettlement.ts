@@ -14,13 +14,13 @@
  *    most what is left, until nothing fits or nothing is left. The catalog is unlimited: an item can
  *    be added more than once.
  */
+import type { SettlementType } from "../../schema/battles/Battle"
 
 /** The settlement tolerance in cents (docs/rules.md#battle-settlement). */
 export const TOLERANCE = 100n
 /** At most 5 compensation candidates (docs/rules.md#battle-settlement). */
 const MAX_CANDIDATES = 5
 
-export type SettlementType = "DROPPED" | "REMOVED_TO_POOL" | "ADDED_FROM_POOL"
 
 export interface Drop<U extends bigint, I extends bigint> {
   readonly userId: U

@@ -323,6 +323,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const battle = yield* findRow(id, false)
       if (battle === undefined) return yield* battleNotFound()
       if (battle.status !== "FINISHED") return yield* new BattleNotFinished()
+      if (battle.fairShareCents === null) return yield* Effect.dieMessage(`Battle ${id} is FINISHED with no fair share`)
       const records = yield* rowsOf(SettlementRow, sql`
         SELECT s.id::text AS id, s.type, s.user_id, s.round_number, s.item_id, i.name AS item_name, i.rarity,
                s.value_cents, i.image_url
@@ -332,7 +333,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         records.filter((r) => r.type === type).reduce((sum, r) => sum + r.valueCents, 0n)
       return {
         battleId: battle.id,
-        fairSharePerWinner: Number(battle.fairShareCents!),
+        fairSharePerWinner: Number(battle.fairShareCents),
         settlements: records.map((r) => ({
           id: r.id,
           type: r.type,

@@ -15,14 +15,42 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
-import { Case, CaseCategory, CaseItem, type CaseItemInput, CaseNotFound, type CaseSummary, type CaseUpdate, chanceUnits, InvalidCaseItems, Item, type ItemUpdate, type NewCase, type NewItem, Rarity, SlugTaken, unitsToDecimal } from "../../schema/games/Catalog"
+import {
+  type ActiveCaseQuery,
+  Case,
+  CaseCategory,
+  CaseItem,
+  type CaseItemInput,
+  CaseNotFound,
+  type CaseSummary,
+  type CaseUpdate,
+  chanceUnits,
+  InvalidCaseItems,
+  Item,
+  type ItemUpdate,
+  type NewCase,
+  type NewItem,
+  Rarity,
+  SlugTaken,
+  unitsToDecimal
+} from "../../schema/games/Catalog"
 import { FieldError, NotFound } from "../../schema/platform/Errors"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { Audit } from "../admin/Audit"
 import { caseEconomics, type Economics, overHouseEdge, type Payout } from "./CaseEconomics"
 import { categoryForPrice, computeRanges, type ItemRange, resolveDropChances } from "./CaseRanges"
-import { execute, firstOf, inTransaction, onUniqueViolation, type PageOf, pageOf, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
+import {
+  execute,
+  firstOf,
+  inTransaction,
+  onUniqueViolation,
+  type PageOf,
+  pageOf,
+  rowCountOf,
+  rowsOf,
+  singleOf
+} from "../platform/SqlRows"
 
 export interface CaseWithItems {
   readonly case: Case
@@ -55,11 +83,6 @@ class CaseItemDetail extends Schema.Class<CaseItemDetail>("CaseItemDetail")({
 export interface ActiveCase {
   readonly case: Case
   readonly items: ReadonlyArray<CaseItemDetail>
-}
-
-interface ActiveCaseQuery extends PageRequest {
-  readonly category?: CaseCategory | undefined
-  readonly featured?: boolean | undefined
 }
 
 const CaseSummaryRow = Schema.Struct({

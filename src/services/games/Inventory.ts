@@ -17,18 +17,19 @@ import { Clock, Effect, Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { DropSource } from "../../schema/games/Game"
 import { ItemId, type UserId } from "../../schema/platform/Ids"
-import { type InventoryEntry, InventoryItemId, type InventoryPage, InventoryStatus, ItemNotAvailable, type SaleResult, type SellAllResult } from "../../schema/games/Inventory"
+import {
+  type InventoryEntry,
+  InventoryItemId,
+  type InventoryPage,
+  type InventoryQuery,
+  InventoryStatus,
+  ItemNotAvailable,
+  type SaleResult,
+  type SellAllResult
+} from "../../schema/games/Inventory"
 import { Ledger } from "../money/Ledger"
 import { Realtime } from "../platform/Realtime"
 import { firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
-
-export interface InventoryQuery {
-  /** Absent: entries of every status. */
-  readonly status?: InventoryStatus | undefined
-  /** From 1. */
-  readonly page: number
-  readonly limit: number
-}
 
 /** The reference of an ITEM_SELL movement: the sold entry. */
 const SALE_REFERENCE_TYPE = "INVENTORY_ITEM"

@@ -22,7 +22,18 @@ import { NotFound } from "../../schema/platform/Errors"
 import { ItemId, type UserId } from "../../schema/platform/Ids"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { InventoryItemId, ItemNotAvailable } from "../../schema/games/Inventory"
-import { InvalidUpgrade, ItemNotUpgradable, MultiplierTooHigh, ProbabilityTooLow, type UpgradeHistory, UpgradeId, type UpgradeProbability, type UpgradeResult, type UpgradeVerification } from "../../schema/games/Upgrade"
+import {
+  InvalidUpgrade,
+  ItemNotUpgradable,
+  MultiplierTooHigh,
+  ProbabilityTooLow,
+  type UpgradeHistory,
+  UpgradeId,
+  type UpgradeProbability,
+  type UpgradeRequest,
+  type UpgradeResult,
+  type UpgradeVerification
+} from "../../schema/games/Upgrade"
 import type { Role } from "../../schema/identity/User"
 import { Inventory } from "./Inventory"
 import { LiveDrops } from "./LiveDrops"
@@ -90,13 +101,6 @@ export const upgradeOdds = (
 
 /** "45.00" for 0.45. */
 export const probabilityPercent = (probability: number): string => (probability * 100).toFixed(2)
-
-interface UpgradeRequest {
-  readonly fromItemId: ItemId
-  readonly toItemId: ItemId
-  /** A specific entry to stake; it must be of `fromItemId`. Absent: the oldest AVAILABLE one. */
-  readonly inventoryItemId?: InventoryItemId | undefined
-}
 
 const ItemRow = Schema.Struct({
   id: ItemId,

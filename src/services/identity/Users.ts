@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { NotFound } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
-import { User, usernameCandidates } from "../../schema/identity/User"
+import { Role, User, usernameCandidates } from "../../schema/identity/User"
 import { ProvablyFair } from "../games/ProvablyFair"
 import { execute, firstOf, onUniqueViolation, orUnavailable, pageOf, rowCountOf, singleOf } from "../platform/SqlRows"
 
@@ -11,7 +11,7 @@ const AdminUserRow = Schema.Struct({
   id: UserId,
   username: Schema.String,
   idpId: Schema.String,
-  role: Schema.Literal("USER", "ADMIN"),
+  role: Role,
   balanceCents: Schema.BigInt,
   bannedAt: Schema.NullOr(Schema.DateFromSelf),
   createdAt: Schema.DateFromSelf,

@@ -47,7 +47,15 @@ import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
 import type { PageRequest, StatusPageRequest } from "../../schema/platform/Pagination"
-import { firstOf, inTransaction, type NewestFirst, newestPage, rowsOf, singleOf, type Statement } from "../platform/SqlRows"
+import {
+  firstOf,
+  inTransaction,
+  type NewestFirst,
+  newestPage,
+  rowsOf,
+  singleOf,
+  type Statement
+} from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /** Deposits the expiry job closes per transaction. */

@@ -7,12 +7,10 @@ import { Effect } from "effect"
 import { AppConfig, usesSandboxGateway } from "../../layers/AppConfig"
 import { SandboxCallback, type SandboxEvent } from "../../layers/gateway/SandboxCallback"
 import type { SignedInUser } from "../../schema/identity/User"
-import { ChargeCancelled, SandboxNotInUse } from "../../schema/money/Deposit"
+import { ChargeCancelled, SandboxAction, SandboxNotInUse } from "../../schema/money/Deposit"
 import { NotFound } from "../../schema/platform/Errors"
 import { GatewayUnavailable } from "../../schema/money/Money"
 import { depositView, Deposits } from "./Deposits"
-
-export type SandboxAction = "pay" | "fail" | "expire"
 
 const eventOf = (action: SandboxAction, externalId: string): SandboxEvent =>
   action === "pay"
@@ -44,8 +42,10 @@ export class SandboxCharges extends Effect.Service<SandboxCharges>()("app/Sandbo
         Effect.tapError((error) => Effect.logWarning(error.message)),
         Effect.orElseFail(() => new GatewayUnavailable({ message: "The sandbox could not reach the callback" }))
       )
+      // Deposits are never deleted: the one found above is still there.
       const after = yield* deposits.findByExternalId(externalId)
-      return { event: event.event, callbackStatus: sent.status, deposit: depositView(after!) }
+      if (after === undefined) return yield* Effect.dieMessage(`Sandbox: deposit ${externalId} vanished`)
+      return { event: event.event, callbackStatus: sent.status, deposit: depositView(after) }
     })
 
     return { settle } as const

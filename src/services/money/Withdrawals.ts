@@ -24,11 +24,38 @@ import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
 import { PaymentGateway, withdrawalOfReference } from "../../layers/PaymentGateway"
 import { UserLock } from "../../layers/stores/UserLock"
-import { FieldError, InsufficientBalance, NotFound, type ServiceUnavailable, ValidationError } from "../../schema/platform/Errors"
+import {
+  FieldError,
+  InsufficientBalance,
+  NotFound,
+  type ServiceUnavailable,
+  ValidationError
+} from "../../schema/platform/Errors"
 import { TwoFactorRequired } from "../../schema/identity/TwoFactor"
 import { UserId } from "../../schema/platform/Ids"
 import { formatBrl, GatewayUnavailable } from "../../schema/money/Money"
-import { type AdminWithdrawalView, amountProblem, maskPixKey, normalizePixKey, type PayoutEvent, PayoutFailed, pixKeyProblem, PixKeyType, TWO_FACTOR_THRESHOLD_CENTS, TWO_FACTOR_WINDOW_MS, WithdrawalBeingProcessed, WithdrawalId, WithdrawalMethod, WithdrawalNotPending, WithdrawalNotProcessing, WithdrawalPayoutInProgress, type WithdrawalRequest, type WithdrawalRequested, WithdrawalStatus, type WithdrawalView } from "../../schema/money/Withdrawal"
+import {
+  type AdminWithdrawalView,
+  amountProblem,
+  maskPixKey,
+  normalizePixKey,
+  type PayoutEvent,
+  PayoutFailed,
+  pixKeyProblem,
+  PixKeyType,
+  TWO_FACTOR_THRESHOLD_CENTS,
+  TWO_FACTOR_WINDOW_MS,
+  WithdrawalBeingProcessed,
+  WithdrawalId,
+  WithdrawalMethod,
+  WithdrawalNotPending,
+  WithdrawalNotProcessing,
+  WithdrawalPayoutInProgress,
+  type WithdrawalRequest,
+  type WithdrawalRequested,
+  WithdrawalStatus,
+  type WithdrawalView
+} from "../../schema/money/Withdrawal"
 import { Audit } from "../admin/Audit"
 import { Ledger } from "./Ledger"
 import { Notifications } from "../platform/Notifications"
@@ -36,7 +63,15 @@ import { Realtime } from "../platform/Realtime"
 import { TwoFactor } from "../identity/TwoFactor"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
 import type { PageRequest, StatusPageRequest } from "../../schema/platform/Pagination"
-import { execute, firstOf, inTransaction, type NewestFirst, newestPage, singleOf, type Statement } from "../platform/SqlRows"
+import {
+  execute,
+  firstOf,
+  inTransaction,
+  type NewestFirst,
+  newestPage,
+  singleOf,
+  type Statement
+} from "../platform/SqlRows"
 import { moneyMovement } from "../../layers/AppMetrics"
 
 /**

@@ -9,7 +9,12 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { NotFound } from "../../schema/platform/Errors"
-import { Notification, NotificationId, type NotificationPage, type NotificationType } from "../../schema/platform/Notification"
+import {
+  Notification,
+  NotificationId,
+  type NotificationPage,
+  type NotificationType
+} from "../../schema/platform/Notification"
 import { afterCommit, rowCountOf, rowsOf, singleOf, windowOf } from "./SqlRows"
 import type { PageRequest } from "../../schema/platform/Pagination"
 
