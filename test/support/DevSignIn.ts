@@ -2,8 +2,8 @@
  * Plays the browser at the embedded development identity provider: plain `fetch` with a tiny cookie
  * jar, following redirects by hand and submitting the HTML forms it is shown.
  */
+import { CALLBACK_PATH } from "../../src/layers/IdentityProvider"
 
-const CALLBACK_PATH = "/api/auth/idp/callback"
 const MAX_STEPS = 10
 
 /** One host's cookies, as a browser keeps them between sign-ins; paths are ignored (one sign-in at a time per jar). */

@@ -27,7 +27,7 @@ const AdminItem = Schema.Struct({
  * The administrators' case response (docs/rules.md#catalog-administration): the case, its economics and its
  * items' ranges in roll order.
  */
-export const AdminCase = Schema.Struct({
+const AdminCase = Schema.Struct({
   ...Struct.pick(
     Case.fields,
     "id",

@@ -9,7 +9,7 @@ import { Context } from "effect"
 type Operation = Record<string, any>
 
 /** An endpoint annotation that adds a JSON example to its request body and/or one of its responses. */
-export const examples = (options: { readonly request?: unknown; readonly response?: unknown; readonly status?: number }) =>
+const examples = (options: { readonly request?: unknown; readonly response?: unknown; readonly status?: number }) =>
   Context.make(OpenApi.Transform, (operation: Operation): Operation => {
     const withExample = (body: Operation | undefined, example: unknown) =>
       body?.content?.["application/json"] === undefined ? body : {

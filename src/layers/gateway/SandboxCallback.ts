@@ -20,7 +20,7 @@ interface SandboxCallbackShape {
 
 export class SandboxCallback extends Context.Tag("app/SandboxCallback")<SandboxCallback, SandboxCallbackShape>() {}
 
-export const CALLBACK_PATH = "/api/webhooks/payment"
+const CALLBACK_PATH = "/api/webhooks/payment"
 
 /** Sends through `post` (`fetch` in the service; tests route it into the in-process app). */
 export const makeSandboxCallback = (post: (url: string, init: RequestInit) => Promise<Response>) =>

@@ -1,6 +1,6 @@
 /** The money ledger's vocabulary (docs/rules.md#ledger-and-money). */
 import { Schema } from "effect"
-import { TransactionId, UserId } from "../platform/Ids"
+import { TransactionId } from "../platform/Ids"
 
 /** Movements that add to the user's balance. */
 export const CreditType = Schema.Literal("DEPOSIT", "WITHDRAWAL_REFUND", "BATTLE_REFUND", "ITEM_SELL")
@@ -31,16 +31,3 @@ export interface Posting {
   readonly transactionId: TransactionId
   readonly balanceAfterCents: bigint
 }
-
-export class Transaction extends Schema.Class<Transaction>("Transaction")({
-  id: TransactionId,
-  userId: UserId,
-  type: TransactionType,
-  amountCents: Schema.BigInt,
-  balanceAfterCents: Schema.BigInt,
-  counterparty: Counterparty,
-  referenceType: Schema.NullOr(Schema.String),
-  referenceId: Schema.NullOr(Schema.BigInt),
-  reason: Schema.NullOr(Schema.String),
-  createdAt: Schema.DateFromSelf
-}) {}

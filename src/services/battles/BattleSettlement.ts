@@ -49,7 +49,7 @@ interface SettlementRecord<U extends bigint, I extends bigint> {
   readonly roundNumber: number | null
 }
 
-export interface Settlement<U extends bigint, I extends bigint> {
+interface Settlement<U extends bigint, I extends bigint> {
   readonly fairShare: bigint
   readonly records: ReadonlyArray<SettlementRecord<U, I>>
   readonly summary: {
@@ -65,7 +65,7 @@ const byValueDescThenId = <I extends bigint>(a: PoolItem<I>, b: PoolItem<I>) =>
   a.valueCents !== b.valueCents ? (a.valueCents > b.valueCents ? -1 : 1) : a.itemId < b.itemId ? -1 : a.itemId > b.itemId ? 1 : 0
 
 /** Step 6: the catalog items that make up `deficit`. */
-export const compensation = <I extends bigint>(deficit: bigint, pool: ReadonlyArray<PoolItem<I>>): ReadonlyArray<PoolItem<I>> => {
+const compensation = <I extends bigint>(deficit: bigint, pool: ReadonlyArray<PoolItem<I>>): ReadonlyArray<PoolItem<I>> => {
   const usable = pool.filter((item) => item.valueCents > 0n)
   const candidates = usable
     .filter((item) => abs(item.valueCents - deficit) <= TOLERANCE)

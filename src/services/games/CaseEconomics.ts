@@ -40,7 +40,7 @@ interface CaseTerms {
 }
 
 /** One value an opening can award and its probability, as an integer over SCALE. */
-export interface Outcome {
+interface Outcome {
   readonly valueCents: bigint
   readonly probability: bigint
 }

@@ -62,7 +62,7 @@ interface ActiveCase {
 }
 
 /** The signed-in user who opens: the live drop shows their name. */
-export interface Player {
+interface Player {
   readonly id: UserId
   readonly username: string
 }

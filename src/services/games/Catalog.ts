@@ -80,7 +80,7 @@ class CaseItemDetail extends Schema.Class<CaseItemDetail>("CaseItemDetail")({
 }) {}
 
 /** An active case and its items in roll order (ascending rangeStart), ready for `itemForRoll`. */
-export interface ActiveCase {
+interface ActiveCase {
   readonly case: Case
   readonly items: ReadonlyArray<CaseItemDetail>
 }

@@ -100,7 +100,7 @@ export const upgradeOdds = (
 }
 
 /** "45.00" for 0.45. */
-export const probabilityPercent = (probability: number): string => (probability * 100).toFixed(2)
+const probabilityPercent = (probability: number): string => (probability * 100).toFixed(2)
 
 const ItemRow = Schema.Struct({
   id: ItemId,
