@@ -1,13 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either, Layer, TestClock } from "effect"
+import { AppConfig } from "../../src/layers/AppConfig"
 import { Randomness } from "../../src/layers/Randomness"
 import { Ledger } from "../../src/services/money/Ledger"
 import { Users } from "../../src/services/identity/Users"
+import { testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
 const Services = Layer.mergeAll(Ledger.Default, Users.Default).pipe(
-  Layer.provide(Randomness.seeded("ledger")),
+  Layer.provide(Layer.merge(Randomness.seeded("ledger"), Layer.succeed(AppConfig, testConfig))),
   Layer.provideMerge(TestDatabase)
 )
 

@@ -4,12 +4,18 @@
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { AppConfig } from "../../src/layers/AppConfig"
 import { Randomness } from "../../src/layers/Randomness"
 import { usernameCandidates, usernameFromClaim } from "../../src/schema/identity/User"
 import { Users } from "../../src/services/identity/Users"
+import { testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
-layer(Users.Default.pipe(Layer.provide(Randomness.seeded("users")), Layer.provideMerge(TestDatabase)))("Users", (it) => {
+const config = Layer.succeed(AppConfig, { ...testConfig, adminIdpIds: ["boss-sub"] })
+
+const Services = Users.Default.pipe(Layer.provide(Layer.merge(Randomness.seeded("users"), config)), Layer.provideMerge(TestDatabase))
+
+layer(Services)("Users", (it) => {
   it.effect("the first sign-in creates the user; later ones keep the name and never demote", () =>
     Effect.gen(function*() {
       const users = yield* Users
@@ -19,6 +25,13 @@ layer(Users.Default.pipe(Layer.provide(Randomness.seeded("users")), Layer.provid
       expect((yield* users.signIn({ idpId: "sub-1", username: "Ana", promote: false })).role).toBe("ADMIN")
       const nameless = yield* users.signIn({ idpId: "sub-2", username: undefined, promote: false })
       expect(nameless.username).toBe(`user-${nameless.id}`)
+    }))
+
+  it.effect("an identity listed in ADMIN_IDP_IDS signs in as an ADMIN, any other as a USER", () =>
+    Effect.gen(function*() {
+      const users = yield* Users
+      expect((yield* users.signInWith({ idpId: "boss-sub", username: "Boss" })).role).toBe("ADMIN")
+      expect((yield* users.signInWith({ idpId: "player-sub", username: "Player" })).role).toBe("USER")
     }))
 
   it.effect("grant-admin finds the user by id or by idpId", () =>

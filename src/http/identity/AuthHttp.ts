@@ -46,11 +46,7 @@ export const IdpLive = HttpApiBuilder.group(Api, "idp", (handlers) =>
             return yield* new InvalidLoginCallback()
           }
           const claims = yield* idp.completeLogin(callbackUrl)
-          const user = yield* users.signIn({
-            idpId: claims.idpId,
-            username: claims.username,
-            promote: config.adminIdpIds.includes(claims.idpId)
-          })
+          const user = yield* users.signInWith(claims)
           const session = yield* sessions.create(user, yield* currentClient)
           return yield* HttpServerResponse.redirect(config.loginRedirectUrl, { status: 302 }).pipe(
             HttpServerResponse.expireCookie(STATE_COOKIE, { path: STATE_COOKIE_PATH }),

@@ -1,6 +1,7 @@
 /** The users table: creation at first sign-in and look-ups. Balances change only through the Ledger. */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
+import { AppConfig } from "../../layers/AppConfig"
 import { NotFound } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
 import { Role, User, usernameCandidates } from "../../schema/identity/User"
@@ -28,6 +29,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const fairness = yield* ProvablyFair
+    const config = yield* AppConfig
 
     const create = Effect.fn("Users.create")(function*(input: { readonly idpId: string; readonly username: string }) {
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -88,6 +90,13 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       yield* fairness.ensure(id)
       return yield* findById(id)
     })
+
+    /**
+     * The user the identity provider vouched for (docs/rules.md#sign-in): an identity listed in
+     * `ADMIN_IDP_IDS` signs in as an ADMIN.
+     */
+    const signInWith = (claims: { readonly idpId: string; readonly username: string | undefined }) =>
+      signIn({ ...claims, promote: config.adminIdpIds.includes(claims.idpId) })
 
     /** Makes the user with this id (else this idpId) an administrator (CLI `grant-admin`). */
     const grantAdmin = Effect.fn("Users.grantAdmin")(function*(userIdOrIdpId: string) {
@@ -153,7 +162,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       return { users: items, total, page }
     })
 
-    return { create, findById, signIn, grantAdmin, ban, unban, recordActivity, list } as const
+    return { create, findById, signIn, signInWith, grantAdmin, ban, unban, recordActivity, list } as const
   }),
   dependencies: [ProvablyFair.Default]
 }) {}
