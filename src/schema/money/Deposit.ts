@@ -2,7 +2,7 @@
  * Deposits (docs/rules.md#deposits): ids, statuses, the
  * payment methods with their fees, the amount limits and how an amount is written for people.
  */
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { message } from "../platform/Errors"
 import { idFromString, UserId } from "../platform/Ids"
 import { amountBoundsProblem } from "./Money"
@@ -65,8 +65,11 @@ export type DepositRequest = typeof DepositRequest.Type
  */
 export const DepositView = Schema.Struct({
   id: DepositId,
+  /** What the user is credited once paid. */
   amountCents: Schema.BigInt,
+  /** The method's fee, paid on top of the amount (docs/rules.md#deposit-fees). */
   feeCents: Schema.BigIntFromNumber,
+  /** What the payer is charged: amountCents + feeCents. */
   totalCents: Schema.BigIntFromNumber,
   amountFormatted: Schema.String,
   method: PaymentMethod,
@@ -81,21 +84,14 @@ export const DepositView = Schema.Struct({
 })
 export type DepositView = typeof DepositView.Type
 
-/** `POST /payment/deposit/initiate`: the charge to pay (docs/rules.md#deposit-initiation). */
+/** `POST /payment/deposit/initiate`: the charge to pay and the deposit's figures (docs/rules.md#deposit-initiation). */
 export const DepositInitiated = Schema.Struct({
   depositId: DepositId,
   /** PNG data URL of the QR code. */
   qrCode: Schema.String,
   /** PIX "copia e cola" payload. */
   qrCodeText: Schema.String,
-  expiresAt: Schema.Date,
-  /** What the user is credited once paid. */
-  amountCents: Schema.BigInt,
-  /** The method's fee, paid on top of the amount (docs/rules.md#deposit-fees). */
-  feeCents: Schema.BigIntFromNumber,
-  /** What the payer is charged: amountCents + feeCents. */
-  totalCents: Schema.BigIntFromNumber,
-  externalId: Schema.String
+  ...Struct.pick(DepositView.fields, "expiresAt", "amountCents", "feeCents", "totalCents", "externalId")
 })
 export type DepositInitiated = typeof DepositInitiated.Type
 
