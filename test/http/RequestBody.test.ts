@@ -20,6 +20,9 @@ const tooLarge = { statusCode: 413, message: "Payload too large" }
 const notJson = { statusCode: 415, message: "Content-Type must be application/json" }
 const tooDeep = { statusCode: 400, message: "JSON nested deeper than 64 levels" }
 
+/** A JSON object nesting exactly `levels` levels: the object is one, the arrays inside it the others. */
+const nestedLevels = (levels: number) => `{"code":${"[".repeat(levels - 1)}${"]".repeat(levels - 1)}}`
+
 /** A JSON string of exactly `bytes` bytes. */
 const jsonOfSize = (bytes: number) => JSON.stringify({ code: "x".repeat(bytes - 11) })
 
@@ -145,6 +148,28 @@ layer(TestDatabase)("request bodies", (it) => {
       expect(deepest.body).toMatchObject({ statusCode: 400, message: "Validation failed" })
       const nestedItems = yield* client.post("/api/admin/items", `{"name":${"{\"a\":".repeat(80)}1${"}".repeat(80)}}`, user.auth)
       expect(nestedItems.body).toEqual(tooDeep)
+    }))
+
+  it.scoped("exactly 65 levels are one too many on an endpoint; 64 are parsed", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient()
+      const user = yield* signIn(client, "depth-edge")
+      const sixtyFive = yield* client.post("/api/auth/2fa/verify", nestedLevels(65), user.auth)
+      expect(sixtyFive.status).toBe(400)
+      expect(sixtyFive.body).toEqual(tooDeep)
+      const sixtyFour = yield* client.post("/api/auth/2fa/verify", nestedLevels(64), user.auth)
+      expect(sixtyFour.body).toMatchObject({ statusCode: 400, message: "Validation failed" })
+    }))
+
+  it.scoped("exactly 65 levels are one too many on the gateway callback, signed; 64 are parsed", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient()
+      const callback = (body: string) => client.post("/api/webhooks/payment", body, { "x-webhook-signature": sign(body) })
+      const sixtyFive = yield* callback(nestedLevels(65))
+      expect(sixtyFive.status).toBe(400)
+      expect(sixtyFive.body).toEqual(tooDeep)
+      const sixtyFour = yield* callback(nestedLevels(64))
+      expect(sixtyFour.body).toMatchObject({ statusCode: 400, message: "Validation failed" })
     }))
 
   it.scoped("a body that is not JSON is 415: forms, text, JSON under another name; no body needs no type", () =>
