@@ -71,6 +71,19 @@ describe("battle settlement, worked by hand", () => {
     expect(result.summary).toEqual({ totalDropped: 1_400n, removedToPool: 1_000n, addedFromPool: 1_100n, winnersCount: 2 })
   })
 
+  it("a catalog item exactly 100 from the deficit is a candidate, above it or below it", () => {
+    // total 1400, fairShare 700; the 1000 leaves; each winner gets a 200 and is 500 short.
+    const drops = [drop(1n, 10n, 1_000n, 1), drop(2n, 20n, 200n, 1), drop(1n, 21n, 200n, 2)]
+    // 600 is deficit + 100: taken alone (outside the window, the greedy rule would take ten 50s).
+    const above = settle({ drops, winners: winners(1n, 2n), pool: pool([1n, 600n], [2n, 50n]) })
+    expect(above.records.filter((r) => r.type === "ADDED_FROM_POOL")).toEqual([added(1n, 1n, 600n), added(2n, 1n, 600n)])
+    expect(above.summary.addedFromPool).toBe(1_200n)
+    // 400 is deficit - 100: taken alone (outside the window, the greedy rule would add two 50s to it).
+    const below = settle({ drops, winners: winners(1n, 2n), pool: pool([1n, 400n], [2n, 50n]) })
+    expect(below.records.filter((r) => r.type === "ADDED_FROM_POOL")).toEqual([added(1n, 1n, 400n), added(2n, 1n, 400n)])
+    expect(below.summary.addedFromPool).toBe(800n)
+  })
+
   it("a deficit nothing matches is covered greedily by several items, the most valuable that fits each time", () => {
     // total 1100, fairShare 550; the 1000 leaves; the 100 goes to slot 1. Deficits 450 and 550.
     // 450: 300, then 40 x 3 (30 left, nothing fits). 550: 300, 200, 40 (10 left).
