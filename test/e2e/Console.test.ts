@@ -383,7 +383,7 @@ if (!skipped && !existsSync(CHROMIUM)) {
       await row.getByRole("button", { name: "Approve" }).click()
       await expect.poll(() => page.getByRole("alert").textContent()).toBe("2FA code required")
       expect(await row.getByTestId("status").textContent()).toBe("PENDING")
-      await page.getByLabel("2FA code for money actions").fill(authenticator.generate(secret))
+      await page.getByLabel("2FA code for protected actions").fill(authenticator.generate(secret))
       await row.getByRole("button", { name: "Approve" }).click()
       await expect.poll(() => row.getByTestId("status").textContent()).toBe("COMPLETED")
       expect((await ok(player, "GET", "/api/auth/me")).balanceCents).toBe(6_500)

@@ -27,7 +27,7 @@ export class ApiError extends Error {
 interface Options {
   readonly method?: "GET" | "POST" | "PUT" | "DELETE"
   readonly body?: unknown
-  /** The administrator's current 2FA code, for money actions. */
+  /** The administrator's current 2FA code, for step-up actions (docs/rules.md#admin-step-up). */
   readonly twoFactorCode?: string
 }
 

@@ -4,9 +4,12 @@ import { Effect } from "effect"
 import { Raffles } from "../../services/raffles/Raffles"
 import { Api } from "../Api"
 import { CurrentUser } from "../identity/Authentication"
+import { makeAdminStepUp } from "./AdminStepUp"
 
 export const AdminRafflesLive = HttpApiBuilder.group(Api, "adminRaffles", (handlers) =>
   Effect.gen(function*() {
     const raffles = yield* Raffles
-    return handlers.handle("create", ({ payload }) => Effect.flatMap(CurrentUser, ({ user }) => raffles.create(user.id, payload)))
+    const stepUp = yield* makeAdminStepUp
+    return handlers.handle("create", ({ headers, payload }) =>
+      Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => raffles.create(user.id, payload))))
   }))

@@ -1,9 +1,10 @@
 /**
- * Administrators' step-up for money actions (docs/rules.md#admin-step-up): adjusting a balance, confirming a deposit,
- * approving or rejecting a withdrawal. An administrator with 2FA on sends a current code in
- * `X-2FA-Code` (missing: 400 2FA_REQUIRED; wrong: 400 `Invalid 2FA code`, counted towards the
- * lock-out like every code). In production an administrator without 2FA is refused (403), so a
- * stolen administrator session alone never moves money.
+ * Administrators' step-up (docs/rules.md#admin-step-up) for every action that can move or create value or lock
+ * people out: balance adjustments, deposit confirmation, withdrawal approval and rejection, item and case
+ * creation and changes, raffle creation, bans, settling another user's sandbox charge. An administrator with
+ * 2FA on sends a current code in `X-2FA-Code` (missing: 400 2FA_REQUIRED; wrong: 400 `Invalid 2FA code`,
+ * counted towards the lock-out like every code). In production an administrator without 2FA is refused
+ * (403), so a stolen administrator session alone never moves money.
  */
 import type { HttpApiEndpoint } from "@effect/platform"
 import type { HttpMethod } from "@effect/platform/HttpMethod"
@@ -15,7 +16,7 @@ import { TwoFactor } from "../../services/identity/TwoFactor"
 import { CurrentUser } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 
-/** The endpoint headers of a money action: the step-up code, documented and decoded with the request. */
+/** The endpoint headers of a step-up action: the step-up code, documented and decoded with the request. */
 const StepUpHeaders = Schema.Struct({
   "x-2fa-code": Schema.optional(
     PlainString.pipe(Schema.maxLength(64, { message: () => "must be at most 64 characters" }))
@@ -26,7 +27,7 @@ export const STEP_UP =
   "Administrators with 2FA on must send a current code in X-2FA-Code (missing: 400 2FA_REQUIRED; wrong: 400 " +
   "`Invalid 2FA code`, counted towards the 2FA lock-out); in production an administrator without 2FA gets 403."
 
-/** A money action's endpoint: the step-up code header, and the step-up's refusals among its errors. */
+/** A step-up action's endpoint: the step-up code header, and the step-up's refusals among its errors. */
 export const withStepUp = <Name extends string, Method extends HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
   endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
 ) =>

@@ -13,14 +13,16 @@ export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", (handlers)
 
     return handlers
       .handle("list", ({ urlParams }) => adminUsers.list(urlParams))
-      .handle("ban", ({ path, payload }) =>
+      .handle("ban", ({ headers, path, payload }) =>
         Effect.gen(function*() {
+          yield* stepUp(headers)
           const { user: admin } = yield* CurrentUser
           const sessionsRevoked = yield* adminUsers.ban(admin.id, path.id, payload.reason)
           return { message: "User banned", sessionsRevoked }
         }))
-      .handle("unban", ({ path }) =>
+      .handle("unban", ({ headers, path }) =>
         Effect.gen(function*() {
+          yield* stepUp(headers)
           const { user: admin } = yield* CurrentUser
           yield* adminUsers.unban(admin.id, path.id)
           return { message: "User unbanned" }

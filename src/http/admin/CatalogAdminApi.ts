@@ -9,6 +9,7 @@ import { Schema, Struct } from "effect"
 import { Case, CaseUpdate, ItemUpdate, NewCase, NewItem, Rarity } from "../../schema/games/Catalog"
 import { CaseId, ItemId } from "../../schema/platform/Ids"
 import { ListPage, PageQuery } from "../../schema/platform/Pagination"
+import { STEP_UP, withStepUp } from "./AdminStepUp"
 import { AdminAuthentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { documented } from "../platform/OpenApiDocs"
@@ -68,12 +69,15 @@ export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
   )
   .add(
     HttpApiEndpoint.post("createItem", "/admin/items").setPayload(NewItem).addSuccess(AdminItem, { status: 201 })
-      .pipe(documented("Create an item (admin)", "Adds an item to the catalog with its value in cents."))
+      .pipe(withStepUp)
+      .pipe(documented("Create an item (admin)", "Adds an item to the catalog with its value in cents. " + STEP_UP))
   )
   .add(
     HttpApiEndpoint.put("updateItem", "/admin/items/:id").setPath(ItemPath).setPayload(ItemUpdate)
       .addSuccess(AdminItem)
-      .pipe(documented("Update an item (admin)", "Changes an item's fields."))
+      .pipe(withStepUp)
+      .pipe(documented("Update an item (admin)", "Changes an item's fields. A new value that pushes an active case " +
+        "over its house edge raises a CRITICAL dashboard alert and is audited with the cases it affected. " + STEP_UP))
   )
   .add(
     HttpApiEndpoint.get("listItems", "/admin/items").setUrlParams(PageQuery).addSuccess(ListPage("items", AdminItem))
@@ -82,14 +86,17 @@ export class CatalogAdminApi extends HttpApiGroup.make("catalogAdmin")
   .add(
     HttpApiEndpoint.post("createCase", "/admin/cases").setPayload(NewCase).addSuccess(AdminCase, { status: 201 })
       .addError(CaseRefused)
+      .pipe(withStepUp)
       .pipe(documented("Create a case (admin)", "Adds a case with its price and items; answers its economics " +
-        "(expected value, return to player) and the items' ranges in roll order."))
+        "(expected value, return to player) and the items' ranges in roll order. " + STEP_UP))
   )
   .add(
     HttpApiEndpoint.put("updateCase", "/admin/cases/:id").setPath(CasePath).setPayload(CaseUpdate)
       .addSuccess(AdminCase)
       .addError(Schema.Union(HttpError.CaseNotFound, CaseRefused))
-      .pipe(documented("Update a case (admin)", "Changes a case; answers its new economics and its items' ranges."))
+      .pipe(withStepUp)
+      .pipe(documented("Update a case (admin)", "Changes a case (activating it included); answers its new economics " +
+        "and its items' ranges. " + STEP_UP))
   )
   .add(
     HttpApiEndpoint.get("listCases", "/admin/cases").setUrlParams(PageQuery).addSuccess(ListPage("cases", AdminCase))

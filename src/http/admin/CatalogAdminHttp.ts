@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { Catalog, type CaseWithItems } from "../../services/games/Catalog"
 import { Api } from "../Api"
 import { CurrentUser } from "../identity/Authentication"
+import { makeAdminStepUp } from "./AdminStepUp"
 
 /** The administrators' case response, with its economics (docs/rules.md#catalog-administration). */
 const caseView = ({ case: kase, economics, items }: CaseWithItems) => ({
@@ -25,15 +26,23 @@ const caseView = ({ case: kase, economics, items }: CaseWithItems) => ({
 export const CatalogAdminLive = HttpApiBuilder.group(Api, "catalogAdmin", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
+    const stepUp = yield* makeAdminStepUp
     return handlers
-      .handle("createItem", ({ payload }) => catalog.createItem(payload))
-      .handle("updateItem", ({ path, payload }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => catalog.updateItem(path.id, payload, user.id)))
+      .handle("createItem", ({ headers, payload }) =>
+        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => catalog.createItem(payload, user.id))))
+      .handle("updateItem", ({ headers, path, payload }) =>
+        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => catalog.updateItem(path.id, payload, user.id))))
       .handle("listItems", ({ urlParams }) => catalog.listItems(urlParams))
-      .handle("createCase", ({ payload }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.createCase(payload, user.id), caseView)))
-      .handle("updateCase", ({ path, payload }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.updateCase(path.id, payload, user.id), caseView)))
+      .handle("createCase", ({ headers, payload }) =>
+        Effect.zipRight(
+          stepUp(headers),
+          Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.createCase(payload, user.id), caseView))
+        ))
+      .handle("updateCase", ({ headers, path, payload }) =>
+        Effect.zipRight(
+          stepUp(headers),
+          Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.updateCase(path.id, payload, user.id), caseView))
+        ))
       .handle("getCase", ({ path }) => Effect.map(catalog.findCase(path.id), caseView))
       .handle("listCases", ({ urlParams }) =>
         Effect.map(catalog.listCases(urlParams), ({ items, page, total }) => ({

@@ -10,6 +10,7 @@ import { DepositView, SandboxAction } from "../../schema/money/Deposit"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString } from "../../schema/platform/Text"
 import { documented } from "../platform/OpenApiDocs"
+import { STEP_UP, withStepUp } from "../admin/AdminStepUp"
 
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .annotate(OpenApi.Description, "The embedded sandbox gateway's controls, for paying deposits by hand in development.")
@@ -25,9 +26,11 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
         deposit: DepositView
       }))
       .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.ChargeCancelled, HttpError.SandboxNotInUse))
+      .pipe(withStepUp)
       .pipe(documented("Settle a sandbox charge", "Sandbox only: pay, fail or expire the charge of one of your " +
         "deposits (any deposit for an admin). The sandbox signs the gateway event and POSTs it to " +
-        "/api/webhooks/payment, the path a real gateway takes."))
+        "/api/webhooks/payment, the path a real gateway takes. Settling someone else's charge is an " +
+        "administrator's step-up action: " + STEP_UP))
   )
   .middleware(Authentication)
 {}

@@ -3,11 +3,13 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { SandboxCharges } from "../../services/money/SandboxCharges"
 import { Api } from "../Api"
+import { makeAdminStepUp } from "../admin/AdminStepUp"
 import { CurrentUser } from "../identity/Authentication"
 
 export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
   Effect.gen(function*() {
     const sandbox = yield* SandboxCharges
-    return handlers.handle("charge", ({ path }) =>
-      Effect.flatMap(CurrentUser, ({ user }) => sandbox.settle(user, path.externalId, path.action)))
+    const stepUp = yield* makeAdminStepUp
+    return handlers.handle("charge", ({ headers, path }) =>
+      Effect.flatMap(CurrentUser, ({ user }) => sandbox.settle(user, path.externalId, path.action, stepUp(headers))))
   }))

@@ -63,3 +63,5 @@ export type AuditAction =
   | "RAFFLE_CANCELLED"
   | "CASE_PROMOTIONAL"
   | "CASE_OVER_HOUSE_EDGE"
+  | "ITEM_CREATED"
+  | "ITEM_UPDATED"

@@ -226,12 +226,22 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         })))
       }`
 
-    const createItem = Effect.fn("Catalog.createItem")(function*(input: NewItem) {
+    const createItem = Effect.fn("Catalog.createItem")(function*(input: NewItem, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* singleOf(Item, sql`
-        INSERT INTO items (name, rarity, value_cents, image_url, is_upgradable, created_at, updated_at)
-        VALUES (${input.name}, ${input.rarity}, ${input.valueCents}, ${input.imageUrl}, ${input.isUpgradable}, ${now}, ${now})
-        RETURNING ${sql.literal(itemColumns)}`)
+      return yield* Effect.gen(function*() {
+        const created = yield* singleOf(Item, sql`
+          INSERT INTO items (name, rarity, value_cents, image_url, is_upgradable, created_at, updated_at)
+          VALUES (${input.name}, ${input.rarity}, ${input.valueCents}, ${input.imageUrl}, ${input.isUpgradable}, ${now}, ${now})
+          RETURNING ${sql.literal(itemColumns)}`)
+        yield* audit.record({
+          userId: actor,
+          action: "ITEM_CREATED",
+          entityType: "Item",
+          entityId: created.id,
+          metadata: { name: created.name, rarity: created.rarity, valueCents: Number(created.valueCents) }
+        })
+        return created
+      }).pipe(transaction)
     })
 
     /**
@@ -322,12 +332,25 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       }
       return yield* Effect.gen(function*() {
         const revalued = update.valueCents !== undefined
+        const before = revalued ? yield* findItem(id) : undefined
         const overBefore = new Set(revalued ? (yield* overEdge(id)).map((kase) => kase.id) : [])
         const updated = yield* firstOf(Item, sql`
           UPDATE items SET ${sql.update({ ...changes, updatedAt: now })} WHERE id = ${id}
           RETURNING ${sql.literal(itemColumns)}`)
         if (updated === undefined) return yield* NotFound.of("Item")
         const pushed = revalued ? (yield* overEdge(id)).filter((kase) => !overBefore.has(kase.id)) : []
+        yield* audit.record({
+          userId: actor,
+          action: "ITEM_UPDATED",
+          entityType: "Item",
+          entityId: id,
+          metadata: {
+            changes: Object.keys(changes),
+            ...(before === undefined ? {} : { previousValueCents: Number(before.valueCents) }),
+            valueCents: Number(updated.valueCents),
+            casesPushedOverHouseEdge: pushed.map((kase) => String(kase.id))
+          }
+        })
         for (const kase of pushed) {
           yield* audit.record({
             userId: actor,
@@ -336,7 +359,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
             entityId: kase.id,
             metadata: { itemId: String(id), valueCents: Number(updated.valueCents), houseEdge: kase.houseEdge, ...auditFigures(kase.economics) }
           })
-          yield* Effect.logWarning(
+          yield* Effect.logError(
             `Item ${id} revalued: case ${kase.id} (${kase.slug}) now pays back ${kase.economics.rtp} of its price, ` +
               `more than its house edge ${kase.houseEdge} allows`
           )

@@ -25,17 +25,22 @@ export class SandboxCharges extends Effect.Service<SandboxCharges>()("app/Sandbo
     const callback = yield* SandboxCallback
     const sandboxInUse = usesSandboxGateway(yield* AppConfig)
 
-    /** The event sent, the status our callback answered and the deposit after it. */
-    const settle = Effect.fn("SandboxCharges.settle")(function*(
+    /**
+     * The event sent, the status our callback answered and the deposit after it. `stepUp` runs before an
+     * administrator settles someone else's charge (docs/rules.md#admin-step-up).
+     */
+    const settle = Effect.fn("SandboxCharges.settle")(function*<E, R>(
       user: SignedInUser,
       externalId: string,
-      action: SandboxAction
+      action: SandboxAction,
+      stepUp: Effect.Effect<void, E, R>
     ) {
       if (!sandboxInUse) return yield* new SandboxNotInUse()
       const deposit = yield* deposits.findByExternalId(externalId)
       if (deposit === undefined || (deposit.userId !== user.id && user.role !== "ADMIN")) {
         return yield* NotFound.of("Deposit")
       }
+      if (deposit.userId !== user.id) yield* stepUp
       if (action === "pay" && deposit.status === "CANCELLED") return yield* new ChargeCancelled()
       const event = eventOf(action, externalId)
       const sent = yield* callback.send(event).pipe(

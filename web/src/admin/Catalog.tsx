@@ -3,6 +3,7 @@ import { api, errorText } from "../api"
 import { formatCents, formatPercent, parseReais } from "../money"
 import { ErrorNote, Show, SuccessNote } from "../ui"
 import { useLoad } from "../useLoad"
+import type { PageProps } from "./Console"
 import { chanceUnits, preview } from "./economics"
 
 interface AdminCase {
@@ -35,7 +36,7 @@ const loadCatalog = async () => {
   return { cases: cases.cases, items: items.items }
 }
 
-export const Catalog = () => {
+export const Catalog = ({ twoFactorCode }: PageProps) => {
   const [catalog, reload] = useLoad(loadCatalog, [])
   const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
   const [creating, setCreating] = useState(false)
@@ -43,7 +44,7 @@ export const Catalog = () => {
   const setActive = async (c: AdminCase, isActive: boolean) => {
     setMessage({})
     try {
-      await api(`/admin/cases/${c.id}`, { method: "PUT", body: { isActive } })
+      await api(`/admin/cases/${c.id}`, { method: "PUT", body: { isActive }, twoFactorCode })
       setMessage({ ok: `${c.name} is now ${isActive ? "active" : "inactive"}` })
       reload()
     } catch (error) {
@@ -65,6 +66,7 @@ export const Catalog = () => {
             {creating && (
               <NewCase
                 items={items}
+                twoFactorCode={twoFactorCode}
                 onCancel={() => setCreating(false)}
                 onCreated={(c) => {
                   setCreating(false)
@@ -136,8 +138,9 @@ export const Catalog = () => {
 }
 
 const NewCase = (
-  { items, onCancel, onCreated }: {
+  { items, onCancel, onCreated, twoFactorCode }: {
     items: ReadonlyArray<Item>
+    twoFactorCode: string
     onCancel: () => void
     onCreated: (c: AdminCase) => void
   }
@@ -178,7 +181,8 @@ const NewCase = (
           houseEdge: edge,
           flipChance: Number(flipChance.replace(",", ".")),
           items: chosen.map((i) => ({ itemId: i.id, dropChance: Number(chances[i.id]!.replace(",", ".")) }))
-        }
+        },
+        twoFactorCode
       })
       onCreated(created)
     } catch (err) {

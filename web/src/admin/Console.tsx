@@ -8,7 +8,7 @@ import { Deposits } from "./Deposits"
 import { Users } from "./Users"
 import { Withdrawals } from "./Withdrawals"
 
-/** What every console page gets: the administrator's 2FA code for money actions (empty without 2FA). */
+/** What every console page gets: the administrator's 2FA code for step-up actions (empty without 2FA). */
 export interface PageProps {
   readonly admin: Me
   readonly twoFactorCode: string
@@ -101,8 +101,8 @@ const Sections = ({ admin }: { admin: Me }) => {
           {admin.twoFactorEnabled && (
             <input
               name="twoFactorCode"
-              aria-label="2FA code for money actions"
-              placeholder="2FA code for money actions"
+              aria-label="2FA code for protected actions"
+              placeholder="2FA code for protected actions"
               inputMode="numeric"
               autoComplete="one-time-code"
               value={twoFactorCode}

@@ -46,12 +46,12 @@ export const Users = ({ admin, twoFactorCode }: PageProps) => {
   }
   const ban = (u: User, reason: string) =>
     run(async () => {
-      const r = await api<{ sessionsRevoked: number }>(`/admin/users/${u.id}/ban`, { method: "POST", body: { reason } })
+      const r = await api<{ sessionsRevoked: number }>(`/admin/users/${u.id}/ban`, { method: "POST", body: { reason }, twoFactorCode })
       return `${u.username} banned; ${r.sessionsRevoked} session(s) ended`
     })
   const unban = (u: User) =>
     run(async () => {
-      await api(`/admin/users/${u.id}/unban`, { method: "POST" })
+      await api(`/admin/users/${u.id}/unban`, { method: "POST", twoFactorCode })
       return `${u.username} unbanned`
     })
   const adjust = (u: User, amountCents: bigint, reason: string) =>
