@@ -7,7 +7,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Deferred, Effect, Layer, Ref, TestClock } from "effect"
+import { Stores } from "../../src/layers/stores/Stores"
+import { WithdrawalCheckpoint } from "../../src/services/money/Withdrawals"
 import { fundedPlayer } from "../support/GameFixtures"
 import { gatewayCall } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
@@ -57,6 +59,23 @@ const payOutOnce = (client: TestClient, auth: Record<string, string>, secret: st
     const approved = yield* client.post(`/api/admin/withdrawals/${first.body.id}/approve`, undefined, root)
     expect(approved.body.status).toBe("COMPLETED")
     return first.body.id as string
+  })
+
+/**
+ * A checkpoint (between a request's first 2FA check and its transaction) that, once armed, holds every
+ * request there until `parties` of them have arrived: they all pass the first check before any commits.
+ */
+const makeRendezvous = (parties: number) =>
+  Effect.gen(function*() {
+    const armed = yield* Ref.make(false)
+    const arrived = yield* Ref.make(0)
+    const everyone = yield* Deferred.make<void>()
+    const checkpoint = Effect.gen(function*() {
+      if (!(yield* Ref.get(armed))) return
+      if ((yield* Ref.updateAndGet(arrived, (n) => n + 1)) === parties) yield* Deferred.succeed(everyone, undefined)
+      yield* Deferred.await(everyone)
+    })
+    return { layer: Layer.succeed(WithdrawalCheckpoint, checkpoint), arm: Ref.set(armed, true), arrived: Ref.get(arrived) }
   })
 
 const auditActions = (withdrawalId: string) =>
@@ -160,6 +179,34 @@ layer(TestDatabase)("withdrawal safety", (it) => {
       // Requested but never paid out there: the key is still new.
       yield* TestClock.adjust(24 * HOUR)
       expect((yield* request(client, player.auth, 1_000, otherKey)).body).toEqual(required)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("two instances that do not share a lock: of two requests without a code that together pass 10000 cents, the re-check in the transaction refuses one", () =>
+    Effect.gen(function*() {
+      const rendezvous = yield* makeRendezvous(2)
+      // Each instance has in-memory stores of its own, so its user lock does not see the other's; the
+      // checkpoint rides along with them.
+      const instance = () => makeTestClient(appOptions({ stores: Layer.merge(Stores.memory, rendezvous.layer) }))
+      const one = yield* instance()
+      const two = yield* instance()
+      yield* TestClock.setTime(1_800_000_000_000)
+      const player = yield* fundedPlayer(one, "two-places", 50_000)
+      const root = (yield* signIn(one, "root")).auth
+      const secret = yield* enableTwoFactor(one, player.auth)
+      yield* payOutOnce(one, player.auth, secret, root) // 1000 cents, COMPLETED
+      expect((yield* request(one, player.auth, 8_000)).status).toBe(201)
+      const elsewhere = yield* signIn(two, "two-places")
+
+      // 9000 in the last 24 hours: each 1000 alone needs no code, both together would pass 10000.
+      yield* rendezvous.arm
+      const answers = yield* Effect.all([request(one, player.auth, 1_000), request(two, elsewhere.auth, 1_000)], {
+        concurrency: "unbounded"
+      })
+      expect(yield* rendezvous.arrived).toBe(2)
+      expect(answers.map((a) => a.status).sort()).toEqual([201, 400])
+      expect(answers.find((a) => a.status === 400)!.body).toEqual(required)
+      expect(yield* balanceOf(one, player.auth)).toBe(50_000 - 1_000 - 8_000 - 1_000)
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 

@@ -21,7 +21,7 @@
  * Balance pushes go out after the commit.
  */
 import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
-import { Clock, Effect, Either, Schema } from "effect"
+import { Clock, Context, Effect, Either, Schema } from "effect"
 import { PaymentGateway, withdrawalOfReference } from "../../layers/PaymentGateway"
 import { UserLock } from "../../layers/stores/UserLock"
 import {
@@ -148,6 +148,14 @@ const validate = (input: WithdrawalRequest) => {
   return errors.length === 0 ? Effect.void : Effect.fail(new ValidationError({ errors }))
 }
 
+/**
+ * Run by a request between its first 2FA check and its transaction: nothing, unless a test provides one
+ * that holds requests there, so that two instances both pass the first check before either commits.
+ */
+export class WithdrawalCheckpoint extends Context.Reference<WithdrawalCheckpoint>()("app/Withdrawals/Checkpoint", {
+  defaultValue: (): Effect.Effect<void> => Effect.void
+}) {}
+
 /** How a payout was settled, for the audit trail. */
 type SettledBy = "approval" | "event" | "reconcile"
 
@@ -162,6 +170,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const outbox = yield* WebhookOutbox
     const audit = yield* Audit
     const gateway = yield* PaymentGateway
+    const checkpoint = yield* WithdrawalCheckpoint
     const columns = sql.literal(COLUMNS)
     const listed: NewestFirst = {
       table: "withdrawals",
@@ -230,6 +239,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             if (code === "") return yield* new TwoFactorRequired()
             yield* twoFactor.require(userId, code)
           }
+          yield* checkpoint
           const { balanceCents, notification, row } = yield* transaction(Effect.gen(function*() {
             // Requests of one user take turns from here, even on instances that share no lock; the
             // rule is asked again of what is committed now.
