@@ -70,6 +70,30 @@ layer(TestDatabase)("sign-in and sessions", (it) => {
       expect((yield* client.get("/api/auth/me", boss.auth)).body.role).toBe("ADMIN")
     }))
 
+  it.scoped("a name that looks like a reserved one is reserved; a name mixing scripts becomes user-<id>", () =>
+    Effect.gen(function*() {
+      const lifted = { count: 1_000, windowMs: 60_000 }
+      const client = yield* makeTestClient({ config: { rateLimits: { ...testConfig.rateLimits, auth: lifted } } })
+      const nameOf = (login: string) =>
+        Effect.flatMap(signIn(client, login), ({ auth }) => Effect.map(client.get("/api/auth/me", auth), (me) => me.body))
+      // Cyrillic а with Latin dmin: two scripts, so no part of it is kept.
+      const mixed = yield* nameOf("\u0430dmin")
+      expect(mixed.username).toBe(`user-${mixed.id}`)
+      const mixedName = yield* nameOf("Mari\u0430")
+      expect(mixedName.username).toBe(`user-${mixedName.id}`)
+      // All Cyrillic (аԁміп), all Greek capitals with digits, Latin rn for m: each looks like a reserved name.
+      const cyrillic = yield* nameOf("\u0430\u0501\u043c\u0456\u043f")
+      expect(cyrillic.username).toBe(`\u0430\u0501\u043c\u0456\u043f-${cyrillic.id}`)
+      const lookAlike = yield* nameOf("adrnin")
+      expect(lookAlike.username).toBe(`adrnin-${lookAlike.id}`)
+      const digits = yield* nameOf("M0D")
+      expect(digits.username).toBe(`M0D-${digits.id}`)
+      // One script, whatever it is, is kept as it is; Japanese mixes Han and kana as one writing system.
+      expect((yield* nameOf("\u0418\u0432\u0430\u043d")).username).toBe("\u0418\u0432\u0430\u043d")
+      expect((yield* nameOf("\u5c71\u7530\u305f\u308d\u3046")).username).toBe("\u5c71\u7530\u305f\u308d\u3046")
+      expect((yield* nameOf("Jo\u00e3o_2")).username).toBe("Jo\u00e3o_2")
+    }))
+
   it.scoped("a callback without the browser's state cookie, or replayed, is refused", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient()

@@ -6,6 +6,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { Randomness } from "../../src/layers/Randomness"
+import { isSingleScript, skeleton } from "../../src/schema/identity/Confusables"
 import { usernameCandidates, usernameFromClaim } from "../../src/schema/identity/User"
 import { Users } from "../../src/services/identity/Users"
 import { testConfig } from "../support/TestApp"
@@ -105,5 +106,35 @@ describe("username rules", () => {
     expect(usernameCandidates("support", 7n)).toEqual(["support-7", "user-7"])
     expect(usernameCandidates(undefined, 7n)).toEqual(["user-7"])
     expect(usernameCandidates("y".repeat(32), 123456n)).toEqual(["y".repeat(32), `${"y".repeat(25)}-123456`, "user-123456"])
+  })
+
+  it("reserved names are matched on their look (the UTS #39 skeleton), whatever the letter case", () => {
+    // Cyrillic (аԁміп, ЅУЅТЕМ), Cherokee (ᏚᎩᏚᎢᎬᎷ), Latin small capitals, 0 for o, rn for m, l and o for 1 and 0.
+    for (const name of ["ADMIN", "\u0430\u0501\u043c\u0456\u043f", "\u0405\u0423\u0405\u0422\u0415\u041c",
+      "\u13da\u13a9\u13da\u13a2\u13ac\u13b7", "\u1d00\u1d05\u1d0d\u026a\u0274", "m0d", "adrnin", "Staff",
+      "user-l0", "USER-12"]) {
+      expect(usernameCandidates(name, 7n), name).toEqual([`${name}-7`, "user-7"])
+    }
+    expect(usernameCandidates("adm1n", 7n)).toEqual(["adm1n", "adm1n-7", "user-7"])
+    expect(usernameCandidates("administrators", 7n)[0]).toBe("administrators")
+    expect(skeleton("\u0430dmin")).toBe(skeleton("admin"))
+    expect(skeleton("\u0455\u0440\u0435\u0441\u0456al")).toBe(skeleton("special"))
+  })
+
+  it("a name mixing scripts is refused (user-<id>); digits, . _ - and combining marks belong to any script", () => {
+    expect(usernameFromClaim("\u0430dmin")).toBeUndefined()
+    expect(usernameCandidates("\u0430dmin", 7n)).toEqual(["user-7"])
+    expect(usernameFromClaim("Pa\u0443Pal")).toBeUndefined()
+    expect(usernameFromClaim("\u0391lpha")).toBeUndefined()
+    expect(usernameFromClaim("Taro\u5c71\u7530")).toBeUndefined()
+    expect(usernameFromClaim("\u0418\u0432\u0430\u043d_1990")).toBe("\u0418\u0432\u0430\u043d_1990")
+    expect(usernameFromClaim("\u0395\u03bb\u03ad\u03bd\u03b7")).toBe("\u0395\u03bb\u03ad\u03bd\u03b7")
+    expect(usernameFromClaim("Jo\u00e3o.da-Silva_2")).toBe("Jo\u00e3o.da-Silva_2")
+    expect(usernameFromClaim("e\u0301e\u0301e\u0301")).toBe("\u00e9\u00e9\u00e9")
+    // One writing system of several scripts (UTS #39): Japanese, Korean with Han.
+    expect(isSingleScript("\u5c71\u7530\u305f\u308d\u3046\u30ab")).toBe(true)
+    expect(isSingleScript("\u97d3\u570b\uc0ac\ub78c")).toBe(true)
+    expect(isSingleScript("\u305f\uc0ac")).toBe(false)
+    expect(isSingleScript("2024_-.")).toBe(true)
   })
 })
