@@ -8,7 +8,7 @@
  *       World          configuration, infrastructure, identity provider, payment gateway
  *
  * The tests build `application` over a world of test layers (test/support/TestApp.ts); the operator
- * commands (src/cli.ts) use `OperatorLive`. Layers close in reverse order, so on a signal
+ * commands (src/cli.ts) use `operatorLive`. Layers close in reverse order, so on a signal
  * (docs/rules.md#shutdown): shutdown begins (readiness 503, event streams end), the server stops
  * accepting and lets requests in flight finish (at most SHUTDOWN_GRACE), the background jobs stop after
  * their current run, then the pools close.
@@ -24,7 +24,8 @@ import { AppConfig, AppConfigLive, usesDevIdentityProvider } from "./layers/AppC
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { type SandboxCallback, SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
-import { DatabaseFromConfig, Infrastructure } from "./layers/Infrastructure"
+import type { DatabaseOpener } from "./layers/DataDirLock"
+import { databaseFromConfig, Infrastructure } from "./layers/Infrastructure"
 import { Lifecycle } from "./layers/Lifecycle"
 import { TracingFromEnv } from "./layers/Observability"
 import type { PaymentGateway } from "./layers/PaymentGateway"
@@ -219,10 +220,14 @@ export const AppLive = Layer.merge(Banner, ShutdownSignal).pipe(
   Layer.provide(TracingFromEnv)
 )
 
-/** The operator commands' services (src/cli.ts): the demo catalog's loader and the users, over the database. */
-export const OperatorLive = Layer.merge(CatalogSeed.Default, Users.Default).pipe(
-  Layer.provideMerge(DatabaseFromConfig),
-  Layer.provide(Randomness.live),
-  Layer.provide(AppConfigLive),
-  Layer.provide(NodeContext.layer)
-)
+/**
+ * The operator commands' services (src/cli.ts): the demo catalog's loader and the users, over the
+ * database, opened for `command` (which holds the embedded database's lock while it runs).
+ */
+export const operatorLive = (command: DatabaseOpener) =>
+  Layer.merge(CatalogSeed.Default, Users.Default).pipe(
+    Layer.provideMerge(databaseFromConfig(command)),
+    Layer.provide(Randomness.live),
+    Layer.provide(AppConfigLive),
+    Layer.provide(NodeContext.layer)
+  )
