@@ -68,15 +68,20 @@ const freePort = Effect.async<number>((resume) => {
   })
 })
 
-/** A Redis server of this test's own (append-only file on, so it restarts with its data); killed with the scope. */
+/**
+ * A Redis server of this test's own, killed with the scope. It restarts with its data: the append-only file is
+ * written before each answer (`appendfsync always`). With the default (`everysec`), a write that arrives while
+ * the previous second's fsync is still running is answered but kept in memory for up to 2 s: on a busy disk the
+ * release of the first opening's lock was answered, lost with the SIGKILL, and the lock, back from the file,
+ * held the next opening for 5 s (409) after the restart.
+ */
 const privateRedis = Effect.gen(function*() {
   const port = yield* freePort
   const dir = mkdtempSync(join(tmpdir(), "gp-outage-redis-"))
   let server: ChildProcess | undefined
   const start = Effect.async<void>((resume) => {
-    server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes"], {
-      stdio: "ignore"
-    })
+    const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always"]
+    server = spawn("redis-server", args, { stdio: "ignore" })
     setTimeout(() => resume(Effect.void), 300)
   })
   const stop = Effect.sync(() => server?.kill("SIGKILL"))
