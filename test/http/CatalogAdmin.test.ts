@@ -125,6 +125,69 @@ layer(TestDatabase)("catalog administration", (it) => {
       }
     }))
 
+  it.scoped("imageUrl: an https:// URL or a path starting with / (not //), for items and cases", () =>
+    Effect.gen(function*() {
+      const { admin, client, item, newCase: validCase } = yield* adminSession
+      const itemId = yield* item(100)
+      const caseId = (yield* validCase({ items: [{ itemId, dropChance: 1 }] })).body.id as string
+      const before = { items: yield* countRows("items"), cases: yield* countRows("cases") }
+      const refusal = {
+        statusCode: 400,
+        message: "Validation failed",
+        errors: [{ field: "imageUrl", message: "must be an https:// URL or a path starting with /" }]
+      }
+      for (const imageUrl of [
+        "javascript:alert(1)",
+        "JavaScript:alert(1)",
+        "http://cdn.example/x.png",
+        "//evil.example/x.png",
+        "/\\evil.example/x.png",
+        "data:image/svg+xml,<svg onload=alert(1)>",
+        "https:evil.example/x.png",
+        "images/x.png",
+        "https://cdn.example/x .png"
+      ]) {
+        const newItem = yield* client.post(
+          "/api/admin/items",
+          { name: "Bad image", rarity: "CONSUMER", valueCents: 1, imageUrl },
+          admin.auth
+        )
+        expect({ imageUrl, status: newItem.status, body: newItem.body }).toEqual({ imageUrl, status: 400, body: refusal })
+        const newCase = yield* client.post(
+          "/api/admin/cases",
+          { name: "Bad image", slug: `bad-image-${++seq}`, imageUrl, priceCents: 1_500, items: [{ itemId, dropChance: 1 }] },
+          admin.auth
+        )
+        expect({ imageUrl, status: newCase.status, body: newCase.body }).toEqual({ imageUrl, status: 400, body: refusal })
+        const update = yield* put(client, `/api/admin/items/${itemId}`, { imageUrl }, admin.auth)
+        expect({ imageUrl, status: update.status, body: update.body }).toEqual({ imageUrl, status: 400, body: refusal })
+        const caseUpdate = yield* put(client, `/api/admin/cases/${caseId}`, { imageUrl }, admin.auth)
+        expect({ imageUrl, status: caseUpdate.status, body: caseUpdate.body }).toEqual({ imageUrl, status: 400, body: refusal })
+      }
+      expect(yield* countRows("items")).toBe(before.items)
+      expect(yield* countRows("cases")).toBe(before.cases)
+
+      for (const imageUrl of ["https://cdn.example/x.png", "/images/x.svg", "HTTPS://CDN.example/Case.PNG?v=2"]) {
+        const created = yield* client.post(
+          "/api/admin/items",
+          { name: `Good image ${++seq}`, rarity: "CONSUMER", valueCents: 1, imageUrl },
+          admin.auth
+        )
+        expect({ imageUrl, status: created.status }).toEqual({ imageUrl, status: 201 })
+        expect(created.body.imageUrl).toBe(imageUrl)
+        const kase = yield* client.post(
+          "/api/admin/cases",
+          { name: "Good image", slug: `good-image-${++seq}`, imageUrl, priceCents: 1_500, items: [{ itemId, dropChance: 1 }] },
+          admin.auth
+        )
+        expect({ imageUrl, status: kase.status }).toEqual({ imageUrl, status: 201 })
+        const changed = yield* put(client, `/api/admin/items/${itemId}`, { imageUrl }, admin.auth)
+        expect({ imageUrl, status: changed.status }).toEqual({ imageUrl, status: 200 })
+        const caseChanged = yield* put(client, `/api/admin/cases/${caseId}`, { imageUrl }, admin.auth)
+        expect({ imageUrl, status: caseChanged.status }).toEqual({ imageUrl, status: 200 })
+      }
+    }))
+
   it.scoped("items: every bad field is named in one 400, and nothing is written", () =>
     Effect.gen(function*() {
       const { admin, client } = yield* adminSession
@@ -152,7 +215,7 @@ layer(TestDatabase)("catalog administration", (it) => {
       expect(fieldsOf(tooLong.body)).toEqual(["name", "valueCents"])
       const longest = yield* client.post(
         "/api/admin/items",
-        { name: "n".repeat(100), rarity: "CONSUMER", valueCents: 1, imageUrl: "x".repeat(500) },
+        { name: "n".repeat(100), rarity: "CONSUMER", valueCents: 1, imageUrl: `/${"x".repeat(499)}` },
         admin.auth
       )
       expect(longest.status).toBe(201)

@@ -1,7 +1,8 @@
 /** The catalog repository and the demo catalog, against the test database. */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Schema } from "effect"
+import { ImageUrl } from "../../src/schema/games/Catalog"
 import type { ItemId } from "../../src/schema/platform/Ids"
 import { Catalog } from "../../src/services/games/Catalog"
 import { CatalogSeed } from "../../src/services/games/CatalogSeed"
@@ -152,5 +153,14 @@ layer(Services)("CatalogSeed", (it) => {
       }
       const rarities = yield* sql<{ rarity: string }>`SELECT DISTINCT rarity FROM items`
       expect(rarities).toHaveLength(7)
+    }))
+
+  it.effect("every demo image is one the administrators' API accepts (docs/rules.md#catalog-administration)", () =>
+    Effect.gen(function*() {
+      yield* (yield* CatalogSeed).seed
+      const sql = yield* SqlClient.SqlClient
+      const images = yield* sql<{ imageUrl: string }>`SELECT image_url FROM items UNION ALL SELECT image_url FROM cases`
+      expect(images.length).toBeGreaterThanOrEqual(46)
+      for (const { imageUrl } of images) expect(Schema.is(ImageUrl)(imageUrl), imageUrl).toBe(true)
     }))
 })

@@ -163,9 +163,27 @@ const Slug = Schema.String.pipe(
   Schema.maxLength(64, { message: () => "must be at most 64 characters" })
 )
 
-const ImageUrl = PlainString.pipe(
+/**
+ * An https URL, or a path on this site (docs/rules.md#catalog-administration): no `javascript:`, `data:` or
+ * `http:` URL, nor `//host/...` or `/\\host/...`, which browsers read as another host (protocol-relative).
+ */
+const isImageUrl = (text: string): boolean => {
+  if (/\s/u.test(text)) return false
+  if (text.startsWith("/")) return !/^.[/\\]/.test(text)
+  if (!/^https:\/\//i.test(text)) return false
+  try {
+    const url = new URL(text)
+    return url.protocol === "https:" && url.hostname.length > 0
+  } catch {
+    return false
+  }
+}
+
+/** What an administrator gives as an item's or case's image. */
+export const ImageUrl = PlainString.pipe(
   Schema.filter((s) => s.trim().length > 0, { message: () => "must not be empty" }),
-  Schema.maxLength(500, { message: () => "must be at most 500 characters" })
+  Schema.maxLength(500, { message: () => "must be at most 500 characters" }),
+  Schema.filter(isImageUrl, { message: () => "must be an https:// URL or a path starting with /" })
 )
 
 const Description = Schema.NullOr(
