@@ -10,10 +10,16 @@ const encoder = new TextEncoder()
 /** The last event of every stream when the service shuts down: clients reconnect to another instance. */
 const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
 
+/** The last event of a stream ended by one of its limits (docs/rules.md#stream-limits), and why. */
+const closedEvent = (reason: "lagging") => `event: closed\ndata: {"reason":"${reason}"}\n\n`
+const LAGGING_EVENT = closedEvent("lagging")
+
 /**
  * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a
- * message into `event: <name>\ndata: <json>\n\n`. The response ends when `ended` completes (the
- * session it was opened with is revoked), and with SHUTDOWN_EVENT when the service stops (docs/rules.md#event-streams).
+ * message into `event: <name>\ndata: <json>\n\n`. The response ends when `ended` completes (the session
+ * it was opened with is revoked), with SHUTDOWN_EVENT when the service stops (docs/rules.md#event-streams),
+ * and with a `closed` event when the client falls too far behind (the messages end: see Broadcast)
+ * (docs/rules.md#stream-limits).
  */
 export const eventStream = <E, E1, E2>(
   subscribe: Effect.Effect<Stream.Stream<string, E>, E1, Scope.Scope>,
@@ -26,15 +32,28 @@ export const eventStream = <E, E1, E2>(
         const messages = yield* subscribe
         const end = yield* ended
         yield* sseClientOpen
+        // The messages end only when the client fell too far behind; anything else that ends the stream
+        // says here what its last event is ("" for none).
+        let last = LAGGING_EVENT
+        const stop = Effect.raceAll([
+          Effect.as(end, ""),
+          Effect.as(lifecycle.shutdown, SHUTDOWN_EVENT)
+        ]).pipe(Effect.map((event) => {
+          last = event
+        }))
         return Stream.merge(
           Stream.map(messages, toEvent),
-          Stream.fromSchedule(Schedule.spaced(HEARTBEAT)).pipe(Stream.as(": heartbeat\n\n"))
+          Stream.fromSchedule(Schedule.spaced(HEARTBEAT)).pipe(Stream.as(": heartbeat\n\n")),
+          { haltStrategy: "left" }
         ).pipe(
           Stream.prepend(Chunk.of(": connected\n\n")),
-          Stream.interruptWhen(end),
-          Stream.interruptWhen(lifecycle.shutdown),
-          // After either end; only a shutdown says goodbye.
-          Stream.concat(Stream.fromEffect(lifecycle.draining).pipe(Stream.filter((draining) => draining), Stream.as(SHUTDOWN_EVENT)))
+          // One signal for every end: each interruptWhen would cost every event a merge step.
+          Stream.interruptWhen(stop),
+          // A shutdown says goodbye whatever ended the stream.
+          Stream.concat(Stream.fromEffect(lifecycle.draining).pipe(
+            Stream.map((draining) => draining ? SHUTDOWN_EVENT : last),
+            Stream.filter((event) => event !== "")
+          ))
         )
       })).pipe(Stream.map((text) => encoder.encode(text))),
       { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }

@@ -1,10 +1,10 @@
 /**
  * Publish/subscribe for realtime fan-out across instances (docs/rules.md#realtime). With Redis, one subscriber
  * connection per process carries every channel that has local subscribers (refcounted SUBSCRIBE and
- * UNSUBSCRIBE), and each message fans out locally through an Effect PubSub per channel. In memory the
- * PubSubs alone do it.
+ * UNSUBSCRIBE), and each message fans out locally to a bounded queue per subscriber. In memory the local
+ * fan-out alone does it.
  */
-import { Context, Deferred, Effect, Layer, PubSub, type Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Layer, Queue, type Scope, Stream } from "effect"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { storeCall } from "../Failures"
 import type { StartupError } from "../AppConfig"
@@ -21,23 +21,33 @@ interface BroadcastShape {
   readonly publish: (...publications: ReadonlyArray<Publication>) => Effect.Effect<void, ServiceUnavailable>
   /**
    * Subscribes for the lifetime of the scope. Every message published after this effect completes
-   * is in the stream, in order; the stream ends when the scope closes.
+   * is in the stream, in order, until the subscriber falls SUBSCRIBER_QUEUE_LIMIT messages behind: then
+   * the stream ends (it is the only way it ends by itself).
    */
   readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope>
 }
 
+/**
+ * The most messages that wait for one subscriber (docs/rules.md#stream-limits). One more and the subscriber
+ * is dropped: it gets nothing more, what waited for it is let go, and its stream ends. A client that
+ * stopped reading holds this much at most, and never holds up the others.
+ */
+const SUBSCRIBER_QUEUE_LIMIT = 1000
+
 interface Channel {
-  readonly pubsub: PubSub.PubSub<string>
-  /** Completes once the channel's messages reach `pubsub` (the Redis SUBSCRIBE is confirmed). */
+  /** A queue per local subscriber, bounded by SUBSCRIBER_QUEUE_LIMIT. */
+  readonly subscribers: Set<Queue.Queue<string>>
+  /** Completes once the channel's messages reach `subscribers` (the Redis SUBSCRIBE is confirmed). */
   readonly ready: Deferred.Deferred<void, ServiceUnavailable>
   refs: number
 }
 
 /**
  * Local fan-out with per-channel reference counts; `onFirst` and `onLast` connect a channel to its
- * source. A subscriber takes its PubSub subscription before the source is connected, so nothing that
- * arrives once the source is connected can be missed. Unbounded PubSubs: a slow subscriber buffers
- * rather than losing messages or holding up the others.
+ * source. A subscriber puts its queue in the channel before the source is connected, so nothing that
+ * arrives once the source is connected can be missed. Each message is offered to every queue without
+ * waiting; a subscriber whose queue is full is dropped (SUBSCRIBER_QUEUE_LIMIT), so a slow one neither
+ * holds up the others nor buffers without bound.
  */
 const makeFanout = (hooks: {
   readonly onFirst: (channel: string) => Effect.Effect<void, ServiceUnavailable>
@@ -47,40 +57,51 @@ const makeFanout = (hooks: {
 
   const subscribe = (channel: string): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
     Effect.gen(function*() {
+      const queue = yield* Queue.bounded<string>(SUBSCRIBER_QUEUE_LIMIT)
       const { entry, first } = yield* Effect.acquireRelease(
         Effect.suspend(() => {
           const existing = channels.get(channel)
           if (existing !== undefined) {
             existing.refs++
+            existing.subscribers.add(queue)
             return Effect.succeed({ entry: existing, first: false })
           }
-          return Effect.map(
-            Effect.all([PubSub.unbounded<string>(), Deferred.make<void, ServiceUnavailable>()]),
-            ([pubsub, ready]) => {
-              const entry: Channel = { pubsub, ready, refs: 1 }
-              channels.set(channel, entry)
-              return { entry, first: true }
-            }
-          )
+          return Effect.map(Deferred.make<void, ServiceUnavailable>(), (ready) => {
+            const entry: Channel = { subscribers: new Set([queue]), ready, refs: 1 }
+            channels.set(channel, entry)
+            return { entry, first: true }
+          })
         }),
         ({ entry }) =>
           Effect.suspend(() => {
+            entry.subscribers.delete(queue)
             entry.refs--
             if (entry.refs > 0) return Effect.void
             if (channels.get(channel) === entry) channels.delete(channel)
-            return Effect.zipRight(PubSub.shutdown(entry.pubsub), hooks.onLast(channel))
+            return hooks.onLast(channel)
           })
       )
-      const dequeue = yield* PubSub.subscribe(entry.pubsub)
       // Uninterruptible: other subscribers of the channel wait for `ready`.
       if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
       yield* Deferred.await(entry.ready)
-      return Stream.fromQueue(dequeue)
+      // A queue shut down (the subscriber dropped) ends the stream.
+      return Stream.fromQueue(queue)
     })
 
   /** Delivers to local subscribers; synchronous, for use from event handlers. */
   const deliver = (channel: string, message: string): void => {
-    channels.get(channel)?.pubsub.unsafeOffer(message)
+    const entry = channels.get(channel)
+    if (entry === undefined) return
+    for (const queue of entry.subscribers) {
+      if (!queue.unsafeOffer(message)) drop(entry, queue)
+    }
+  }
+
+  /** A subscriber SUBSCRIBER_QUEUE_LIMIT messages behind: out of the channel, its messages let go, its stream ended. */
+  const drop = (entry: Channel, queue: Queue.Queue<string>): void => {
+    entry.subscribers.delete(queue)
+    // Synchronous: a full queue has no taker waiting, and nothing here waits.
+    Effect.runSync(Effect.zipRight(Queue.takeAll(queue), Queue.shutdown(queue)))
   }
 
   return { subscribe, deliver }

@@ -1,0 +1,100 @@
+/**
+ * The limits of the event streams (docs/rules.md#stream-limits): a client 1000 events behind is dropped
+ * while the others keep receiving.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import { Broadcast } from "../../src/layers/stores/Broadcast"
+import { userChannel } from "../../src/services/platform/Notifications"
+import { signIn } from "../support/SignIn"
+import { makeTestClient, type TestClient } from "../support/TestApp"
+import { TestDatabase } from "../support/TestDatabase"
+import { TestStores } from "../support/TestStores"
+
+const closed = (reason: string) => `event: closed\ndata: {"reason":"${reason}"}\n\n`
+
+/** An open stream, read only when the test says so. */
+const openStream = (client: TestClient, path: string, headers: Record<string, string>) =>
+  Effect.gen(function*() {
+    const response = yield* client.open(path, { headers })
+    expect(response.status).toBe(200)
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    const stream = { text: "", done: false }
+    let pending: Promise<void> | undefined
+    const next = () =>
+      pending ??= reader.read().then(
+        ({ done, value }) => {
+          pending = undefined
+          if (done) stream.done = true
+          else stream.text += decoder.decode(value, { stream: true })
+        },
+        () => {
+          stream.done = true
+        }
+      )
+    /** Reads until `until(text)` holds or the stream ends, for at most `ms` of real time. */
+    const readUntil = (until: (text: string) => boolean, ms = 3_000) =>
+      Effect.promise(async () => {
+        const deadline = Date.now() + ms
+        while (!stream.done && !until(stream.text)) {
+          let timer: NodeJS.Timeout | undefined
+          const late = new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(true), deadline - Date.now())
+          })
+          const timedOut = await Promise.race([next().then(() => false), late])
+          clearTimeout(timer)
+          if (timedOut) break
+        }
+        return stream
+      })
+    /** Reads to the end; `done` is false if it did not end within `ms`. */
+    const readToEnd = (ms?: number) => readUntil(() => false, ms)
+    yield* readUntil((text) => text.startsWith(": connected\n\n"))
+    return { stream, readUntil, readToEnd, cancel: Effect.promise(() => reader.cancel()) }
+  })
+
+/** The `balanceCents` of each `balance.updated` event in the text, in order. */
+const balances = (text: string) =>
+  [...text.matchAll(/event: balance\.updated\ndata: \{"balanceCents":(\d+)\}/g)].map((match) => Number(match[1]))
+
+const balanceUpdate = (userId: string, balanceCents: number) => ({
+  channel: userChannel(BigInt(userId)),
+  message: JSON.stringify({ event: "balance.updated", data: { balanceCents } })
+})
+
+layer(TestDatabase)("event stream limits", (it) => {
+  it.scoped("a client that stops reading is dropped 1000 events behind; the user's other stream keeps receiving", () =>
+    Effect.gen(function*() {
+      const stores = yield* Layer.build(TestStores)
+      const broadcast = Context.get(stores, Broadcast)
+      const client = yield* makeTestClient({ stores: Layer.succeedContext(stores) })
+      const player = yield* signIn(client, "slow-reader")
+      const id = (yield* client.get("/api/auth/me", player.auth)).body.id as string
+      const slow = yield* openStream(client, "/api/realtime", player.auth)
+      const fast = yield* openStream(client, "/api/realtime", player.auth)
+
+      // 1200 events in batches the fast client reads as they come; the slow one reads nothing.
+      for (let batch = 0; batch < 12; batch++) {
+        const values = Array.from({ length: 100 }, (_, i) => batch * 100 + i + 1)
+        yield* broadcast.publish(...values.map((value) => balanceUpdate(id, value)))
+        yield* fast.readUntil((text) => text.includes(`{"balanceCents":${values.at(-1)}}`))
+      }
+      expect(balances(fast.stream.text)).toEqual(Array.from({ length: 1200 }, (_, i) => i + 1))
+      expect(fast.stream.done).toBe(false)
+
+      // The slow client, reading again, gets what its connection had taken (about the first batch), then the
+      // end: the 1000 events after those waited for it when the next one came, and were let go.
+      const { done, text } = yield* slow.readToEnd()
+      expect(done).toBe(true)
+      expect(text.endsWith(closed("lagging"))).toBe(true)
+      const got = balances(text)
+      expect(got).toEqual(got.map((_, i) => i + 1))
+      expect(got.length).toBeLessThan(200)
+
+      // The fast one still receives.
+      yield* broadcast.publish(balanceUpdate(id, 1201))
+      expect(balances((yield* fast.readUntil((text) => text.includes(`{"balanceCents":1201}`))).text).at(-1)).toBe(1201)
+      yield* fast.cancel
+    }))
+})
