@@ -56,11 +56,13 @@ const run = (env: NodeJS.ProcessEnv, script: string, ...args: ReadonlyArray<stri
     child.once("exit", (code) => resolve({ code, stdout, stderr }))
   })
 
-/** What the embedded database holds, read with the service stopped. */
-const query = async (dataDir: string, text: string) => {
+/** Statements on the embedded database, run in order with the service stopped; the rows of each. */
+const query = async (dataDir: string, ...texts: ReadonlyArray<string>) => {
   const db = new PGlite(join(dataDir, "pglite"))
   try {
-    return (await db.query<Record<string, unknown>>(text)).rows
+    const results: Array<Array<Record<string, unknown>>> = []
+    for (const text of texts) results.push((await db.query<Record<string, unknown>>(text)).rows)
+    return results
   } finally {
     await db.close()
   }
@@ -148,11 +150,9 @@ it.scoped.skipIf(usingRealPostgres)(
       expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false)
 
       // Nothing was changed: bob is still a user. The demo case `starter` is removed, for seed to add back.
-      const before = yield* Effect.promise(async () => {
-        const role = await query(dataDir, "SELECT role FROM users WHERE idp_id = 'bob'")
-        await query(dataDir, "DELETE FROM cases WHERE slug = 'starter'")
-        return role
-      })
+      const [before] = yield* Effect.promise(() =>
+        query(dataDir, "SELECT role FROM users WHERE idp_id = 'bob'", "DELETE FROM cases WHERE slug = 'starter'")
+      )
       expect(before).toEqual([{ role: "USER" }])
 
       const granted = yield* Effect.promise(() => run(env, "src/cli.ts", "grant-admin", "bob"))
@@ -163,11 +163,14 @@ it.scoped.skipIf(usingRealPostgres)(
       expect(seeded.stdout).toContain("Demo catalog: 0 items and 1 cases added")
       expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false)
 
-      const after = yield* Effect.promise(async () => ({
-        role: await query(dataDir, "SELECT role FROM users WHERE idp_id = 'bob'"),
-        starter: await query(dataDir, "SELECT count(*)::int AS n FROM cases WHERE slug = 'starter'")
-      }))
-      expect(after).toEqual({ role: [{ role: "ADMIN" }], starter: [{ n: 1 }] })
+      const after = yield* Effect.promise(() =>
+        query(
+          dataDir,
+          "SELECT role FROM users WHERE idp_id = 'bob'",
+          "SELECT count(*)::int AS n FROM cases WHERE slug = 'starter'"
+        )
+      )
+      expect(after).toEqual([[{ role: "ADMIN" }], [{ n: 1 }]])
     }),
   { timeout: 300_000 }
 )
