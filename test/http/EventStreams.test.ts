@@ -1,6 +1,6 @@
 /**
  * The limits of the event streams (docs/rules.md#stream-limits): a client 1000 events behind is dropped
- * while the others keep receiving.
+ * while the others keep receiving, and a user's 6th stream ends the oldest.
  */
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
@@ -96,5 +96,38 @@ layer(TestDatabase)("event stream limits", (it) => {
       yield* broadcast.publish(balanceUpdate(id, 1201))
       expect(balances((yield* fast.readUntil((text) => text.includes(`{"balanceCents":1201}`))).text).at(-1)).toBe(1201)
       yield* fast.cancel
+    }))
+
+  it.scoped("a user's 6th open stream ends the oldest of that user's streams, of either kind", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient({ config: { adminIdpIds: ["root"] } })
+      const admin = yield* signIn(client, "root")
+      const player = yield* signIn(client, "many-tabs")
+      const other = yield* signIn(client, "one-tab")
+      const id = (yield* client.get("/api/auth/me", player.auth)).body.id as string
+      // Another user's stream, opened first, is not one of this user's.
+      const theirs = yield* openStream(client, "/api/realtime", other.auth)
+      const oldest = yield* openStream(client, "/api/live-drops/stream", player.auth)
+      const streams = []
+      for (let i = 0; i < 4; i++) streams.push(yield* openStream(client, "/api/realtime", player.auth))
+      expect((yield* oldest.readToEnd(300)).done).toBe(false)
+
+      streams.push(yield* openStream(client, "/api/realtime", player.auth))
+      const ended = yield* oldest.readToEnd()
+      expect(ended.done).toBe(true)
+      expect(ended.text.endsWith(closed("replaced"))).toBe(true)
+
+      // The five newest stay open and receive; so does the other user's.
+      const adjusted = yield* client.post(`/api/admin/users/${id}/adjust-balance`, { amountCents: 700, reason: "gift" }, admin.auth)
+      expect(adjusted.status).toBe(200)
+      for (const stream of streams) {
+        expect(balances((yield* stream.readUntil((text) => balances(text).length > 0)).text)).toEqual([700])
+      }
+      expect((yield* theirs.readToEnd(300)).done).toBe(false)
+
+      // A stream that closes frees its place: the next one replaces nobody.
+      yield* streams[0]!.cancel
+      const next = yield* openStream(client, "/api/realtime", player.auth)
+      for (const stream of [...streams.slice(1), next]) expect((yield* stream.readToEnd(300)).done).toBe(false)
     }))
 })

@@ -14,8 +14,8 @@ export const LiveDropsLive = HttpApiBuilder.group(Api, "liveDrops", (handlers) =
     return handlers
       .handle("recent", ({ urlParams }) => Effect.map(drops.recent(urlParams.limit), (list) => ({ drops: list })))
       .handle("stream", () =>
-        Effect.flatMap(CurrentUser, ({ session }) =>
-          eventStream(drops.subscribe, (json) => `event: drop\ndata: ${json}\n\n`, sessions.whenEnded(session.id))))
+        Effect.flatMap(CurrentUser, ({ session, user }) =>
+          eventStream(user.id, drops.subscribe, (json) => `event: drop\ndata: ${json}\n\n`, sessions.whenEnded(session.id))))
   }))
 
 export const LiveDropsAdminLive = HttpApiBuilder.group(Api, "liveDropsAdmin", (handlers) =>

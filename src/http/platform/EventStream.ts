@@ -3,6 +3,7 @@ import { HttpServerResponse } from "@effect/platform"
 import { Chunk, Effect, Schedule, type Scope, Stream } from "effect"
 import { Lifecycle } from "../../layers/Lifecycle"
 import { sseClientOpen } from "../../layers/AppMetrics"
+import { Realtime } from "../../services/platform/Realtime"
 
 const HEARTBEAT = "15 seconds"
 const encoder = new TextEncoder()
@@ -11,33 +12,38 @@ const encoder = new TextEncoder()
 const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
 
 /** The last event of a stream ended by one of its limits (docs/rules.md#stream-limits), and why. */
-const closedEvent = (reason: "lagging") => `event: closed\ndata: {"reason":"${reason}"}\n\n`
+const closedEvent = (reason: "replaced" | "lagging") => `event: closed\ndata: {"reason":"${reason}"}\n\n`
+const REPLACED_EVENT = closedEvent("replaced")
 const LAGGING_EVENT = closedEvent("lagging")
 
 /**
  * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a
- * message into `event: <name>\ndata: <json>\n\n`. The response ends when `ended` completes (the session
- * it was opened with is revoked), with SHUTDOWN_EVENT when the service stops (docs/rules.md#event-streams),
- * and with a `closed` event when the client falls too far behind (the messages end: see Broadcast)
- * (docs/rules.md#stream-limits).
+ * message into `event: <name>\ndata: <json>\n\n`. The stream counts as one of its owner's open streams.
+ * The response ends when `ended` completes (the session it was opened with is revoked), with
+ * SHUTDOWN_EVENT when the service stops (docs/rules.md#event-streams), and with a `closed` event when the
+ * owner opens one stream too many, or when the client falls too far behind (the messages end: see
+ * Broadcast) (docs/rules.md#stream-limits).
  */
 export const eventStream = <E, E1, E2>(
+  owner: bigint,
   subscribe: Effect.Effect<Stream.Stream<string, E>, E1, Scope.Scope>,
   toEvent: (message: string) => string,
   ended: Effect.Effect<Effect.Effect<void>, E2, Scope.Scope>
 ) =>
-  Effect.map(Lifecycle, (lifecycle) =>
+  Effect.map(Effect.zip(Lifecycle, Realtime), ([lifecycle, realtime]) =>
     HttpServerResponse.stream(
       Stream.unwrapScoped(Effect.gen(function*() {
         const messages = yield* subscribe
         const end = yield* ended
+        const replaced = yield* realtime.streamOpened(owner)
         yield* sseClientOpen
         // The messages end only when the client fell too far behind; anything else that ends the stream
         // says here what its last event is ("" for none).
         let last = LAGGING_EVENT
         const stop = Effect.raceAll([
           Effect.as(end, ""),
-          Effect.as(lifecycle.shutdown, SHUTDOWN_EVENT)
+          Effect.as(lifecycle.shutdown, SHUTDOWN_EVENT),
+          Effect.as(replaced, REPLACED_EVENT)
         ]).pipe(Effect.map((event) => {
           last = event
         }))

@@ -18,5 +18,5 @@ export const RealtimeLive = HttpApiBuilder.group(Api, "realtime", (handlers) =>
     const sessions = yield* Sessions
     return handlers.handle("stream", () =>
       Effect.flatMap(CurrentUser, ({ session, user }) =>
-        eventStream(realtime.subscribe(user.id), toEvent, sessions.whenEnded(session.id))))
+        eventStream(user.id, realtime.subscribe(user.id), toEvent, sessions.whenEnded(session.id))))
   }))

@@ -2,8 +2,9 @@
  * Pushes to one user's realtime channel (docs/rules.md#realtime): `balance.updated` after every
  * committed balance change, and (from Notifications) `notification`. Messages are JSON
  * `{event, data}` on channel `user:<id>`, fanned out across instances by the Broadcast store.
+ * Also counts each user's open event streams on this instance (docs/rules.md#stream-limits).
  */
-import { Effect, type Scope, type Stream } from "effect"
+import { Deferred, Effect, Exit, type Scope, type Stream } from "effect"
 import { Broadcast, type Publication } from "../../layers/stores/Broadcast"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { userChannel } from "./Notifications"
@@ -14,6 +15,12 @@ const balanceUpdate = (userId: bigint, balanceCents: bigint): Publication => ({
   channel: userChannel(userId),
   message: JSON.stringify({ event: "balance.updated", data: { balanceCents: Number(balanceCents) } })
 })
+
+/**
+ * The most event streams (realtime and live drops together) one user has open on this instance
+ * (docs/rules.md#stream-limits); opening one more ends the oldest.
+ */
+const MAX_STREAMS_PER_USER = 5
 
 export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
   effect: Effect.gen(function*() {
@@ -27,6 +34,38 @@ export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
     const subscribe = (userId: bigint): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
       broadcast.subscribe(userChannel(userId))
 
-    return { balanceChanged, balanceUpdate, subscribe } as const
+    /** Each user's open event streams, oldest first: the signal that ends each one. */
+    const openStreams = new Map<bigint, Array<Deferred.Deferred<void>>>()
+
+    /**
+     * Counts an event stream of the user as open until the scope closes. The effect returned completes
+     * when the user opens more than MAX_STREAMS_PER_USER and this one is the oldest: it is replaced.
+     */
+    const streamOpened = (userId: bigint): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
+      Effect.map(
+        Effect.acquireRelease(
+          Effect.flatMap(Deferred.make<void>(), (replaced) =>
+            Effect.sync(() => {
+              const open = openStreams.get(userId) ?? []
+              if (open.length === 0) openStreams.set(userId, open)
+              open.push(replaced)
+              const oldest = open.length > MAX_STREAMS_PER_USER ? open.shift() : undefined
+              if (oldest !== undefined) Deferred.unsafeDone(oldest, Exit.void)
+              return replaced
+            })),
+          (replaced) =>
+            Effect.sync(() => {
+              const open = openStreams.get(userId)
+              const at = open === undefined ? -1 : open.indexOf(replaced)
+              // Not found: it was replaced, and is out of the list already.
+              if (open === undefined || at < 0) return
+              open.splice(at, 1)
+              if (open.length === 0) openStreams.delete(userId)
+            })
+        ),
+        Deferred.await
+      )
+
+    return { balanceChanged, balanceUpdate, subscribe, streamOpened } as const
   })
 }) {}
