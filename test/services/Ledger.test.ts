@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Either, Layer, TestClock } from "effect"
+import { Cause, Effect, Either, Exit, Layer, TestClock } from "effect"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { Randomness } from "../../src/layers/Randomness"
 import { Ledger } from "../../src/services/money/Ledger"
@@ -21,6 +21,14 @@ const sumOf = (userId: bigint) =>
     sql<{ total: string; rows: string }>`
       SELECT COALESCE(SUM(amount_cents), 0)::text AS total, COUNT(*)::text AS rows
       FROM transactions WHERE user_id = ${userId}`).pipe(Effect.map(([row]) => ({ total: BigInt(row!.total), rows: Number(row!.rows) })))
+
+/**
+ * How a movement ended: "posted", the tag of its typed failure, or the defect. The refusal is asserted as
+ * itself: the CHECK on users turns an unguarded overdraft into a defect, which must fail the expectation,
+ * not only the test.
+ */
+const outcomeOf = <A, E extends { readonly _tag: string }>(exit: Exit.Exit<A, E>) =>
+  Exit.isSuccess(exit) ? "posted" : Cause.isFailType(exit.cause) ? exit.cause.error._tag : Cause.pretty(exit.cause)
 
 layer(Services)("Ledger", (it) => {
   it.effect("credits and debits move the balance and record each movement with its balance after", () =>
@@ -48,10 +56,27 @@ layer(Services)("Ledger", (it) => {
       const ledger = yield* Ledger
       const user = yield* newUser
       yield* ledger.credit({ userId: user.id, type: "DEPOSIT", amountCents: 999n })
-      const refused = yield* Effect.either(ledger.debit({ userId: user.id, type: "CASE_OPEN", amountCents: 1000n }))
-      expect(Either.isLeft(refused) && refused.left._tag).toBe("InsufficientBalance")
+      const refused = yield* Effect.exit(ledger.debit({ userId: user.id, type: "CASE_OPEN", amountCents: 1000n }))
+      expect(outcomeOf(refused)).toBe("InsufficientBalance")
       expect((yield* (yield* Users).findById(user.id)).balanceCents).toBe(999n)
       expect(yield* sumOf(user.id)).toEqual({ total: 999n, rows: 1 })
+    }))
+
+  it.effect("a debit step the balance does not cover moves nothing: the statement stands, without a row", () =>
+    Effect.gen(function*() {
+      const ledger = yield* Ledger
+      const sql = yield* SqlClient.SqlClient
+      const user = yield* newUser
+      yield* ledger.credit({ userId: user.id, type: "DEPOSIT", amountCents: 999n })
+      // As an opening writes it: the debit's steps in one statement, whose later steps need `moved`.
+      const debitOf = (amountCents: bigint) =>
+        Effect.either(sql<{ balanceCents: string | null; posted: number }>`
+          WITH ${ledger.debitSteps({ userId: user.id, type: "CASE_OPEN", amountCents }, new Date(0), sql`TRUE`)}
+          SELECT (SELECT balance_cents FROM moved)::text AS balance_cents, (SELECT count(*) FROM posted)::int AS posted`)
+      expect(yield* debitOf(1000n)).toEqual(Either.right([{ balanceCents: null, posted: 0 }]))
+      expect(yield* sumOf(user.id)).toEqual({ total: 999n, rows: 1 })
+      expect(yield* debitOf(999n)).toEqual(Either.right([{ balanceCents: "0", posted: 1 }]))
+      expect((yield* (yield* Users).findById(user.id)).balanceCents).toBe(0n)
     }))
 
   it.effect("an exact debit empties the account", () =>
@@ -87,8 +112,8 @@ layer(Services)("Ledger", (it) => {
       yield* ledger.adjust({ userId: user.id, amountCents: 300n, reason: "goodwill" })
       const down = yield* ledger.adjust({ userId: user.id, amountCents: -100n, reason: "correction" })
       expect(down.balanceAfterCents).toBe(200n)
-      const refused = yield* Effect.either(ledger.adjust({ userId: user.id, amountCents: -201n, reason: "too much" }))
-      expect(Either.isLeft(refused) && refused.left._tag).toBe("InsufficientBalance")
+      const refused = yield* Effect.exit(ledger.adjust({ userId: user.id, amountCents: -201n, reason: "too much" }))
+      expect(outcomeOf(refused)).toBe("InsufficientBalance")
       const sql = yield* SqlClient.SqlClient
       const reasons = yield* sql<{ reason: string }>`SELECT reason FROM transactions WHERE user_id = ${user.id} ORDER BY id`
       expect(reasons.map((r) => r.reason)).toEqual(["goodwill", "correction"])
@@ -127,16 +152,16 @@ layer(Services)("Ledger", (it) => {
       yield* ledger.credit({ userId: user.id, type: "DEPOSIT", amountCents: 10n * 700n })
       const results = yield* Effect.forEach(
         Array.from({ length: 50 }, (_, i) => i),
-        (i) => Effect.either(ledger.debit({ userId: user.id, type: "CASE_OPEN", amountCents: 700n, reference: { type: "CASE", id: BigInt(i + 1) } })),
+        (i) => Effect.exit(ledger.debit({ userId: user.id, type: "CASE_OPEN", amountCents: 700n, reference: { type: "CASE", id: BigInt(i + 1) } })),
         { concurrency: "unbounded" }
       )
-      const succeeded = results.filter(Either.isRight)
+      const succeeded = results.filter(Exit.isSuccess)
       expect(succeeded).toHaveLength(10)
-      expect(results.filter((r) => Either.isLeft(r) && r.left._tag === "InsufficientBalance")).toHaveLength(40)
+      expect(results.map(outcomeOf).filter((outcome) => outcome !== "posted")).toEqual(Array(40).fill("InsufficientBalance"))
       expect((yield* (yield* Users).findById(user.id)).balanceCents).toBe(0n)
       expect(yield* sumOf(user.id)).toEqual({ total: 0n, rows: 11 })
       // Each success saw a distinct balance on its way down to 0.
-      expect(new Set(succeeded.map((r) => r.right.balanceAfterCents)).size).toBe(10)
+      expect(new Set(succeeded.map((r) => r.value.balanceAfterCents)).size).toBe(10)
       expect(yield* ledger.discrepancies).toEqual([])
     }))
 
