@@ -1,9 +1,9 @@
 /**
  * The limits of the event streams (docs/rules.md#stream-limits): a client 1000 events behind is dropped
- * while the others keep receiving, and a user's 6th stream ends the oldest.
+ * while the others keep receiving, a user's 6th stream ends the oldest, and a stream lives 24 hours.
  */
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, TestClock } from "effect"
 import { Broadcast } from "../../src/layers/stores/Broadcast"
 import { userChannel } from "../../src/services/platform/Notifications"
 import { signIn } from "../support/SignIn"
@@ -129,5 +129,26 @@ layer(TestDatabase)("event stream limits", (it) => {
       yield* streams[0]!.cancel
       const next = yield* openStream(client, "/api/realtime", player.auth)
       for (const stream of [...streams.slice(1), next]) expect((yield* stream.readToEnd(300)).done).toBe(false)
+    }))
+
+  it.scoped("a stream ends after 24 hours open, with realtime pushes up to then", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient({ config: { adminIdpIds: ["root"] } })
+      const admin = yield* signIn(client, "root")
+      const player = yield* signIn(client, "all-day")
+      const id = (yield* client.get("/api/auth/me", player.auth)).body.id as string
+      const stream = yield* openStream(client, "/api/realtime", player.auth)
+
+      yield* TestClock.adjust("23 hours")
+      yield* TestClock.adjust("59 minutes")
+      yield* client.post(`/api/admin/users/${id}/adjust-balance`, { amountCents: 300, reason: "gift" }, admin.auth)
+      const before = yield* stream.readUntil((text) => balances(text).length > 0)
+      expect(balances(before.text)).toEqual([300])
+      expect(before.done).toBe(false)
+
+      yield* TestClock.adjust("1 minute")
+      const { done, text } = yield* stream.readToEnd()
+      expect(done).toBe(true)
+      expect(text.endsWith(closed("expired"))).toBe(true)
     }))
 })
