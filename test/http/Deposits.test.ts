@@ -218,6 +218,10 @@ layer(TestDatabase)("deposits", (it) => {
       // The same event again, and a stampede of it: acknowledged, nothing changes.
       const again = yield* gatewayCall(client, paidEvent(deposit.externalId))
       expect(again).toMatchObject({ status: 200, body: { received: true } })
+      // Delivered anew (other bytes, so not a replay of the first delivery): the deposit is already CONFIRMED,
+      // answered as the first was (docs/rules.md#deposit-states).
+      const anew = yield* gatewayCall(client, `{"data":{"id":${JSON.stringify(deposit.externalId)}},"event":"charge.paid"}`)
+      expect({ status: anew.status, body: anew.body }).toEqual({ status: first.status, body: first.body })
       expect(yield* balanceOf(client, player.auth)).toBe(2_500)
       expect((yield* depositOf(client, player.auth, deposit.depositId)).confirmedAt).toBe(new Date(60_000).toISOString())
       expect((yield* notificationsOf(client, player.auth)).length).toBe(1)
