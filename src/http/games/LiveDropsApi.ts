@@ -26,7 +26,7 @@ export class LiveDropsApi extends HttpApiGroup.make("liveDrops")
     HttpApiEndpoint.get("stream", "/live-drops/stream")
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .pipe(documented("Live drops stream", "Server-Sent Events: every drop as it happens, with a heartbeat for " +
-        "proxies."))
+        "proxies; the stream ends as the realtime stream does (`event: closed` at its limits)."))
   )
   .middleware(Authentication)
 {}
