@@ -13,6 +13,7 @@ import { Effect, Exit, Redacted, Scope } from "effect"
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer as createHttpServer } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -407,6 +408,39 @@ if (!skipped && !existsSync(CHROMIUM)) {
       await page.getByRole("button", { name: "Sign out" }).click()
       await page.getByTestId("sign-in").waitFor()
       expect(errors).toEqual([])
+      await context.close()
+    }, 60_000)
+
+    it("a form on a sibling origin of the same site cannot open a case with the player's cookie; our own page can", async () => {
+      const admin = await devSessionAt(base, ADMIN)
+      const context = await newContext()
+      const page = await context.newPage()
+      await signIn(page, "e2e-victim")
+      const meInPage = () => page.evaluate(async () => (await fetch("/api/auth/me")).json() as Promise<{ id: string; balanceCents: number }>)
+      const victim = await meInPage()
+      await ok(admin, "POST", `/api/admin/users/${victim.id}/adjust-balance`, { amountCents: 100_000, reason: "e2e" })
+      const { cases } = await ok(admin, "GET", "/api/cases")
+      const opening = `/api/cases/${cases[0].id}/open`
+      // The attacker's page: http://localhost:<another port>, the same site as the service (ports do not make
+      // sites), so SameSite=Lax lets the session cookie go with its form.
+      const attacker = createHttpServer((_, response) => {
+        response.setHeader("content-type", "text/html")
+        response.end(`<form method="post" action="${base}${opening}"></form><script>document.forms[0].submit()</script>`)
+      })
+      const attackerPort = await freePort()
+      await new Promise<void>((resolve) => attacker.listen(attackerPort, "127.0.0.1", resolve))
+      try {
+        await page.goto(`http://localhost:${attackerPort}/`)
+        await page.waitForURL(`${base}${opening}`)
+        expect(JSON.parse(await page.locator("body").innerText())).toEqual({ statusCode: 403, message: "Cross-site request refused" })
+      } finally {
+        attacker.close()
+      }
+      await page.goto(`${base}/`)
+      expect((await meInPage()).balanceCents).toBe(100_000)
+      // The same request from our own page goes through.
+      expect(await page.evaluate(async (path) => (await fetch(path, { method: "POST" })).status, opening)).toBe(200)
+      expect((await meInPage()).balanceCents).toBeLessThan(100_000)
       await context.close()
     }, 60_000)
   })

@@ -16,7 +16,7 @@ export class CurrentUser extends Context.Tag("app/CurrentUser")<CurrentUser, {
 
 // HttpApi tries the schemes in this order. The bearer scheme goes first because its credential needs no
 // decoding (a cookie scheme's decode fails, building an error, when the request has no cookie), and its
-// handler reads either anyway (sessionIdOf), so the second runs only after the first refused.
+// handler reads either anyway (credentialOf), so the second runs only after the first refused.
 const sessionSecurity = {
   sessionBearer: HttpApiSecurity.bearer,
   sessionCookie: HttpApiSecurity.apiKey({ in: "cookie", key: "sessionId" })
@@ -24,13 +24,14 @@ const sessionSecurity = {
 
 /**
  * Endpoints of a signed-in user: 401 without a session or from another device (docs/rules.md#device-binding),
- * 403 `Account banned` (docs/rules.md#bans).
+ * 403 `Account banned` (docs/rules.md#bans), 403 `Cross-site request refused` (docs/rules.md#cross-site-requests).
  */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("app/Authentication", {
   provides: CurrentUser,
   failure: Schema.Union(
     HttpError.Unauthenticated,
     HttpError.DeviceMismatch,
+    HttpError.CrossSiteRequest,
     HttpError.AccountBanned,
     HttpError.ServiceUnavailable
   ),
@@ -46,6 +47,7 @@ export class AdminAuthentication extends HttpApiMiddleware.Tag<AdminAuthenticati
   failure: Schema.Union(
     HttpError.Unauthenticated,
     HttpError.DeviceMismatch,
+    HttpError.CrossSiteRequest,
     HttpError.Forbidden,
     HttpError.AccountBanned,
     HttpError.ServiceUnavailable

@@ -2,6 +2,8 @@
  * Session authentication (the middleware behind the tags of Authentication.ts): validates the session
  * (Sessions), and provides `CurrentUser`.
  *
+ * A cookie-authenticated request with an unsafe method from another origin is refused with 403 `Cross-site
+ * request refused` (docs/rules.md#cross-site-requests), before the session is looked at.
  * A banned user is refused with 403 `Account banned`; a device mismatch with 401 `Device mismatch`
  * (event streams may come without a device id, docs/rules.md#device-binding). Each request notes the
  * user's activity (Activity, throttled, docs/rules.md#user-activity). The user is known from
@@ -12,11 +14,11 @@ import { HttpServerRequest } from "@effect/platform"
 import { type Cause, Context, Effect, Exit, Layer } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { Forbidden, type ServiceUnavailable, Unauthenticated } from "../../schema/platform/Errors"
-import type { DeviceMismatch } from "../../schema/identity/Session"
+import { CrossSiteRequest, type DeviceMismatch } from "../../schema/identity/Session"
 import type { AccountBanned, SignedInUser } from "../../schema/identity/User"
 import { Sessions } from "../../services/identity/Sessions"
 import { Activity } from "../../services/identity/Activity"
-import { clientOf, sessionIdOf } from "../platform/ClientInfo"
+import { clientOf, credentialOf, makeSameOriginCheck } from "../platform/ClientInfo"
 import { endpoint, makeResolveEndpoint } from "../platform/Routes"
 import { AdminAuthentication, Authentication, CurrentUser } from "./Authentication"
 
@@ -30,13 +32,16 @@ const makeAuthenticate = Effect.gen(function*() {
   /** Server-Sent Events endpoints: browsers' EventSource cannot send X-Device-Id. */
   const streams: ReadonlySet<string> = new Set([endpoint("realtime.stream"), endpoint("liveDrops.stream")])
 
+  const sameOrigin = makeSameOriginCheck(config)
+
   const authenticate = Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const id = sessionIdOf(request)
-    if (id === undefined) return yield* new Unauthenticated()
+    const credential = credentialOf(request)
+    if (credential === undefined) return yield* new Unauthenticated()
+    if (credential.via === "cookie" && !sameOrigin(request)) return yield* new CrossSiteRequest()
     const client = clientOf(request, config.trustProxy)
     const stream = streams.has(resolve(request.method, request.url)?.name ?? "")
-    const { account, session } = yield* sessions.validate(id, client, { stream })
+    const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
     yield* activity.note(user.id)
     return { user, session } satisfies Authenticated
@@ -44,7 +49,7 @@ const makeAuthenticate = Effect.gen(function*() {
 
   // HttpApi tries the security schemes in turn until one succeeds; the second must not repeat the
   // first's work (or its audit entries), so it answers with the failure the first got for the same request.
-  const failures = new WeakMap<object, Cause.Cause<Unauthenticated | DeviceMismatch | AccountBanned | ServiceUnavailable>>()
+  const failures = new WeakMap<object, Cause.Cause<Unauthenticated | DeviceMismatch | CrossSiteRequest | AccountBanned | ServiceUnavailable>>()
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const failed = failures.get(request)

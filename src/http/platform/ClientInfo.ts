@@ -34,10 +34,40 @@ export const clientOf = (request: HttpServerRequest.HttpServerRequest, trustProx
 export const currentClient: Effect.Effect<ClientInfo, never, HttpServerRequest.HttpServerRequest | AppConfig> = Effect
   .zipWith(HttpServerRequest.HttpServerRequest, AppConfig, (request, config) => clientOf(request, config.trustProxy))
 
-/** The session id a request presents: the `sessionId` cookie, else `Authorization: Bearer` (docs/rules.md#sessions). */
-export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
-  const cookie = request.cookies["sessionId"]
-  if (cookie) return cookie
+/**
+ * The session id a request presents and how: `Authorization: Bearer`, else the `sessionId` cookie
+ * (docs/rules.md#sessions). The bearer goes first: a page on another site can make a browser send our
+ * cookie, never an Authorization header, so only the cookie needs the cross-site check.
+ */
+export const credentialOf = (
+  request: HttpServerRequest.HttpServerRequest
+): { readonly sessionId: string; readonly via: "bearer" | "cookie" } | undefined => {
   const match = /^Bearer\s+(\S+)$/i.exec(request.headers["authorization"] ?? "")
-  return match?.[1]
+  if (match !== null) return { sessionId: match[1]!, via: "bearer" }
+  const cookie = request.cookies["sessionId"]
+  return cookie ? { sessionId: cookie, via: "cookie" } : undefined
+}
+
+export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  credentialOf(request)?.sessionId
+
+const UNSAFE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/**
+ * Whether a cookie-authenticated request may act (docs/rules.md#cross-site-requests): safe methods always; unsafe
+ * ones only from our own origin, as the browser says in `Sec-Fetch-Site: same-origin` or `Origin` (PUBLIC_URL's
+ * origin; outside production also the origin of the request's own Host, so http://127.0.0.1:3000 works beside
+ * http://localhost:3000). SameSite=Lax does not stop a sibling host of the same site; this does.
+ */
+export const makeSameOriginCheck = (config: { readonly publicUrl: string; readonly production: boolean }) => {
+  const ownOrigin = new URL(config.publicUrl).origin
+  return (request: HttpServerRequest.HttpServerRequest): boolean => {
+    if (!UNSAFE_METHODS.has(request.method)) return true
+    if (request.headers["sec-fetch-site"] === "same-origin") return true
+    const origin = request.headers["origin"]
+    if (origin === undefined) return false
+    if (origin === ownOrigin) return true
+    const host = request.headers["host"]
+    return !config.production && host !== undefined && (origin === `http://${host}` || origin === `https://${host}`)
+  }
 }

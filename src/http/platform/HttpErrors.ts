@@ -163,6 +163,7 @@ export const CannotBanSelf = withStatus(User.CannotBanSelf, (message) => new Use
 export const AccountBanned = withStatus(User.AccountBanned, (message) => new User.AccountBanned({ message }), 403)
 export const NotYourSession = withStatus(Session.NotYourSession, (message) => new Session.NotYourSession({ message }), 403)
 export const DeviceMismatch = withStatus(Session.DeviceMismatch, (message) => new Session.DeviceMismatch({ message }), 401)
+export const CrossSiteRequest = withStatus(Session.CrossSiteRequest, (message) => new Session.CrossSiteRequest({ message }), 403)
 
 export const InvalidClientSeed = withStatus(Fairness.InvalidClientSeed, (message) => new Fairness.InvalidClientSeed({ message }), 400)
 export const SlugTaken = withStatus(Catalog.SlugTaken, (message) => new Catalog.SlugTaken({ message }), 409)

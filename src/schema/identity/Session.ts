@@ -54,3 +54,12 @@ export class NotYourSession extends Schema.TaggedError<NotYourSession>()("NotYou
  * (docs/rules.md#device-binding) (401).
  */
 export class DeviceMismatch extends Schema.TaggedError<DeviceMismatch>()("DeviceMismatch", message("Device mismatch")) {}
+
+/**
+ * A cookie-authenticated request with an unsafe method that did not come from our own pages
+ * (docs/rules.md#cross-site-requests): 403.
+ */
+export class CrossSiteRequest extends Schema.TaggedError<CrossSiteRequest>()(
+  "CrossSiteRequest",
+  message("Cross-site request refused")
+) {}
