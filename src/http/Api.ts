@@ -64,6 +64,7 @@ export class Api extends HttpApi.make("game-platform")
   .addError(HttpError.UnsupportedMediaType)
   .addError(HttpError.Internal)
   .addError(HttpError.ServiceUnavailable)
+  .addError(HttpError.PleaseRetry)
   .annotate(OpenApi.Title, "Game Platform API")
   .annotate(OpenApi.Version, "0.1.0")
   .annotate(

@@ -6,7 +6,8 @@
  *   nested too deep or malformed -> 400 (src/http/platform/RequestBody.ts),
  * - 429 (a rate limit, a 2FA lock-out) -> with Retry-After; 413 -> with `Connection: close` (the rest
  *   of the body is not read); 503 (a dependency unavailable, docs/rules.md#dependency-outage, typed by
- *   src/layers/Failures.ts) -> with Retry-After,
+ *   src/layers/Failures.ts) -> with Retry-After; 409 Please retry (changed state, docs/rules.md#please-retry) -> with
+ *   Retry-After,
  * - unknown routes -> 404,
  * - a defect that is still an outage (a path the policy does not cover yet) -> 503, logged,
  * - any other defect -> 500 "Internal server error", its cause logged, never sent.
@@ -18,6 +19,7 @@ import {
   InternalError,
   NotFound,
   PayloadTooLarge,
+  PleaseRetry,
   RateLimited,
   ServiceUnavailable,
   ValidationError
@@ -59,14 +61,24 @@ const withHeaders = (headers: Record<string, string>) =>
 /** When a client may try again after a dependency was unavailable (docs/rules.md#dependency-outage). */
 const RETRY_AFTER_UNAVAILABLE_SECONDS = 2
 
-/** Headers some errors need besides their body. */
+/** When a client may send again an operation that kept meeting changed state (docs/rules.md#please-retry). */
+const RETRY_AFTER_CONFLICT_SECONDS = 1
+
+/**
+ * Headers some errors need besides their body. A lone statement's serialization failure (no transaction to run
+ * again) is answered as a transaction's that kept meeting them: 409 Please retry.
+ */
 const failWith = (error: ApiError): Effect.Effect<never, ApiError> =>
   error instanceof RateLimited
     ? Effect.zipRight(withHeaders({ "retry-after": String(Math.max(1, Math.ceil(error.retryAfterSeconds))) }), Effect.fail(error))
     : error instanceof PayloadTooLarge
     ? Effect.zipRight(withHeaders({ connection: "close" }), Effect.fail(error))
+    : error instanceof ServiceUnavailable && error.conflict
+    ? failWith(new PleaseRetry())
     : error instanceof ServiceUnavailable
     ? Effect.zipRight(withHeaders({ "retry-after": String(RETRY_AFTER_UNAVAILABLE_SECONDS) }), Effect.fail(error))
+    : error instanceof PleaseRetry
+    ? Effect.zipRight(withHeaders({ "retry-after": String(RETRY_AFTER_CONFLICT_SECONDS) }), Effect.fail(error))
     : Effect.fail(error)
 
 const rewriteError = (app: HttpApp.Default): HttpApp.Default<ApiError> =>

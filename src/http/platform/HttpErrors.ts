@@ -77,6 +77,7 @@ export const ServiceUnavailable = withStatus(
   (message) => new Errors.ServiceUnavailable({ message }),
   503
 )
+export const PleaseRetry = withStatus(Errors.PleaseRetry, (message) => new Errors.PleaseRetry({ message }), 409)
 export const IdempotencyKeyReused = withStatus(
   Errors.IdempotencyKeyReused,
   (message) => new Errors.IdempotencyKeyReused({ message }),

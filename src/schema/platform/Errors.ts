@@ -84,6 +84,13 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
   conflict: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }) {}
 
+/**
+ * An operation that kept meeting changed state (docs/rules.md#please-retry): the state it read changed under it on
+ * every attempt, or its transaction kept meeting serialization failures. Nothing was written; the
+ * client may simply send it again (409 with Retry-After).
+ */
+export class PleaseRetry extends Schema.TaggedError<PleaseRetry>()("PleaseRetry", message("Please retry")) {}
+
 /** An `Idempotency-Key` sent again by the same user with a different request (422, docs/rules.md#idempotency-keys). */
 export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()(
   "IdempotencyKeyReused",

@@ -16,7 +16,7 @@ import { Clock, Data, Effect, Either, Option, Schema } from "effect"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { UserLock } from "../../layers/stores/UserLock"
 import { CaseNotFound, Rarity } from "../../schema/games/Catalog"
-import { InsufficientBalance, NotFound } from "../../schema/platform/Errors"
+import { InsufficientBalance, NotFound, PleaseRetry } from "../../schema/platform/Errors"
 import type { ItemView, OpeningResult } from "../../schema/games/Game"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
 import type { SignedInUser } from "../../schema/identity/User"
@@ -247,8 +247,9 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
 
     /**
      * Opens a case for the player (see the top of this file). What the attempt read is rechecked by
-     * its write; when something had changed (rarely: another instance, an administrator), it reads
-     * again and tries once more.
+     * its write; when something had changed (rarely: another instance, an administrator, the player's
+     * own new client seed), it reads again and tries once more, twice; then 409 Please retry
+     * (docs/rules.md#please-retry), never a 500.
      */
     const open = Effect.fn("CaseOpenings.open")(function*(player: Player, caseId: CaseId) {
       return yield* lock.withLock(
@@ -256,7 +257,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         attempt(player, caseId).pipe(
           Effect.catchTag("Outdated", () => attempt(player, caseId)),
           Effect.catchTag("Outdated", () => attempt(player, caseId)),
-          Effect.catchTag("Outdated", () => Effect.dieMessage("CaseOpenings: what an opening read kept changing"))
+          Effect.catchTag("Outdated", () => new PleaseRetry())
         )
       )
     })

@@ -14,7 +14,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Data, Duration, Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { UserLock } from "../../layers/stores/UserLock"
-import { IdempotencyKeyReused } from "../../schema/platform/Errors"
+import { IdempotencyKeyReused, PleaseRetry } from "../../schema/platform/Errors"
 import type { UserId } from "../../schema/platform/Ids"
 import { firstOf, inTransaction, orUnavailable, rowCountOf } from "./SqlRows"
 
@@ -96,7 +96,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("app/Idempotency"
       // After a lost race the transaction rolled back; the second look-up finds the winner's response.
       return lock.withLock(
         `user:${request.userId}`,
-        attempt.pipe(Effect.catchTag("KeyTaken", () => attempt), Effect.catchTag("KeyTaken", Effect.die))
+        attempt.pipe(Effect.catchTag("KeyTaken", () => attempt), Effect.catchTag("KeyTaken", () => new PleaseRetry()))
       ).pipe(Effect.withSpan("Idempotency.once", { attributes: { operation: request.operation } }))
     }
 

@@ -7,7 +7,7 @@ import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
-import { ServiceUnavailable } from "../../schema/platform/Errors"
+import { PleaseRetry, ServiceUnavailable } from "../../schema/platform/Errors"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { unavailableOrDie } from "../../layers/Failures"
 
@@ -149,18 +149,18 @@ const CONFLICT_RETRIES = Schedule.exponential("20 millis").pipe(Schedule.jittere
 /**
  * `effect` in one database transaction; the domain errors it fails with roll it back and stay typed.
  * Publications made inside it (`afterCommit`) wait for its commit. The outermost transaction runs
- * again after a serialization failure or a deadlock (up to 3 times), then answers ServiceUnavailable;
+ * again after a serialization failure or a deadlock (up to 3 times), then answers PleaseRetry (409);
  * a nested one (a savepoint) leaves that to the outermost.
  */
 export const inTransaction = (sql: SqlClient.SqlClient) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, Infrastructure> | ServiceUnavailable, R> =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, Infrastructure> | ServiceUnavailable | PleaseRetry, R> =>
   Effect.flatMap(FiberRef.get(heldPublications), (outer) =>
     outer !== undefined
       ? orUnavailable(sql.withTransaction(effect))
       : publishingAfterCommit(orUnavailable(sql.withTransaction(effect))).pipe(
         Effect.retry({ schedule: CONFLICT_RETRIES, while: isConflict }),
         Effect.catchIf(isConflict, () =>
-          Effect.zipRight(Effect.logWarning("A transaction kept meeting conflicts; giving up"), Effect.fail(new ServiceUnavailable())))
+          Effect.zipRight(Effect.logWarning("A transaction kept meeting conflicts; giving up"), Effect.fail(new PleaseRetry())))
       ))
 
 const isConflict = (error: unknown): boolean => error instanceof ServiceUnavailable && error.conflict
