@@ -67,6 +67,45 @@ layer(TestDatabase)("two-factor through the API", (it) => {
       expect(late.body).toEqual({ statusCode: 400, message: "Setup expired. Generate new QR code." })
     }))
 
+  it.scoped("enabling needs a sign-in younger than 10 minutes: else 403 REAUTHENTICATION_REQUIRED; a fresh sign-in may", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient()
+      yield* TestClock.setTime(1_800_000_000_000)
+      const reauthenticate = {
+        statusCode: 403,
+        error: "REAUTHENTICATION_REQUIRED",
+        message: "Sign in again to change two-factor settings"
+      }
+      const stolen = yield* signIn(client, "reauth-user")
+      yield* TestClock.adjust(10 * 60_000 + 1_000)
+      // The session still works for everything else.
+      expect((yield* client.get("/api/auth/me", stolen.auth)).status).toBe(200)
+      const generateLate = yield* client.post("/api/auth/2fa/generate", undefined, stolen.auth)
+      expect({ status: generateLate.status, body: generateLate.body }).toEqual({ status: 403, body: reauthenticate })
+      const enableLate = yield* client.post("/api/auth/2fa/enable", { code: "123456" }, stolen.auth)
+      expect({ status: enableLate.status, body: enableLate.body }).toEqual({ status: 403, body: reauthenticate })
+
+      // Set up in time, enabled too late: the sign-in aged past 10 minutes in between.
+      const fresh = yield* signIn(client, "reauth-user")
+      yield* TestClock.adjust(9 * 60_000)
+      const setup = yield* generate(client, fresh.auth)
+      expect(setup.secret).toMatch(/^[A-Z2-7]{32}$/)
+      yield* TestClock.adjust(60_000)
+      const tooLate = yield* client.post("/api/auth/2fa/enable", { code: yield* codeNow(setup.secret) }, fresh.auth)
+      expect({ status: tooLate.status, body: tooLate.body }).toEqual({ status: 403, body: reauthenticate })
+      expect((yield* client.get("/api/auth/me", fresh.auth)).body.twoFactorEnabled).toBe(false)
+
+      // A new sign-in: generate and enable as usual.
+      const again = yield* signIn(client, "reauth-user")
+      yield* TestClock.adjust(9 * 60_000 + 59_000)
+      const secret = (yield* generate(client, again.auth)).secret
+      const enabled = yield* client.post("/api/auth/2fa/enable", { code: yield* codeNow(secret) }, again.auth)
+      expect(enabled.status).toBe(200)
+      expect(enabled.body.backupCodes).toHaveLength(10)
+      // 2FA is now on for the user, whichever of their sessions asks.
+      expect((yield* client.get("/api/auth/me", stolen.auth)).body.twoFactorEnabled).toBe(true)
+    }))
+
   it.scoped("a missing or overlong code is a validation error", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient()

@@ -36,6 +36,8 @@ let seq = 0
 const newUser = Effect.flatMap(Users, (users) => users.create({ idpId: `two-factor-${++seq}`, username: `player${seq}` }))
 
 const now = TestClock.currentTimeMillis
+/** The session's sign-in, for enrolment (docs/rules.md#two-factor-reauthentication): just now. */
+const signedInNow = Effect.map(now, (ms) => new Date(ms))
 /** The TOTP of `secret` at `ms`, as an authenticator app would show it. */
 const codeAt = (secret: string, ms: number) => authenticator.clone({ epoch: ms }).generate(secret)
 const codeNow = (secret: string, stepOffset = 0) => Effect.map(now, (ms) => codeAt(secret, ms + stepOffset * STEP))
@@ -51,8 +53,8 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 const enabledUser = Effect.gen(function*() {
   const twoFactor = yield* TwoFactor
   const user = yield* newUser
-  const { secret } = yield* twoFactor.generate(user)
-  const { backupCodes } = yield* twoFactor.enable(user, yield* codeNow(secret))
+  const { secret } = yield* twoFactor.generate(user, yield* signedInNow)
+  const { backupCodes } = yield* twoFactor.enable(user, yield* codeNow(secret), yield* signedInNow)
   return { user, secret, backupCodes }
 })
 
@@ -80,7 +82,7 @@ layer(Services)("TwoFactor", (it) => {
       yield* TestClock.setTime(T0)
       const twoFactor = yield* TwoFactor
       const user = yield* newUser
-      const generated = yield* twoFactor.generate(user)
+      const generated = yield* twoFactor.generate(user, yield* signedInNow)
 
       expect(generated.secret).toMatch(/^[A-Z2-7]{32}$/)
       expect(Buffer.from(authenticator.decode(generated.secret), "hex")).toHaveLength(20)
@@ -102,13 +104,13 @@ layer(Services)("TwoFactor", (it) => {
       expect(yield* userRow(user.id)).toEqual({ twoFactorSecret: null, twoFactorEnabled: false, twoFactorBackupCodes: [] })
 
       // A second generate replaces the pending secret.
-      const again = yield* twoFactor.generate(user)
+      const again = yield* twoFactor.generate(user, yield* signedInNow)
       expect(again.secret).not.toBe(generated.secret)
-      expect(yield* failureOf(twoFactor.enable(user, yield* codeNow(generated.secret)))).toMatchObject({
+      expect(yield* failureOf(twoFactor.enable(user, yield* codeNow(generated.secret), yield* signedInNow))).toMatchObject({
         _tag: "InvalidTwoFactorCode",
         message: "Invalid code"
       })
-      yield* twoFactor.enable(user, yield* codeNow(again.secret))
+      yield* twoFactor.enable(user, yield* codeNow(again.secret), yield* signedInNow)
     }))
 
   it.effect("setup pending -> enable with a valid code: encrypted secret, 10 hashed backup codes, setup removed, audit", () =>
@@ -140,23 +142,23 @@ layer(Services)("TwoFactor", (it) => {
       const expired = yield* newUser
       const inTime = yield* newUser
       const never = yield* newUser
-      const first = yield* twoFactor.generate(expired)
-      const second = yield* twoFactor.generate(inTime)
+      const first = yield* twoFactor.generate(expired, yield* signedInNow)
+      const second = yield* twoFactor.generate(inTime, yield* signedInNow)
 
       yield* TestClock.adjust("299 seconds")
-      yield* twoFactor.enable(inTime, yield* codeNow(second.secret))
+      yield* twoFactor.enable(inTime, yield* codeNow(second.secret), yield* signedInNow)
       expect((yield* userRow(inTime.id)).twoFactorEnabled).toBe(true)
 
       yield* TestClock.adjust("1 second")
       const message = "Setup expired. Generate new QR code."
-      expect(yield* failureOf(twoFactor.enable(expired, yield* codeNow(first.secret)))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
-      expect(yield* failureOf(twoFactor.enable(never, "123456"))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
+      expect(yield* failureOf(twoFactor.enable(expired, yield* codeNow(first.secret), yield* signedInNow))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
+      expect(yield* failureOf(twoFactor.enable(never, "123456", yield* signedInNow))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
       expect(yield* userRow(expired.id)).toEqual({ twoFactorSecret: null, twoFactorEnabled: false, twoFactorBackupCodes: [] })
       expect(yield* auditOf(expired.id)).toEqual([])
 
       // Back to disabled: a new setup works.
-      const retry = yield* twoFactor.generate(expired)
-      yield* twoFactor.enable(expired, yield* codeNow(retry.secret))
+      const retry = yield* twoFactor.generate(expired, yield* signedInNow)
+      yield* twoFactor.enable(expired, yield* codeNow(retry.secret), yield* signedInNow)
       expect((yield* userRow(expired.id)).twoFactorEnabled).toBe(true)
     }))
 
@@ -165,12 +167,12 @@ layer(Services)("TwoFactor", (it) => {
       yield* TestClock.setTime(T0)
       const twoFactor = yield* TwoFactor
       const user = yield* newUser
-      const { secret } = yield* twoFactor.generate(user)
+      const { secret } = yield* twoFactor.generate(user, yield* signedInNow)
       for (const code of [yield* wrongCode(secret), yield* codeNow(secret, 2), yield* codeNow(secret, -2), "", "ABCDEF12"]) {
-        expect(yield* failureOf(twoFactor.enable(user, code))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid code" })
+        expect(yield* failureOf(twoFactor.enable(user, code, yield* signedInNow))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid code" })
       }
       expect((yield* userRow(user.id)).twoFactorEnabled).toBe(false)
-      yield* twoFactor.enable(user, yield* codeNow(secret, 1))
+      yield* twoFactor.enable(user, yield* codeNow(secret, 1), yield* signedInNow)
       expect((yield* userRow(user.id)).twoFactorEnabled).toBe(true)
     }))
 
@@ -182,8 +184,8 @@ layer(Services)("TwoFactor", (it) => {
       const before = yield* userRow(user.id)
       yield* TestClock.adjust("1 minute")
       const failure = { _tag: "TwoFactorAlreadyEnabled", message: "2FA already enabled" }
-      expect(yield* failureOf(twoFactor.generate(user))).toMatchObject(failure)
-      expect(yield* failureOf(twoFactor.enable(user, yield* codeNow(secret)))).toMatchObject(failure)
+      expect(yield* failureOf(twoFactor.generate(user, yield* signedInNow))).toMatchObject(failure)
+      expect(yield* failureOf(twoFactor.enable(user, yield* codeNow(secret), yield* signedInNow))).toMatchObject(failure)
       expect(yield* userRow(user.id)).toEqual(before)
     }))
 
@@ -194,7 +196,7 @@ layer(Services)("TwoFactor", (it) => {
       const user = yield* newUser
       const failure = { _tag: "TwoFactorNotEnabled", message: "2FA not enabled" }
       expect(yield* failureOf(twoFactor.verify(user, "123456"))).toMatchObject(failure)
-      const { secret } = yield* twoFactor.generate(user)
+      const { secret } = yield* twoFactor.generate(user, yield* signedInNow)
       const code = yield* codeNow(secret)
       expect(yield* failureOf(twoFactor.verify(user, code))).toMatchObject(failure)
       expect(yield* failureOf(twoFactor.disable(user, code))).toMatchObject(failure)
@@ -332,8 +334,8 @@ layer(Services)("TwoFactor", (it) => {
       })
 
       yield* TestClock.adjust("2 minutes")
-      const again = yield* twoFactor.generate(user)
-      yield* twoFactor.enable(user, yield* codeNow(again.secret))
+      const again = yield* twoFactor.generate(user, yield* signedInNow)
+      yield* twoFactor.enable(user, yield* codeNow(again.secret), yield* signedInNow)
       expect((yield* userRow(user.id)).twoFactorEnabled).toBe(true)
     }))
 

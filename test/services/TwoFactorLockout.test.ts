@@ -41,8 +41,9 @@ const wrongCode = (secret: string) =>
 const enabledUser = Effect.gen(function*() {
   const twoFactor = yield* TwoFactor
   const user = yield* newUser
-  const { secret } = yield* twoFactor.generate(user)
-  yield* twoFactor.enable(user, yield* codeNow(secret))
+  const signedInAt = new Date(yield* now)
+  const { secret } = yield* twoFactor.generate(user, signedInAt)
+  yield* twoFactor.enable(user, yield* codeNow(secret), signedInAt)
   return { user, secret }
 })
 

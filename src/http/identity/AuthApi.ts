@@ -59,6 +59,10 @@ const TwoFactorCode = Schema.Struct({
 const LOCKOUT = "Wrong 2FA codes count per user across every check; the 5th within 15 minutes locks every " +
   "2FA-protected action for 15 minutes: 429 with Retry-After (audit 2FA_LOCKED, a SECURITY_ALERT notification)."
 
+/** Enrolment needs a recent sign-in (docs/rules.md#two-factor-reauthentication). */
+const REAUTHENTICATION = "Needs a session signed in less than 10 minutes ago: else 403 with error " +
+  "REAUTHENTICATION_REQUIRED (sign in again), so a stolen session cannot enrol its own authenticator."
+
 /** Everything here needs a session. */
 export class AuthApi extends HttpApiGroup.make("auth")
   .annotate(OpenApi.Description, "The signed-in user, their sessions and two-factor authentication.")
@@ -92,9 +96,9 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("generate2fa", "/auth/2fa/generate")
       .addSuccess(Schema.Struct({ secret: Schema.String, qrCode: Schema.String, otpauthUrl: Schema.String }))
-      .addError(HttpError.TwoFactorAlreadyEnabled)
+      .addError(Schema.Union(HttpError.TwoFactorAlreadyEnabled, HttpError.ReauthenticationRequired))
       .pipe(documented("Start enabling two-factor", "Generates a TOTP secret and its otpauth URL and QR code; " +
-        "two-factor is on only after POST /auth/2fa/enable with a valid code."))
+        "two-factor is on only after POST /auth/2fa/enable with a valid code. " + REAUTHENTICATION))
   )
   .add(
     HttpApiEndpoint.post("enable2fa", "/auth/2fa/enable").setPayload(TwoFactorCode)
@@ -102,10 +106,11 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .addError(Schema.Union(
         HttpError.TwoFactorAlreadyEnabled,
         HttpError.TwoFactorSetupExpired,
-        HttpError.InvalidTwoFactorCode
+        HttpError.InvalidTwoFactorCode,
+        HttpError.ReauthenticationRequired
       ))
       .pipe(documented("Turn two-factor on", "Checks a code from the authenticator against the generated secret, " +
-        "turns two-factor on and answers the one-time backup codes (shown once)."))
+        "turns two-factor on and answers the one-time backup codes (shown once). " + REAUTHENTICATION))
   )
   .add(
     HttpApiEndpoint.post("verify2fa", "/auth/2fa/verify").setPayload(TwoFactorCode)

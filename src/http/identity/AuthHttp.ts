@@ -121,11 +121,12 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
             Effect.orDie
           )
         }))
-      .handle("generate2fa", () => Effect.flatMap(CurrentUser, ({ user }) => twoFactor.generate(user)))
+      // A session is made only by a sign-in, so its createdAt is when it was signed in.
+      .handle("generate2fa", () => Effect.flatMap(CurrentUser, ({ session, user }) => twoFactor.generate(user, session.createdAt)))
       .handle("enable2fa", ({ payload }) =>
         Effect.gen(function*() {
-          const { user } = yield* CurrentUser
-          const { backupCodes } = yield* twoFactor.enable(user, payload.code)
+          const { session, user } = yield* CurrentUser
+          const { backupCodes } = yield* twoFactor.enable(user, payload.code, session.createdAt)
           return { backupCodes, message: "2FA enabled. Keep these backup codes safe: they are shown only once." }
         }))
       .handle("verify2fa", ({ payload }) =>

@@ -105,6 +105,23 @@ export const TwoFactorRequired = Schema.transform(
     encode: (e) => ({ statusCode: 400 as const, error: "2FA_REQUIRED" as const, message: e.message })
   }
 ).annotations(HttpApiSchema.annotations({ status: 400 }))
+/**
+ * docs/rules.md#two-factor-reauthentication: exactly `{statusCode: 403, error: "REAUTHENTICATION_REQUIRED", message}`,
+ * a code a client can act on (send the user through sign-in again), like 2FA_REQUIRED.
+ */
+export const ReauthenticationRequired = Schema.transform(
+  Schema.Struct({
+    statusCode: Schema.Literal(403),
+    error: Schema.Literal("REAUTHENTICATION_REQUIRED"),
+    message: Schema.String
+  }),
+  Schema.typeSchema(TwoFactor.ReauthenticationRequired),
+  {
+    strict: true,
+    decode: ({ message }) => new TwoFactor.ReauthenticationRequired({ message }),
+    encode: (e) => ({ statusCode: 403 as const, error: "REAUTHENTICATION_REQUIRED" as const, message: e.message })
+  }
+).annotations(HttpApiSchema.annotations({ status: 403 }))
 /** The gateway failed a payout (502 Bad Gateway): the upstream failed, not the request. */
 export const PayoutFailed = withStatus(Withdrawal.PayoutFailed, (message) => new Withdrawal.PayoutFailed({ message }), 502)
 /**

@@ -1,6 +1,6 @@
 /**
  * Refusals of two-factor authentication (docs/rules.md#two-factor-authentication), all 400 but the
- * administrators' step-up without 2FA (403).
+ * administrators' step-up without 2FA and an enrolment without a recent sign-in (403).
  */
 import { Schema } from "effect"
 import { message } from "../platform/Errors"
@@ -46,4 +46,14 @@ export class AdminTwoFactorNotEnabled extends Schema.TaggedError<AdminTwoFactorN
 export class TwoFactorRequired extends Schema.TaggedError<TwoFactorRequired>()(
   "TwoFactorRequired",
   message("2FA code required")
+) {}
+
+/**
+ * Enabling 2FA (its setup, its backup codes) from a session whose sign-in is 10 minutes old or more
+ * (docs/rules.md#two-factor-reauthentication): a stolen session must not enrol its thief's authenticator.
+ * Its HTTP body carries a code, like 2FA_REQUIRED: `{statusCode: 403, error: "REAUTHENTICATION_REQUIRED", message}`.
+ */
+export class ReauthenticationRequired extends Schema.TaggedError<ReauthenticationRequired>()(
+  "ReauthenticationRequired",
+  message("Sign in again to change two-factor settings")
 ) {}

@@ -6,7 +6,8 @@
  * is accepted when it is a TOTP of the stored secret (one 30 s step of tolerance each way) that was not
  * accepted before for the same step (`2fa-used:<userId>:<step>`), or when it is an unused backup code,
  * which is removed in the same conditional UPDATE that finds it, so a code cannot be used twice even
- * by parallel requests. All time comes from the app Clock.
+ * by parallel requests. Both `generate` and `enable` need the session's sign-in to be younger than 10
+ * minutes (ReauthenticationRequired, 403). All time comes from the app Clock.
  *
  * Wrong codes count per user across every check (verify, disable, withdrawals, administrators'
  * step-up; docs/rules.md#two-factor-lockout): the 5th wrong code within 15 minutes locks every 2FA-protected
@@ -24,6 +25,7 @@ import { KeyValue } from "../../layers/stores/KeyValue"
 import { RateLimited } from "../../schema/platform/Errors"
 import {
   InvalidTwoFactorCode,
+  ReauthenticationRequired,
   TwoFactorAlreadyEnabled,
   TwoFactorNotEnabled,
   TwoFactorSetupExpired
@@ -43,6 +45,8 @@ const LOW_BACKUP_CODES = 3
 const STEP_MS = 30_000
 /** Bytes of a new secret (shown as base32, docs/rules.md#two-factor-setup). */
 const SECRET_BYTES = 20
+/** How recent the session's sign-in must be to enable 2FA (docs/rules.md#two-factor-reauthentication). */
+export const REAUTHENTICATION_MS = 10 * 60_000
 
 /** Wrong codes that lock (docs/rules.md#two-factor-lockout), within FAILURE_WINDOW_MS; the lock lasts LOCK_MS. */
 export const MAX_FAILURES = 5
@@ -240,7 +244,19 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         return true
       })
 
-    const generate = Effect.fn("TwoFactor.generate")(function*(user: { readonly id: bigint; readonly username: string }) {
+    /**
+     * Enabling 2FA needs a sign-in younger than REAUTHENTICATION_MS (docs/rules.md#two-factor-reauthentication):
+     * `signedInAt` is when the request's session was signed in.
+     */
+    const requireRecentSignIn = (signedInAt: Date) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        now - signedInAt.getTime() < REAUTHENTICATION_MS ? Effect.void : Effect.fail(new ReauthenticationRequired()))
+
+    const generate = Effect.fn("TwoFactor.generate")(function*(
+      user: { readonly id: bigint; readonly username: string },
+      signedInAt: Date
+    ) {
+      yield* requireRecentSignIn(signedInAt)
       const state = yield* readState(user.id)
       if (state.twoFactorEnabled) return yield* new TwoFactorAlreadyEnabled()
       const secret = authenticator.generateSecret(SECRET_BYTES)
@@ -251,7 +267,8 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       return { secret, qrCode, otpauthUrl }
     })
 
-    const enable = Effect.fn("TwoFactor.enable")(function*(user: { readonly id: bigint }, rawCode: string) {
+    const enable = Effect.fn("TwoFactor.enable")(function*(user: { readonly id: bigint }, rawCode: string, signedInAt: Date) {
+      yield* requireRecentSignIn(signedInAt)
       const state = yield* readState(user.id)
       if (state.twoFactorEnabled) return yield* new TwoFactorAlreadyEnabled()
       const pending = yield* kv.get(setupKey(user.id))
