@@ -48,6 +48,7 @@ import { Activity } from "./services/identity/Activity"
 import { TwoFactor } from "./services/identity/TwoFactor"
 import { Users } from "./services/identity/Users"
 import { Deposits } from "./services/money/Deposits"
+import { GatewayEvents } from "./services/money/GatewayEvents"
 import { Ledger } from "./services/money/Ledger"
 import { SandboxCharges } from "./services/money/SandboxCharges"
 import { Withdrawals } from "./services/money/Withdrawals"
@@ -92,6 +93,7 @@ const Domain = Layer.mergeAll(
   Deposits.Default,
   Withdrawals.Default,
   SandboxCharges.Default,
+  GatewayEvents.Default,
   // admin
   AdminUsers.Default,
   Dashboard.Default,

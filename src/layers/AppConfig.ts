@@ -88,6 +88,11 @@ export interface AppConfigShape {
     readonly key: Option.Option<Redacted.Redacted>
     /** Callbacks to /webhooks/payment only from these addresses; empty: any (docs/rules.md#gateway-callback). */
     readonly allowedIps: ReadonlyArray<string>
+    /**
+     * `WEBHOOK_REQUIRE_TIMESTAMP`: callbacks without `x-webhook-timestamp` are refused (default in production;
+     * docs/rules.md#gateway-callback-timestamp).
+     */
+    readonly requireTimestamp: boolean
     readonly depositTtlMinutes: number
     /**
      * The sandbox confirms a CRYPTO charge this long after it is created (docs/rules.md#sandbox-gateway);
@@ -267,6 +272,7 @@ export const loadAppConfig: Effect.Effect<
     key: yield* Config.option(Config.redacted("PAYMENT_GATEWAY_KEY")),
     allowedIps: (yield* Config.string("GATEWAY_ALLOWED_IPS").pipe(Config.withDefault("")))
       .split(",").map((ip) => ip.trim()).filter((ip) => ip.length > 0),
+    requireTimestamp: yield* Config.boolean("WEBHOOK_REQUIRE_TIMESTAMP").pipe(Config.withDefault(production)),
     depositTtlMinutes: yield* Config.integer("DEPOSIT_TTL_MINUTES").pipe(
       Config.validate({ message: "Expected a positive number of minutes", validation: (n) => n > 0 }),
       Config.withDefault(30)

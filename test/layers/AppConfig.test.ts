@@ -58,6 +58,7 @@ describe("configuration", () => {
       expect(config.sandbox).toBe(false)
       expect(config.secretsGenerated).toBe(false)
       expect(config.webhookBlockPrivateTargets).toBe(true)
+      expect(config.gateway.requireTimestamp).toBe(true)
       expect(Redacted.value(config.secrets.adminToken)).toBe(ADMIN_TOKEN)
       expect(config.oidc.issuer).toEqual(Option.some("https://id.example.com"))
       expect(config.gateway.url).toEqual(Option.some("https://gateway.example.com/v1"))
@@ -96,10 +97,23 @@ describe("configuration", () => {
       expect(config.sandbox).toBe(true)
       expect(config.serviceName).toBe("GamePlatform")
       expect(config.webhookBlockPrivateTargets).toBe(false)
+      expect(config.gateway.requireTimestamp).toBe(false)
       expect(config.oidc).toMatchObject({ issuer: Option.none(), clientId: "game-platform", devIdpPort: 3001 })
       expect(config.rateLimits.global).toEqual({ count: 100, windowMs: 60_000 })
       expect(config.rateLimits.twoFactorVerify).toEqual({ count: 5, windowMs: 300_000 })
       expect(config.rateLimits.twoFactorDisable).toEqual({ count: 5, windowMs: 300_000 })
+    }))
+
+  it.effect("WEBHOOK_REQUIRE_TIMESTAMP: on by default in production, off elsewhere; either can be set", () =>
+    Effect.gen(function*() {
+      expect(Either.getOrThrow(yield* load(productionEnv())).gateway.requireTimestamp).toBe(true)
+      const relaxed = Either.getOrThrow(yield* load({ ...productionEnv(), WEBHOOK_REQUIRE_TIMESTAMP: "false" }))
+      expect(relaxed.gateway.requireTimestamp).toBe(false)
+      expect(Either.getOrThrow(yield* load({ DATA_DIR: dataDir() })).gateway.requireTimestamp).toBe(false)
+      const strict = Either.getOrThrow(yield* load({ DATA_DIR: dataDir(), WEBHOOK_REQUIRE_TIMESTAMP: "true" }))
+      expect(strict.gateway.requireTimestamp).toBe(true)
+      const bad = yield* load({ DATA_DIR: dataDir(), WEBHOOK_REQUIRE_TIMESTAMP: "sometimes" })
+      expect(Either.isLeft(bad) && bad.left.message).toMatch(/WEBHOOK_REQUIRE_TIMESTAMP/)
     }))
 
   it.effect("a bad value is refused with a message naming the variable", () =>

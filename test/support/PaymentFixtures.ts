@@ -9,19 +9,35 @@ export const GATEWAY_SECRET = "test-webhook-secret"
 
 export const signGateway = (body: string, secret = GATEWAY_SECRET) => createHmac("sha256", secret).update(body).digest("hex")
 
-/** POSTs a gateway event to the callback, signed over exactly the bytes sent unless told otherwise. */
+/** The timestamped signature (docs/rules.md#gateway-callback-timestamp): over `timestamp + "." + body`. */
+export const signGatewayAt = (timestamp: number | string, body: string, secret = GATEWAY_SECRET) =>
+  signGateway(`${timestamp}.${body}`, secret)
+
+/**
+ * POSTs a gateway event to the callback, signed over exactly the bytes sent unless told otherwise; with
+ * `timestamp` (seconds), sent in `x-webhook-timestamp` and covered by the signature.
+ */
 export const gatewayCall = (
   client: TestClient,
   body: unknown,
-  options: { readonly signature?: string | null; readonly headers?: Record<string, string> } = {}
+  options: {
+    readonly signature?: string | null
+    readonly timestamp?: number | string
+    readonly headers?: Record<string, string>
+  } = {}
 ) => {
   const raw = typeof body === "string" ? body : JSON.stringify(body)
-  const signature = options.signature === undefined ? signGateway(raw) : options.signature
+  const signature = options.signature !== undefined
+    ? options.signature
+    : options.timestamp === undefined
+    ? signGateway(raw)
+    : signGatewayAt(options.timestamp, raw)
   return client.request("/api/webhooks/payment", {
     method: "POST",
     headers: {
       "content-type": "application/json",
       ...(signature === null ? {} : { "x-webhook-signature": signature }),
+      ...(options.timestamp === undefined ? {} : { "x-webhook-timestamp": String(options.timestamp) }),
       ...options.headers
     },
     body: raw

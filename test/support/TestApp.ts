@@ -53,7 +53,14 @@ export const testConfig: AppConfigShape = {
     twoFactorVerify: { count: 5, windowMs: 300_000 },
     twoFactorDisable: { count: 5, windowMs: 300_000 }
   },
-  gateway: { url: Option.none(), key: Option.none(), allowedIps: [], depositTtlMinutes: 30, sandboxCryptoDelaySeconds: 0 },
+  gateway: {
+    url: Option.none(),
+    key: Option.none(),
+    allowedIps: [],
+    requireTimestamp: false,
+    depositTtlMinutes: 30,
+    sandboxCryptoDelaySeconds: 0
+  },
   secretsGenerated: false,
   secrets: {
     webhookSecret: Redacted.make("test-webhook-secret"),

@@ -1,16 +1,29 @@
 /**
- * The gateway callback's handler. Allowed addresses and the signature header's shape are checked
- * before the body is read (docs/rules.md#gateway-callback); the body is read raw (at most 64 KiB,
- * src/http/platform/RequestBody.ts), because the signature covers the bytes sent, and parsed only once the signature matches.
+ * The gateway callback's handler. Allowed addresses and the shapes of the signature and timestamp headers
+ * are checked before the body is read (docs/rules.md#gateway-callback); the body is read raw (at most 64 KiB,
+ * src/http/platform/RequestBody.ts), because the signature covers the bytes sent, and parsed only once the
+ * signature matches and its timestamp is fresh (docs/rules.md#gateway-callback-timestamp). The event is then
+ * taken once (docs/rules.md#gateway-event-ids).
  */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
-import { Effect, ParseResult, Redacted, Schema } from "effect"
+import { Clock, Effect, ParseResult, Redacted, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
-import { AddressNotAllowed, GatewayEvent, InvalidWebhookSignature } from "../../schema/money/Deposit"
+import {
+  AddressNotAllowed,
+  GatewayEvent,
+  InvalidWebhookSignature,
+  InvalidWebhookTimestamp
+} from "../../schema/money/Deposit"
 import { PayoutEvent } from "../../schema/money/Withdrawal"
-import { Deposits } from "../../services/money/Deposits"
-import { Withdrawals } from "../../services/money/Withdrawals"
-import { verifyGatewaySignature } from "../../layers/gateway/GatewaySignature"
+import { GatewayEvents, type ReceivedGatewayEvent } from "../../services/money/GatewayEvents"
+import {
+  gatewayEventId,
+  isTimestampFresh,
+  timestampAge,
+  TIMESTAMP_TOLERANCE_SECONDS,
+  timestampOf,
+  verifyGatewaySignature
+} from "../../layers/gateway/GatewaySignature"
 import { Api } from "../Api"
 import { clientIpOf } from "../platform/ClientInfo"
 import { validationErrorOf } from "../platform/ErrorEnvelope"
@@ -35,10 +48,14 @@ const isPayoutEvent = (body: unknown) =>
   typeof body === "object" && body !== null && "event" in body && typeof body.event === "string" &&
   body.event.startsWith("payout.")
 
+const decodeEvent = (body: unknown): Effect.Effect<ReceivedGatewayEvent, ReturnType<typeof validationErrorOf>> =>
+  isPayoutEvent(body)
+    ? Effect.map(decode(PayoutEvent, body), (event) => ({ _tag: "Payout", event }))
+    : Effect.map(decode(GatewayEvent, body), (event) => ({ _tag: "Charge", event }))
+
 export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", (handlers) =>
   Effect.gen(function*() {
-    const deposits = yield* Deposits
-    const withdrawals = yield* Withdrawals
+    const events = yield* GatewayEvents
     const config = yield* AppConfig
     const secret = Redacted.value(config.secrets.webhookSecret)
     const allowed = new Set(config.gateway.allowedIps.map(plainAddress))
@@ -51,11 +68,27 @@ export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", 
         }
         const signature = request.headers["x-webhook-signature"]
         if (signature === undefined || !SIGNATURE_SHAPE.test(signature)) return yield* new InvalidWebhookSignature()
+        const timestampHeader = request.headers["x-webhook-timestamp"]
+        const timestamp = timestampHeader === undefined ? undefined : timestampOf(timestampHeader)
+        if (timestampHeader === undefined ? config.gateway.requireTimestamp : timestamp === undefined) {
+          return yield* new InvalidWebhookTimestamp()
+        }
         const raw = yield* Effect.mapError(request.text, bodyProblem)
-        if (!verifyGatewaySignature(secret, raw, signature)) return yield* new InvalidWebhookSignature()
+        if (!verifyGatewaySignature(secret, raw, signature, timestamp)) return yield* new InvalidWebhookSignature()
+        const now = yield* Clock.currentTimeMillis
+        if (timestamp !== undefined && !isTimestampFresh(timestamp, now)) {
+          // Signed by the gateway, so either a replay or a clock to fix (docs/operations.md#callback-timestamps).
+          const age = timestampAge(timestamp, now)
+          yield* Effect.logWarning(`Gateway callback refused: its timestamp is ${Math.abs(age)} s ` +
+            `${age >= 0 ? "behind" : "ahead of"} our clock (at most ${TIMESTAMP_TOLERANCE_SECONDS} s either way)`)
+          return yield* new InvalidWebhookTimestamp()
+        }
         const body = yield* Effect.mapError(request.json, bodyProblem)
-        if (isPayoutEvent(body)) yield* withdrawals.handlePayoutEvent(yield* decode(PayoutEvent, body))
-        else yield* deposits.handleGatewayEvent(yield* decode(GatewayEvent, body))
-        return { received: true } as const
+        const event = yield* decodeEvent(body)
+        const { duplicate } = yield* events.receive({
+          eventId: gatewayEventId(raw, timestamp),
+          signedAt: timestamp === undefined ? undefined : new Date(Number(timestamp) * 1000)
+        }, event)
+        return duplicate ? { received: true, duplicate: true } as const : { received: true } as const
       }))
   }))

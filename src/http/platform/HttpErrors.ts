@@ -139,6 +139,11 @@ export const InvalidWebhookSignature = withStatus(
   (message) => new Deposit.InvalidWebhookSignature({ message }),
   401
 )
+export const InvalidWebhookTimestamp = withStatus(
+  Deposit.InvalidWebhookTimestamp,
+  (message) => new Deposit.InvalidWebhookTimestamp({ message }),
+  401
+)
 export const AddressNotAllowed = withStatus(Deposit.AddressNotAllowed, (message) => new Deposit.AddressNotAllowed({ message }), 403)
 
 /**

@@ -10,7 +10,9 @@
  * `{message}` when the gateway refuses the payout; `GET /payouts/:reference` -> `{id, status: PAID |
  * FAILED | PROCESSING, failReason?}`, or 404 when it never received that payout. Amounts are in
  * currency units (cents / 100, docs/rules.md#deposit-initiation). Payout events (`payout.paid`, `payout.failed`)
- * arrive on the signed callback with `data: {id, reference, failReason?}`.
+ * arrive on the signed callback with `data: {id, reference, failReason?}`. The gateway signs each callback
+ * (`x-webhook-signature`) over `timestamp + "." + body` with the time in `x-webhook-timestamp` (whole seconds),
+ * or over the body alone where WEBHOOK_REQUIRE_TIMESTAMP allows it (docs/rules.md#gateway-callback-timestamp).
  *
  * A payout that times out, fails in transport or gets a 5xx after the retries has an unknown outcome
  * (GatewayError); only a 4xx is a refusal (PayoutRefused), except 408, 409 and 429, which say nothing

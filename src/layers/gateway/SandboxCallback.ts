@@ -1,12 +1,14 @@
 /**
  * How the embedded sandbox gateway (docs/rules.md#sandbox-gateway) reaches our own callback: it signs the
- * gateway event with the shared webhook secret and POSTs it over HTTP to this instance's `/api/webhooks/payment`, so a
- * sandbox payment takes the same path (allowed IPs, signature, parsing) as a real gateway's.
+ * gateway event with the shared webhook secret, over `timestamp.body` with the time of the Clock in
+ * `x-webhook-timestamp` (docs/rules.md#gateway-callback-timestamp), and POSTs it over HTTP to this instance's
+ * `/api/webhooks/payment`, so a sandbox payment takes the same path (allowed IPs, signature, timestamp,
+ * parsing) as a real gateway's.
  */
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { AppConfig } from "../AppConfig"
 import { GatewayError } from "../PaymentGateway"
-import { signGatewayBody } from "./GatewaySignature"
+import { signGatewayEvent } from "./GatewaySignature"
 
 export interface SandboxEvent {
   readonly event: "charge.paid" | "charge.failed" | "charge.expired"
@@ -31,19 +33,25 @@ export const makeSandboxCallback = (post: (url: string, init: RequestInit) => Pr
       const secret = Redacted.value(config.secrets.webhookSecret)
       return {
         send: (event) =>
-          Effect.tryPromise({
-            try: async (signal) => {
-              const body = JSON.stringify(event)
-              const response = await post(url, {
-                method: "POST",
-                headers: { "content-type": "application/json", "x-webhook-signature": signGatewayBody(secret, body) },
-                body,
-                signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)])
-              })
-              return { status: response.status, body: await response.text() }
-            },
-            catch: (cause) => new GatewayError({ message: `Sandbox callback failed: ${String(cause)}` })
-          })
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.tryPromise({
+              try: async (signal) => {
+                const body = JSON.stringify(event)
+                const timestamp = String(Math.floor(now / 1000))
+                const response = await post(url, {
+                  method: "POST",
+                  headers: {
+                    "content-type": "application/json",
+                    "x-webhook-timestamp": timestamp,
+                    "x-webhook-signature": signGatewayEvent(secret, body, timestamp)
+                  },
+                  body,
+                  signal: AbortSignal.any([signal, AbortSignal.timeout(10_000)])
+                })
+                return { status: response.status, body: await response.text() }
+              },
+              catch: (cause) => new GatewayError({ message: `Sandbox callback failed: ${String(cause)}` })
+            }))
       }
     })
   )

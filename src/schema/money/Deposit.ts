@@ -113,6 +113,15 @@ export const GatewayEvent = Schema.Struct({
 export type GatewayEvent = typeof GatewayEvent.Type
 
 /**
+ * How a gateway event arrived (docs/rules.md#gateway-event-ids): its id (the SHA-256 of the signed content) and
+ * the time the gateway signed it (`x-webhook-timestamp`), if it sent one.
+ */
+export interface GatewayEventReceipt {
+  readonly eventId: string
+  readonly signedAt: Date | undefined
+}
+
+/**
  * Confirming or cancelling a deposit that is not PENDING, or whose charge the gateway says was paid
  * (docs/rules.md#deposit-cancellation, docs/rules.md#admin-deposit-confirmation) (400).
  */
@@ -137,6 +146,15 @@ export class SandboxNotInUse extends Schema.TaggedError<SandboxNotInUse>()(
 export class InvalidWebhookSignature extends Schema.TaggedError<InvalidWebhookSignature>()(
   "InvalidWebhookSignature",
   message("Invalid webhook signature")
+) {}
+
+/**
+ * A gateway callback without `x-webhook-timestamp` while one is required, with one that is not whole seconds, or
+ * with one more than 5 minutes from our clock (docs/rules.md#gateway-callback-timestamp) (401).
+ */
+export class InvalidWebhookTimestamp extends Schema.TaggedError<InvalidWebhookTimestamp>()(
+  "InvalidWebhookTimestamp",
+  message("Invalid webhook timestamp")
 ) {}
 
 /** A gateway callback from an address outside `GATEWAY_ALLOWED_IPS` (docs/rules.md#gateway-callback) (403). */
