@@ -12,6 +12,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
+import { BlockList, isIP } from "node:net"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -68,6 +69,11 @@ export interface AppConfigShape {
    * entry this many places from the right; 0: the socket's address, X-Forwarded-For ignored.
    */
   readonly trustProxy: number
+  /**
+   * `TRUSTED_PROXIES`: CIDRs of the proxies whose connections may speak for a client in X-Forwarded-For
+   * (docs/rules.md#client-address); from any other peer the header is ignored. Default: loopback only.
+   */
+  readonly trustedProxies: ReadonlyArray<string>
   /** The embedded sandbox gateway and development identity provider may run (never in production). */
   readonly sandbox: boolean
   readonly serviceName: string
@@ -194,6 +200,29 @@ const proxyHops = Config.string("TRUST_PROXY").pipe(
   Config.withDefault(0)
 )
 
+/** Adds "10.0.0.0/8", "::1/128" or a lone address to `list`; false (nothing added) when it is not one. */
+export const addCidr = (list: BlockList, cidr: string): boolean => {
+  const [address = "", prefix] = cidr.trim().split("/")
+  const family = isIP(address)
+  if (family === 0) return false
+  const bits = prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix)
+  if (!/^\d{1,3}$/.test(prefix ?? "0") || bits > (family === 4 ? 32 : 128)) return false
+  list.addSubnet(address, bits, family === 4 ? "ipv4" : "ipv6")
+  return true
+}
+
+/** `TRUSTED_PROXIES`: comma-separated CIDRs (or lone addresses); loopback by default. */
+const trustedProxyList = Config.string("TRUSTED_PROXIES").pipe(
+  Config.mapOrFail((text) => {
+    const cidrs = text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+    const bad = cidrs.filter((cidr) => !addCidr(new BlockList(), cidr))
+    return bad.length === 0
+      ? Either.right<ReadonlyArray<string>>(cidrs)
+      : Either.left(ConfigError.InvalidData(["TRUSTED_PROXIES"], `Expected CIDRs such as 10.0.0.0/8, not ${bad.join(", ")}`))
+  }),
+  Config.withDefault<ReadonlyArray<string>>(["127.0.0.0/8", "::1/128"])
+)
+
 /** Shortest secret production accepts (docs/rules.md#production-settings): 32 bytes, as UTF-8. */
 const MIN_SECRET_BYTES = 32
 
@@ -241,6 +270,7 @@ export const loadAppConfig: Effect.Effect<
   const redisUrl = yield* Config.option(Config.redacted("REDIS_URL"))
   const redisKeyPrefix = yield* Config.string("REDIS_KEY_PREFIX").pipe(Config.withDefault("gp:"))
   const trustProxy = yield* proxyHops
+  const trustedProxies = yield* trustedProxyList
   const sandbox = yield* Config.boolean("SANDBOX").pipe(Config.withDefault(!production))
   const serviceName = yield* Config.string("SERVICE_NAME").pipe(Config.withDefault("GamePlatform"))
   const webhookBlockPrivateTargets = yield* Config.boolean("WEBHOOK_BLOCK_PRIVATE_TARGETS").pipe(
@@ -313,6 +343,7 @@ export const loadAppConfig: Effect.Effect<
     redisUrl,
     redisKeyPrefix,
     trustProxy,
+    trustedProxies,
     sandbox,
     serviceName,
     webhookBlockPrivateTargets,

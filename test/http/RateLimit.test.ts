@@ -185,7 +185,7 @@ layer(TestDatabase)("rate limits", (it) => {
       expectTooMany(yield* c.get("/api/auth/idp/login", { "x-forwarded-for": "203.0.113.40" }), 60)
 
       // Two proxies: the second entry from the right is the client.
-      const twoProxies = yield* makeTestClient({ config: { trustProxy: 2 } })
+      const twoProxies = yield* makeTestClient({ config: { trustProxy: 2, trustedProxies: ["127.0.0.0/8", "10.0.0.0/8"] } })
       const behindTwo = (client: string) => ({ "x-forwarded-for": `6.6.6.6, ${client}, 10.0.0.2` })
       yield* repeat(10, twoProxies.get("/api/auth/idp/login", behindTwo("203.0.113.41")))
       expectTooMany(yield* twoProxies.get("/api/auth/idp/login", behindTwo("203.0.113.41")), 60)

@@ -270,7 +270,7 @@ layer(TestDatabase)("sign-in and sessions", (it) => {
       const me = (yield* client.get("/api/auth/me", auth)).body
       yield* client.get("/api/auth/me", { ...auth, "x-forwarded-for": "8.8.8.8" })
       expect(yield* auditRows("SUSPICIOUS_IP_CHANGE", me.id)).toEqual([])
-      expect((yield* client.get("/api/auth/sessions", auth)).body.sessions[0].ip).toBe("unknown")
+      expect((yield* client.get("/api/auth/sessions", auth)).body.sessions[0].ip).toBe("127.0.0.1")
     }))
 
   it.scoped("the first request of a user on a UTC day records the day", () =>

@@ -4,7 +4,7 @@
  * error envelope, without a socket. Built inside the test's fiber, so TestClock drives
  * everything the handlers do with time. The database comes from the surrounding `layer(TestDatabase)`.
  */
-import { HttpApiBuilder, HttpApp, type HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, type HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import type { Server } from "node:http"
 import { SqlClient } from "@effect/sql"
@@ -34,6 +34,7 @@ export const testConfig: AppConfigShape = {
   redisUrl: Option.none(),
   redisKeyPrefix: "test:",
   trustProxy: 0,
+  trustedProxies: ["127.0.0.0/8", "::1/128"],
   sandbox: true,
   serviceName: "GamePlatform",
   webhookBlockPrivateTargets: false,
@@ -138,7 +139,13 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
       )
     )
     const api = yield* HttpApiBuilder.httpApp.pipe(Effect.provide(runtime))
-    const app = options.accessLog === true ? (yield* makeAccessLog)(api) : api
+    const served = options.accessLog === true ? (yield* makeAccessLog)(api) : api
+    // In-process requests have no socket: they come from this machine, as a local client's would.
+    const app = Effect.updateService(
+      served,
+      HttpServerRequest.HttpServerRequest,
+      (request) => Option.isSome(request.remoteAddress) ? request : request.modify({ remoteAddress: "127.0.0.1" })
+    )
     // The runtime holds every service the app needs; its type lists them, the app's does not.
     handler = HttpApp.toWebHandlerRuntime(runtime as any)(app)
 

@@ -39,7 +39,7 @@ const makeAuthenticate = Effect.gen(function*() {
     const credential = credentialOf(request)
     if (credential === undefined) return yield* new Unauthenticated()
     if (credential.via === "cookie" && !sameOrigin(request)) return yield* new CrossSiteRequest()
-    const client = clientOf(request, config.trustProxy)
+    const client = clientOf(request, config)
     const stream = streams.has(resolve(request.method, request.url)?.name ?? "")
     const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }

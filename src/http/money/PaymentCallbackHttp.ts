@@ -25,12 +25,9 @@ import {
   verifyGatewaySignature
 } from "../../layers/gateway/GatewaySignature"
 import { Api } from "../Api"
-import { clientIpOf } from "../platform/ClientInfo"
+import { clientIpOf, plainAddress } from "../platform/ClientInfo"
 import { validationErrorOf } from "../platform/ErrorEnvelope"
 import { bodyProblem } from "../platform/RequestBody"
-
-/** `::ffff:10.0.0.1` (an IPv4 client of a dual-stack socket) is `10.0.0.1`. */
-const plainAddress = (ip: string) => ip.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, "$1")
 
 /** Lowercase (or uppercase) hex HMAC-SHA256: anything else cannot match, and its body is not read. */
 const SIGNATURE_SHAPE = /^\s*[0-9a-fA-F]{64}\s*$/
@@ -63,7 +60,7 @@ export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", 
     return handlers.handle("payment", () =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        if (allowed.size > 0 && !allowed.has(plainAddress(clientIpOf(request, config.trustProxy)))) {
+        if (allowed.size > 0 && !allowed.has(clientIpOf(request, config))) {
           return yield* new AddressNotAllowed()
         }
         const signature = request.headers["x-webhook-signature"]

@@ -1,38 +1,71 @@
-/** What a request tells about its client: address (TRUST_PROXY decides about X-Forwarded-For), agent, device. */
+/** What a request tells about its client: address (TRUSTED_PROXIES and TRUST_PROXY decide about X-Forwarded-For), agent, device. */
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
-import { isIP } from "node:net"
-import { AppConfig } from "../../layers/AppConfig"
+import { BlockList, isIP } from "node:net"
+import { addCidr, AppConfig } from "../../layers/AppConfig"
 import type { ClientInfo } from "../../schema/identity/Session"
 
-/**
- * The client's address (docs/rules.md#client-address). Each proxy appends the address it received the request from to
- * X-Forwarded-For, so with `proxies` trusted proxies in front of the service the client is the entry
- * that many places from the right; everything left of it was written by the client and is ignored.
- * With fewer entries than proxies, the left-most (what the outermost proxy present saw). An entry
- * that is not an IP address, or no proxy trusted: the socket's address.
- */
-export const clientIpOf = (request: HttpServerRequest.HttpServerRequest, proxies: number): string => {
-  const socket = Option.getOrElse(request.remoteAddress, () => "unknown")
-  if (proxies === 0) return socket
-  const entries = (request.headers["x-forwarded-for"] ?? "").split(",").map((entry) => entry.trim()).filter((e) => e !== "")
-  if (entries.length === 0) return socket
-  const client = entries[Math.max(0, entries.length - proxies)]!
-  return isIP(client) !== 0 ? client : socket
+/** The settings that decide who the client is (docs/rules.md#client-address). */
+export interface ProxySettings {
+  /** `TRUST_PROXY`: how many proxies append to X-Forwarded-For in front of the service. */
+  readonly trustProxy: number
+  /** `TRUSTED_PROXIES`: the CIDRs whose connections may speak for a client through X-Forwarded-For. */
+  readonly trustedProxies: ReadonlyArray<string>
 }
 
-/** Who sent `request`: its address (behind `trustProxy` proxies), user agent and device id. */
-export const clientOf = (request: HttpServerRequest.HttpServerRequest, trustProxy: number): ClientInfo => {
+/** `::ffff:127.0.0.1` (an IPv4 peer on a dual-stack socket) is 127.0.0.1. */
+export const plainAddress = (address: string) => address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+
+const trustCache = new WeakMap<ReadonlyArray<string>, (address: string) => boolean>()
+
+/** Whether a connection from `address` is one of the trusted proxies (built once per setting). */
+const trusts = (cidrs: ReadonlyArray<string>): (address: string) => boolean => {
+  const cached = trustCache.get(cidrs)
+  if (cached !== undefined) return cached
+  const list = new BlockList()
+  for (const cidr of cidrs) addCidr(list, cidr)
+  const check = (address: string) => {
+    const plain = plainAddress(address)
+    const family = isIP(plain)
+    return family !== 0 && list.check(plain, family === 4 ? "ipv4" : "ipv6")
+  }
+  trustCache.set(cidrs, check)
+  return check
+}
+
+/**
+ * The client's address (docs/rules.md#client-address). Each proxy appends the address it received the request
+ * from to X-Forwarded-For. Starting from the socket's address, while the address at hand is a trusted proxy
+ * and fewer than `trustProxy` hops were taken, the next entry from the right is taken: so a peer outside
+ * TRUSTED_PROXIES (a client that reached the port directly) never chooses its address, and an entry
+ * written by an untrusted hop ends the walk there. An entry that is not an IP address: the socket's address.
+ */
+export const clientIpOf = (request: HttpServerRequest.HttpServerRequest, settings: ProxySettings): string => {
+  const socket = Option.match(request.remoteAddress, { onNone: () => "unknown", onSome: plainAddress })
+  if (settings.trustProxy === 0) return socket
+  const trusted = trusts(settings.trustedProxies)
+  const entries = (request.headers["x-forwarded-for"] ?? "").split(",").map((entry) => entry.trim()).filter((e) => e !== "")
+  let client = socket
+  for (let hop = 0; hop < settings.trustProxy && entries.length > 0 && trusted(client); hop++) {
+    const entry = entries.pop()!
+    if (isIP(entry) === 0) return socket
+    client = plainAddress(entry)
+  }
+  return client
+}
+
+/** Who sent `request`: its address (behind the trusted proxies), user agent and device id. */
+export const clientOf = (request: HttpServerRequest.HttpServerRequest, settings: ProxySettings): ClientInfo => {
   const deviceId = request.headers["x-device-id"]?.trim()
   return {
-    ip: clientIpOf(request, trustProxy),
+    ip: clientIpOf(request, settings),
     userAgent: request.headers["user-agent"] ?? "",
     deviceId: deviceId ? deviceId.slice(0, 200) : undefined
   }
 }
 
 export const currentClient: Effect.Effect<ClientInfo, never, HttpServerRequest.HttpServerRequest | AppConfig> = Effect
-  .zipWith(HttpServerRequest.HttpServerRequest, AppConfig, (request, config) => clientOf(request, config.trustProxy))
+  .zipWith(HttpServerRequest.HttpServerRequest, AppConfig, (request, config) => clientOf(request, config))
 
 /**
  * The session id a request presents and how: `Authorization: Bearer`, else the `sessionId` cookie

@@ -67,7 +67,7 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         const name = resolve(request.method, request.url)?.name
         const applicable = rules.filter((rule) => rule.applies(name))
         if (applicable.length === 0) return yield* app
-        const address = `ip:${clientIpOf(request, config.trustProxy)}`
+        const address = `ip:${clientIpOf(request, config)}`
         const sessionId = sessionIdOf(request)
         const user = sessionId === undefined
           ? Option.none()
