@@ -7,7 +7,9 @@
  * A name stands for one text for the life of the pool. Statements without parameters (BEGIN, COMMIT,
  * the migrations) are sent as they are. Each connection keeps at most PER_CONNECTION statements and
  * the pool names at most NAMED texts; beyond, statements go unnamed as before, so texts that vary
- * (a list of a request's length) cannot grow a backend's memory without bound.
+ * (a list of a request's length) cannot grow a backend's memory without bound. The services write no
+ * such text: a list is one array parameter (`= ANY($1)`, `unnest($1, $2, ...)`), so a statement keeps
+ * one text whatever the list's length and no request fills a connection's PER_CONNECTION.
  *
  * PostgreSQL plans a prepared statement again when a table it reads changes (a migration while another
  * instance runs), but refuses to change its result's columns ("cached plan must not change result

@@ -2,15 +2,22 @@
  * Prepared statements (src/layers/PreparedStatements.ts), both ways the service runs: a statement with
  * parameters is parsed and planned once per connection, the rest go as they are, a connection keeps a
  * bounded number, and a statement whose result changed its columns under it fails once, then runs: a
- * transaction meeting that runs again.
- * Each test holds one connection in a transaction, where PostgreSQL's pg_prepared_statements shows it.
+ * transaction meeting that runs again; and a statement over a list (ids, rows to insert) keeps one text
+ * whatever the list's length.
+ * Each test holds one connection (in a transaction, or a pool of one), where PostgreSQL's
+ * pg_prepared_statements shows what it prepared.
  */
+import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, TestClock } from "effect"
 import { DatabaseLive } from "../../src/layers/Database"
+import { MigrationsLive } from "../../src/layers/Migrations"
 import { PER_CONNECTION } from "../../src/layers/PreparedStatements"
 import { inTransaction } from "../../src/services/platform/SqlRows"
+import { fundedPlayer } from "../support/GameFixtures"
+import { signIn } from "../support/SignIn"
+import { makeTestClient, testConfig } from "../support/TestApp"
 import { EmptyTestDatabase, freshPostgresUrl, usingRealPostgres } from "../support/TestDatabase"
 
 const Prepared = Schema.Struct({ statement: Schema.String, runs: Schema.NumberFromString })
@@ -101,4 +108,83 @@ layer(OneConnection, { excludeTestServices: true })("a migration under a running
       yield* sql`ALTER TABLE replanned_widgets ADD COLUMN label text`
       expect(yield* inTransaction(sql)(select)).toEqual([{ id: 1, label: null }])
     }).pipe(Effect.orDie))
+})
+
+/** The migrated database on one connection, so that pg_prepared_statements shows every statement the app prepared. */
+const OneConnectionMigrated = MigrationsLive.pipe(Layer.provide(NodeContext.layer), Layer.provideMerge(OneConnection))
+
+const lifted = { count: 100_000, windowMs: 60_000 }
+const listApp = {
+  config: {
+    adminIdpIds: ["root"],
+    rateLimits: { ...testConfig.rateLimits, global: lifted, auth: lifted, caseOpen: lifted, withdrawal: lifted }
+  }
+}
+
+layer(OneConnectionMigrated)("statements over lists", (it) => {
+  it.scoped("a statement over a list keeps one text, whatever the list's length: no list fills a connection's statements", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* TestClock.setTime(Date.UTC(2026, 0, 15, 12))
+      const client = yield* makeTestClient(listApp)
+      const root = yield* signIn(client, "root")
+      const created = (response: { status: number; body: any }) => {
+        if (response.status !== 201 && response.status !== 200) throw new Error(`${response.status} ${JSON.stringify(response.body)}`)
+        return response.body
+      }
+      const token = { authorization: "Bearer test-admin-token" }
+      const webhook = created(yield* client.post(
+        "/api/webhooks",
+        { url: "https://receiver.example/hook", events: ["battle.finished"], secret: "a-receiver-secret-of-some-length" },
+        token
+      ))
+      const endsAt = new Date(Date.UTC(2026, 0, 16, 12)).toISOString()
+
+      /** Every list-shaped statement of the service once, with lists of n elements (called with n = 1, 2, 3 in turn). */
+      const withLists = (n: number) =>
+        Effect.gen(function*() {
+          const count = Array.from({ length: n }, (_, i) => i)
+          // n items, n cases of them: the items' facts by id, the case's ranges inserted at once.
+          const itemIds = yield* Effect.forEach(count, (i) =>
+            Effect.map(
+              client.post("/api/admin/items", { name: `List item ${n}.${i}`, rarity: "CONSUMER", valueCents: 10, imageUrl: "/i.png" }, root.auth),
+              (r) => created(r).id as string
+            ))
+          const caseIds = yield* Effect.forEach(count, (i) =>
+            Effect.map(
+              client.post(
+                "/api/admin/cases",
+                { name: `List case ${n}.${i}`, slug: `list-case-${n}-${i}`, imageUrl: "/c.png", priceCents: 1_000, items: itemIds.map((itemId) => ({ itemId })) },
+                root.auth
+              ),
+              (r) => created(r).id as string
+            ))
+          // The administrators' case list: the items of a page of cases.
+          created(yield* client.get(`/api/admin/cases?limit=${n}`, root.auth))
+          // A battle of n cases: their prices by id; its 2n rolls, live drops and settlement at once.
+          const [one, two] = yield* Effect.forEach([1, 2], (p) => fundedPlayer(client, `lists-${n}-${p}`, 1_000_000))
+          const battle = created(yield* client.post("/api/battles", { caseIds, mode: "NORMAL", maxPlayers: 2 }, one!.auth))
+          expect(created(yield* client.post(`/api/battles/${battle.id}/join`, undefined, two!.auth)).status).toBe("FINISHED")
+          // A page of battles, of raffles (with the viewer's tickets), of a receiver's deliveries (with their attempts).
+          expect(created(yield* client.get(`/api/battles?limit=${n}`, one!.auth)).battles).toHaveLength(n)
+          yield* Effect.forEach(count, () =>
+            client.post("/api/admin/raffles", { itemId: itemIds[0], ticketPriceCents: 100, maxTickets: 10, endsAt }, root.auth)
+              .pipe(Effect.map(created)))
+          expect(created(yield* client.get(`/api/raffles?limit=${n}`, one!.auth)).raffles).toHaveLength(n)
+          expect(created(yield* client.get(`/api/webhooks/${webhook.id}/deliveries?limit=${n}`, token)).deliveries).toHaveLength(n)
+        })
+
+      const preparedTexts = Effect.map(
+        sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements`,
+        (rows) => new Set(rows.map((row) => row.statement))
+      )
+      yield* withLists(1)
+      const once = yield* preparedTexts
+      // Far from the connection's bound, or a text beyond it would go unprepared and unseen.
+      expect(once.size).toBeLessThan(PER_CONNECTION / 2)
+      yield* withLists(2)
+      yield* withLists(3)
+      const added = [...(yield* preparedTexts)].filter((text) => !once.has(text) && !text.includes("pg_prepared_statements"))
+      expect(added).toEqual([])
+    }).pipe(Effect.orDie), { timeout: 120_000 })
 })

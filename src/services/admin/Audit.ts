@@ -19,20 +19,24 @@ export class Audit extends Effect.Service<Audit>()("app/Audit", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** Several entries in one statement, e.g. one per item a battle settlement moves. */
+    /**
+     * Several entries in one statement, e.g. one per item a battle settlement moves: the columns as
+     * arrays, so the statement's text is one whatever their number (docs/decisions.md#prepared-statements).
+     */
     const recordMany = Effect.fn("Audit.recordMany")(function*(entries: ReadonlyArray<AuditEntry>) {
       if (entries.length === 0) return
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* execute(sql`INSERT INTO audit_logs ${
-        sql.insert(entries.map((entry) => ({
-          userId: entry.userId,
-          action: entry.action,
-          entityType: entry.entityType ?? null,
-          entityId: entry.entityId === undefined ? null : String(entry.entityId),
-          metadata: JSON.stringify(entry.metadata ?? {}),
-          createdAt: now
-        })))
-      }`)
+      yield* execute(sql`
+        INSERT INTO audit_logs (user_id, action, entity_type, entity_id, metadata, created_at)
+        SELECT e.user_id, e.action, e.entity_type, e.entity_id, e.metadata, ${now}::timestamptz
+        FROM unnest(
+          ${entries.map((entry) => entry.userId)}::bigint[],
+          ${entries.map((entry) => entry.action)}::text[],
+          ${entries.map((entry) => entry.entityType ?? null)}::text[],
+          ${entries.map((entry) => (entry.entityId === undefined ? null : String(entry.entityId)))}::text[],
+          ${entries.map((entry) => JSON.stringify(entry.metadata ?? {}))}::jsonb[]
+        ) WITH ORDINALITY AS e(user_id, action, entity_type, entity_id, metadata, n)
+        ORDER BY e.n`)
     })
 
     const record = (entry: AuditEntry) => recordMany([entry])

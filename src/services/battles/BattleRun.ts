@@ -55,6 +55,20 @@ const RoundRow = Schema.Struct({
 })
 const PlayerRow = Schema.Struct({ slot: Schema.Number, userId: UserId, team: Schema.NullOr(Schema.Number) })
 const PoolRow = Schema.Struct({ itemId: ItemId, valueCents: Schema.BigInt })
+
+/** A player's roll in a round, as `battle_rolls` keeps it (with the battle's id, seed and time). */
+interface Roll {
+  readonly roundNumber: number
+  readonly userId: UserId
+  readonly caseId: string
+  readonly itemId: ItemId
+  readonly valueCents: bigint
+  readonly clientSeed: string
+  readonly nonce: number
+  readonly roll: number
+  readonly rangeStart: number
+  readonly rangeEnd: number
+}
 const SavedRecordRow = Schema.Struct({
   id: Schema.String,
   userId: Schema.NullOr(UserId),
@@ -87,7 +101,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         SELECT slot, user_id, team FROM battle_players WHERE battle_id = ${battleId} ORDER BY slot`)
 
       const drops: Array<{ userId: UserId; itemId: ItemId; valueCents: bigint; roundNumber: number; caseName: string }> = []
-      const rolls: Array<Record<string, unknown>> = []
+      const rolls: Array<Roll> = []
       for (const player of [...players].sort((a, b) => (a.userId < b.userId ? -1 : 1))) {
         const { clientSeed, firstNonce } = yield* fairness.takeNonces(player.userId, rounds.length)
         for (const [i, round] of rounds.entries()) {
@@ -98,25 +112,36 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
             onRight: Effect.succeed
           })
           rolls.push({
-            battleId,
             roundNumber: round.roundNumber,
             userId: player.userId,
             caseId: round.caseId,
             itemId: won.itemId,
             valueCents: won.valueCents,
-            serverSeed: seed.serverSeed,
-            serverSeedHash: seed.serverSeedHash,
             clientSeed,
             nonce,
             roll,
             rangeStart: won.rangeStart,
-            rangeEnd: won.rangeEnd,
-            createdAt: now
+            rangeEnd: won.rangeEnd
           })
           drops.push({ userId: player.userId, itemId: won.itemId, valueCents: won.valueCents, roundNumber: round.roundNumber, caseName: round.caseName })
         }
       }
-      yield* execute(sql`INSERT INTO battle_rolls ${sql.insert(rolls)}`)
+      // One statement text whatever the numbers of players and rounds: the columns as arrays
+      // (docs/decisions.md#prepared-statements).
+      const column = <K extends keyof Roll>(key: K) => rolls.map((roll) => roll[key])
+      yield* execute(sql`
+        INSERT INTO battle_rolls (battle_id, round_number, user_id, case_id, item_id, value_cents, server_seed,
+                                  server_seed_hash, client_seed, nonce, roll, range_start, range_end, created_at)
+        SELECT ${battleId}::bigint, r.round_number, r.user_id, r.case_id, r.item_id, r.value_cents, ${seed.serverSeed}::text,
+               ${seed.serverSeedHash}::text, r.client_seed, r.nonce, r.roll, r.range_start, r.range_end, ${now}::timestamptz
+        FROM unnest(
+          ${column("roundNumber")}::integer[], ${column("userId")}::bigint[], ${column("caseId")}::bigint[],
+          ${column("itemId")}::bigint[], ${column("valueCents")}::bigint[], ${column("clientSeed")}::text[],
+          ${column("nonce")}::integer[], ${column("roll")}::integer[], ${column("rangeStart")}::integer[],
+          ${column("rangeEnd")}::integer[]
+        ) WITH ORDINALITY AS r(round_number, user_id, case_id, item_id, value_cents, client_seed, nonce, roll, range_start,
+                               range_end, n)
+        ORDER BY r.n`)
 
       const totals: ReadonlyArray<BattlePlayer> = players.map((p) => ({
         ...p,

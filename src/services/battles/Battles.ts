@@ -144,18 +144,18 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         const players = yield* rowsOf(PlayerRow, sql`
           SELECT p.battle_id::text AS battle_id, p.slot, p.team, p.user_id, u.username, p.total_value_cents, p.is_winner
           FROM battle_players p JOIN users u ON u.id = p.user_id
-          WHERE p.battle_id IN ${sql.in(ids)} ORDER BY p.slot`)
+          WHERE p.battle_id = ANY(${ids}::bigint[]) ORDER BY p.slot`)
         const cases = yield* rowsOf(CaseRow, sql`
           SELECT bc.battle_id::text AS battle_id, bc.round_number, c.id, c.name, bc.price_cents
           FROM battle_cases bc JOIN cases c ON c.id = bc.case_id
-          WHERE bc.battle_id IN ${sql.in(ids)} ORDER BY bc.round_number`)
+          WHERE bc.battle_id = ANY(${ids}::bigint[]) ORDER BY bc.round_number`)
         const rolls = withRounds
           ? yield* rowsOf(RollRow, sql`
               SELECT r.id, r.battle_id::text AS battle_id, r.round_number, r.user_id, r.roll, r.server_seed, r.server_seed_hash,
                      r.client_seed, r.nonce, r.range_start, r.range_end, r.item_id, i.name AS item_name, i.rarity,
                      r.value_cents, i.image_url
               FROM battle_rolls r JOIN items i ON i.id = r.item_id
-              WHERE r.battle_id IN ${sql.in(ids)} ORDER BY r.round_number, r.user_id`)
+              WHERE r.battle_id = ANY(${ids}::bigint[]) ORDER BY r.round_number, r.user_id`)
           : []
         return battles.map((battle) => ({
           id: battle.id,
@@ -215,7 +215,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     /** docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. */
     const create = Effect.fn("Battles.create")(function*(userId: UserId, request: CreateBattleRequest) {
       const distinct = [...new Set(request.caseIds)]
-      const cases = yield* rowsOf(CasePriceRow, sql`SELECT id, price_cents FROM cases WHERE id IN ${sql.in(distinct)} AND is_active`)
+      const cases = yield* rowsOf(CasePriceRow, sql`SELECT id, price_cents FROM cases WHERE id = ANY(${distinct}::bigint[]) AND is_active`)
       if (cases.length !== distinct.length) return yield* new CaseNotFound()
       const priceOf = new Map(cases.map((c) => [c.id, c.priceCents]))
       const entry = request.caseIds.reduce((sum, id) => sum + priceOf.get(id)!, 0n)

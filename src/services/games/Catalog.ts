@@ -180,7 +180,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         const facts = new Map(
           (items.length === 0
             ? []
-            : yield* rowsOf(ItemFacts, sql`SELECT id, rarity, value_cents FROM items WHERE id IN ${sql.in(items.map((i) => i.itemId))}`))
+            : yield* rowsOf(ItemFacts, sql`SELECT id, rarity, value_cents FROM items WHERE id = ANY(${items.map((i) => i.itemId)}::bigint[])`))
             .map((row) => [row.id, row])
         )
         const unknown = items.filter((i) => !facts.has(i.itemId)).map((i) => String(i.itemId))
@@ -214,17 +214,17 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         metadata: { promotional: kase.promotional, houseEdge: kase.houseEdge, ...auditFigures(economics) }
       })
 
+    /** One statement text whatever the number of items: the columns as arrays (docs/decisions.md#prepared-statements). */
     const insertRanges = (caseId: CaseId, ranges: ReadonlyArray<ItemRange<ItemId>>) =>
-      sql`INSERT INTO case_items ${
-        sql.insert(ranges.map((range) => ({
-          caseId,
-          itemId: range.itemId,
-          // Exact decimal text for numeric(8, 7): never a binary float on the way in.
-          dropChance: unitsToDecimal(chanceUnits(range.dropChance)!),
-          rangeStart: range.rangeStart,
-          rangeEnd: range.rangeEnd
-        })))
-      }`
+      sql`INSERT INTO case_items (case_id, item_id, drop_chance, range_start, range_end)
+          SELECT ${caseId}::bigint, r.item_id, r.drop_chance, r.range_start, r.range_end
+          FROM unnest(
+            ${ranges.map((range) => range.itemId)}::bigint[],
+            -- Exact decimal text for numeric(8, 7): never a binary float on the way in.
+            ${ranges.map((range) => unitsToDecimal(chanceUnits(range.dropChance)!))}::numeric[],
+            ${ranges.map((range) => range.rangeStart)}::integer[],
+            ${ranges.map((range) => range.rangeEnd)}::integer[]
+          ) AS r(item_id, drop_chance, range_start, range_end)`
 
     const createItem = Effect.fn("Catalog.createItem")(function*(input: NewItem, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -457,7 +457,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
       const items = cases.length === 0 ? [] : yield* rowsOf(PricedCaseItemOfCase, sql`
         SELECT ci.case_id, ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.value_cents
         FROM case_items ci JOIN items i ON i.id = ci.item_id
-        WHERE ci.case_id IN ${sql.in(cases.map((c) => c.id))} ORDER BY ci.case_id, ci.range_start`)
+        WHERE ci.case_id = ANY(${cases.map((c) => c.id)}::bigint[]) ORDER BY ci.case_id, ci.range_start`)
       const withItems = cases.map((kase) => withEconomics(kase, items.filter((i) => i.caseId === kase.id)))
       return { items: withItems, total, page: page.page } satisfies PageOf<CaseWithItems>
     })

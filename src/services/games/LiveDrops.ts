@@ -67,8 +67,18 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
       readonly caseName: string | null
     }
 
+    /** One statement text whatever the number of drops (docs/decisions.md#prepared-statements); ids in the drops' order. */
     const insert = (drops: ReadonlyArray<NewDrop>, now: Date) =>
-      sql`INSERT INTO live_drops ${sql.insert(drops.map((drop) => ({ ...drop, createdAt: now })))} RETURNING id`
+      sql`INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
+          SELECT d.user_id, d.item_id, d.source, d.case_name, ${now}::timestamptz
+          FROM unnest(
+            ${drops.map((drop) => drop.userId)}::bigint[],
+            ${drops.map((drop) => drop.itemId)}::bigint[],
+            ${drops.map((drop) => drop.source)}::text[],
+            ${drops.map((drop) => drop.caseName)}::text[]
+          ) WITH ORDINALITY AS d(user_id, item_id, source, case_name, n)
+          ORDER BY d.n
+          RETURNING id`
 
     /** Records drops inside the caller's transaction; `announce` each after the commit. Returns their ids. */
     const recordMany = Effect.fn("LiveDrops.recordMany")(function*(drops: ReadonlyArray<NewDrop>) {

@@ -269,7 +269,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
         )
         const attempts = items.length === 0 ? [] : yield* rowsOf(AttemptRow, sql`
           SELECT delivery_id, attempted_at, status_code, error, duration_ms FROM webhook_attempts
-          WHERE ${sql.in("delivery_id", items.map((row) => row.id))} ORDER BY id`)
+          WHERE delivery_id = ANY(${items.map((row) => row.id)}::bigint[]) ORDER BY id`)
         return {
           total,
           page,

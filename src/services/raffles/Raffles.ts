@@ -107,7 +107,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         if (rows.length === 0) return []
         const blocks = yield* rowsOf(BlockRow, sql`
           SELECT raffle_id::text AS raffle_id, first_ticket, last_ticket, user_id FROM raffle_tickets
-          WHERE raffle_id IN ${sql.in(rows.map((r) => r.id))} AND user_id = ${viewerId} ORDER BY first_ticket`)
+          WHERE raffle_id = ANY(${rows.map((r) => r.id)}::bigint[]) AND user_id = ${viewerId} ORDER BY first_ticket`)
         return rows.map((row) => ({
           id: row.id,
           item: { id: row.itemId, name: row.itemName, rarity: row.rarity, valueCents: row.valueCents, imageUrl: row.imageUrl },
