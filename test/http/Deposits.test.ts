@@ -484,10 +484,14 @@ layer(TestDatabase)("deposits", (it) => {
   it.scoped("20 concurrent deliveries of one charge.paid credit exactly once", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions())
+      yield* TestClock.setTime(1_800_000_000_000)
       const player = yield* signIn(client, "stampede")
       const deposit = yield* initiateDeposit(client, player.auth, 7_777)
+      // Each delivery signed at another second: 20 distinct events (docs/rules.md#gateway-event-ids), so every
+      // one reaches the deposit itself and the deposit's own guard must hold.
+      const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const responses = yield* Effect.all(
-        Array.from({ length: 20 }, () => gatewayCall(client, paidEvent(deposit.externalId))),
+        Array.from({ length: 20 }, (_, i) => gatewayCall(client, paidEvent(deposit.externalId), { timestamp: now - i })),
         { concurrency: "unbounded" }
       )
       expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200))
