@@ -17,7 +17,16 @@ import { BlockList, isIP } from "node:net"
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
 const SECRET_NAMES = ["WEBHOOK_SECRET", "ADMIN_TOKEN", "TWO_FACTOR_KEY"] as const
-type SecretName = (typeof SECRET_NAMES)[number]
+/**
+ * Secrets kept in development like the others but required in production only under some settings:
+ * IDENTITY_KEY only with JURISDICTION=BR (docs/rules.md#identity-key).
+ */
+const CONDITIONAL_SECRET_NAMES = ["IDENTITY_KEY"] as const
+const ALL_SECRET_NAMES = [...SECRET_NAMES, ...CONDITIONAL_SECRET_NAMES] as const
+type SecretName = (typeof ALL_SECRET_NAMES)[number]
+
+/** `JURISDICTION` (docs/rules.md#jurisdiction): NONE (the default) or BR (docs/rules.md#jurisdiction-br). */
+export type Jurisdiction = "NONE" | "BR"
 
 interface Secrets {
   /** Shared with the payment gateway: signs its callbacks (docs/rules.md#gateway-callback). */
@@ -26,6 +35,12 @@ interface Secrets {
   readonly adminToken: Redacted.Redacted
   /** 32-byte AES-256-GCM key for two-factor secrets, as 64 hex characters (docs/rules.md#two-factor-secret-storage). */
   readonly twoFactorKey: Redacted.Redacted<Buffer>
+  /**
+   * IDENTITY_KEY, 32 bytes as 64 hex characters: the master key of stored identities (the CPF's AES-256-GCM
+   * key and its HMAC key are derived from it with HKDF, docs/rules.md#identity-key). None only in production
+   * without JURISDICTION=BR, where no identity is taken.
+   */
+  readonly identityKey: Option.Option<Redacted.Redacted<Buffer>>
 }
 
 /** A fixed-window limit: `count` requests per `windowMs` (docs/rules.md#rate-limit-table). */
@@ -57,6 +72,8 @@ interface OidcConfig {
 
 export interface AppConfigShape {
   readonly production: boolean
+  /** `JURISDICTION`: the rules of which country apply beyond SPEC (docs/rules.md#jurisdiction). */
+  readonly jurisdiction: Jurisdiction
   readonly port: number
   readonly publicUrl: string
   readonly dataDir: string
@@ -106,6 +123,14 @@ export interface AppConfigShape {
      */
     readonly sandboxCryptoDelaySeconds: number
   }
+  /**
+   * The identity (KYC) provider (docs/rules.md#kyc-provider): the embedded sandbox when
+   * `url` is absent and SANDBOX is on.
+   */
+  readonly kyc: {
+    readonly url: Option.Option<string>
+    readonly key: Option.Option<Redacted.Redacted>
+  }
   /** True when the secrets were generated here rather than given (printed at start-up). */
   readonly secretsGenerated: boolean
   readonly secrets: Secrets
@@ -120,18 +145,22 @@ export const usesSandboxGateway = (config: AppConfigShape): boolean => config.sa
  * The embedded development identity provider serves sign-in: SANDBOX on and no OIDC_ISSUER
  * (docs/rules.md#sandbox-mode).
  */
+/** The embedded sandbox KYC provider checks identities: SANDBOX on and no KYC_PROVIDER_URL (docs/rules.md#kyc-provider). */
+export const usesSandboxKyc = (config: AppConfigShape): boolean => config.sandbox && Option.isNone(config.kyc.url)
+
 export const usesDevIdentityProvider = (config: AppConfigShape): boolean =>
   config.sandbox && Option.isNone(config.oidc.issuer)
 
 const generators: Record<SecretName, () => string> = {
   WEBHOOK_SECRET: () => randomBytes(32).toString("hex"),
   ADMIN_TOKEN: () => randomBytes(24).toString("hex"),
-  TWO_FACTOR_KEY: () => randomBytes(32).toString("hex")
+  TWO_FACTOR_KEY: () => randomBytes(32).toString("hex"),
+  IDENTITY_KEY: () => randomBytes(32).toString("hex")
 }
 
 const readGivenSecrets = Effect.gen(function*() {
   const given: Partial<Record<SecretName, string>> = {}
-  for (const name of SECRET_NAMES) {
+  for (const name of ALL_SECRET_NAMES) {
     const value = yield* Config.option(Config.nonEmptyString(name))
     if (Option.isSome(value)) given[name] = value.value
   }
@@ -139,7 +168,11 @@ const readGivenSecrets = Effect.gen(function*() {
 })
 
 /** Reads DATA_DIR/dev-secrets.json, adds what is missing and writes it back (development only). */
-const developmentSecrets = (dataDir: string, given: Partial<Record<SecretName, string>>) =>
+const developmentSecrets = (
+  dataDir: string,
+  given: Partial<Record<SecretName, string>>,
+  kept: ReadonlyArray<SecretName>
+) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
@@ -147,7 +180,7 @@ const developmentSecrets = (dataDir: string, given: Partial<Record<SecretName, s
     const stored: Partial<Record<SecretName, string>> = (yield* fs.exists(file))
       ? JSON.parse(yield* fs.readFileString(file))
       : {}
-    const missing = SECRET_NAMES.filter((name) => given[name] === undefined && stored[name] === undefined)
+    const missing = kept.filter((name) => given[name] === undefined && stored[name] === undefined)
     if (missing.length > 0) {
       for (const name of missing) stored[name] = generators[name]()
       yield* fs.makeDirectory(dataDir, { recursive: true })
@@ -158,14 +191,32 @@ const developmentSecrets = (dataDir: string, given: Partial<Record<SecretName, s
     Effect.mapError((cause) => new StartupError({ message: `Cannot keep development secrets in ${dataDir}: ${cause}` }))
   )
 
-const toSecrets = (values: Record<SecretName, string>): Effect.Effect<Secrets, StartupError> =>
-  /^[0-9a-fA-F]{64}$/.test(values.TWO_FACTOR_KEY)
+const HEX_KEY = /^[0-9a-fA-F]{64}$/
+
+const toSecrets = (values: Record<SecretName, string | undefined>): Effect.Effect<Secrets, StartupError> => {
+  const bad = (["TWO_FACTOR_KEY", "IDENTITY_KEY"] as const).filter((name) =>
+    (name === "TWO_FACTOR_KEY" || values[name] !== undefined) && !HEX_KEY.test(values[name] ?? "")
+  )
+  return bad.length === 0
     ? Effect.succeed({
-      webhookSecret: Redacted.make(values.WEBHOOK_SECRET),
-      adminToken: Redacted.make(values.ADMIN_TOKEN),
-      twoFactorKey: Redacted.make(Buffer.from(values.TWO_FACTOR_KEY, "hex"))
+      webhookSecret: Redacted.make(values.WEBHOOK_SECRET!),
+      adminToken: Redacted.make(values.ADMIN_TOKEN!),
+      twoFactorKey: Redacted.make(Buffer.from(values.TWO_FACTOR_KEY!, "hex")),
+      identityKey: Option.map(Option.fromNullable(values.IDENTITY_KEY), (hex) => Redacted.make(Buffer.from(hex, "hex")))
     })
-    : Effect.fail(new StartupError({ message: "TWO_FACTOR_KEY must be 64 hexadecimal characters (32 bytes)" }))
+    : Effect.fail(new StartupError({ message: `${bad.join(" and ")} must be 64 hexadecimal characters (32 bytes)` }))
+}
+
+/** `JURISDICTION`: NONE or BR in any letter case; anything else is refused, named. */
+const jurisdictionConfig = Config.string("JURISDICTION").pipe(
+  Config.mapOrFail((text) => {
+    const value = text.trim().toUpperCase()
+    return value === "NONE" || value === "BR"
+      ? Either.right<Jurisdiction>(value)
+      : Either.left(ConfigError.InvalidData(["JURISDICTION"], `Expected NONE or BR, not ${JSON.stringify(text)}`))
+  }),
+  Config.withDefault<Jurisdiction>("NONE")
+)
 
 /** `COUNT/WINDOW_MS`, e.g. `100/60000` (docs/rules.md#rate-limit-table). */
 const rateLimit = (name: string, fallback: RateLimit) =>
@@ -231,23 +282,29 @@ const productionProblems = (input: {
   readonly given: Partial<Record<SecretName, string>>
   readonly oidc: OidcConfig
   readonly gateway: AppConfigShape["gateway"]
+  readonly kyc: AppConfigShape["kyc"]
   readonly sandbox: boolean
   readonly oidcSecretGiven: boolean
+  readonly jurisdiction: Jurisdiction
 }): Array<string> => {
   const { gateway, given, oidc } = input
+  const required = input.jurisdiction === "BR" ? ALL_SECRET_NAMES : SECRET_NAMES
   const missing = [
-    ...SECRET_NAMES.filter((name) => given[name] === undefined),
+    ...required.filter((name) => given[name] === undefined),
     ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : []),
     ...(input.oidcSecretGiven ? [] : ["OIDC_CLIENT_SECRET"]),
     ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : []),
-    ...(Option.isNone(gateway.key) ? ["PAYMENT_GATEWAY_KEY"] : [])
+    ...(Option.isNone(gateway.key) ? ["PAYMENT_GATEWAY_KEY"] : []),
+    ...(input.jurisdiction === "BR" && Option.isNone(input.kyc.url) ? ["KYC_PROVIDER_URL"] : []),
+    ...(input.jurisdiction === "BR" && Option.isNone(input.kyc.key) ? ["KYC_PROVIDER_KEY"] : [])
   ]
-  const short = SECRET_NAMES.filter((name) =>
+  const short = ALL_SECRET_NAMES.filter((name) =>
     given[name] !== undefined && Buffer.byteLength(given[name]!, "utf8") < MIN_SECRET_BYTES
   )
   const insecure = [
     ...(Option.exists(oidc.issuer, (url) => !url.startsWith("https://")) ? ["OIDC_ISSUER"] : []),
-    ...(Option.exists(gateway.url, (url) => !url.startsWith("https://")) ? ["PAYMENT_GATEWAY_URL"] : [])
+    ...(Option.exists(gateway.url, (url) => !url.startsWith("https://")) ? ["PAYMENT_GATEWAY_URL"] : []),
+    ...(Option.exists(input.kyc.url, (url) => !url.startsWith("https://")) ? ["KYC_PROVIDER_URL"] : [])
   ]
   return [
     ...(input.sandbox ? ["never runs the sandbox: unset SANDBOX or set it to false"] : []),
@@ -263,6 +320,7 @@ export const loadAppConfig: Effect.Effect<
   FileSystem.FileSystem | Path.Path
 > = Effect.gen(function*() {
   const production = yield* isProduction
+  const jurisdiction = yield* jurisdictionConfig
   const port = yield* Config.port("PORT").pipe(Config.withDefault(3000))
   const publicUrl = yield* Config.string("PUBLIC_URL").pipe(Config.withDefault(`http://localhost:${port}`))
   const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
@@ -313,21 +371,36 @@ export const loadAppConfig: Effect.Effect<
     )
   }
 
+  const kyc = {
+    url: Option.map(yield* Config.option(Config.url("KYC_PROVIDER_URL")), (url) => url.href.replace(/\/+$/, "")),
+    key: yield* Config.option(Config.redacted("KYC_PROVIDER_KEY"))
+  }
+
   const given = yield* readGivenSecrets
   const { generated, values } = production
     ? yield* Effect.gen(function*() {
-      const problems = productionProblems({ given, oidc, gateway, sandbox, oidcSecretGiven: Option.isSome(oidcSecret) })
+      const problems = productionProblems({
+        given,
+        oidc,
+        gateway,
+        kyc,
+        sandbox,
+        oidcSecretGiven: Option.isSome(oidcSecret),
+        jurisdiction
+      })
       if (problems.length > 0) {
         return yield* new StartupError({ message: `NODE_ENV=production ${problems.join("; ")}` })
       }
       return { generated: false, values: given as Record<SecretName, string> }
     })
-    : yield* developmentSecrets(dataDir, given)
+    // IDENTITY_KEY is generated (and kept) only where identities are taken: under JURISDICTION=BR.
+    : yield* developmentSecrets(dataDir, given, jurisdiction === "BR" ? ALL_SECRET_NAMES : SECRET_NAMES)
   if (!sandbox) {
     // Without the embedded ones, the real gateway and provider must be configured.
     const missing = [
       ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : []),
-      ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : [])
+      ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : []),
+      ...(jurisdiction === "BR" && Option.isNone(kyc.url) ? ["KYC_PROVIDER_URL"] : [])
     ]
     if (missing.length > 0) {
       return yield* new StartupError({ message: `SANDBOX=false requires these variables, which are not set: ${missing.join(", ")}` })
@@ -336,6 +409,7 @@ export const loadAppConfig: Effect.Effect<
 
   return {
     production,
+    jurisdiction,
     port,
     publicUrl: publicUrl.replace(/\/+$/, ""),
     dataDir,
@@ -352,6 +426,7 @@ export const loadAppConfig: Effect.Effect<
     adminIdpIds,
     rateLimits,
     gateway,
+    kyc,
     secretsGenerated: generated,
     secrets: yield* toSecrets(values)
   }

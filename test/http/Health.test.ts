@@ -78,4 +78,14 @@ layer(TestDatabase)("health and docs", (it) => {
       expect(response.headers.get("content-type")).toMatch(/text\/html/)
       expect(response.body).toMatch(/<html/i)
     }))
+  it.scoped("under JURISDICTION=BR both probes name the jurisdiction (docs/rules.md#jurisdiction)", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient({ config: { jurisdiction: "BR" } })
+      expect((yield* client.get("/api/health")).body).toEqual({ status: "ok", jurisdiction: "BR" })
+      expect((yield* client.get("/api/ready")).body).toEqual({
+        status: "ready",
+        checks: { database: "up", redis: "in-memory" },
+        jurisdiction: "BR"
+      })
+    }))
 })

@@ -213,4 +213,69 @@ describe("configuration", () => {
         expect(Either.isLeft(bad) && bad.left.message, wrong).toMatch(new RegExp(`TRUSTED_PROXIES.*${wrong.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}`))
       }
     }))
+  it.effect("JURISDICTION: NONE by default, BR in any letter case; anything else refused, named", () =>
+    Effect.gen(function*() {
+      const jurisdiction = (value?: string) =>
+        Effect.map(
+          load({ DATA_DIR: dataDir(), ...(value === undefined ? {} : { JURISDICTION: value }) }),
+          Either.map((c) => c.jurisdiction)
+        )
+      expect(yield* jurisdiction()).toEqual(Either.right("NONE"))
+      expect(yield* jurisdiction("NONE")).toEqual(Either.right("NONE"))
+      expect(yield* jurisdiction(" br ")).toEqual(Either.right("BR"))
+      for (const wrong of ["PT", "brazil", ""]) {
+        const bad = yield* jurisdiction(wrong)
+        expect(Either.isLeft(bad) && bad.left.message, wrong).toMatch(/JURISDICTION.*Expected NONE or BR/)
+      }
+    }))
+
+  it.effect("IDENTITY_KEY: generated and kept outside production only under BR; 64 hex characters when given", () =>
+    Effect.gen(function*() {
+      const none = Either.getOrThrow(yield* load({ DATA_DIR: dataDir() }))
+      expect(none.secrets.identityKey).toEqual(Option.none())
+      const dir = dataDir()
+      const first = Either.getOrThrow(yield* load({ DATA_DIR: dir, JURISDICTION: "BR" }))
+      expect(Option.isSome(first.secrets.identityKey)).toBe(true)
+      expect(Object.keys(JSON.parse(readFileSync(join(dir, "dev-secrets.json"), "utf8")))).toContain("IDENTITY_KEY")
+      const second = Either.getOrThrow(yield* load({ DATA_DIR: dir, JURISDICTION: "BR" }))
+      expect(Option.map(second.secrets.identityKey, Redacted.value)).toEqual(Option.map(first.secrets.identityKey, Redacted.value))
+      const bad = yield* load({ DATA_DIR: dataDir(), JURISDICTION: "BR", IDENTITY_KEY: "not-hex" })
+      expect(Either.isLeft(bad) && bad.left.message).toBe("IDENTITY_KEY must be 64 hexadecimal characters (32 bytes)")
+    }))
+
+  it.effect("production under BR also requires IDENTITY_KEY, KYC_PROVIDER_URL (https) and KYC_PROVIDER_KEY; under NONE none of them", () =>
+    Effect.gen(function*() {
+      expect(Either.isRight(yield* load(productionEnv()))).toBe(true)
+      const missing = yield* load({ ...productionEnv(), JURISDICTION: "BR" })
+      expect(Either.isLeft(missing) && missing.left.message).toBe(
+        "NODE_ENV=production requires these variables, which are not set: IDENTITY_KEY, KYC_PROVIDER_URL, KYC_PROVIDER_KEY"
+      )
+      const insecure = yield* load({
+        ...productionEnv(),
+        JURISDICTION: "BR",
+        IDENTITY_KEY: "cd".repeat(32),
+        KYC_PROVIDER_URL: "http://kyc.example.com",
+        KYC_PROVIDER_KEY: "kyc-api-key"
+      })
+      expect(Either.isLeft(insecure) && insecure.left.message).toBe("NODE_ENV=production requires https:// URLs: KYC_PROVIDER_URL")
+      const config = Either.getOrThrow(yield* load({
+        ...productionEnv(),
+        JURISDICTION: "BR",
+        IDENTITY_KEY: "cd".repeat(32),
+        KYC_PROVIDER_URL: "https://kyc.example.com/v1/",
+        KYC_PROVIDER_KEY: "kyc-api-key"
+      }))
+      expect(config.jurisdiction).toBe("BR")
+      expect(config.kyc.url).toEqual(Option.some("https://kyc.example.com/v1"))
+      expect(Option.map(config.secrets.identityKey, Redacted.value)).toEqual(Option.some(Buffer.from("cd".repeat(32), "hex")))
+    }))
+
+  it.effect("SANDBOX=false under BR also requires KYC_PROVIDER_URL", () =>
+    Effect.gen(function*() {
+      const real = { DATA_DIR: dataDir(), SANDBOX: "false", OIDC_ISSUER: "https://id.example.com", PAYMENT_GATEWAY_URL: "https://gw.example.com" }
+      expect(Either.isRight(yield* load(real))).toBe(true)
+      const br = yield* load({ ...real, JURISDICTION: "BR" })
+      expect(Either.isLeft(br) && br.left.message).toBe("SANDBOX=false requires these variables, which are not set: KYC_PROVIDER_URL")
+      expect(Either.isRight(yield* load({ ...real, JURISDICTION: "BR", KYC_PROVIDER_URL: "https://kyc.example.com" }))).toBe(true)
+    }))
 })

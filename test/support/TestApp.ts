@@ -27,6 +27,7 @@ import { makeSandboxCallback, type SandboxCallback } from "../../src/layers/gate
 
 export const testConfig: AppConfigShape = {
   production: false,
+  jurisdiction: "NONE",
   port: 3000,
   publicUrl: "http://localhost:3000",
   dataDir: "./.data-test",
@@ -62,11 +63,13 @@ export const testConfig: AppConfigShape = {
     depositTtlMinutes: 30,
     sandboxCryptoDelaySeconds: 0
   },
+  kyc: { url: Option.none(), key: Option.none() },
   secretsGenerated: false,
   secrets: {
     webhookSecret: Redacted.make("test-webhook-secret"),
     adminToken: Redacted.make("test-admin-token"),
-    twoFactorKey: Redacted.make(Buffer.alloc(32, 7))
+    twoFactorKey: Redacted.make(Buffer.alloc(32, 7)),
+    identityKey: Option.some(Redacted.make(Buffer.alloc(32, 9)))
   }
 }
 

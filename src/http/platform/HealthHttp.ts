@@ -18,7 +18,10 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
     const sql = yield* SqlClient.SqlClient
     const stores = yield* StoreHealth
     const lifecycle = yield* Lifecycle
-    const redisKind = Option.isSome((yield* AppConfig).redisUrl) ? "up" as const : "in-memory" as const
+    const config = yield* AppConfig
+    const redisKind = Option.isSome(config.redisUrl) ? "up" as const : "in-memory" as const
+    // docs/rules.md#jurisdiction: named when one applies, absent under NONE.
+    const jurisdiction = config.jurisdiction === "BR" ? { jurisdiction: "BR" as const } : {}
 
     const database = sql`SELECT 1`.pipe(
       Effect.timeout(CHECK_TIMEOUT),
@@ -30,12 +33,12 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
     )
 
     return handlers
-      .handle("health", () => Effect.succeed({ status: "ok" as const }))
+      .handle("health", () => Effect.succeed({ status: "ok" as const, ...jurisdiction }))
       .handle("ready", () =>
         Effect.gen(function*() {
           if (yield* lifecycle.draining) return yield* new ServiceUnavailable({ message: "Service unavailable: shutting down" })
           yield* database
           yield* redis
-          return { status: "ready" as const, checks: { database: "up" as const, redis: redisKind } }
+          return { status: "ready" as const, checks: { database: "up" as const, redis: redisKind }, ...jurisdiction }
         }))
   }))
