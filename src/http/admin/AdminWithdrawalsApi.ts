@@ -45,8 +45,8 @@ export class AdminWithdrawalsApi extends HttpApiGroup.make("adminWithdrawals")
       .addSuccess(AdminWithdrawalView)
       .addError(Schema.Union(HttpError.WithdrawalPayoutInProgress, HttpError.WithdrawalNotPending))
       .pipe(withStepUp)
-      .pipe(documented("Reject a withdrawal (admin)", "PENDING -> REJECTED with the reason; the amount is refunded. " +
-        "409 while PROCESSING. " + STEP_UP))
+      .pipe(documented("Reject a withdrawal (admin)", "PENDING -> REJECTED with the reason; the amount is refunded " +
+        "and the owner notified (WITHDRAWAL_REJECTED, with the reason). 409 while PROCESSING. " + STEP_UP))
   )
   .add(
     HttpApiEndpoint.post("reconcile", "/admin/withdrawals/:id/reconcile").setPath(IdPath).addSuccess(AdminWithdrawalView)

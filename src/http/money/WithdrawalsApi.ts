@@ -27,7 +27,8 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
         "of the last 24 hours (PENDING, PROCESSING, COMPLETED) exceeds 10000 cents, and for a PIX key no payout has " +
         "gone to yet: without it 400 `{statusCode: 400, error: \"2FA_REQUIRED\", message}`, with a wrong one 400 " +
         "`Invalid 2FA code` (the 5th wrong code in 15 minutes locks 2FA for 15 minutes: 429). Every request sends " +
-        "the owner a WITHDRAWAL_REQUESTED notification (amount, key type, masked key)."))
+        "the owner a WITHDRAWAL_REQUESTED notification (amount, key type, masked key); its end sends WITHDRAWAL_COMPLETED, " +
+        "WITHDRAWAL_REJECTED (with the administrator's reason) or WITHDRAWAL_FAILED (refunded)."))
   )
   .add(
     HttpApiEndpoint.get("list", "/withdrawals").setUrlParams(PageQuery)

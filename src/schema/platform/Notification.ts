@@ -10,7 +10,10 @@ export const NotificationType = Schema.Literal(
   "DEPOSIT_EXPIRED",
   "SECURITY_ALERT",
   "RAFFLE_WON",
-  "WITHDRAWAL_REQUESTED"
+  "WITHDRAWAL_REQUESTED",
+  "WITHDRAWAL_COMPLETED",
+  "WITHDRAWAL_REJECTED",
+  "WITHDRAWAL_FAILED"
 )
 export type NotificationType = typeof NotificationType.Type
 

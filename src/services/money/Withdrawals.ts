@@ -17,8 +17,12 @@
  *   have left. A PROCESSING withdrawal is settled by the gateway's payout event (`payout.paid`,
  *   `payout.failed`) or by a reconciliation that asks the gateway. A failed payout ends FAILED with
  *   its refund, by a conditional update, so it is refunded exactly once.
+ * - the owner is told how it ended (docs/rules.md#withdrawal-outcome-notifications): WITHDRAWAL_COMPLETED,
+ *   WITHDRAWAL_REJECTED (with the administrator's reason) or WITHDRAWAL_FAILED (refunded), written in the
+ *   transaction of the conditional update that ended it, so a repeated event or reconciliation, which
+ *   matches nothing, tells nothing again.
  *
- * Balance pushes go out after the commit.
+ * Balance and notification pushes go out after the commit.
  */
 import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
 import { Clock, Context, Effect, Either, Schema } from "effect"
@@ -156,6 +160,9 @@ export class WithdrawalCheckpoint extends Context.Reference<WithdrawalCheckpoint
   defaultValue: (): Effect.Effect<void> => Effect.void
 }) {}
 
+/** A notification to a withdrawal's owner. */
+type Notice = Parameters<Notifications["create"]>[1]
+
 /** How a payout was settled, for the audit trail. */
 type SettledBy = "approval" | "event" | "reconcile"
 
@@ -215,11 +222,36 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         return recent.total + amountCents > TWO_FACTOR_THRESHOLD_CENTS || !recent.paidToKey
       })
 
-    const requestedNotice = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string) => ({
-      type: "WITHDRAWAL_REQUESTED" as const,
+    /** `R$ 12.34 to the PIX key (EMAIL) m***@example.com`: the amount and the masked key (docs/rules.md#withdrawal-notification). */
+    const amountToKey = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string) =>
+      `${formatBrl(amountCents)} to the PIX key (${pixKeyType}) ${maskPixKey(pixKeyType, pixKey)}`
+
+    const requestedNotice = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string): Notice => ({
+      type: "WITHDRAWAL_REQUESTED",
       title: "Withdrawal requested",
-      message: `A withdrawal of ${formatBrl(amountCents)} to the PIX key (${pixKeyType}) ${maskPixKey(pixKeyType, pixKey)} ` +
+      message: `A withdrawal of ${amountToKey(amountCents, pixKeyType, pixKey)} ` +
         "was requested. If this was not you, cancel it and sign out of all sessions."
+    })
+
+    /** How a withdrawal ended, told to its owner (docs/rules.md#withdrawal-outcome-notifications). */
+    const completedNotice = (row: Row): Notice => ({
+      type: "WITHDRAWAL_COMPLETED",
+      title: "Withdrawal completed",
+      message: `Your withdrawal of ${amountToKey(row.amountCents, row.pixKeyType, row.pixKey)} was paid out.`
+    })
+
+    const rejectedNotice = (reason: string) => (row: Row): Notice => ({
+      type: "WITHDRAWAL_REJECTED",
+      title: "Withdrawal rejected",
+      message: `Your withdrawal of ${amountToKey(row.amountCents, row.pixKeyType, row.pixKey)} was rejected, and ` +
+        `${formatBrl(row.amountCents)} was returned to your balance. Reason: ${reason}`
+    })
+
+    const failedNotice = (reason: string) => (row: Row): Notice => ({
+      type: "WITHDRAWAL_FAILED",
+      title: "Withdrawal failed",
+      message: `Your withdrawal of ${amountToKey(row.amountCents, row.pixKeyType, row.pixKey)} could not be paid out, and ` +
+        `${formatBrl(row.amountCents)} was returned to your balance. Reason: ${reason}`
     })
 
     const request = Effect.fn("Withdrawals.request")(function*(userId: UserId, input: WithdrawalRequest) {
@@ -287,9 +319,14 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     /**
      * Ends a withdrawal with its refund, in one transaction; `end` is the conditional update
-     * (returning the row when it matched). Undefined when nothing matched.
+     * (returning the row when it matched), `noticeOf` what its owner is told, if anything. Undefined
+     * when nothing matched.
      */
-    const endWithRefund = (end: Effect.Effect<Row | undefined, ServiceUnavailable>, auditOf: (row: Row) => Parameters<typeof audit.record>[0]) =>
+    const endWithRefund = (
+      end: Effect.Effect<Row | undefined, ServiceUnavailable>,
+      auditOf: (row: Row) => Parameters<typeof audit.record>[0],
+      noticeOf?: (row: Row) => Notice
+    ) =>
       Effect.gen(function*() {
         const ended = yield* transaction(Effect.gen(function*() {
           const row = yield* end
@@ -301,9 +338,13 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             reference: { type: "WITHDRAWAL", id: row.id }
           })
           yield* audit.record(auditOf(row))
-          return { row, balanceCents: posting.balanceAfterCents }
+          const notification = noticeOf === undefined ? undefined : yield* notifications.create(row.userId, noticeOf(row))
+          return { row, balanceCents: posting.balanceAfterCents, notification }
         }))
-        if (ended !== undefined) yield* realtime.balanceChanged(ended.row.userId, ended.balanceCents)
+        if (ended !== undefined) {
+          yield* realtime.balanceChanged(ended.row.userId, ended.balanceCents)
+          if (ended.notification !== undefined) yield* notifications.push(ended.row.userId, ended.notification)
+        }
         return ended
       })
 
@@ -395,9 +436,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
               by
             }
           })
-          return row
+          return { row, notification: yield* notifications.create(row.userId, completedNotice(row)) }
         }))
-        if (completed !== undefined) return yield* Effect.as(moneyMovement("withdrawal", "completed", completed.amountCents), completed)
+        if (completed !== undefined) {
+          yield* notifications.push(completed.row.userId, completed.notification)
+          return yield* Effect.as(moneyMovement("withdrawal", "completed", completed.row.amountCents), completed.row)
+        }
         const current = (yield* existing(id))
         return current.status === "COMPLETED" ? current : yield* conflict(current, "paid", by)
       })
@@ -418,7 +462,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             entityType: "Withdrawal",
             entityId: row.id,
             metadata: { reason, amountCents: String(row.amountCents), by }
-          })
+          }),
+          failedNotice(reason)
         )
         if (ended !== undefined) return ended.row
         const current = (yield* existing(id))
@@ -507,7 +552,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           entityType: "Withdrawal",
           entityId: row.id,
           metadata: { adminId: String(adminId), reason, amountCents: String(row.amountCents) }
-        })
+        }),
+        rejectedNotice(reason)
       )
       if (ended === undefined) return yield* notActionable(yield* findById(id))
       return adminView(ended.row)
