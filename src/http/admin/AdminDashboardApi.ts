@@ -27,7 +27,11 @@ const DashboardStats = Schema.Struct({
     /** ITEM_SELL credits: what players were paid for items they sold back (docs/rules.md#dashboard-stats). */
     itemSalesToday: Schema.Number,
     /** Fees paid on top of today's confirmed deposits (docs/rules.md#deposit-fees); never credited to anyone. */
-    feesToday: Schema.Number
+    feesToday: Schema.Number,
+    /** JURISDICTION=BR only: PENDING or PROCESSING withdrawals requested more than 60 minutes ago (docs/rules.md#payout-deadline). */
+    payoutsAtRisk: Schema.optional(Schema.Int),
+    /** JURISDICTION=BR only: minutes since the oldest PENDING or PROCESSING withdrawal was requested; null when none. */
+    oldestPendingPayoutMinutes: Schema.optional(Schema.NullOr(Schema.Int))
   }),
   games: Schema.Struct({
     casesOpenedToday: Schema.Int,

@@ -25,6 +25,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import type { Alert, ChartPeriod } from "../../schema/admin/Dashboard"
+import { AppConfig } from "../../layers/AppConfig"
 import { Rarity } from "../../schema/games/Catalog"
 import { Catalog } from "../games/Catalog"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
@@ -105,10 +106,33 @@ const ActivityRow = Schema.Struct({
 
 const DepositCountsRow = Schema.Struct({ total: Schema.Number, failed: Schema.Number })
 
+/**
+ * The payout deadline under JURISDICTION=BR (docs/rules.md#payout-deadline): a prize is paid within 120 minutes of
+ * its request. A request not paid after 60 minutes is at risk (WARNING), after 100 minutes it is about to miss
+ * the deadline (CRITICAL).
+ */
+const PAYOUT_AT_RISK_MINUTES = 60
+const PAYOUT_CRITICAL_MINUTES = 100
+
+const PayoutDeadlineRow = Schema.Struct({
+  atRisk: Schema.Number,
+  critical: Schema.Number,
+  oldestMinutes: Schema.NullOr(Schema.Number)
+})
+
 export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* Catalog
+    const { jurisdiction } = yield* AppConfig
+
+    /** Unpaid (PENDING or PROCESSING) withdrawals against the payout deadline (docs/rules.md#payout-deadline). */
+    const payoutDeadline = (now: number) =>
+      singleOf(PayoutDeadlineRow, sql`
+        SELECT count(*) FILTER (WHERE requested_at <= ${new Date(now - PAYOUT_AT_RISK_MINUTES * 60_000)})::int AS at_risk,
+               count(*) FILTER (WHERE requested_at <= ${new Date(now - PAYOUT_CRITICAL_MINUTES * 60_000)})::int AS critical,
+               floor(extract(epoch FROM (${new Date(now)}::timestamptz - min(requested_at))) / 60)::int AS oldest_minutes
+        FROM withdrawals WHERE status IN ('PENDING', 'PROCESSING')`)
 
     const countBetween = (table: "case_openings" | "battles" | "upgrades" | "users", from: Date, to: Date) =>
       numberOf(sql`
@@ -175,6 +199,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
       ], { concurrency: STATS_CONCURRENCY })
       const today = todayFigures[0] ?? quietDay(isoDay(now))
       const revenueToday = today.revenueCents
+      const deadline = jurisdiction === "BR" ? yield* payoutDeadline(now) : undefined
       return {
         users: { total, activeToday, newToday, growth: percentChange(activeToday, activeYesterday) },
         financial: {
@@ -184,7 +209,10 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
           withdrawalsToday,
           pendingWithdrawals,
           itemSalesToday: today.itemSalesCents,
-          feesToday: today.feesCents
+          feesToday: today.feesCents,
+          ...(deadline === undefined
+            ? {}
+            : { payoutsAtRisk: deadline.atRisk, oldestPendingPayoutMinutes: deadline.oldestMinutes })
         },
         games: {
           casesOpenedToday,
@@ -419,6 +447,19 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
           title: "Many deposits are failing",
           message: `${failed} of ${total} deposits today failed (${Math.round((failed / total) * 10_000) / 100}%)`
         })
+      }
+      if (jurisdiction === "BR") {
+        const { atRisk, critical, oldestMinutes } = yield* payoutDeadline(now)
+        if (atRisk > 0) {
+          alerts.push({
+            id: "payout-deadline",
+            level: critical > 0 ? "CRITICAL" : "WARNING",
+            title: "Withdrawals near their 120-minute payout deadline",
+            message: `${atRisk} withdrawal${atRisk === 1 ? "" : "s"} unpaid for more than ${PAYOUT_AT_RISK_MINUTES} minutes` +
+              (critical > 0 ? `, ${critical} for more than ${PAYOUT_CRITICAL_MINUTES}` : "") +
+              `; the oldest was requested ${oldestMinutes} minutes ago. Approve or reject them now.`
+          })
+        }
       }
       if (suspicious > 10) {
         alerts.push({
