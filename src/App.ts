@@ -24,6 +24,7 @@ import { AppConfig, AppConfigLive, usesDevIdentityProvider } from "./layers/AppC
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { type SandboxCallback, SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
+import { KycFromConfig } from "./layers/kyc/KycFromConfig"
 import type { DatabaseOpener } from "./layers/DataDirLock"
 import { databaseFromConfig, Infrastructure } from "./layers/Infrastructure"
 import { Lifecycle } from "./layers/Lifecycle"
@@ -45,6 +46,7 @@ import { ProvablyFair } from "./services/games/ProvablyFair"
 import { Upgrades } from "./services/games/Upgrades"
 import { Sessions } from "./services/identity/Sessions"
 import { Activity } from "./services/identity/Activity"
+import { Identities } from "./services/identity/Identities"
 import { TwoFactor } from "./services/identity/TwoFactor"
 import { Users } from "./services/identity/Users"
 import { Deposits } from "./services/money/Deposits"
@@ -76,6 +78,7 @@ const Domain = Layer.mergeAll(
   Sessions.Default,
   Activity.Default,
   TwoFactor.Default,
+  Identities.Default,
   // games
   Catalog.Default,
   CatalogSeed.Default,
@@ -151,6 +154,8 @@ export const application = <EC, RC, I, EI, RI, EP, EG, EJ, RJ>(
     Layer.provideMerge(world.identityProvider),
     Layer.provideMerge(world.gateway),
     Layer.provideMerge(world.sandboxCallback),
+    // The identity (KYC) provider: chosen from the configuration, as the gateway is (docs/rules.md#kyc-provider).
+    Layer.provideMerge(KycFromConfig),
     Layer.provideMerge(world.infrastructure),
     Layer.provideMerge(world.config)
   )

@@ -12,6 +12,7 @@ import { AuthApi, IdpApi } from "./identity/AuthApi"
 import { BattlesApi } from "./battles/BattlesApi"
 import { CasesApi } from "./games/CasesApi"
 import { CatalogAdminApi } from "./admin/CatalogAdminApi"
+import { ComplianceApi } from "./identity/ComplianceApi"
 import { DepositsApi } from "./money/DepositsApi"
 import { HealthApi } from "./platform/HealthApi"
 import { InventoryApi } from "./games/InventoryApi"
@@ -33,6 +34,7 @@ export class Api extends HttpApi.make("game-platform")
   .add(HealthApi)
   .add(IdpApi)
   .add(AuthApi)
+  .add(ComplianceApi)
   .add(NotificationsApi)
   .add(AdminUsersApi)
   .add(CatalogAdminApi)

@@ -19,6 +19,7 @@ import { AdminAuthenticationLive, AuthenticationLive } from "./identity/Authenti
 import { BattlesLive } from "./battles/BattlesHttp"
 import { CasesLive } from "./games/CasesHttp"
 import { CatalogAdminLive } from "./admin/CatalogAdminHttp"
+import { ComplianceLive } from "./identity/ComplianceHttp"
 import { DepositsLive } from "./money/DepositsHttp"
 import { HealthLive } from "./platform/HealthHttp"
 import { InventoryLive } from "./games/InventoryHttp"
@@ -66,6 +67,7 @@ export const ApiLive = Layer.mergeAll(Docs, MetricsRouteLive, Middlewares).pipe(
     HealthLive,
     IdpLive,
     AuthLive,
+    ComplianceLive,
     NotificationsLive,
     AdminUsersLive,
     CatalogAdminLive,

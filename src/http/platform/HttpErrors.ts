@@ -8,6 +8,7 @@ import { Schema } from "effect"
 import * as Battle from "../../schema/battles/Battle"
 import * as Catalog from "../../schema/games/Catalog"
 import * as Fairness from "../../schema/games/Fairness"
+import * as Compliance from "../../schema/identity/Compliance"
 import * as Identity from "../../schema/identity/Identity"
 import * as Session from "../../schema/identity/Session"
 import * as TwoFactor from "../../schema/identity/TwoFactor"
@@ -239,4 +240,49 @@ export const WithdrawalNotProcessing = withStatus(
   Withdrawal.WithdrawalNotProcessing,
   (message) => new Withdrawal.WithdrawalNotProcessing({ message }),
   400
+)
+
+/**
+ * `{statusCode, error, message}`: an error with a code a client can act on, like 2FA_REQUIRED
+ * (docs/rules.md#jurisdiction-br).
+ */
+const withCode = <A extends { readonly message: string }, I, S extends number, C extends string>(
+  error: Schema.Schema<A, I>,
+  make: (message: string) => A,
+  status: S,
+  code: C
+) =>
+  Schema.transform(
+    Schema.Struct({ statusCode: Schema.Literal(status), error: Schema.Literal(code), message: Schema.String }),
+    Schema.typeSchema(error),
+    {
+      strict: true,
+      decode: ({ message }) => make(message),
+      encode: (e) => ({ statusCode: status, error: code, message: e.message })
+    }
+  ).annotations(HttpApiSchema.annotations({ status }))
+
+// Identity (docs/rules.md#identity-verification, docs/rules.md#jurisdiction-br)
+export const Underage = withCode(Compliance.Underage, (message) => new Compliance.Underage({ message }), 403, "UNDERAGE")
+export const IdentityRefused = withCode(
+  Compliance.IdentityRefused,
+  (message) => new Compliance.IdentityRefused({ message }),
+  422,
+  "IDENTITY_REFUSED"
+)
+export const IdentityRequired = withCode(
+  Compliance.IdentityRequired,
+  (message) => new Compliance.IdentityRequired({ message }),
+  403,
+  "IDENTITY_REQUIRED"
+)
+export const CpfAlreadyRegistered = withStatus(
+  Compliance.CpfAlreadyRegistered,
+  (message) => new Compliance.CpfAlreadyRegistered({ message }),
+  409
+)
+export const IdentityAlreadyVerified = withStatus(
+  Compliance.IdentityAlreadyVerified,
+  (message) => new Compliance.IdentityAlreadyVerified({ message }),
+  409
 )

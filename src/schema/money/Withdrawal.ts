@@ -53,7 +53,7 @@ const checkDigit = (digits: ReadonlyArray<number>, weights: ReadonlyArray<number
 }
 
 /** 11 digits, bare or as 000.000.000-00, with both check digits right; all-equal digits are invalid. */
-const isValidCpf = (key: string): boolean => {
+export const isValidCpf = (key: string): boolean => {
   if (!/^(\d{11}|\d{3}\.\d{3}\.\d{3}-\d{2})$/.test(key)) return false
   const d = digitsOf(key.replace(/\D/g, ""))
   if (d.every((x) => x === d[0])) return false
