@@ -4,7 +4,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, TestClock } from "effect"
+import { Effect, Layer, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -133,6 +135,39 @@ layer(TestDatabase)("identity (JURISDICTION=BR)", (it) => {
       const sql = yield* SqlClient.SqlClient
       const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM user_identities WHERE full_name = 'Rita Lima'`
       expect(count!.n).toBe(1)
+    }))
+
+  it.scoped("the KYC provider failing (5xx after its retries) is 503 with Retry-After, nothing stored (D20)", () =>
+    Effect.gen(function*() {
+      const url = yield* Effect.acquireRelease(
+        Effect.async<{ url: string; close: () => void }>((resume) => {
+          const server = createServer((request, response) => {
+            request.resume()
+            request.on("end", () => response.writeHead(500, { "content-type": "application/json" }).end("{}"))
+          })
+          server.listen(0, "127.0.0.1", () =>
+            resume(Effect.succeed({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() })))
+        }),
+        (server) => Effect.sync(server.close)
+      )
+      yield* TestClock.setTime(NOON_UTC)
+      const client = yield* makeTestClient({
+        config: { jurisdiction: "BR", kyc: { url: Option.some(url.url), key: Option.some(Redacted.make("kyc-key")) } }
+      })
+      const { auth } = yield* signIn(client, "provider-down")
+      // The client's retries wait on the clock: let the test clock run while the request is in flight.
+      const fiber = yield* Effect.fork(
+        client.post("/api/users/me/identity", { cpf: cpfOf("123456789"), fullName: "Maria da Silva", birthDate: "1990-05-17" }, auth)
+      )
+      for (let i = 0; i < 20; i++) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+        yield* TestClock.adjust("1 second")
+      }
+      const response = yield* fiber
+      expect(response.status).toBe(503)
+      expect(response.body).toEqual({ statusCode: 503, message: "Service unavailable: identity provider" })
+      expect(response.headers.get("retry-after")).not.toBeNull()
+      expect((yield* client.get("/api/users/me/compliance", auth)).body.identity).toEqual({ status: "UNVERIFIED" })
     }))
 
   it.scoped("the CPF is never logged and administrators see no more of it than the mask", () =>

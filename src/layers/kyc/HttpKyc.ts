@@ -17,7 +17,15 @@ const describe = (error: unknown): string =>
     ? error.name
     : String(error)
 
-export const HttpKyc = (url: string, key: Redacted.Redacted<string>) =>
+/** Time limits of a check: per attempt, and for the whole check with its retries (tests shorten them). */
+export interface KycTimeouts {
+  readonly attempt: Duration.DurationInput
+  readonly total: Duration.DurationInput
+}
+
+const TIMEOUTS: KycTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(15) }
+
+export const HttpKyc = (url: string, key: Redacted.Redacted<string>, timeouts: KycTimeouts = TIMEOUTS) =>
   Layer.effect(
     Kyc,
     Effect.gen(function*() {
@@ -25,7 +33,7 @@ export const HttpKyc = (url: string, key: Redacted.Redacted<string>) =>
         HttpClient.mapRequest(HttpClientRequest.prependUrl(url)),
         HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(key))),
         HttpClient.filterStatus((status) => status < 500),
-        HttpClient.transformResponse(Effect.timeout(Duration.seconds(5))),
+        HttpClient.transformResponse(Effect.timeout(timeouts.attempt)),
         HttpClient.retryTransient({ times: 2, schedule: Schedule.exponential("200 millis") })
       )
       const check = (request: KycRequest) =>
@@ -39,7 +47,7 @@ export const HttpKyc = (url: string, key: Redacted.Redacted<string>) =>
             )
           ),
           Effect.scoped,
-          Effect.timeout(Duration.seconds(15)),
+          Effect.timeout(timeouts.total),
           Effect.catchAll((error) => Effect.succeed(describe(error))),
           Effect.flatMap((result) =>
             typeof result === "string"
