@@ -60,6 +60,21 @@ layer(TestDatabase)("cross-site requests", (it) => {
       expect((yield* client.get("/api/auth/me", player.auth)).status).toBe(200)
     }))
 
+  it.scoped("refused cross-site requests do not use up the victim's own limits: they count against the address", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient({ config: { adminIdpIds: ["root"] } }) // 5 openings a minute
+      const { kase } = yield* makeCase()
+      const player = yield* fundedPlayer(client, "not-locked-out", 5_000)
+      const sessionId = player.auth.authorization.replace("Bearer ", "")
+      for (let i = 0; i < 5; i++) {
+        expect((yield* openWithCookie(client, String(kase.id), sessionId, { origin: "http://localhost:4000" })).body).toEqual(refused)
+      }
+      // The player's own openings still have their 5.
+      for (let i = 0; i < 5; i++) {
+        expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+      }
+    }))
+
   it.scoped("our own pages act: Origin of PUBLIC_URL, of the request's own Host outside production, or Sec-Fetch-Site same-origin; bearer needs none", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient({ config: { ...config, publicUrl: "http://localhost:3000" } })

@@ -81,9 +81,6 @@ export const credentialOf = (
   return cookie ? { sessionId: cookie, via: "cookie" } : undefined
 }
 
-export const sessionIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
-  credentialOf(request)?.sessionId
-
 const UNSAFE_METHODS: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /**

@@ -12,7 +12,7 @@ import { type RateCount, RateCounter } from "../../layers/stores/RateCounter"
 import { rateLimitRejection } from "../../layers/AppMetrics"
 import { Sessions } from "../../services/identity/Sessions"
 import { Api } from "../Api"
-import { clientIpOf, sessionIdOf } from "./ClientInfo"
+import { clientIpOf, credentialOf, makeSameOriginCheck } from "./ClientInfo"
 import { endpoint, type EndpointName, makeResolveEndpoint } from "./Routes"
 
 interface Rule {
@@ -60,6 +60,7 @@ export const RateLimitLive = HttpApiBuilder.middleware(
     const sessions = yield* Sessions
     const config = yield* AppConfig
     const resolve = yield* makeResolveEndpoint
+    const sameOrigin = makeSameOriginCheck(config)
 
     return (app: HttpApp.Default) =>
       Effect.gen(function*() {
@@ -68,10 +69,13 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         const applicable = rules.filter((rule) => rule.applies(name))
         if (applicable.length === 0) return yield* app
         const address = `ip:${clientIpOf(request, config)}`
-        const sessionId = sessionIdOf(request)
-        const user = sessionId === undefined
+        // A request the cross-site check will refuse (docs/rules.md#cross-site-requests) is counted against its
+        // address, never against the user whose cookie a page on another origin made the browser send: such a
+        // page must not be able to keep a player at 429.
+        const credential = credentialOf(request)
+        const user = credential === undefined || (credential.via === "cookie" && !sameOrigin(request))
           ? Option.none()
-          : Option.map(yield* sessions.peekUserId(sessionId), (id) => `user:${id}`)
+          : Option.map(yield* sessions.peekUserId(credential.sessionId), (id) => `user:${id}`)
         const limits = applicable.map((rule) => ({
           rule,
           limit: config.rateLimits[rule.name],
