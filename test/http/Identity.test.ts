@@ -7,21 +7,10 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { cpfOf, formatted } from "../support/Cpf"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
-
-/** A valid CPF (11 digits) starting with the 9 digits given: the two check digits computed. */
-export const cpfOf = (nine: string): string => {
-  const digits = Array.from(nine, Number)
-  for (const length of [9, 10]) {
-    const sum = digits.slice(0, length).reduce((total, digit, i) => total + digit * (length + 1 - i), 0)
-    const remainder = sum % 11
-    digits.push(remainder < 2 ? 0 : 11 - remainder)
-  }
-  return digits.join("")
-}
-const formatted = (cpf: string) => `${cpf.slice(0, 3)}.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-${cpf.slice(9)}`
 
 /** 2026-11-26 12:00 UTC: 09:00 in São Paulo. */
 const NOON_UTC = Date.parse("2026-11-26T12:00:00Z")
@@ -157,7 +146,7 @@ layer(TestDatabase)("identity (JURISDICTION=BR)", (it) => {
       const { auth } = yield* signIn(client, "provider-down")
       // The client's retries wait on the clock: let the test clock run while the request is in flight.
       const fiber = yield* Effect.fork(
-        client.post("/api/users/me/identity", { cpf: cpfOf("123456789"), fullName: "Maria da Silva", birthDate: "1990-05-17" }, auth)
+        client.post("/api/users/me/identity", { cpf: cpfOf("135792468"), fullName: "Maria da Silva", birthDate: "1990-05-17" }, auth)
       )
       for (let i = 0; i < 20; i++) {
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))

@@ -262,7 +262,7 @@ const withCode = <A extends { readonly message: string }, I, S extends number, C
     }
   ).annotations(HttpApiSchema.annotations({ status }))
 
-// Identity (docs/rules.md#identity-verification, docs/rules.md#jurisdiction-br)
+// Identity (docs/rules.md#identity-verification, docs/rules.md#identity-required)
 export const Underage = withCode(Compliance.Underage, (message) => new Compliance.Underage({ message }), 403, "UNDERAGE")
 export const IdentityRefused = withCode(
   Compliance.IdentityRefused,

@@ -3,10 +3,15 @@
  * what each such endpoint declares (`.pipe(moneyMoving)`: the header, validated and in the OpenAPI document, and the
  * two refusals it brings), and the handler wrapper that runs the operation once per key and marks a replayed answer
  * with `Idempotent-Replayed: true`.
+ *
+ * These are exactly the game and money actions, so both also carry the identity gate of JURISDICTION=BR
+ * (docs/rules.md#identity-required): `moneyMoving` declares its 403 IDENTITY_REQUIRED, and `idempotent` checks it
+ * before anything else (no database round trip once the user is known verified; none at all under NONE).
  */
 import { HttpApiEndpoint, HttpApp, type HttpMethod, HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import type { UserId } from "../../schema/platform/Ids"
+import { Identities } from "../../services/identity/Identities"
 import { Idempotency } from "../../services/platform/Idempotency"
 import * as HttpError from "./HttpErrors"
 
@@ -24,7 +29,8 @@ const IdempotencyKeyHeader = Schema.Struct({
 
 /**
  * A money-moving endpoint: the optional `Idempotency-Key` header; 422 when a key comes back with another request,
- * 409 when the user's operation before it still holds their lock after the wait (docs/rules.md#user-lock).
+ * 409 when the user's operation before it still holds their lock after the wait (docs/rules.md#user-lock); under
+ * JURISDICTION=BR, 403 IDENTITY_REQUIRED until the user's identity is verified (docs/rules.md#identity-required).
  */
 export const moneyMoving = <
   Name extends string,
@@ -40,6 +46,7 @@ export const moneyMoving = <
   endpoint.setHeaders(IdempotencyKeyHeader)
     .addError(HttpError.IdempotencyKeyReused)
     .addError(HttpError.OperationInProgress)
+    .addError(HttpError.IdentityRequired)
 
 export const idempotent = <A, I, E, R>(
   request: {
@@ -52,6 +59,8 @@ export const idempotent = <A, I, E, R>(
   operation: Effect.Effect<A, E, R>
 ) =>
   Effect.gen(function*() {
+    // Under BR, the identity gate first: an unverified user's action moves nothing and stores no key.
+    yield* (yield* Identities).requireVerified(request.userId)
     const idempotency = yield* Idempotency
     const outcome = yield* idempotency.once({ ...request, key: request.headers["idempotency-key"] }, operation)
     if (outcome.replayed) {

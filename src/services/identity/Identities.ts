@@ -7,7 +7,7 @@
  * exactly one row commits. The masked form is stored beside them, so showing an identity needs no key.
  * The CPF is never logged: no span or log line here carries it, and the KYC adapter logs no bodies.
  *
- * The gate (docs/rules.md#jurisdiction-br): a verified identity cannot be unverified, so each instance
+ * The gate (docs/rules.md#identity-required): a verified identity cannot be unverified, so each instance
  * remembers the users it has seen verified and answers them without a database round trip; only a user not
  * yet known verified costs one `SELECT` (and is refused, unless they verified since).
  */
@@ -145,7 +145,7 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
     })
 
     /**
-     * The gate of every game or money action (docs/rules.md#jurisdiction-br): under BR, 403
+     * The gate of every game or money action (docs/rules.md#identity-required): under BR, 403
      * IDENTITY_REQUIRED until the user's identity is verified; under NONE nothing is checked.
      */
     const requireVerified = (userId: UserId): Effect.Effect<void, IdentityRequired | ServiceUnavailable> =>
