@@ -262,17 +262,21 @@ export const addCidr = (list: BlockList, cidr: string): boolean => {
   return true
 }
 
-/** `TRUSTED_PROXIES`: comma-separated CIDRs (or lone addresses); loopback by default. */
-const trustedProxyList = Config.string("TRUSTED_PROXIES").pipe(
-  Config.mapOrFail((text) => {
-    const cidrs = text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
-    const bad = cidrs.filter((cidr) => !addCidr(new BlockList(), cidr))
-    return bad.length === 0
-      ? Either.right<ReadonlyArray<string>>(cidrs)
-      : Either.left(ConfigError.InvalidData(["TRUSTED_PROXIES"], `Expected CIDRs such as 10.0.0.0/8, not ${bad.join(", ")}`))
-  }),
-  Config.withDefault<ReadonlyArray<string>>(["127.0.0.0/8", "::1/128"])
-)
+/** Comma-separated CIDRs (or lone addresses), each checked: `TRUSTED_PROXIES`, `GATEWAY_ALLOWED_IPS`. */
+const cidrList = (name: string, fallback: ReadonlyArray<string>) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((text) => {
+      const cidrs = text.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+      const bad = cidrs.filter((cidr) => !addCidr(new BlockList(), cidr))
+      return bad.length === 0
+        ? Either.right<ReadonlyArray<string>>(cidrs)
+        : Either.left(ConfigError.InvalidData([name], `Expected addresses or CIDRs such as 10.0.0.0/8, not ${bad.join(", ")}`))
+    }),
+    Config.withDefault(fallback)
+  )
+
+/** `TRUSTED_PROXIES`: loopback by default. */
+const trustedProxyList = cidrList("TRUSTED_PROXIES", ["127.0.0.0/8", "::1/128"])
 
 /** Shortest secret production accepts (docs/rules.md#production-settings): 32 bytes, as UTF-8. */
 const MIN_SECRET_BYTES = 32
@@ -358,8 +362,7 @@ export const loadAppConfig: Effect.Effect<
   const gateway = {
     url: Option.map(yield* Config.option(Config.url("PAYMENT_GATEWAY_URL")), (url) => url.href.replace(/\/+$/, "")),
     key: yield* Config.option(Config.redacted("PAYMENT_GATEWAY_KEY")),
-    allowedIps: (yield* Config.string("GATEWAY_ALLOWED_IPS").pipe(Config.withDefault("")))
-      .split(",").map((ip) => ip.trim()).filter((ip) => ip.length > 0),
+    allowedIps: yield* cidrList("GATEWAY_ALLOWED_IPS", []),
     requireTimestamp: yield* Config.boolean("WEBHOOK_REQUIRE_TIMESTAMP").pipe(Config.withDefault(production)),
     depositTtlMinutes: yield* Config.integer("DEPOSIT_TTL_MINUTES").pipe(
       Config.validate({ message: "Expected a positive number of minutes", validation: (n) => n > 0 }),

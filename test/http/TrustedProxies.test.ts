@@ -40,6 +40,22 @@ layer(TestDatabase)("trusted proxies", (it) => {
       expect((yield* trusted.get("/api/auth/me", payer.auth)).body.balanceCents).toBe(1_000)
     }))
 
+  it.scoped("GATEWAY_ALLOWED_IPS holds addresses and CIDRs, compared as addresses, not as text", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient({
+        config: { trustProxy: 1, gateway: { ...testConfig.gateway, allowedIps: ["2001:DB8::5", "203.0.113.0/24"] } }
+      })
+      const player = yield* signIn(client, "allowed")
+      const call = (from: string) =>
+        Effect.flatMap(initiateDeposit(client, player.auth, 1_000), (deposit) =>
+          gatewayCall(client, JSON.stringify(paidEvent(deposit.externalId)), { headers: { "x-forwarded-for": from } }))
+      expect((yield* call("2001:db8:0::5")).status).toBe(200)
+      expect((yield* call("203.0.113.77")).status).toBe(200)
+      expect((yield* call("::ffff:203.0.113.78")).status).toBe(200)
+      expect((yield* call("203.0.114.1")).body).toEqual({ statusCode: 403, message: "Address not allowed" })
+      expect((yield* call("2001:db8::6")).status).toBe(403)
+    }))
+
   it.scoped("a direct connection cannot escape the sign-in limit by naming another address each time", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient({ config: behindBalancer })

@@ -201,13 +201,17 @@ describe("configuration", () => {
       expect(Either.isLeft(bad) && bad.left.message).toMatch(/TRUST_PROXY/)
     }))
 
-  it.effect("TRUSTED_PROXIES: loopback by default; CIDRs and lone addresses; anything else refused, named", () =>
+  it.effect("TRUSTED_PROXIES (loopback by default) and GATEWAY_ALLOWED_IPS: CIDRs and lone addresses; anything else refused, named", () =>
     Effect.gen(function*() {
       const trusted = (env: Record<string, string>) =>
         Effect.map(load({ DATA_DIR: dataDir(), ...env }), Either.map((c) => c.trustedProxies))
       expect(yield* trusted({})).toEqual(Either.right(["127.0.0.0/8", "::1/128"]))
       expect(yield* trusted({ TRUSTED_PROXIES: " 10.0.0.0/8, 192.168.1.7 ,fd00::/8" }))
         .toEqual(Either.right(["10.0.0.0/8", "192.168.1.7", "fd00::/8"]))
+      const allowed = yield* Effect.map(load({ DATA_DIR: dataDir(), GATEWAY_ALLOWED_IPS: "203.0.113.0/24, 2001:db8::5" }), Either.map((c) => c.gateway.allowedIps))
+      expect(allowed).toEqual(Either.right(["203.0.113.0/24", "2001:db8::5"]))
+      const badAllowed = yield* load({ DATA_DIR: dataDir(), GATEWAY_ALLOWED_IPS: "gateway.example.com" })
+      expect(Either.isLeft(badAllowed) && badAllowed.left.message).toMatch(/GATEWAY_ALLOWED_IPS.*gateway\.example\.com/)
       for (const wrong of ["10.0.0.0/33", "proxy.internal", "10.0.0.0/8x", "::1/129"]) {
         const bad = yield* load({ DATA_DIR: dataDir(), TRUSTED_PROXIES: `127.0.0.1, ${wrong}` })
         expect(Either.isLeft(bad) && bad.left.message, wrong).toMatch(new RegExp(`TRUSTED_PROXIES.*${wrong.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}`))

@@ -15,6 +15,7 @@ import {
   InvalidWebhookTimestamp
 } from "../../schema/money/Deposit"
 import { PayoutEvent } from "../../schema/money/Withdrawal"
+import { PleaseRetry, ServiceUnavailable } from "../../schema/platform/Errors"
 import { GatewayEvents, type ReceivedGatewayEvent } from "../../services/money/GatewayEvents"
 import {
   gatewayEventId,
@@ -25,7 +26,7 @@ import {
   verifyGatewaySignature
 } from "../../layers/gateway/GatewaySignature"
 import { Api } from "../Api"
-import { clientIpOf, plainAddress } from "../platform/ClientInfo"
+import { clientIpOf, matcherOf } from "../platform/ClientInfo"
 import { validationErrorOf } from "../platform/ErrorEnvelope"
 import { bodyProblem } from "../platform/RequestBody"
 
@@ -55,12 +56,12 @@ export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", 
     const events = yield* GatewayEvents
     const config = yield* AppConfig
     const secret = Redacted.value(config.secrets.webhookSecret)
-    const allowed = new Set(config.gateway.allowedIps.map(plainAddress))
+    const allowed = matcherOf(config.gateway.allowedIps)
 
     return handlers.handle("payment", () =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        if (allowed.size > 0 && !allowed.has(clientIpOf(request, config))) {
+        if (config.gateway.allowedIps.length > 0 && !allowed(clientIpOf(request, config))) {
           return yield* new AddressNotAllowed()
         }
         const signature = request.headers["x-webhook-signature"]
@@ -85,7 +86,14 @@ export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", 
         const { duplicate } = yield* events.receive({
           eventId: gatewayEventId(raw, timestamp),
           signedAt: timestamp === undefined ? undefined : new Date(Number(timestamp) * 1000)
-        }, event)
+        }, event).pipe(
+          // Changed state is a 503 here, not a 409: gateways redeliver on 5xx, and a dropped charge.paid is a
+          // deposit never credited (docs/rules.md#gateway-callback).
+          Effect.catchIf(
+            (error) => error instanceof PleaseRetry || (error instanceof ServiceUnavailable && error.conflict),
+            () => Effect.fail(new ServiceUnavailable())
+          )
+        )
         return duplicate ? { received: true, duplicate: true } as const : { received: true } as const
       }))
   }))

@@ -14,13 +14,16 @@ export interface ProxySettings {
 }
 
 /** `::ffff:127.0.0.1` (an IPv4 peer on a dual-stack socket) is 127.0.0.1. */
-export const plainAddress = (address: string) => address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address
+const plainAddress = (address: string) => address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address
 
-const trustCache = new WeakMap<ReadonlyArray<string>, (address: string) => boolean>()
+const matchers = new WeakMap<ReadonlyArray<string>, (address: string) => boolean>()
 
-/** Whether a connection from `address` is one of the trusted proxies (built once per setting). */
-const trusts = (cidrs: ReadonlyArray<string>): (address: string) => boolean => {
-  const cached = trustCache.get(cidrs)
+/**
+ * Whether an address is in one of `cidrs` (TRUSTED_PROXIES, GATEWAY_ALLOWED_IPS), compared as addresses, not as
+ * text: `2001:DB8::5` is `2001:db8:0::5`, `::ffff:1.2.3.4` is `1.2.3.4`. Built once per setting.
+ */
+export const matcherOf = (cidrs: ReadonlyArray<string>): (address: string) => boolean => {
+  const cached = matchers.get(cidrs)
   if (cached !== undefined) return cached
   const list = new BlockList()
   for (const cidr of cidrs) addCidr(list, cidr)
@@ -29,7 +32,7 @@ const trusts = (cidrs: ReadonlyArray<string>): (address: string) => boolean => {
     const family = isIP(plain)
     return family !== 0 && list.check(plain, family === 4 ? "ipv4" : "ipv6")
   }
-  trustCache.set(cidrs, check)
+  matchers.set(cidrs, check)
   return check
 }
 
@@ -43,7 +46,7 @@ const trusts = (cidrs: ReadonlyArray<string>): (address: string) => boolean => {
 export const clientIpOf = (request: HttpServerRequest.HttpServerRequest, settings: ProxySettings): string => {
   const socket = Option.match(request.remoteAddress, { onNone: () => "unknown", onSome: plainAddress })
   if (settings.trustProxy === 0) return socket
-  const trusted = trusts(settings.trustedProxies)
+  const trusted = matcherOf(settings.trustedProxies)
   const entries = (request.headers["x-forwarded-for"] ?? "").split(",").map((entry) => entry.trim()).filter((e) => e !== "")
   let client = socket
   for (let hop = 0; hop < settings.trustProxy && entries.length > 0 && trusted(client); hop++) {
