@@ -3,10 +3,11 @@
  * docs/rules.md#identity-key) through the public API, on the embedded sandbox KYC provider.
  */
 import { SqlClient } from "@effect/sql"
-import { expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted, TestClock } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
+import { isAdultOn } from "../../src/services/identity/Identities"
 import { cpfOf, formatted } from "../support/Cpf"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, testConfig } from "../support/TestApp"
@@ -186,6 +187,17 @@ layer(TestDatabase)("identity (JURISDICTION=BR)", (it) => {
         expect(lines.filter((line) => line.includes(digits)), digits).toEqual([])
       }
     }))
+})
+
+describe("the age rule (docs/rules.md#identity-verification)", () => {
+  it("18 on the 18th birthday; born on 29 February: on 1 March (an 18th birthday never falls in a leap year)", () => {
+    expect(isAdultOn("2008-11-26", "2026-11-25")).toBe(false)
+    expect(isAdultOn("2008-11-26", "2026-11-26")).toBe(true)
+    expect(isAdultOn("2008-02-29", "2026-02-28")).toBe(false)
+    expect(isAdultOn("2008-02-29", "2026-03-01")).toBe(true)
+    expect(isAdultOn("2008-03-01", "2026-02-28")).toBe(false)
+    expect(isAdultOn("1950-01-01", "2026-11-26")).toBe(true)
+  })
 })
 
 layer(TestDatabase)("identity (JURISDICTION=NONE)", (it) => {
