@@ -66,6 +66,7 @@ const valueActions = (client: TestClient, setup: { itemId: string; caseId: strin
     (h: Record<string, string>) => client.post("/api/admin/raffles", { itemId, ticketPriceCents: 1, maxTickets: 1, endsAt }, h),
     (h: Record<string, string>) => client.post(`/api/admin/users/${playerId}/ban`, { reason: "step-up test" }, h),
     (h: Record<string, string>) => client.post(`/api/admin/users/${playerId}/unban`, undefined, h),
+    (h: Record<string, string>) => client.post("/api/live-drops/emit", { userId: playerId, itemId, source: "CASE_OPEN" }, h),
     (h: Record<string, string>) => client.post(`/api/sandbox/charges/${externalId}/pay`, undefined, h)
   ] as const
 }
@@ -156,7 +157,7 @@ layer(TestDatabase)("administrators' step-up", (it) => {
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 
-  it.scoped("the report's bypass: with 2FA on, item and case changes, raffles, bans and another's sandbox charge need X-2FA-Code too", () =>
+  it.scoped("the report's bypass: with 2FA on, item and case changes, raffles, bans, live drops and another's sandbox charge need X-2FA-Code too", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(options(false))
       yield* TestClock.setTime(1_800_000_000_000)
@@ -198,7 +199,7 @@ layer(TestDatabase)("administrators' step-up", (it) => {
 
       const statuses: Array<number> = []
       for (const action of actions) statuses.push((yield* action(yield* withCode)).status)
-      expect(statuses).toEqual([201, 200, 201, 200, 201, 200, 200, 200])
+      expect(statuses).toEqual([201, 200, 201, 200, 201, 200, 200, 200, 200])
       // The ban revoked the player's sessions; unbanned, they sign in again and find the deposit paid.
       const again = yield* signIn(client, "holder")
       expect(yield* balanceOf(client, again.auth)).toBe(3_000)
@@ -240,7 +241,7 @@ layer(TestDatabase)("administrators' step-up", (it) => {
       const me = (yield* client.get("/api/auth/me", player.auth)).body
       const root = yield* signIn(client, "root")
       const before = yield* Effect.all([countOf("items"), countOf("cases"), countOf("raffles")])
-      const actions = valueActions(client, { itemId: "1", caseId: "1", playerId: me.id, externalId: "none" }).slice(0, 7)
+      const actions = valueActions(client, { itemId: "1", caseId: "1", playerId: me.id, externalId: "none" }).slice(0, 8)
       for (const action of actions) {
         expect((yield* action(root.auth)).body).toEqual({ statusCode: 403, message: "Administrators need 2FA enabled for money actions" })
       }

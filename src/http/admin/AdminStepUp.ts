@@ -1,10 +1,10 @@
 /**
  * Administrators' step-up (docs/rules.md#admin-step-up) for every action that can move or create value or lock
  * people out: balance adjustments, deposit confirmation, withdrawal approval and rejection, item and case
- * creation and changes, raffle creation, bans, settling another user's sandbox charge. An administrator with
- * 2FA on sends a current code in `X-2FA-Code` (missing: 400 2FA_REQUIRED; wrong: 400 `Invalid 2FA code`,
- * counted towards the lock-out like every code). In production an administrator without 2FA is refused
- * (403), so a stolen administrator session alone never moves money.
+ * creation and changes, raffle creation, bans, a live drop by hand, settling another user's sandbox charge.
+ * An administrator with 2FA on sends a current code in `X-2FA-Code` (missing: 400 2FA_REQUIRED; wrong: 400
+ * `Invalid 2FA code`, counted towards the lock-out like every code). In production an administrator without
+ * 2FA is refused (403), so a stolen administrator session alone never moves money.
  */
 import type { HttpApiEndpoint } from "@effect/platform"
 import type { HttpMethod } from "@effect/platform/HttpMethod"

@@ -5,6 +5,7 @@ import { DropSource, LiveDrop } from "../../schema/games/Game"
 import { ItemId, UserId } from "../../schema/platform/Ids"
 import { AdminAuthentication, Authentication } from "../identity/Authentication"
 import { documented } from "../platform/OpenApiDocs"
+import { STEP_UP, withStepUp } from "../admin/AdminStepUp"
 
 export class LiveDropsApi extends HttpApiGroup.make("liveDrops")
   .annotate(OpenApi.Description, "The live feed of drops: recent drops and a Server-Sent Events stream.")
@@ -39,7 +40,9 @@ export class LiveDropsAdminApi extends HttpApiGroup.make("liveDropsAdmin")
         parseOptions: { errors: "all" }
       }))
       .addSuccess(LiveDrop)
-      .pipe(documented("Emit a live drop (admin)", "Publishes a drop to the live feed by hand."))
+      .pipe(withStepUp)
+      .pipe(documented("Emit a live drop (admin)", "Publishes a drop to the live feed by hand: what every player " +
+        "sees as somebody's win, so a step-up action. " + STEP_UP))
   )
   .middleware(AdminAuthentication)
 {}

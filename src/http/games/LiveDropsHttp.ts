@@ -4,6 +4,7 @@ import { Effect } from "effect"
 import { LiveDrops } from "../../services/games/LiveDrops"
 import { Sessions } from "../../services/identity/Sessions"
 import { Api } from "../Api"
+import { makeAdminStepUp } from "../admin/AdminStepUp"
 import { CurrentUser } from "../identity/Authentication"
 import { eventStream } from "../platform/EventStream"
 
@@ -21,5 +22,6 @@ export const LiveDropsLive = HttpApiBuilder.group(Api, "liveDrops", (handlers) =
 export const LiveDropsAdminLive = HttpApiBuilder.group(Api, "liveDropsAdmin", (handlers) =>
   Effect.gen(function*() {
     const drops = yield* LiveDrops
-    return handlers.handle("emit", ({ payload }) => drops.emit(payload))
+    const stepUp = yield* makeAdminStepUp
+    return handlers.handle("emit", ({ headers, payload }) => Effect.zipRight(stepUp(headers), drops.emit(payload)))
   }))
