@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { expect, it, layer } from "@effect/vitest"
 import { Cause, Effect, Exit, Ref } from "effect"
-import { ServiceUnavailable } from "../../src/schema/platform/Errors"
+import { PleaseRetry, ServiceUnavailable } from "../../src/schema/platform/Errors"
 import { afterCommit, inTransaction, orUnavailable } from "../../src/services/platform/SqlRows"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -57,7 +57,8 @@ layer(TestDatabase, { excludeTestServices: true })("transactions", (it) => {
       yield* Ref.set(attempts, 0)
       const exhausted = yield* Effect.exit(inTransaction(sql)(failingTimes(10, "40001")))
       expect(yield* Ref.get(attempts)).toBe(4)
-      expect(exhausted).toEqual(Exit.fail(new ServiceUnavailable()))
+      // Changed state, not an outage: 409 Please retry (docs/rules.md#please-retry).
+      expect(exhausted).toEqual(Exit.fail(new PleaseRetry()))
 
       // Anything else runs once.
       yield* Ref.set(attempts, 0)
