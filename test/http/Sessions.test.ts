@@ -88,6 +88,17 @@ layer(TestDatabase)("sign-in and sessions", (it) => {
       expect(lookAlike.username).toBe(`adrnin-${lookAlike.id}`)
       const digits = yield* nameOf("M0D")
       expect(digits.username).toBe(`M0D-${digits.id}`)
+      // Invisible marks are removed; l, I, 1 and İ are one letter beside i; Lisu is no recommended script.
+      const joined = yield* nameOf("adm\u034fin")
+      expect(joined.username).toBe(`admin-${joined.id}`)
+      const selector = yield* nameOf("adm\u{e0100}in")
+      expect(selector.username).toBe(`admin-${selector.id}`)
+      const ell = yield* nameOf("ADMlN")
+      expect(ell.username).toBe(`ADMlN-${ell.id}`)
+      const dotted = yield* nameOf("ADM\u0130N")
+      expect(dotted.username).toBe(`ADM\u0130N-${dotted.id}`)
+      const lisu = yield* nameOf("\ua4ee\ua4d3\ua4df\ua4f2\ua4e0")
+      expect(lisu.username).toBe(`user-${lisu.id}`)
       // One script, whatever it is, is kept as it is; Japanese mixes Han and kana as one writing system.
       expect((yield* nameOf("\u0418\u0432\u0430\u043d")).username).toBe("\u0418\u0432\u0430\u043d")
       expect((yield* nameOf("\u5c71\u7530\u305f\u308d\u3046")).username).toBe("\u5c71\u7530\u305f\u308d\u3046")

@@ -109,16 +109,49 @@ describe("username rules", () => {
   })
 
   it("reserved names are matched on their look (the UTS #39 skeleton), whatever the letter case", () => {
-    // Cyrillic (аԁміп, ЅУЅТЕМ), Cherokee (ᏚᎩᏚᎢᎬᎷ), Latin small capitals, 0 for o, rn for m, l and o for 1 and 0.
+    // Cyrillic (аԁміп, ЅУЅТЕМ), Latin small capitals, 0 for o, rn for m, l and o for 1 and 0.
     for (const name of ["ADMIN", "\u0430\u0501\u043c\u0456\u043f", "\u0405\u0423\u0405\u0422\u0415\u041c",
-      "\u13da\u13a9\u13da\u13a2\u13ac\u13b7", "\u1d00\u1d05\u1d0d\u026a\u0274", "m0d", "adrnin", "Staff",
-      "user-l0", "USER-12"]) {
+      "\u1d00\u1d05\u1d0d\u026a\u0274", "m0d", "adrnin", "Staff", "user-l0", "USER-12"]) {
       expect(usernameCandidates(name, 7n), name).toEqual([`${name}-7`, "user-7"])
     }
-    expect(usernameCandidates("adm1n", 7n)).toEqual(["adm1n", "adm1n-7", "user-7"])
     expect(usernameCandidates("administrators", 7n)[0]).toBe("administrators")
     expect(skeleton("\u0430dmin")).toBe(skeleton("admin"))
     expect(skeleton("\u0455\u0440\u0435\u0441\u0456al")).toBe(skeleton("special"))
+  })
+
+  it("invisible marks (default-ignorable code points) are removed before anything else, so they hide no reserved name", () => {
+    // Combining grapheme joiner, a variation selector, a variation selector supplement: all category Mn.
+    for (const name of ["adm\u034fin", "admi\ufe0fn", "adm\u{e0100}in", "\u115fad\u3164min\uffa0"]) {
+      expect(usernameFromClaim(name), name).toBe("admin")
+      expect(usernameCandidates(name, 7n), name).toEqual(["admin-7", "user-7"])
+      expect(skeleton(name), name).toBe(skeleton("admin"))
+    }
+    expect(usernameFromClaim("Jo\u034fa\u0303o")).toBe("Jo\u00e3o")
+  })
+
+  it("i, l, I, 1 and their look-alikes (ı, İ, ǀ, Ɩ, ɪ, ʟ) are one letter when names are compared with the reserved ones", () => {
+    for (const name of ["admln", "ADMlN", "adm1n", "ADM\u0130N", "adm\u0131n", "adm\u01c0n", "adm\u0196n",
+      "\u1d00\u1d05\u1d0d\u029fn", "offic1a1", "0FFICIAI", "user-ll", "user-I0"]) {
+      expect(usernameCandidates(name, 7n), name).toEqual([`${name}-7`, "user-7"])
+    }
+    expect(usernameCandidates("Ilda", 7n)).toEqual(["Ilda", "Ilda-7", "user-7"])
+    expect(usernameCandidates("adm1ns", 7n)[0]).toBe("adm1ns")
+  })
+
+  it("a name with a letter of a script UTS #39 does not recommend (Lisu, Cherokee, ...) is refused (user-<id>)", () => {
+    // Lisu ADMIN, SYSTEM, SUPPORT, STAFF, USER-12; Cherokee SYSTEM; Runic; Tifinagh.
+    for (const name of ["\ua4ee\ua4d3\ua4df\ua4f2\ua4e0", "\ua4e2\ua4ec\ua4e2\ua4d4\ua4f0\ua4df",
+      "\ua4e2\ua4f4\ua4d1\ua4d1\ua4f3\ua4e3\ua4d4", "\ua4e2\ua4d4\ua4ee\ua4dd\ua4dd", "\ua4f4\ua4e2\ua4f0\ua4e3-12",
+      "\u13da\u13a9\u13da\u13a2\u13ac\u13b7", "\u16a0\u16a2\u16a6", "\u2d30\u2d37\u2d4e"]) {
+      expect(usernameFromClaim(name), name).toBeUndefined()
+      expect(usernameCandidates(name, 7n), name).toEqual(["user-7"])
+    }
+    // Recommended scripts are kept: Thai, Hebrew, Arabic, Devanagari, Armenian, Georgian, Hangul, Ethiopic, Bopomofo.
+    for (const name of ["\u0e2a\u0e21\u0e0a\u0e32\u0e22", "\u05d3\u05d5\u05d3", "\u0645\u062d\u0645\u062f",
+      "\u0926\u0947\u0935_1", "\u0531\u0580\u0561", "\u10dc\u10d8\u10dc\u10dd", "\ubbfc\uc218\uc9c0",
+      "\u12a0\u1260\u1260", "\u3105\u3106\u3107"]) {
+      expect(usernameFromClaim(name), name).toBe(name)
+    }
   })
 
   it("a name mixing scripts is refused (user-<id>); digits, . _ - and combining marks belong to any script", () => {

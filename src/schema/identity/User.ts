@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import { message } from "../platform/Errors"
 import { UserId } from "../platform/Ids"
-import { isSingleScript, skeleton } from "./Confusables"
+import { isRecommendedSingleScript, lookKey, withoutIgnorables } from "./Confusables"
 
 export const Role = Schema.Literal("USER", "ADMIN")
 export type Role = typeof Role.Type
@@ -31,29 +31,33 @@ const USERNAME_MAX_LENGTH = 32
 
 /** Names that would pass for the platform's own voice: never taken as they are, nor any name that looks like one. */
 const RESERVED = new Set(
-  ["admin", "administrator", "moderator", "mod", "support", "staff", "system", "official"].map(skeleton)
+  ["admin", "administrator", "moderator", "mod", "support", "staff", "system", "official"].map(lookKey)
 )
 
 /**
- * Reserved (docs/rules.md#usernames): a name whose skeleton (src/schema/identity/Confusables.ts) is a
- * reserved word's (`Admin`, `m0d`, `adrnin`, `аԁміп` in Cyrillic letters), and the fallback's form
- * `user-<digits>`, also with look-alikes of its digits (`user-l0` for `user-10`).
+ * Reserved (docs/rules.md#usernames): a name whose look (its skeleton with i, l, I and 1 one letter:
+ * `lookKey`, src/schema/identity/Confusables.ts) is a reserved word's (`Admin`, `m0d`, `adrnin`, `ADMlN`,
+ * `adm1n`, `аԁміп` in Cyrillic letters), and the fallback's form `user-<digits>`, also with look-alikes
+ * of its digits (`user-l0` for `user-10`).
  */
 const isReserved = (name: string): boolean => {
-  const shape = skeleton(name)
+  const shape = lookKey(name)
   return RESERVED.has(shape) || /^user-[lo2-9]+$/.test(shape)
 }
 
 /**
  * The username a name from the identity provider becomes (docs/rules.md#usernames; reasons in docs/decisions.md
- * "Identity and sessions"): NFKC-normalized; control, format (zero-width, bidi) and unassigned characters removed;
+ * "Identity and sessions"): default-ignorable code points removed first (the combining grapheme joiner and
+ * variation selectors are marks, which the next step keeps); NFKC-normalized; control, format (zero-width,
+ * bidi) and unassigned characters removed;
  * white space turned into `_`; only letters, digits, combining marks (one per letter), `.`, `_` and
  * `-` kept; runs of `.`, `_`, `-` cut to their first and none at the ends; at most 32 characters.
- * Undefined when fewer than 3 remain, or when the name mixes scripts (UTS #39 single-script: Latin with
- * Cyrillic, say; src/schema/identity/Confusables.ts): no suffix could make such a name safe.
+ * Undefined when fewer than 3 remain, when the name mixes scripts (UTS #39 single-script: Latin with
+ * Cyrillic, say; src/schema/identity/Confusables.ts), or when its script is none of UTS #39's recommended
+ * ones (Lisu, Cherokee): no suffix could make such a name safe.
  */
 export const usernameFromClaim = (claim: string): string | undefined => {
-  const cleaned = claim.normalize("NFKC")
+  const cleaned = withoutIgnorables(claim).normalize("NFKC")
     .replace(/\p{C}/gu, "")
     .trim()
     .replace(/\s+/gu, "_")
@@ -62,7 +66,7 @@ export const usernameFromClaim = (claim: string): string | undefined => {
     .replace(/([._-])[._-]+/g, "$1")
   const trimmed = (text: string) => text.replace(/^[._-]+|[._-]+$/g, "")
   const name = trimmed(Array.from(trimmed(cleaned)).slice(0, USERNAME_MAX_LENGTH).join(""))
-  return Array.from(name).length >= USERNAME_MIN_LENGTH && isSingleScript(name) ? name : undefined
+  return Array.from(name).length >= USERNAME_MIN_LENGTH && isRecommendedSingleScript(name) ? name : undefined
 }
 
 /**
