@@ -9,13 +9,21 @@
  * an unrelated process (after a restart, in a container), so on Linux the lock also keeps the
  * holder's start time (`/proc/<pid>/stat`) and a live pid started at another time is stale too.
  *
+ * A pid means something only in its PID namespace, on its host, during its boot: the lock keeps the
+ * holder's PID namespace (`/proc/self/ns/pid`), host name and boot id (`/proc/sys/kernel/random/boot_id`).
+ * A lock taken elsewhere (a command run under `unshare --pid`, a second container on the same volume,
+ * another machine) is never judged by its pid: it is refused as live, the refusal naming where it was
+ * taken and how to remove it by hand once nothing runs on the DATA_DIR. A lock without a host is of
+ * the format before these fields, and is judged by its pid as it was then.
+ *
  * The lock file is created complete in one step (written under a temporary name, then hard-linked to
  * `pglite.lock`, which fails when it exists), so a reader never sees half of it. A stale lock is moved
  * aside and checked to be the one judged stale before ours is linked; moved a fresh one by mistake
  * (two processes taking over the same stale lock), it is put back.
  */
 import { Data, Effect } from "effect"
-import { linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
+import { linkSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
+import { hostname } from "node:os"
 import { join, resolve } from "node:path"
 
 /** Who opens the embedded database: the service, or an operator command (src/cli.ts) by name. */
@@ -33,6 +41,12 @@ interface LockRecord {
   readonly pid: number
   /** The holder's start time as Linux counts it (`/proc/<pid>/stat`, field 22); absent elsewhere. */
   readonly processStart?: string
+  /** The holder's PID namespace (`pid:[<inode>]`, Linux): its pid means something only there. */
+  readonly pidNamespace?: string
+  /** The holder's host name; absent in locks written before these fields. */
+  readonly host?: string
+  /** The holder's boot (`/proc/sys/kernel/random/boot_id`, Linux). */
+  readonly bootId?: string
   readonly holder: "service" | "command"
   readonly command?: string
   readonly since: string
@@ -49,6 +63,24 @@ export class DatabaseInUse extends Data.TaggedError("DatabaseInUse")<{
 export class DataDirLockFailed extends Data.TaggedError("DataDirLockFailed")<{ readonly message: string }> {}
 
 export const LOCK_FILE = "pglite.lock"
+
+/** Where this process runs: its PID namespace and boot id (Linux; absent elsewhere) and its host name. */
+export const lockPlace = (): { readonly pidNamespace?: string; readonly host: string; readonly bootId?: string } => {
+  const read = (f: () => string) => {
+    try {
+      return f().trim() || undefined
+    } catch {
+      return undefined
+    }
+  }
+  const pidNamespace = read(() => readlinkSync("/proc/self/ns/pid"))
+  const bootId = read(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8"))
+  return {
+    ...(pidNamespace === undefined ? {} : { pidNamespace }),
+    host: hostname(),
+    ...(bootId === undefined ? {} : { bootId })
+  }
+}
 
 /** Lock files this process holds: a second open in the same process is refused like any other. */
 const heldHere = new Set<string>()
@@ -74,7 +106,19 @@ const pidAlive = (pid: number): boolean => {
   }
 }
 
+/** This process's place, read once: the namespace, host and boot id do not change while it runs. */
+let herePlace: ReturnType<typeof lockPlace> | undefined
+const here = () => herePlace ??= lockPlace()
+
+/** Whether the lock was taken in another PID namespace, on another host or in another boot, where its pid says nothing here. */
+const takenElsewhere = (record: LockRecord): boolean => {
+  if (record.host === undefined) return false
+  const place = here()
+  return record.host !== place.host || record.pidNamespace !== place.pidNamespace || record.bootId !== place.bootId
+}
+
 const isLive = (path: string, record: LockRecord): boolean => {
+  if (takenElsewhere(record)) return true
   if (record.pid === process.pid) return heldHere.has(path)
   if (!pidAlive(record.pid)) return false
   if (record.processStart === undefined) return true
@@ -130,7 +174,12 @@ const refusal = (dataDir: string, held: LockRecord, opener: DatabaseOpener): str
     : opener._tag === "Service"
     ? "stop it first, or give this one another DATA_DIR"
     : opener.whileServing
-  return `The embedded database in ${dataDir} is in use by ${holder} (pid ${held.pid}): ${advice}.`
+  if (!takenElsewhere(held)) return `The embedded database in ${dataDir} is in use by ${holder} (pid ${held.pid}): ${advice}.`
+  const boot = held.bootId !== here().bootId ? `, boot ${held.bootId ?? "unknown"}` : ""
+  const where = `in PID namespace ${held.pidNamespace ?? "unknown"} on host ${held.host}${boot}`
+  return `The embedded database in ${dataDir} is in use by ${holder} (pid ${held.pid} ${where}): ${advice}. ` +
+    `Its pid cannot be checked from here; if nothing runs on this DATA_DIR any more (in no container, on no host), ` +
+    `remove ${join(dataDir, LOCK_FILE)} by hand.`
 }
 
 /** Tries to take the lock once: the holder's record when another live process holds it, else undefined (taken). */
@@ -185,6 +234,7 @@ export const holdDataDir = (dataDir: string, opener: DatabaseOpener) => {
   const record: LockRecord = {
     pid: process.pid,
     ...(processStart === undefined ? {} : { processStart }),
+    ...here(),
     holder: opener._tag === "Service" ? "service" : "command",
     ...(opener._tag === "Command" ? { command: opener.name } : {}),
     since: new Date().toISOString()

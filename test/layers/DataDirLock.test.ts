@@ -1,11 +1,11 @@
 /** The embedded database's owner (docs/rules.md#embedded-database-owner): DATA_DIR's lock, live or stale. */
-import { expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { DatabaseInUse, holdDataDir, LOCK_FILE, processStartOf } from "../../src/layers/DataDirLock"
+import { DatabaseInUse, holdDataDir, LOCK_FILE, lockPlace, processStartOf } from "../../src/layers/DataDirLock"
 
 const seed = { _tag: "Command", name: "seed", whileServing: "stop it first, or use the admin API while it runs" } as const
 const service = { _tag: "Service" } as const
@@ -35,7 +35,8 @@ it.scoped("held for the scope: the file names this process, and is gone with not
     const dir = yield* tempDir
     const scope = yield* Scope.make()
     yield* Scope.extend(holdDataDir(dir, service), scope)
-    expect(lockOf(dir)).toMatchObject({ pid: process.pid, holder: "service" })
+    expect(lockOf(dir)).toMatchObject({ pid: process.pid, holder: "service", ...lockPlace() })
+    expect(lockOf(dir).host).toEqual(expect.any(String))
     yield* Scope.close(scope, Exit.void)
     expect(readdirSync(dir)).toEqual([])
   }))
@@ -116,3 +117,67 @@ it.scoped.skipIf(processStartOf(process.pid) === undefined)(
       expect(existsSync(join(dir, LOCK_FILE))).toBe(false)
     })
 )
+
+describe("a lock taken in another PID namespace, on another host or in another boot", () => {
+  const here = lockPlace()
+  const refusedAsLive = (dir: string, record: Record<string, unknown>, where: string) =>
+    Effect.gen(function*() {
+      const text = JSON.stringify({ holder: "service", ...record })
+      writeFileSync(join(dir, LOCK_FILE), text)
+      const refused = yield* Effect.flip(Effect.scoped(holdDataDir(dir, seed)))
+      expect(refused).toBeInstanceOf(DatabaseInUse)
+      expect(refused.message).toBe(
+        `The embedded database in ${dir} is in use by the service (pid ${record.pid as number} ${where}): stop it first, ` +
+          `or use the admin API while it runs. Its pid cannot be checked from here; if nothing runs on this DATA_DIR ` +
+          `any more (in no container, on no host), remove ${join(dir, LOCK_FILE)} by hand.`
+      )
+      expect(readFileSync(join(dir, LOCK_FILE), "utf8")).toBe(text)
+      expect(readdirSync(dir)).toEqual([LOCK_FILE])
+    })
+
+  it.scoped.skipIf(here.pidNamespace === undefined)("another PID namespace: refused as live, whatever its pid is here", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const gone = yield* otherProcess(false)
+      const foreign = { ...here, pidNamespace: "pid:[4026532999]" }
+      // Its pid gone here, or the pid of another process here, or this process's own pid: none says anything.
+      yield* refusedAsLive(dir, { pid: gone.pid, ...foreign }, `in PID namespace pid:[4026532999] on host ${here.host}`)
+      const other = yield* otherProcess(true)
+      yield* refusedAsLive(dir, { pid: other.pid, processStart: "1", ...foreign }, `in PID namespace pid:[4026532999] on host ${here.host}`)
+      yield* refusedAsLive(dir, { pid: process.pid, ...foreign }, `in PID namespace pid:[4026532999] on host ${here.host}`)
+      // A lock of a namespace unknown to its writer (no /proc there) is not ours either.
+      const { pidNamespace: _, ...unknown } = here
+      yield* refusedAsLive(dir, { pid: gone.pid, ...unknown }, `in PID namespace unknown on host ${here.host}`)
+    }))
+
+  it.scoped("another host (a second container or machine on the same volume): refused as live", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const gone = yield* otherProcess(false)
+      yield* refusedAsLive(
+        dir,
+        { pid: gone.pid, ...here, host: "other-host" },
+        `in PID namespace ${here.pidNamespace ?? "unknown"} on host other-host`
+      )
+    }))
+
+  it.scoped.skipIf(here.bootId === undefined)("another boot: refused as live", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const gone = yield* otherProcess(false)
+      yield* refusedAsLive(
+        dir,
+        { pid: gone.pid, ...here, bootId: "00000000-0000-0000-0000-000000000000" },
+        `in PID namespace ${here.pidNamespace ?? "unknown"} on host ${here.host}, boot 00000000-0000-0000-0000-000000000000`
+      )
+    }))
+
+  it.scoped("the same namespace, host and boot: a gone pid is stale as before", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const gone = yield* otherProcess(false)
+      writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: gone.pid, ...here, holder: "service" }))
+      yield* Effect.scoped(holdDataDir(dir, service))
+      expect(existsSync(join(dir, LOCK_FILE))).toBe(false)
+    }))
+})
