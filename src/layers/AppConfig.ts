@@ -74,6 +74,11 @@ export interface AppConfigShape {
   readonly production: boolean
   /** `JURISDICTION`: the rules of which country apply beyond SPEC (docs/rules.md#jurisdiction). */
   readonly jurisdiction: Jurisdiction
+  /**
+   * `AUTO_PAYOUT_MAX_CENTS`: under JURISDICTION=BR a withdrawal of at most this many cents is paid out right after
+   * its request, with no administrator (docs/rules.md#automatic-payout).
+   */
+  readonly autoPayoutMaxCents: number
   readonly port: number
   readonly publicUrl: string
   readonly dataDir: string
@@ -325,6 +330,10 @@ export const loadAppConfig: Effect.Effect<
 > = Effect.gen(function*() {
   const production = yield* isProduction
   const jurisdiction = yield* jurisdictionConfig
+  const autoPayoutMaxCents = yield* Config.integer("AUTO_PAYOUT_MAX_CENTS").pipe(
+    Config.validate({ message: "Expected a positive number of cents", validation: (n) => n > 0 }),
+    Config.withDefault(100_000)
+  )
   const port = yield* Config.port("PORT").pipe(Config.withDefault(3000))
   const publicUrl = yield* Config.string("PUBLIC_URL").pipe(Config.withDefault(`http://localhost:${port}`))
   const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
@@ -413,6 +422,7 @@ export const loadAppConfig: Effect.Effect<
   return {
     production,
     jurisdiction,
+    autoPayoutMaxCents,
     port,
     publicUrl: publicUrl.replace(/\/+$/, ""),
     dataDir,

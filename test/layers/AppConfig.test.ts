@@ -233,6 +233,21 @@ describe("configuration", () => {
       }
     }))
 
+  it.effect("AUTO_PAYOUT_MAX_CENTS: 100000 by default, a positive integer; anything else refused, named", () =>
+    Effect.gen(function*() {
+      const maximum = (value?: string) =>
+        Effect.map(
+          load({ DATA_DIR: dataDir(), ...(value === undefined ? {} : { AUTO_PAYOUT_MAX_CENTS: value }) }),
+          Either.map((c) => c.autoPayoutMaxCents)
+        )
+      expect(yield* maximum()).toEqual(Either.right(100_000))
+      expect(yield* maximum("5000")).toEqual(Either.right(5_000))
+      for (const wrong of ["0", "-1", "12.5", "lots"]) {
+        const bad = yield* maximum(wrong)
+        expect(Either.isLeft(bad) && bad.left.message, wrong).toMatch(/AUTO_PAYOUT_MAX_CENTS/)
+      }
+    }))
+
   it.effect("IDENTITY_KEY: generated and kept outside production only under BR; 64 hex characters when given", () =>
     Effect.gen(function*() {
       const none = Either.getOrThrow(yield* load({ DATA_DIR: dataDir() }))

@@ -28,6 +28,7 @@ import { makeSandboxCallback, type SandboxCallback } from "../../src/layers/gate
 export const testConfig: AppConfigShape = {
   production: false,
   jurisdiction: "NONE",
+  autoPayoutMaxCents: 100_000,
   port: 3000,
   publicUrl: "http://localhost:3000",
   dataDir: "./.data-test",

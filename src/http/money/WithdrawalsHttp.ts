@@ -14,7 +14,9 @@ export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handler
       .handle("request", ({ headers, payload }) =>
         Effect.gen(function*() {
           const { user } = yield* CurrentUser
-          return yield* idempotent(
+          // The automatic payout (docs/rules.md#automatic-payout) runs once the request has committed, with its
+          // key if it has one, and its lock is released: the answer shows the withdrawal after it.
+          const answer = yield* idempotent(
             {
               userId: user.id,
               headers,
@@ -25,6 +27,7 @@ export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handler
             },
             withdrawals.request(user.id, payload)
           )
+          return yield* withdrawals.payAutomatically(user.id, answer)
         }))
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.list(user.id, urlParams)))
       .handle("cancel", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.cancel(user.id, path.id)))

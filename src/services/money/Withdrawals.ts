@@ -17,6 +17,8 @@
  *   have left. A PROCESSING withdrawal is settled by the gateway's payout event (`payout.paid`,
  *   `payout.failed`) or by a reconciliation that asks the gateway. A failed payout ends FAILED with
  *   its refund, by a conditional update, so it is refunded exactly once.
+ * - payAutomatically (JURISDICTION=BR, docs/rules.md#automatic-payout): after a request has committed, a small
+ *   withdrawal of a user with no recent security alert takes the approval's path at once, actor `system`.
  * - the owner is told how it ended (docs/rules.md#withdrawal-outcome-notifications): WITHDRAWAL_COMPLETED,
  *   WITHDRAWAL_REJECTED (with the administrator's reason) or WITHDRAWAL_FAILED (refunded), written in the
  *   transaction of the conditional update that ended it, so a repeated event or reconciliation, which
@@ -26,6 +28,7 @@
  */
 import { SqlClient, type Statement as SqlStatement } from "@effect/sql"
 import { Clock, Context, Effect, Either, Schema } from "effect"
+import { AppConfig } from "../../layers/AppConfig"
 import { PaymentGateway, withdrawalOfReference } from "../../layers/PaymentGateway"
 import { UserLock } from "../../layers/stores/UserLock"
 import {
@@ -73,6 +76,7 @@ import {
   inTransaction,
   type NewestFirst,
   newestPage,
+  rowCountOf,
   singleOf,
   type Statement
 } from "../platform/SqlRows"
@@ -164,7 +168,17 @@ export class WithdrawalCheckpoint extends Context.Reference<WithdrawalCheckpoint
 type Notice = Parameters<Notifications["create"]>[1]
 
 /** How a payout was settled, for the audit trail. */
-type SettledBy = "approval" | "event" | "reconcile"
+type SettledBy = "approval" | "automatic" | "event" | "reconcile"
+
+/** Who started a payout: an administrator's approval, or the service itself (docs/rules.md#automatic-payout). */
+type Actor = UserId | "system"
+
+/** Names the payout's starter in audit metadata: `adminId`, or `actor: "system"`. */
+const actorOf = (actor: Actor): Record<string, string> =>
+  actor === "system" ? { actor: "system" } : { adminId: String(actor) }
+
+/** A SECURITY_ALERT this recent keeps a withdrawal from being paid automatically (docs/rules.md#automatic-payout). */
+const AUTO_PAYOUT_ALERT_WINDOW_MS = 24 * 60 * 60_000
 
 export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals", {
   effect: Effect.gen(function*() {
@@ -178,6 +192,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const audit = yield* Audit
     const gateway = yield* PaymentGateway
     const checkpoint = yield* WithdrawalCheckpoint
+    const { autoPayoutMaxCents, jurisdiction } = yield* AppConfig
     const columns = sql.literal(COLUMNS)
     const listed: NewestFirst = {
       table: "withdrawals",
@@ -410,7 +425,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      * The gateway paid: PROCESSING (or PENDING after a payout that looked refused) -> COMPLETED with
      * the outbound webhook. Already COMPLETED: nothing to do. Refunded meanwhile: a conflict.
      */
-    const complete = (id: WithdrawalId, payoutId: string, by: SettledBy, adminId?: UserId) =>
+    const complete = (id: WithdrawalId, payoutId: string, by: SettledBy, actor?: Actor) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         const completed = yield* transaction(Effect.gen(function*() {
@@ -430,7 +445,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             entityType: "Withdrawal",
             entityId: row.id,
             metadata: {
-              ...(adminId === undefined ? {} : { adminId: String(adminId) }),
+              ...(actor === undefined ? {} : actorOf(actor)),
               payoutId,
               amountCents: String(row.amountCents),
               by
@@ -472,7 +487,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       })
 
     /** PROCESSING -> PENDING: nothing was paid (refused, or unknown to the gateway); the administrator decides. */
-    const reopen = (row: Row, reason: string, adminId: UserId, by: SettledBy) =>
+    const reopen = (row: Row, reason: string, actor: Actor, by: SettledBy) =>
       Effect.gen(function*() {
         const reopened = yield* transaction(Effect.gen(function*() {
           const updated = yield* updateOne(sql`
@@ -485,7 +500,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
               action: "WITHDRAWAL_PAYOUT_FAILED",
               entityType: "Withdrawal",
               entityId: row.id,
-              metadata: { adminId: String(adminId), error: reason, by }
+              metadata: { ...actorOf(actor), error: reason, by }
             })
           }
           return updated
@@ -493,28 +508,24 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         return reopened ?? (yield* existing(row.id))
       })
 
-    const approve = Effect.fn("Withdrawals.approve")(function*(adminId: UserId, id: WithdrawalId) {
-      const startedAt = new Date(yield* Clock.currentTimeMillis)
-      // Committed on its own: from here on cancel, reject and other approvals refuse this withdrawal.
-      const started = yield* updateOne(sql`
-        UPDATE withdrawals
-        SET status = 'PROCESSING', payout_started_at = ${startedAt}, payout_attempts = payout_attempts + 1
-        WHERE id = ${id} AND status = 'PENDING'
-        RETURNING *`)
-      if (started === undefined) return yield* notActionable(yield* findById(id))
-
-      // From here to the record, not interruptible: a client that hangs up must not leave a payout
-      // made and unrecorded.
-      const settled = yield* Effect.uninterruptible(Effect.gen(function*() {
+    /**
+     * Asks the gateway for the payout of a withdrawal just moved to PROCESSING (committed) and records the answer:
+     * paid -> COMPLETED (right); a clear refusal -> back to PENDING (left: the gateway's message); no answer -> stays
+     * PROCESSING (right), the money may have left. From the call to the record, not interruptible: a client that
+     * hangs up must not leave a payout made and unrecorded. Shared by the approval and the automatic payout.
+     */
+    const payOut = (started: Row, actor: Actor, by: SettledBy) =>
+      Effect.uninterruptible(Effect.gen(function*() {
+        const id = started.id
         const payout = yield* Effect.either(gateway.payout({
           withdrawalId: started.id,
           amountCents: started.amountCents,
           pixKeyType: started.pixKeyType,
           pixKey: started.pixKey
         }))
-        if (Either.isRight(payout)) return Either.right(yield* complete(id, payout.right.payoutId, "approval", adminId))
+        if (Either.isRight(payout)) return Either.right(yield* complete(id, payout.right.payoutId, by, actor))
         if (payout.left._tag === "PayoutRefused") {
-          yield* reopen(started, payout.left.message, adminId, "approval")
+          yield* reopen(started, payout.left.message, actor, by)
           return Either.left(payout.left.message)
         }
         // No answer: the money may have left. PROCESSING until the gateway's event or a reconciliation.
@@ -527,15 +538,74 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             action: "WITHDRAWAL_PAYOUT_UNCONFIRMED",
             entityType: "Withdrawal",
             entityId: id,
-            metadata: { adminId: String(adminId), error: payout.left.message }
+            metadata: { ...actorOf(actor), error: payout.left.message }
           })
           return row ?? (yield* existing(id))
         })))
       }))
+
+    const approve = Effect.fn("Withdrawals.approve")(function*(adminId: UserId, id: WithdrawalId) {
+      const startedAt = new Date(yield* Clock.currentTimeMillis)
+      // Committed on its own: from here on cancel, reject and other approvals refuse this withdrawal.
+      const started = yield* updateOne(sql`
+        UPDATE withdrawals
+        SET status = 'PROCESSING', payout_started_at = ${startedAt}, payout_attempts = payout_attempts + 1
+        WHERE id = ${id} AND status = 'PENDING'
+        RETURNING *`)
+      if (started === undefined) return yield* notActionable(yield* findById(id))
+      const settled = yield* payOut(started, adminId, "approval")
       if (Either.isLeft(settled)) {
         return yield* new PayoutFailed({ message: `Payout failed: ${settled.left}. The withdrawal is still pending.` })
       }
       return adminView(settled.right)
+    })
+
+    /**
+     * docs/rules.md#automatic-payout: under JURISDICTION=BR, once a request has committed (its transaction, and the
+     * one of its Idempotency-Key, if any) and its user lock is released, a withdrawal of at most AUTO_PAYOUT_MAX_CENTS
+     * whose owner has had no SECURITY_ALERT in the last 24 hours goes the way of an approval (PENDING -> PROCESSING ->
+     * the gateway), with `system` as its actor; only one never attempted, so a replayed request or an administrator
+     * who got there first is left alone. It never fails: refused, unanswered or not attempted (the database down),
+     * the withdrawal waits, PENDING or PROCESSING, for an administrator or a reconciliation (the payout-deadline
+     * alert watches it), and the request still answers 201 with the withdrawal as it is then.
+     */
+    const payAutomatically = Effect.fn("Withdrawals.payAutomatically")(function*(userId: UserId, answer: WithdrawalRequested) {
+      if (jurisdiction !== "BR" || answer.amountCents > BigInt(autoPayoutMaxCents)) return answer
+      return yield* Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const alerted = yield* rowCountOf(sql`
+          SELECT 1 FROM notifications
+          WHERE user_id = ${userId} AND type = 'SECURITY_ALERT' AND created_at > ${new Date(now - AUTO_PAYOUT_ALERT_WINDOW_MS)}
+          LIMIT 1`)
+        if (alerted > 0) {
+          yield* Effect.logInfo(`Withdrawal ${answer.id}: a security alert in the last 24 hours; it waits for an administrator`)
+          return answer
+        }
+        // Committed on its own, as an approval's: from here on cancel, reject and approvals refuse it.
+        const started = yield* updateOne(sql`
+          UPDATE withdrawals
+          SET status = 'PROCESSING', payout_started_at = ${new Date(now)}, payout_attempts = payout_attempts + 1
+          WHERE id = ${answer.id} AND user_id = ${userId} AND status = 'PENDING' AND payout_attempts = 0
+          RETURNING *`)
+        if (started === undefined) return requested(yield* existing(answer.id))
+        const settled = yield* payOut(started, "system", "automatic")
+        if (Either.isLeft(settled)) {
+          yield* Effect.logWarning(`Withdrawal ${answer.id}: the automatic payout was refused (${settled.left}); it waits for an administrator`)
+          return requested(yield* existing(answer.id))
+        }
+        if (settled.right.status === "PROCESSING") {
+          yield* Effect.logWarning(`Withdrawal ${answer.id}: no answer from the gateway to the automatic payout; it waits for the payout event or a reconciliation`)
+        }
+        return requested(settled.right)
+      }).pipe(
+        // Started, it is not cut off half-way by a client that hangs up.
+        Effect.uninterruptible,
+        Effect.catchAllCause((cause) =>
+          Effect.as(
+            Effect.logWarning(`Withdrawal ${answer.id}: the automatic payout did not go through; it waits for an administrator`, cause),
+            answer
+          ))
+      )
     })
 
     /** The administrator's refusal: PENDING only (not while PROCESSING); refunded in the same transaction. */
@@ -594,7 +664,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       else yield* fail(row.id, event.data.failReason ?? "reported by the gateway", "event")
     })
 
-    return { request, list, cancel, adminList, approve, reject, reconcile, handlePayoutEvent } as const
+    return { request, payAutomatically, list, cancel, adminList, approve, reject, reconcile, handlePayoutEvent } as const
   }),
   dependencies: [Ledger.Default, TwoFactor.Default, Realtime.Default, Notifications.Default, WebhookOutbox.Default, Audit.Default]
 }) {}
