@@ -12,9 +12,11 @@
  * A pid means something only in its PID namespace, on its host, during its boot: the lock keeps the
  * holder's PID namespace (`/proc/self/ns/pid`), host name and boot id (`/proc/sys/kernel/random/boot_id`).
  * A lock taken elsewhere (a command run under `unshare --pid`, a second container on the same volume,
- * another machine) is never judged by its pid: it is refused as live, the refusal naming where it was
- * taken and how to remove it by hand once nothing runs on the DATA_DIR. A lock without a host is of
- * the format before these fields, and is judged by its pid as it was then.
+ * another machine) is never judged by its pid. Its holder marks it alive instead: the file's
+ * modification time is renewed every 10 s while it is held, so such a lock is live while its mark is
+ * younger than 30 s (refused, the refusal naming where it was taken) and abandoned after (taken over:
+ * a restarted container, whose PID namespace is new, finds its predecessor's lock abandoned). A lock
+ * without a host is of the format before these fields, and is judged by its pid as it was then.
  *
  * The lock file is created complete in one step (written under a temporary name, then hard-linked to
  * `pglite.lock`, which fails when it exists), so a reader never sees half of it. A stale lock is moved
@@ -22,7 +24,7 @@
  * (two processes taking over the same stale lock), it is put back.
  */
 import { Data, Effect } from "effect"
-import { linkSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from "node:fs"
+import { linkSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname } from "node:os"
 import { join, resolve } from "node:path"
 
@@ -117,8 +119,20 @@ const takenElsewhere = (record: LockRecord): boolean => {
   return record.host !== place.host || record.pidNamespace !== place.pidNamespace || record.bootId !== place.bootId
 }
 
+/** How often a holder renews its lock's modification time, and how old a renewal may be before a lock taken elsewhere is abandoned. */
+const HEARTBEAT_MS = 10_000
+const ABANDONED_AFTER_MS = 30_000
+
+const renewedRecently = (path: string): boolean => {
+  try {
+    return Date.now() - statSync(path).mtimeMs < ABANDONED_AFTER_MS
+  } catch {
+    return false
+  }
+}
+
 const isLive = (path: string, record: LockRecord): boolean => {
-  if (takenElsewhere(record)) return true
+  if (takenElsewhere(record)) return renewedRecently(path)
   if (record.pid === process.pid) return heldHere.has(path)
   if (!pidAlive(record.pid)) return false
   if (record.processStart === undefined) return true
@@ -178,8 +192,8 @@ const refusal = (dataDir: string, held: LockRecord, opener: DatabaseOpener): str
   const boot = held.bootId !== here().bootId ? `, boot ${held.bootId ?? "unknown"}` : ""
   const where = `in PID namespace ${held.pidNamespace ?? "unknown"} on host ${held.host}${boot}`
   return `The embedded database in ${dataDir} is in use by ${holder} (pid ${held.pid} ${where}): ${advice}. ` +
-    `Its pid cannot be checked from here; if nothing runs on this DATA_DIR any more (in no container, on no host), ` +
-    `remove ${join(dataDir, LOCK_FILE)} by hand.`
+    `Its pid cannot be checked from here; its holder renews it every ${HEARTBEAT_MS / 1000} s, and a lock not ` +
+    `renewed for ${ABANDONED_AFTER_MS / 1000} s is taken over.`
 }
 
 /** Tries to take the lock once: the holder's record when another live process holds it, else undefined (taken). */
@@ -247,12 +261,23 @@ export const holdDataDir = (dataDir: string, opener: DatabaseOpener) => {
     }).pipe(
       Effect.flatMap((holder) =>
         holder === undefined
-          ? Effect.sync(() => heldHere.add(path))
+          ? Effect.sync(() => {
+            heldHere.add(path)
+            // The mark that this lock is alive, for readers that cannot check its pid (above).
+            return setInterval(() => {
+              try {
+                if (readFileSync(path, "utf8") === ours) utimesSync(path, new Date(), new Date())
+              } catch {
+                // Gone or unreadable: the next renewal tries again; the release removes nothing not ours.
+              }
+            }, HEARTBEAT_MS).unref()
+          })
           : Effect.fail(new DatabaseInUse({ message: refusal(directory, holder, opener), dataDir: directory, pid: holder.pid }))
       )
     ),
-    () =>
+    (heartbeat) =>
       Effect.sync(() => {
+        clearInterval(heartbeat)
         heldHere.delete(path)
         try {
           if (readFileSync(path, "utf8") === ours) unlinkSync(path)

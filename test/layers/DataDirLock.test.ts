@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseInUse, holdDataDir, LOCK_FILE, lockPlace, processStartOf } from "../../src/layers/DataDirLock"
@@ -128,8 +128,8 @@ describe("a lock taken in another PID namespace, on another host or in another b
       expect(refused).toBeInstanceOf(DatabaseInUse)
       expect(refused.message).toBe(
         `The embedded database in ${dir} is in use by the service (pid ${record.pid as number} ${where}): stop it first, ` +
-          `or use the admin API while it runs. Its pid cannot be checked from here; if nothing runs on this DATA_DIR ` +
-          `any more (in no container, on no host), remove ${join(dir, LOCK_FILE)} by hand.`
+          `or use the admin API while it runs. Its pid cannot be checked from here; its holder renews it every 10 s, ` +
+          `and a lock not renewed for 30 s is taken over.`
       )
       expect(readFileSync(join(dir, LOCK_FILE), "utf8")).toBe(text)
       expect(readdirSync(dir)).toEqual([LOCK_FILE])
@@ -170,6 +170,21 @@ describe("a lock taken in another PID namespace, on another host or in another b
         { pid: gone.pid, ...here, bootId: "00000000-0000-0000-0000-000000000000" },
         `in PID namespace ${here.pidNamespace ?? "unknown"} on host ${here.host}, boot 00000000-0000-0000-0000-000000000000`
       )
+    }))
+
+  it.scoped("taken elsewhere and not renewed for 30 s (a container restarted in a new PID namespace): abandoned, taken over", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const gone = yield* otherProcess(false)
+      const path = join(dir, LOCK_FILE)
+      writeFileSync(path, JSON.stringify({ pid: gone.pid, ...here, host: "old-container", holder: "service" }))
+      const old = new Date(Date.now() - 31_000)
+      utimesSync(path, old, old)
+      yield* Effect.scoped(Effect.zipRight(
+        holdDataDir(dir, service),
+        Effect.sync(() => expect(JSON.parse(readFileSync(path, "utf8"))).toMatchObject({ pid: process.pid, host: here.host }))
+      ))
+      expect(existsSync(path)).toBe(false)
     }))
 
   it.scoped("the same namespace, host and boot: a gone pid is stale as before", () =>
