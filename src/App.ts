@@ -25,6 +25,7 @@ import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { type SandboxCallback, SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
 import { KycFromConfig } from "./layers/kyc/KycFromConfig"
+import { PixKeyDirectoryFromConfig } from "./layers/gateway/PixKeyDirectoryFromConfig"
 import type { DatabaseOpener } from "./layers/DataDirLock"
 import { databaseFromConfig, Infrastructure } from "./layers/Infrastructure"
 import { Lifecycle } from "./layers/Lifecycle"
@@ -52,6 +53,7 @@ import { Users } from "./services/identity/Users"
 import { Deposits } from "./services/money/Deposits"
 import { GatewayEvents } from "./services/money/GatewayEvents"
 import { Ledger } from "./services/money/Ledger"
+import { PixKeyOwners } from "./services/money/PixKeyOwners"
 import { SandboxCharges } from "./services/money/SandboxCharges"
 import { Withdrawals } from "./services/money/Withdrawals"
 import {
@@ -95,6 +97,7 @@ const Domain = Layer.mergeAll(
   Ledger.Default,
   Deposits.Default,
   Withdrawals.Default,
+  PixKeyOwners.Default,
   SandboxCharges.Default,
   GatewayEvents.Default,
   // admin
@@ -156,6 +159,8 @@ export const application = <EC, RC, I, EI, RI, EP, EG, EJ, RJ>(
     Layer.provideMerge(world.sandboxCallback),
     // The identity (KYC) provider: chosen from the configuration, as the gateway is (docs/rules.md#kyc-provider).
     Layer.provideMerge(KycFromConfig),
+    // The gateway's PIX key directory: the sandbox's or the real gateway's, as the gateway (docs/rules.md#pix-key-owner).
+    Layer.provideMerge(PixKeyDirectoryFromConfig),
     Layer.provideMerge(world.infrastructure),
     Layer.provideMerge(world.config)
   )

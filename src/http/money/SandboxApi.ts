@@ -1,16 +1,33 @@
 /**
  * The embedded sandbox gateway's controls (docs/rules.md#sandbox-gateway), for paying a deposit by hand on the embedded
  * defaults: each makes the sandbox send the matching signed event to our own callback over HTTP.
- * Only while the sandbox is the gateway (no PAYMENT_GATEWAY_URL); the deposit's owner or an admin.
+ * Only while the sandbox is the gateway (no PAYMENT_GATEWAY_URL); the deposit's owner or an admin. Also the
+ * registration of a PIX key's owner in the sandbox's key directory (docs/rules.md#pix-key-sandbox).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../identity/Authentication"
 import { DepositView, SandboxAction } from "../../schema/money/Deposit"
+import { Cpf } from "../../schema/identity/Compliance"
+import { pixKeyProblem } from "../../schema/money/Withdrawal"
 import * as HttpError from "../platform/HttpErrors"
 import { PlainString } from "../../schema/platform/Text"
 import { documented } from "../platform/OpenApiDocs"
 import { STEP_UP, withStepUp } from "../admin/AdminStepUp"
+
+/** `POST /sandbox/pix-keys` (docs/rules.md#pix-key-sandbox): a key of any type but CPF, and its owner's CPF. */
+const SandboxPixKeyRegistration = Schema.Struct({
+  pixKeyType: Schema.Literal("EMAIL", "CNPJ", "PHONE", "RANDOM").annotations({
+    message: () => ({ message: "must be one of EMAIL, CNPJ, PHONE, RANDOM (a CPF key always belongs to that CPF)", override: true })
+  }),
+  pixKey: Schema.String.annotations({ message: () => "must be a string" }),
+  ownerCpf: Cpf
+}).pipe(
+  Schema.filter((registration) => {
+    const problem = pixKeyProblem(registration.pixKeyType, registration.pixKey)
+    return problem === undefined ? true : { path: ["pixKey"], message: problem }
+  })
+).annotations({ parseOptions: { errors: "all" } })
 
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .annotate(OpenApi.Description, "The embedded sandbox gateway's controls, for paying deposits by hand in development.")
@@ -31,6 +48,16 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
         "deposits (any deposit for an admin). The sandbox signs the gateway event and POSTs it to " +
         "/api/webhooks/payment, the path a real gateway takes. Settling someone else's charge is an " +
         "administrator's step-up action: " + STEP_UP))
+  )
+  .add(
+    HttpApiEndpoint.post("pixKey", "/sandbox/pix-keys").setPayload(SandboxPixKeyRegistration)
+      .addSuccess(Schema.Struct({ pixKeyType: Schema.String, pixKey: Schema.String, ownerCpf: Schema.String }), { status: 201 })
+      .addError(HttpError.SandboxNotInUse)
+      .pipe(documented("Register a PIX key's owner in the sandbox directory", "Sandbox only: the sandbox's PIX key " +
+        "directory names `ownerCpf` as the owner of the key from now on (in this process), so that a withdrawal to it " +
+        "under JURISDICTION=BR is refused as another person's (422 KEY_NOT_OWNED) unless `ownerCpf` is the account " +
+        "holder's. A CPF key always belongs to that CPF; an unregistered key belongs to whoever asks. Answers the key " +
+        "as stored and the owner's masked CPF."))
   )
   .middleware(Authentication)
 {}

@@ -18,7 +18,8 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
         HttpError.TwoFactorRequired,
         HttpError.InvalidTwoFactorCode,
         HttpError.TwoFactorNotEnabled,
-        HttpError.InsufficientBalance
+        HttpError.InsufficientBalance,
+        HttpError.KeyNotOwned
       ))
       .pipe(moneyMoving)
       .annotateContext(Examples.requestWithdrawal)
@@ -28,7 +29,9 @@ export class WithdrawalsApi extends HttpApiGroup.make("withdrawals")
         "gone to yet: without it 400 `{statusCode: 400, error: \"2FA_REQUIRED\", message}`, with a wrong one 400 " +
         "`Invalid 2FA code` (the 5th wrong code in 15 minutes locks 2FA for 15 minutes: 429). Every request sends " +
         "the owner a WITHDRAWAL_REQUESTED notification (amount, key type, masked key); its end sends WITHDRAWAL_COMPLETED, " +
-        "WITHDRAWAL_REJECTED (with the administrator's reason) or WITHDRAWAL_FAILED (refunded)."))
+        "WITHDRAWAL_REJECTED (with the administrator's reason) or WITHDRAWAL_FAILED (refunded). Under JURISDICTION=BR " +
+        "the PIX key must belong to the account holder (the gateway's key directory is asked first): else 422 " +
+        "`{statusCode: 422, error: \"KEY_NOT_OWNED\", message}`, and 503 while the directory is unavailable; nothing moves."))
   )
   .add(
     HttpApiEndpoint.get("list", "/withdrawals").setUrlParams(PageQuery)

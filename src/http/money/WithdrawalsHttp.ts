@@ -2,6 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { WithdrawalRequested } from "../../schema/money/Withdrawal"
+import { PixKeyOwners } from "../../services/money/PixKeyOwners"
 import { Withdrawals } from "../../services/money/Withdrawals"
 import { Api } from "../Api"
 import { CurrentUser } from "../identity/Authentication"
@@ -10,10 +11,13 @@ import { idempotent } from "../platform/Idempotent"
 export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handlers) =>
   Effect.gen(function*() {
     const withdrawals = yield* Withdrawals
+    const pixKeyOwners = yield* PixKeyOwners
     return handlers
       .handle("request", ({ headers, payload }) =>
         Effect.gen(function*() {
           const { user } = yield* CurrentUser
+          // Under BR, whose PIX key it is (docs/rules.md#pix-key-owner): asked before any transaction opens.
+          const keyOwner = yield* pixKeyOwners.check(user.id, payload.paymentDetails)
           // The automatic payout (docs/rules.md#automatic-payout) runs once the request has committed, with its
           // key if it has one, and its lock is released: the answer shows the withdrawal after it.
           const answer = yield* idempotent(
@@ -25,7 +29,7 @@ export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handler
               input: { payload: { ...payload, twoFactorCode: undefined } },
               response: WithdrawalRequested
             },
-            withdrawals.request(user.id, payload)
+            withdrawals.request(user.id, payload, keyOwner)
           )
           return yield* withdrawals.payAutomatically(user.id, answer)
         }))

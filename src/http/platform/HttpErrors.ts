@@ -276,6 +276,13 @@ export const IdentityRequired = withCode(
   403,
   "IDENTITY_REQUIRED"
 )
+/** docs/rules.md#pix-key-owner: a withdrawal under BR to a PIX key the account holder does not own. */
+export const KeyNotOwned = withCode(
+  Withdrawal.KeyNotOwned,
+  (message) => new Withdrawal.KeyNotOwned({ message }),
+  422,
+  "KEY_NOT_OWNED"
+)
 export const CpfAlreadyRegistered = withStatus(
   Compliance.CpfAlreadyRegistered,
   (message) => new Compliance.CpfAlreadyRegistered({ message }),

@@ -195,7 +195,12 @@ export const AdminWithdrawalView = Schema.extend(
     /** What went wrong with the last payout (refused, no answer, failed). */
     payoutError: Schema.NullOr(Schema.String),
     /** PROCESSING: the gateway has the payout and has not told its outcome yet. */
-    payoutInProgress: Schema.Boolean
+    payoutInProgress: Schema.Boolean,
+    /**
+     * Under JURISDICTION=BR, the masked CPF of the PIX key's owner as the gateway's key directory named it at
+     * request (docs/rules.md#pix-key-owner); absent when no owner was checked.
+     */
+    pixKeyOwnerCpf: Schema.optional(Schema.String.annotations({ description: "Masked: ***.456.789-**", examples: ["***.456.789-**"] }))
   })
 )
 export type AdminWithdrawalView = typeof AdminWithdrawalView.Type
@@ -216,6 +221,15 @@ export class WithdrawalPayoutInProgress extends Schema.TaggedError<WithdrawalPay
 export class WithdrawalBeingProcessed extends Schema.TaggedError<WithdrawalBeingProcessed>()(
   "WithdrawalBeingProcessed",
   message("Withdrawal is already being processed")
+) {}
+
+/**
+ * Under JURISDICTION=BR, a withdrawal to a PIX key that the gateway's key directory does not name the account
+ * holder as owner of (docs/rules.md#pix-key-owner) (422 `{error: "KEY_NOT_OWNED"}`).
+ */
+export class KeyNotOwned extends Schema.TaggedError<KeyNotOwned>()(
+  "KeyNotOwned",
+  message("The PIX key does not belong to the account holder")
 ) {}
 
 /** Reconciling a withdrawal that is not PROCESSING (docs/rules.md#withdrawal-reconcile) (400). */

@@ -30,7 +30,7 @@ import {
 import { NotFound, ServiceUnavailable } from "../../schema/platform/Errors"
 import type { UserId } from "../../schema/platform/Ids"
 import { firstOf, rowCountOf } from "../platform/SqlRows"
-import { encrypt } from "./SecretCipher"
+import { decrypt, encrypt } from "./SecretCipher"
 
 /** Players must be this old on the service's date in America/Sao_Paulo (docs/rules.md#identity-verification). */
 const ADULT_AGE = 18
@@ -66,6 +66,8 @@ const IdentityRow = Schema.Struct({
   fullName: Schema.String,
   birthDate: Schema.String
 })
+
+const HolderRow = Schema.Struct({ cpfEncrypted: Schema.String, cpfMasked: Schema.String })
 
 export class Identities extends Effect.Service<Identities>()("app/Identities", {
   effect: Effect.gen(function*() {
@@ -160,6 +162,24 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
           }
         )
 
-    return { verify, compliance, requireVerified, identityOf } as const
+    /**
+     * The verified holder's CPF, its 11 digits and masked form, for the PIX key owner check under BR
+     * (docs/rules.md#pix-key-owner); undefined when no identity is verified. The digits are never logged.
+     */
+    const holderCpf = (userId: UserId) =>
+      Effect.gen(function*() {
+        const row = yield* firstOf(
+          HolderRow,
+          sql`SELECT cpf_encrypted, cpf_masked FROM user_identities WHERE user_id = ${userId} AND status = 'VERIFIED'`
+        )
+        if (row === undefined) return undefined
+        const key = yield* Option.match(keys, {
+          onNone: () => Effect.dieMessage("IDENTITY_KEY is not configured"),
+          onSome: Effect.succeed
+        })
+        return { digits: yield* decrypt(key.encryption, row.cpfEncrypted), masked: row.cpfMasked }
+      })
+
+    return { verify, compliance, requireVerified, identityOf, holderCpf } as const
   })
 }) {}

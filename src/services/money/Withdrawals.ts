@@ -65,6 +65,7 @@ import {
 } from "../../schema/money/Withdrawal"
 import { Audit } from "../admin/Audit"
 import { Ledger } from "./Ledger"
+import type { KeyOwner } from "./PixKeyOwners"
 import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { TwoFactor } from "../identity/TwoFactor"
@@ -104,7 +105,8 @@ const Row = Schema.Struct({
   processedAt: Schema.NullOr(Schema.DateFromSelf),
   payoutStartedAt: Schema.NullOr(Schema.DateFromSelf),
   payoutAttempts: Schema.Number,
-  payoutError: Schema.NullOr(Schema.String)
+  payoutError: Schema.NullOr(Schema.String),
+  pixKeyOwnerCpfMasked: Schema.NullOr(Schema.String)
 })
 type Row = typeof Row.Type
 
@@ -115,7 +117,8 @@ const RecentRow = Schema.Struct({ total: Schema.BigInt, paidToKey: Schema.Boolea
 
 /** Selected from `w` (the withdrawals, or a CTE of updated ones) joined with `u` (users). */
 const COLUMNS = `w.id, w.user_id, u.username, w.amount_cents, w.status, w.payment_method, w.pix_key_type, w.pix_key,
-  w.payout_id, w.rejection_reason, w.requested_at, w.processed_at, w.payout_started_at, w.payout_attempts, w.payout_error`
+  w.payout_id, w.rejection_reason, w.requested_at, w.processed_at, w.payout_started_at, w.payout_attempts, w.payout_error,
+  w.pix_key_owner_cpf_masked`
 
 const view = (row: Row): WithdrawalView => ({
   id: row.id,
@@ -142,7 +145,8 @@ const adminView = (row: Row): AdminWithdrawalView => ({
   payoutId: row.payoutId,
   payoutAttempts: row.payoutAttempts,
   payoutError: row.payoutError,
-  payoutInProgress: row.status === "PROCESSING"
+  payoutInProgress: row.status === "PROCESSING",
+  ...(row.pixKeyOwnerCpfMasked === null ? {} : { pixKeyOwnerCpf: row.pixKeyOwnerCpfMasked })
 })
 
 /** The same rules as the HTTP payload schema, for callers that do not come through HTTP. */
@@ -269,7 +273,11 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         `${formatBrl(row.amountCents)} was returned to your balance. Reason: ${reason}`
     })
 
-    const request = Effect.fn("Withdrawals.request")(function*(userId: UserId, input: WithdrawalRequest) {
+    /**
+     * `keyOwner`: under BR, the key's owner as PixKeyOwners.check found it before (docs/rules.md#pix-key-owner),
+     * stored with the withdrawal.
+     */
+    const request = Effect.fn("Withdrawals.request")(function*(userId: UserId, input: WithdrawalRequest, keyOwner?: KeyOwner) {
       yield* validate(input)
       const { pixKeyType } = input.paymentDetails
       const pixKey = normalizePixKey(pixKeyType, input.paymentDetails.pixKey)
@@ -295,8 +303,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
               return yield* new TwoFactorRequired()
             }
             const { id } = yield* singleOf(IdRow, sql`
-              INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at)
-              VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${new Date(now)})
+              INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at,
+                                       pix_key_owner_cpf_masked)
+              VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${new Date(now)},
+                      ${keyOwner?.ownerCpfMasked ?? null})
               RETURNING id`)
             const posting = yield* ledger.debit({
               userId,
