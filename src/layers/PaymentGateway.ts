@@ -48,6 +48,21 @@ export const withdrawalOfReference = (reference: string): bigint | undefined => 
 }
 
 /**
+ * Our reference for a deposit's refund (docs/rules.md#deposit-third-party): the gateway's idempotency key for it,
+ * so however often it is asked (a retry, the refund job, a redelivered charge.paid) the payment is returned once.
+ */
+export const refundReference = (depositId: bigint): string => `deposit-${depositId}`
+
+/** Returning a paid charge to its payer, whole (amount and fee): a deposit paid by a third party under BR. */
+export interface RefundRequest {
+  readonly depositId: bigint
+  /** The gateway's charge id (the deposit's externalId). */
+  readonly externalId: string
+  /** What the payer paid: the deposit's amount plus its fee. */
+  readonly amountCents: bigint
+}
+
+/**
  * The gateway could not be reached, timed out, or failed on its side (5xx). For a payout this means
  * the outcome is unknown: the money may or may not have left.
  */
@@ -74,6 +89,11 @@ interface PaymentGatewayShape {
   /** Pays out, idempotent on the withdrawal (its `payoutReference`). */
   readonly payout: (request: PayoutRequest) => Effect.Effect<{ readonly payoutId: string }, GatewayError | PayoutRefused>
   readonly payoutStatus: (withdrawalId: bigint) => Effect.Effect<PayoutStatus, GatewayError>
+  /**
+   * Returns a paid charge to its payer, idempotent on the deposit (its `refundReference`); any failure is a
+   * GatewayError, retried later (docs/rules.md#deposit-refund-retry).
+   */
+  readonly refund: (request: RefundRequest) => Effect.Effect<{ readonly refundId: string }, GatewayError>
 }
 
 export class PaymentGateway extends Context.Tag("app/PaymentGateway")<PaymentGateway, PaymentGatewayShape>() {}

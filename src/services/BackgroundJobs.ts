@@ -24,12 +24,18 @@ const every = <R>(interval: Duration.DurationInput, name: string, run: Effect.Ef
     )
   )
 
-/** Unpaid deposits past their expiry are expired every minute (docs/rules.md#deposit-expiry). */
+/**
+ * Every minute: unpaid deposits past their expiry are expired (docs/rules.md#deposit-expiry), and the refunds of
+ * REFUND_PENDING deposits are asked of the gateway again (docs/rules.md#deposit-refund-retry).
+ */
 export const DepositExpiryJob = every(
   Duration.minutes(1),
   "Deposit expiry",
   Effect.flatMap(Deposits, (deposits) =>
-    Effect.tap(deposits.expireDue(), (count) => count > 0 ? Effect.logInfo(`Deposit expiry: ${count} expired`) : Effect.void))
+    Effect.zipRight(
+      Effect.tap(deposits.expireDue(), (count) => count > 0 ? Effect.logInfo(`Deposit expiry: ${count} expired`) : Effect.void),
+      Effect.tap(deposits.retryRefunds(), (count) => count > 0 ? Effect.logInfo(`Deposit refunds: ${count} refunded`) : Effect.void)
+    ))
 )
 
 /** Raffles are drawn (or cancelled) once they reach endsAt (docs/rules.md#raffle-draw). */

@@ -5,8 +5,10 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Effect, Layer, Option, Ref, TestClock } from "effect"
+import { Clock, Effect, Layer, Option, Redacted, Ref, TestClock } from "effect"
+import { AppConfig } from "../../src/layers/AppConfig"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
+import { SandboxKyc } from "../../src/layers/kyc/SandboxKyc"
 import { type ChargeRequest, PaymentGateway } from "../../src/layers/PaymentGateway"
 import { Deposits } from "../../src/services/money/Deposits"
 import { Ledger } from "../../src/services/money/Ledger"
@@ -19,7 +21,9 @@ import { makeTestGateway, TestGateway } from "../support/TestGateway"
 import { gatewayCall, initiateDeposit, paidEvent, signGateway } from "../support/PaymentFixtures"
 
 /** The deposit service on the test database, for running the expiry job by hand. */
-const DepositsAlone = Deposits.Default.pipe(Layer.provide([Stores.memory, TestGateway]))
+const DepositsAlone = Deposits.Default.pipe(
+  Layer.provide([Stores.memory, TestGateway, Layer.succeed(AppConfig, testConfig), SandboxKyc])
+)
 
 const appOptions = (extra: TestAppOptions = {}): TestAppOptions => ({
   ...extra,
@@ -419,7 +423,7 @@ layer(TestDatabase)("deposits", (it) => {
         failureReason: "Payment failed"
       })
       expect((yield* client.get("/api/admin/deposits?status=LOST", admin.auth)).body.errors).toEqual([
-        { field: "status", message: "must be one of PENDING, CONFIRMED, FAILED, EXPIRED, CANCELLED" }
+        { field: "status", message: "must be one of PENDING, CONFIRMED, FAILED, EXPIRED, CANCELLED, REFUND_PENDING, REFUNDED" }
       ])
       expect((yield* client.get("/api/admin/deposits", player.auth)).status).toBe(403)
       expect((yield* client.post(`/api/admin/deposits/${pending.depositId}/confirm`, undefined, player.auth)).status).toBe(403)
@@ -472,7 +476,7 @@ layer(TestDatabase)("deposits", (it) => {
 
       // With a real gateway configured, the sandbox is not there.
       const real = yield* makeTestClient(appOptions({
-        config: { gateway: { ...testConfig.gateway, url: Option.some("https://gateway.example.com"), key: Option.some("k" as never) } }
+        config: { gateway: { ...testConfig.gateway, url: Option.some("https://gateway.example.com"), key: Option.some(Redacted.make("k")) } }
       }))
       const realPlayer = yield* signIn(real, "sandboxer")
       const d = yield* initiateDeposit(real, realPlayer.auth, 1_500)

@@ -303,6 +303,57 @@ describe("HTTP gateway adapter", () => {
     }).pipe(Effect.scoped))
 })
 
+describe("refunds (docs/rules.md#deposit-third-party)", () => {
+  it.live("the HTTP adapter: POST /charges/:id/refund, the whole payment in reais, reference and Idempotency-Key deposit-<id>, retried on 5xx", () =>
+    Effect.gen(function*() {
+      const seen: Array<{ method: string; path: string; key: string | undefined; body: unknown }> = []
+      let failures = 1
+      const server = yield* Effect.acquireRelease(
+        Effect.async<{ url: string; close: () => void }>((resume) => {
+          const http = createServer((request, response) => {
+            let text = ""
+            request.on("data", (chunk) => (text += chunk))
+            request.on("end", () => {
+              seen.push({
+                method: request.method!,
+                path: request.url!,
+                key: request.headers["idempotency-key"] as string | undefined,
+                body: JSON.parse(text)
+              })
+              if (failures-- > 0) return response.writeHead(503).end()
+              if (request.url!.includes("ch_refused")) {
+                return response.writeHead(422, { "content-type": "application/json" }).end(JSON.stringify({ message: "not paid" }))
+              }
+              response.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ id: "re_real_1" }))
+            })
+          })
+          http.listen(0, "127.0.0.1", () =>
+            resume(Effect.succeed({ url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, close: () => http.close() })))
+        }),
+        (s) => Effect.sync(s.close)
+      )
+      const gateway = yield* Effect.map(Layer.build(HttpGateway(server.url, Redacted.make("k"))), Context.get(PaymentGateway))
+      expect(yield* gateway.refund({ depositId: 42n, externalId: "ch_paid", amountCents: 2_550n })).toEqual({ refundId: "re_real_1" })
+      expect(seen).toEqual(Array(2).fill({
+        method: "POST",
+        path: "/charges/ch_paid/refund",
+        key: "deposit-42",
+        body: { amount: 25.5, currency: "BRL", reference: "deposit-42" }
+      }))
+      // Anything but a 2xx {id} is a failure, left for the next try.
+      expect(yield* Effect.flip(gateway.refund({ depositId: 43n, externalId: "ch_refused", amountCents: 500n })))
+        .toEqual(new GatewayError({ message: "The payment gateway is unavailable" }))
+    }).pipe(Effect.scoped))
+
+  it.scoped("the sandbox: one refund per deposit, however often asked", () =>
+    Effect.gen(function*() {
+      const gateway = yield* sandbox((yield* recordingCallback()).layer)
+      const request = { depositId: 7n, externalId: "ch_x", amountCents: 1_000n }
+      expect(yield* gateway.refund(request)).toEqual({ refundId: "re_sandbox_7" })
+      expect(yield* gateway.refund(request)).toEqual({ refundId: "re_sandbox_7" })
+    }))
+})
+
 describe("sandbox payouts", () => {
   it.scoped("pay once per withdrawal, and the status query knows them", () =>
     Effect.gen(function*() {

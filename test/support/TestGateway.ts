@@ -14,7 +14,8 @@ import {
   PaymentGateway,
   PayoutRefused,
   type PayoutRequest,
-  type PayoutStatus
+  type PayoutStatus,
+  type RefundRequest
 } from "../../src/layers/PaymentGateway"
 
 export interface TestGatewayControl {
@@ -40,6 +41,10 @@ export interface TestGatewayControl {
   readonly cancels: Effect.Effect<ReadonlyArray<string>>
   /** How the gateway answers cancellations from now on (default: cancelled). */
   readonly answerCancels: (answer: CancelAnswer) => Effect.Effect<void>
+  /** Every refund call, in order (failed ones included). */
+  readonly refunds: Effect.Effect<ReadonlyArray<RefundRequest>>
+  /** From now on refunds fail (GatewayError) with this message; `undefined` makes them succeed again. */
+  readonly failRefunds: (message: string | undefined) => Effect.Effect<void>
 }
 
 export type CancelAnswer = "cancelled" | "already paid" | "unavailable"
@@ -65,6 +70,8 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
     const paid = new Map<bigint, string>()
     const statusAnswers = new Map<bigint, PayoutStatus>()
     const statusQueries = yield* Ref.make<ReadonlyArray<bigint>>([])
+    const refunds = yield* Ref.make<ReadonlyArray<RefundRequest>>([])
+    const refundFailure = yield* Ref.make<string | undefined>(undefined)
     let seq = 0
 
     const layer = Layer.succeed(PaymentGateway, {
@@ -114,6 +121,14 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
           if (answer !== undefined) return answer
           const payoutId = paid.get(withdrawalId)
           return payoutId === undefined ? { _tag: "Unknown" as const } : { _tag: "Paid" as const, payoutId }
+        }),
+      refund: (request) =>
+        Effect.gen(function*() {
+          yield* Ref.update(refunds, (all) => [...all, request])
+          const message = yield* Ref.get(refundFailure)
+          if (message !== undefined) return yield* new GatewayError({ message })
+          // One refund per deposit, however often asked (idempotent on its reference).
+          return { refundId: `re_test_${request.depositId}` }
         })
     })
 
@@ -128,7 +143,9 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
       statusQueries: Ref.get(statusQueries),
       failCharges: (message) => Ref.set(chargeFailure, message),
       cancels: Ref.get(cancels),
-      answerCancels: (answer) => Ref.set(cancelAnswer, answer)
+      answerCancels: (answer) => Ref.set(cancelAnswer, answer),
+      refunds: Ref.get(refunds),
+      failRefunds: (message) => Ref.set(refundFailure, message)
     } satisfies TestGatewayControl
   })
 

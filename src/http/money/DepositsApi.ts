@@ -13,13 +13,15 @@ const DepositList = ListPage("deposits", DepositView)
 
 const initiate = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.post(name, path).setPayload(DepositRequest).addSuccess(DepositInitiated, { status: 201 })
-    .addError(HttpError.GatewayUnavailable)
+    .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.PaymentMethodNotAllowed))
     .pipe(moneyMoving)
     .annotateContext(Examples.initiateDeposit)
     .pipe(documented(summary, "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum " +
       "deposit is R$ 5.00`) to 10000000 (`Maximum deposit is R$ 100,000.00`). The method's fee (GET " +
       "/payment/methods) is paid on top, rounded half up to the cent: the charge is totalCents = amountCents + " +
-      "feeCents. The balance is credited amountCents when the gateway confirms payment."))
+      "feeCents. The balance is credited amountCents when the gateway confirms payment. Under JURISDICTION=BR only " +
+      "PIX (another method: 422 `Payment method not allowed in this jurisdiction`), and a payment from anyone but " +
+      "the account holder is not credited but returned to the payer (REFUND_PENDING, then REFUNDED)."))
 
 const list = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.get(name, path).setUrlParams(PageQuery).addSuccess(DepositList)

@@ -14,7 +14,7 @@ export class PaymentCallbackApi extends HttpApiGroup.make("paymentCallback")
         duplicate: Schema.optional(Schema.Literal(true))
       }))
       .addError(Schema.Union(HttpError.InvalidWebhookSignature, HttpError.InvalidWebhookTimestamp, HttpError.AddressNotAllowed))
-      .pipe(documented("Payment gateway callback", "Body `{event, data: {id, failReason?}}` signed in " +
+      .pipe(documented("Payment gateway callback", "Body `{event, data: {id, failReason?, payerDocument?}}` signed in " +
         "`x-webhook-signature` (lowercase hex HMAC-SHA256 with the shared webhook secret of the body, or of " +
         "`timestamp + \".\" + body` when `x-webhook-timestamp` (whole seconds since the epoch) is sent; 401 `Invalid " +
         "webhook signature`). A timestamp more than 5 minutes from the server's clock, or none while " +
@@ -22,7 +22,9 @@ export class PaymentCallbackApi extends HttpApiGroup.make("paymentCallback")
         "outside GATEWAY_ALLOWED_IPS get 403 before the signature is looked at; a signature header that is not 64 " +
         "hex characters, or a timestamp header that is not digits, is 401 before the body is read. At most 64 KiB " +
         "(413). Each event (the same signed content) is taken once: again, it answers `{received: true, duplicate: " +
-        "true}` and does nothing. charge.paid confirms (once), charge.failed fails, charge.expired expires; " +
+        "true}` and does nothing. charge.paid confirms (once; under JURISDICTION=BR only when `data.payerDocument`, the " +
+        "payer's CPF digits, is the account holder's, else the deposit is refunded), charge.failed fails, " +
+        "charge.expired expires; " +
         "payout.paid and payout.failed `{data: {id, reference: \"withdrawal-<id>\", failReason?}}` settle a " +
         "withdrawal (a failed payout is refunded once); other events are acknowledged. An unknown charge id: 404 " +
         "`Deposit not found`; an unknown payout reference: 404 `Withdrawal not found`."))

@@ -5,9 +5,9 @@
  * registration of a PIX key's owner in the sandbox's key directory (docs/rules.md#pix-key-sandbox).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { JSONSchema, Schema } from "effect"
 import { Authentication } from "../identity/Authentication"
-import { DepositView, SandboxAction } from "../../schema/money/Deposit"
+import { DepositView, SandboxAction, SandboxPayment } from "../../schema/money/Deposit"
 import { Cpf } from "../../schema/identity/Compliance"
 import { pixKeyProblem } from "../../schema/money/Withdrawal"
 import * as HttpError from "../platform/HttpErrors"
@@ -29,6 +29,18 @@ const SandboxPixKeyRegistration = Schema.Struct({
   })
 ).annotations({ parseOptions: { errors: "all" } })
 
+/**
+ * The optional JSON body `{payerCpf}`, in the OpenAPI document: the handler reads it itself, since a declared
+ * payload would make the body required (docs/rules.md#request-bodies: a request without a body needs no content type).
+ */
+const optionalPayerBody = (operation: Record<string, any>) => ({
+  ...operation,
+  requestBody: {
+    required: false,
+    content: { "application/json": { schema: JSONSchema.make(Schema.encodedSchema(SandboxPayment)) } }
+  }
+})
+
 export class SandboxApi extends HttpApiGroup.make("sandbox")
   .annotate(OpenApi.Description, "The embedded sandbox gateway's controls, for paying deposits by hand in development.")
   .add(
@@ -44,9 +56,12 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
       }))
       .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.ChargeCancelled, HttpError.SandboxNotInUse))
       .pipe(withStepUp)
+      .annotate(OpenApi.Transform, optionalPayerBody)
       .pipe(documented("Settle a sandbox charge", "Sandbox only: pay, fail or expire the charge of one of your " +
         "deposits (any deposit for an admin). The sandbox signs the gateway event and POSTs it to " +
-        "/api/webhooks/payment, the path a real gateway takes. Settling someone else's charge is an " +
+        "/api/webhooks/payment, the path a real gateway takes. `pay` takes an optional JSON body `{payerCpf}` " +
+        "(11 digits, bare or punctuated): the payer's CPF, sent as the event's `data.payerDocument`; without it, " +
+        "under JURISDICTION=BR, the deposit owner's verified CPF. Settling someone else's charge is an " +
         "administrator's step-up action: " + STEP_UP))
   )
   .add(

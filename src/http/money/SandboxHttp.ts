@@ -1,19 +1,41 @@
 /** Handlers of the sandbox gateway's controls (docs/rules.md#sandbox-gateway, docs/rules.md#pix-key-sandbox). */
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect, ParseResult, Schema } from "effect"
+import { SandboxPayment } from "../../schema/money/Deposit"
+import { MalformedBody } from "../../schema/platform/Errors"
 import { PixKeyOwners } from "../../services/money/PixKeyOwners"
 import { SandboxCharges } from "../../services/money/SandboxCharges"
 import { Api } from "../Api"
 import { makeAdminStepUp } from "../admin/AdminStepUp"
 import { CurrentUser } from "../identity/Authentication"
+import { validationErrorOf } from "../platform/ErrorEnvelope"
+import { bodyProblem, nestedDeeperThan } from "../platform/RequestBody"
+
+/**
+ * `pay`'s optional body `{payerCpf}` (docs/rules.md#sandbox-gateway): none at all is an empty payment request; read
+ * only for `pay`, through the bounded reader of docs/rules.md#request-bodies.
+ */
+const payment = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const text = yield* Effect.mapError(request.text, bodyProblem)
+  if (text.trim() === "") return {}
+  if (nestedDeeperThan(text, 64)) return yield* new MalformedBody({ message: "JSON nested deeper than 64 levels" })
+  const body = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new MalformedBody() })
+  return yield* Schema.decodeUnknown(SandboxPayment)(body).pipe(
+    Effect.mapError((error) => validationErrorOf(ParseResult.ArrayFormatter.formatErrorSync(error)))
+  )
+})
 
 export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
   Effect.gen(function*() {
     const sandbox = yield* SandboxCharges
     const stepUp = yield* makeAdminStepUp
     const pixKeyOwners = yield* PixKeyOwners
-    return handlers
-      .handle("charge", ({ headers, path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => sandbox.settle(user, path.externalId, path.action, stepUp(headers))))
+    return handlers.handle("charge", ({ headers, path }) =>
+      Effect.gen(function*() {
+        const { user } = yield* CurrentUser
+        const { payerCpf } = path.action === "pay" ? yield* payment : {}
+        return yield* sandbox.settle(user, path.externalId, path.action, stepUp(headers), payerCpf)
+      }))
       .handle("pixKey", ({ payload }) => pixKeyOwners.registerInSandbox(payload, payload.ownerCpf))
   }))

@@ -219,6 +219,11 @@ export const NotEnoughTickets = withStatus(Raffle.NotEnoughTickets, (message) =>
 
 /** Deposits and withdrawals (docs/rules.md#deposits, docs/rules.md#withdrawals). */
 export const DepositNotPending = withStatus(Deposit.DepositNotPending, (message) => new Deposit.DepositNotPending({ message }), 400)
+export const PaymentMethodNotAllowed = withStatus(
+  Deposit.PaymentMethodNotAllowed,
+  (message) => new Deposit.PaymentMethodNotAllowed({ message }),
+  422
+)
 export const ChargeCancelled = withStatus(Deposit.ChargeCancelled, (message) => new Deposit.ChargeCancelled({ message }), 400)
 export const SandboxNotInUse = withStatus(Deposit.SandboxNotInUse, (message) => new Deposit.SandboxNotInUse({ message }), 404)
 export const WithdrawalNotPending = withStatus(

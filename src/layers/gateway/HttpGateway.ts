@@ -8,7 +8,11 @@
  * `{id, qrCodeText, qrCode, expiresAt}`; `POST /charges/:id/cancel` -> 2xx, or 409 when the charge is
  * paid; `POST /payouts {amount, currency, pixKeyType, pixKey, reference}` -> `{id}`, or a 4xx
  * `{message}` when the gateway refuses the payout; `GET /payouts/:reference` -> `{id, status: PAID |
- * FAILED | PROCESSING, failReason?}`, or 404 when it never received that payout. Amounts are in
+ * FAILED | PROCESSING, failReason?}`, or 404 when it never received that payout; `POST /charges/:id/refund
+ * {amount, currency, reference}` (reference and Idempotency-Key `deposit-<id>`: one refund per deposit however often
+ * asked) -> 2xx `{id}` (the refund's id), any other answer being a failure retried later
+ * (docs/rules.md#deposit-refund-retry). `charge.paid` carries `data.payerDocument`, the payer's CPF (or CNPJ) digits
+ * (docs/rules.md#deposit-third-party). Amounts are in
  * currency units (cents / 100, docs/rules.md#deposit-initiation). Payout events (`payout.paid`, `payout.failed`)
  * arrive on the signed callback with `data: {id, reference, failReason?}`. The gateway signs each callback
  * (`x-webhook-signature`) over `timestamp + "." + body` with the time in `x-webhook-timestamp` (whole seconds),
@@ -29,7 +33,9 @@ import {
   payoutReference,
   PayoutRefused,
   type PayoutRequest,
-  type PayoutStatus
+  type PayoutStatus,
+  refundReference,
+  type RefundRequest
 } from "../PaymentGateway"
 
 const ChargeResponse = Schema.Struct({
@@ -45,6 +51,7 @@ const PayoutStatusResponse = Schema.Struct({
   failReason: Schema.optional(Schema.String)
 })
 const Refusal = Schema.Struct({ message: Schema.String })
+const RefundResponse = Schema.Struct({ id: Schema.String })
 
 const units = (cents: bigint) => Number(cents) / 100
 
@@ -155,6 +162,16 @@ export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
         )
       }
 
+      const refund = (request: RefundRequest): Effect.Effect<{ readonly refundId: string }, GatewayError> => {
+        const reference = refundReference(request.depositId)
+        return call(
+          `/charges/${encodeURIComponent(request.externalId)}/refund`,
+          reference,
+          { amount: units(request.amountCents), currency: "BRL", reference },
+          RefundResponse
+        ).pipe(Effect.map((answer) => ({ refundId: answer.id })))
+      }
+
       return {
         createCharge: (request) =>
           call(
@@ -165,7 +182,8 @@ export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
           ).pipe(Effect.map((charge) => ({ ...charge, externalId: charge.id }))),
         cancelCharge,
         payout,
-        payoutStatus
+        payoutStatus,
+        refund
       }
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))

@@ -12,7 +12,8 @@ import { signGatewayEvent } from "./GatewaySignature"
 
 export interface SandboxEvent {
   readonly event: "charge.paid" | "charge.failed" | "charge.expired"
-  readonly data: { readonly id: string; readonly failReason?: string }
+  /** `payerDocument`: who paid a charge.paid, CPF digits (docs/rules.md#deposit-third-party). */
+  readonly data: { readonly id: string; readonly failReason?: string; readonly payerDocument?: string }
 }
 
 interface SandboxCallbackShape {

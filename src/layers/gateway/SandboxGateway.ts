@@ -1,7 +1,7 @@
 /**
  * The embedded sandbox gateway (docs/rules.md#sandbox-gateway), used when PAYMENT_GATEWAY_URL is absent:
  * charges with id `ch_<random>` expiring after DEPOSIT_TTL_MINUTES; payouts always succeed, and the status query knows
- * the payouts this process made. Each method behaves as its real counterpart would (docs/rules.md#sandbox-gateway):
+ * the payouts this process made; refunds always succeed, one per deposit (`re_sandbox_<depositId>`). Each method behaves as its real counterpart would (docs/rules.md#sandbox-gateway):
  *
  * - PIX: a real BR Code and its QR image; the charge waits for the payer, who pays it (or fails or
  *   expires it) through the sandbox endpoints.
@@ -34,6 +34,8 @@ export const SandboxGateway = Layer.scoped(
     const host = new URL(config.publicUrl).host
     /** Payout ids by withdrawal: one payout per withdrawal, however often it is asked for (idempotent). */
     const payouts = new Map<bigint, string>()
+    /** Refund ids by deposit: one refund per deposit, however often it is asked for (idempotent). */
+    const refunds = new Map<bigint, string>()
     const ttl = Duration.minutes(config.gateway.depositTtlMinutes)
     /** Scheduled payments by charge id; interrupted when the layer closes. */
     const payments = yield* FiberMap.make<string>()
@@ -92,6 +94,12 @@ export const SandboxGateway = Layer.scoped(
         Effect.sync(() => {
           const payoutId = payouts.get(withdrawalId)
           return payoutId === undefined ? { _tag: "Unknown" as const } : { _tag: "Paid" as const, payoutId }
+        }),
+      refund: (request) =>
+        Effect.sync(() => {
+          const refundId = refunds.get(request.depositId) ?? `re_sandbox_${request.depositId}`
+          refunds.set(request.depositId, refundId)
+          return { refundId }
         })
     }
   })

@@ -11,8 +11,23 @@ import { PlainString } from "../platform/Text"
 export const DepositId = idFromString("DepositId")
 export type DepositId = typeof DepositId.Type
 
-export const DepositStatus = Schema.Literal("PENDING", "CONFIRMED", "FAILED", "EXPIRED", "CANCELLED").annotations({
-  message: () => ({ message: "must be one of PENDING, CONFIRMED, FAILED, EXPIRED, CANCELLED", override: true })
+/**
+ * REFUND_PENDING and REFUNDED occur under JURISDICTION=BR only: a deposit paid by someone other than the account
+ * holder, never credited, being (then) returned to the payer (docs/rules.md#deposit-third-party).
+ */
+export const DepositStatus = Schema.Literal(
+  "PENDING",
+  "CONFIRMED",
+  "FAILED",
+  "EXPIRED",
+  "CANCELLED",
+  "REFUND_PENDING",
+  "REFUNDED"
+).annotations({
+  message: () => ({
+    message: "must be one of PENDING, CONFIRMED, FAILED, EXPIRED, CANCELLED, REFUND_PENDING, REFUNDED",
+    override: true
+  })
 })
 export type DepositStatus = typeof DepositStatus.Type
 
@@ -107,7 +122,9 @@ export const GatewayEvent = Schema.Struct({
   event: Schema.String,
   data: Schema.Struct({
     id: PlainString.pipe(Schema.nonEmptyString({ message: () => "is required" })),
-    failReason: Schema.optional(PlainString)
+    failReason: Schema.optional(PlainString),
+    /** charge.paid: the payer's CPF digits, checked against the account holder under BR (docs/rules.md#deposit-third-party). */
+    payerDocument: Schema.optional(PlainString)
   })
 }).annotations({ parseOptions: { errors: "all" } })
 export type GatewayEvent = typeof GatewayEvent.Type
@@ -128,6 +145,14 @@ export interface GatewayEventReceipt {
 export class DepositNotPending extends Schema.TaggedError<DepositNotPending>()(
   "DepositNotPending",
   message("Deposit is not pending")
+) {}
+
+/**
+ * Under JURISDICTION=BR, a deposit by another method than PIX (docs/rules.md#deposit-methods-br) (422).
+ */
+export class PaymentMethodNotAllowed extends Schema.TaggedError<PaymentMethodNotAllowed>()(
+  "PaymentMethodNotAllowed",
+  message("Payment method not allowed in this jurisdiction")
 ) {}
 
 /** Paying a cancelled charge in the sandbox gateway (docs/rules.md#sandbox-gateway) (400). */
@@ -168,3 +193,18 @@ export const SandboxAction = Schema.Literal("pay", "fail", "expire").annotations
   message: () => ({ message: "must be one of pay, fail, expire", override: true })
 })
 export type SandboxAction = typeof SandboxAction.Type
+
+/**
+ * The optional body of `POST /sandbox/charges/:externalId/pay`: who pays (docs/rules.md#sandbox-gateway); by
+ * default, under BR, the deposit's owner.
+ */
+export const SandboxPayment = Schema.Struct({
+  payerCpf: Schema.optional(
+    Schema.String.pipe(
+      Schema.filter((cpf) => /^(\d{11}|\d{3}\.\d{3}\.\d{3}-\d{2})$/.test(cpf), {
+        message: () => "must be a CPF: 11 digits, bare or as 000.000.000-00"
+      })
+    )
+  )
+}).annotations({ identifier: "SandboxPayment", parseOptions: { errors: "all" } })
+export type SandboxPayment = typeof SandboxPayment.Type

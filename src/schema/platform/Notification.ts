@@ -13,7 +13,8 @@ export const NotificationType = Schema.Literal(
   "WITHDRAWAL_REQUESTED",
   "WITHDRAWAL_COMPLETED",
   "WITHDRAWAL_REJECTED",
-  "WITHDRAWAL_FAILED"
+  "WITHDRAWAL_FAILED",
+  "DEPOSIT_REFUNDED"
 )
 export type NotificationType = typeof NotificationType.Type
 
@@ -60,6 +61,8 @@ export type AuditAction =
   | "DEPOSIT_EXPIRED"
   | "DEPOSIT_PAID_LATE"
   | "DEPOSIT_CANCELLED"
+  | "DEPOSIT_THIRD_PARTY"
+  | "DEPOSIT_REFUNDED"
   | "BATTLE_SETTLEMENT"
   | "RAFFLE_CREATED"
   | "RAFFLE_DRAWN"

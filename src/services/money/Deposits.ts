@@ -18,12 +18,21 @@
  * The gateway has the last word on money received: charge.paid also confirms a deposit that our
  * expiry job (or an earlier failure event) had already closed, so a late callback never swallows
  * a payment. Administrators confirm only PENDING deposits (docs/rules.md#admin-deposit-confirmation).
+ *
+ * Under JURISDICTION=BR (docs/rules.md#deposits-br; docs/decisions.md "Third-party deposits refunded"): PIX only,
+ * and a charge.paid whose payer (`payerDocument`) is not the account holder is never credited. In the callback's
+ * transaction the deposit becomes REFUND_PENDING (audited DEPOSIT_THIRD_PARTY); after the commit the gateway is
+ * asked to return the payment (idempotent on `deposit-<id>`), and once it accepts, REFUND_PENDING -> REFUNDED
+ * (notified DEPOSIT_REFUNDED, audited DEPOSIT_REFUNDED) by a conditional update. A crash or a failed refund call
+ * leaves REFUND_PENDING, which the refund job (every minute) and any later charge.paid ask again.
  */
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Clock, Effect, Schema } from "effect"
-import { randomBytes } from "node:crypto"
+import { randomBytes, timingSafeEqual } from "node:crypto"
+import { AppConfig } from "../../layers/AppConfig"
 import { PaymentGateway } from "../../layers/PaymentGateway"
+import { cpfDigits, maskCpf } from "../../schema/identity/Compliance"
 import {
   type AdminDepositView,
   depositFeeCents,
@@ -35,19 +44,22 @@ import {
   DepositStatus,
   type DepositView,
   type GatewayEvent,
-  PaymentMethod
+  PaymentMethod,
+  PaymentMethodNotAllowed
 } from "../../schema/money/Deposit"
 import { FieldError, NotFound, ValidationError } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
 import { formatBrl, GatewayUnavailable } from "../../schema/money/Money"
 import type { Notification } from "../../schema/platform/Notification"
 import { Audit } from "../admin/Audit"
+import { Identities } from "../identity/Identities"
 import { Ledger } from "./Ledger"
 import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
 import type { PageRequest, StatusPageRequest } from "../../schema/platform/Pagination"
 import {
+  afterCommit,
   firstOf,
   inTransaction,
   type NewestFirst,
@@ -60,6 +72,22 @@ import { moneyMovement } from "../../layers/AppMetrics"
 
 /** Deposits the expiry job closes per transaction. */
 const EXPIRY_BATCH = 200
+/** REFUND_PENDING deposits the refund job asks the gateway about per run. */
+const REFUND_BATCH = 100
+
+/** How a payer's document is named in the audit trail: a CPF masked, never its digits (docs/rules.md#identity-masking). */
+const payerShown = (payerDocument: string | undefined): string | null => {
+  if (payerDocument === undefined) return null
+  const digits = cpfDigits(payerDocument)
+  return digits.length === 11 ? maskCpf(digits) : "not a CPF"
+}
+
+/** The payer's document is the holder's CPF (both digits), compared in constant time. */
+const sameCpf = (payerDocument: string, holder: string): boolean => {
+  const payer = Buffer.from(cpfDigits(payerDocument))
+  const expected = Buffer.from(holder)
+  return payer.length === expected.length && timingSafeEqual(payer, expected)
+}
 
 const Row = Schema.Struct({
   id: DepositId,
@@ -119,7 +147,9 @@ type Confirmer = { readonly _tag: "Gateway" } | { readonly _tag: "Admin"; readon
 export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const config = yield* AppConfig
     const gateway = yield* PaymentGateway
+    const identities = yield* Identities
     const ledger = yield* Ledger
     const notifications = yield* Notifications
     const realtime = yield* Realtime
@@ -142,6 +172,8 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       selectFirst(sql`SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.external_id = ${externalId}`)
 
     const initiate = Effect.fn("Deposits.initiate")(function*(userId: UserId, input: DepositRequest) {
+      // docs/rules.md#deposit-methods-br: under BR money comes in by PIX only.
+      if (config.jurisdiction === "BR" && input.method !== "PIX") return yield* new PaymentMethodNotAllowed()
       const amountCents = BigInt(input.amountCents)
       const problem = depositAmountProblem(amountCents)
       if (problem !== undefined) {
@@ -251,22 +283,132 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       ], { discard: true })
 
     /**
-     * charge.paid: confirms once; an already CONFIRMED deposit is left as it is (idempotent,
-     * docs/rules.md#deposit-states).
+     * Under BR: whether the payer is the account holder (docs/rules.md#deposit-third-party). No document, no
+     * verified identity, or another document: not the holder.
      */
-    const confirmFromGateway = Effect.fn("Deposits.confirmFromGateway")(function*(externalId: string) {
-      const confirmed = yield* transaction(Effect.gen(function*() {
+    const paidByHolder = (userId: UserId, payerDocument: string | undefined) =>
+      payerDocument === undefined
+        ? Effect.succeed(false)
+        : Effect.map(identities.holderCpf(userId), (holder) => holder !== undefined && sameCpf(payerDocument, holder.digits))
+
+    /** Inside the callback's transaction, the row locked: not credited, REFUND_PENDING, audited DEPOSIT_THIRD_PARTY. */
+    const markThirdParty = (locked: Row, payerDocument: string | undefined) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const row = yield* singleOf(Row, sql`
+          WITH d AS (
+            UPDATE deposits SET status = 'REFUND_PENDING', updated_at = ${at}
+            WHERE id = ${locked.id}
+            RETURNING *
+          )
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+        yield* audit.record({
+          userId: row.userId,
+          action: "DEPOSIT_THIRD_PARTY",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: {
+            externalId: row.externalId,
+            amount: Number(row.amountCents),
+            previousStatus: locked.status,
+            payer: payerShown(payerDocument)
+          }
+        })
+        yield* Effect.logWarning(`Deposit ${row.id}: paid by someone other than the account holder; not credited, refunding it`)
+        return row
+      })
+
+    /**
+     * Asks the gateway to return a REFUND_PENDING deposit's payment (idempotent on `deposit-<id>`); once it accepts,
+     * REFUND_PENDING -> REFUNDED with DEPOSIT_REFUNDED notified and audited, by a conditional update, so however often
+     * it runs (the callback, a later charge.paid, the job, several instances) the owner is told once. A failure leaves
+     * REFUND_PENDING for the next try (docs/rules.md#deposit-refund-retry). Whether it ended REFUNDED.
+     */
+    const requestRefund = (pending: Row) =>
+      Effect.gen(function*() {
+        const answer = yield* Effect.either(gateway.refund({
+          depositId: pending.id,
+          externalId: pending.externalId,
+          amountCents: pending.amountCents + pending.feeCents
+        }))
+        if (answer._tag === "Left") {
+          yield* Effect.logWarning(
+            `Deposit ${pending.id}: the gateway did not take its refund (${answer.left.message}); the refund job asks again`
+          )
+          return false
+        }
+        const at = yield* now
+        const refunded = yield* transaction(Effect.gen(function*() {
+          const row = yield* selectFirst(sql`
+            WITH d AS (
+              UPDATE deposits SET status = 'REFUNDED', refunded_at = ${at}, refund_id = ${answer.right.refundId.slice(0, 200)},
+                                  updated_at = ${at}
+              WHERE id = ${pending.id} AND status = 'REFUND_PENDING'
+              RETURNING *
+            )
+            SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+          if (row === undefined) return undefined
+          const notification = yield* notifications.create(row.userId, {
+            type: "DEPOSIT_REFUNDED",
+            title: "Deposit refunded",
+            message: `Your deposit of ${formatBrl(row.amountCents)} was paid from an account that is not in your name, ` +
+              "so it was not credited: the payment has been returned to the payer."
+          })
+          yield* audit.record({
+            userId: row.userId,
+            action: "DEPOSIT_REFUNDED",
+            entityType: "Deposit",
+            entityId: row.id,
+            metadata: { externalId: row.externalId, refundId: answer.right.refundId, amount: Number(row.amountCents + row.feeCents) }
+          })
+          return { row, notification }
+        }))
+        if (refunded === undefined) return false
+        yield* notifications.push(refunded.row.userId, refunded.notification)
+        yield* moneyMovement("deposit", "refunded", refunded.row.amountCents)
+        return true
+      })
+
+    /**
+     * charge.paid: confirms once; an already CONFIRMED deposit is left as it is (idempotent,
+     * docs/rules.md#deposit-states). Under BR a payer other than the account holder: REFUND_PENDING, and the
+     * refund asked after the commit (docs/rules.md#deposit-third-party); a REFUND_PENDING or REFUNDED deposit is
+     * never credited (a REFUND_PENDING one has its refund asked again).
+     */
+    const confirmFromGateway = Effect.fn("Deposits.confirmFromGateway")(function*(externalId: string, payerDocument: string | undefined) {
+      const outcome = yield* transaction(Effect.gen(function*() {
         const locked = yield* selectFirst(sql`
           SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
           WHERE d.external_id = ${externalId} FOR UPDATE OF d`)
         if (locked === undefined) return yield* depositNotFound()
-        if (locked.status === "CONFIRMED") return undefined
+        if (locked.status === "CONFIRMED" || locked.status === "REFUNDED") return { _tag: "Unchanged" } as const
+        if (locked.status === "REFUND_PENDING") return { _tag: "Refund", row: locked } as const
+        if (config.jurisdiction === "BR" && !(yield* paidByHolder(locked.userId, payerDocument))) {
+          return { _tag: "Refund", row: yield* markThirdParty(locked, payerDocument) } as const
+        }
         if (locked.status !== "PENDING") {
           yield* Effect.logWarning(`Deposit ${locked.id}: paid while ${locked.status}; crediting it`)
         }
-        return yield* confirmLocked(locked, { _tag: "Gateway" })
+        return { _tag: "Confirmed", confirmed: yield* confirmLocked(locked, { _tag: "Gateway" }) } as const
       }))
-      if (confirmed !== undefined) yield* announce(confirmed)
+      if (outcome._tag === "Confirmed") yield* announce(outcome.confirmed)
+      // After the commit of the transaction around this one (the gateway event's): never ask before REFUND_PENDING stands.
+      if (outcome._tag === "Refund") yield* afterCommit(requestRefund(outcome.row))
+    })
+
+    /**
+     * The refund job's run (docs/rules.md#deposit-refund-retry): every REFUND_PENDING deposit's refund asked again;
+     * how many ended REFUNDED.
+     */
+    const retryRefunds = Effect.fn("Deposits.retryRefunds")(function*() {
+      const pending = yield* selectRows(sql`
+        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
+        WHERE d.status = 'REFUND_PENDING' ORDER BY d.id LIMIT ${REFUND_BATCH}`)
+      let refunded = 0
+      for (const row of pending) {
+        if (yield* requestRefund(row)) refunded++
+      }
+      return refunded
     })
 
     /** PENDING only, answered with `{id, status, confirmedAt}` (docs/rules.md#admin-deposit-confirmation). */
@@ -411,7 +553,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
     const handleGatewayEvent = Effect.fn("Deposits.handleGatewayEvent")(function*(event: GatewayEvent) {
       switch (event.event) {
         case "charge.paid":
-          return yield* confirmFromGateway(event.data.id)
+          return yield* confirmFromGateway(event.data.id, event.data.payerDocument)
         case "charge.failed":
           return yield* failFromGateway(event.data.id, event.data.failReason)
         case "charge.expired":
@@ -429,8 +571,16 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       confirmByAdmin,
       cancel,
       handleGatewayEvent,
-      expireDue
+      expireDue,
+      retryRefunds
     } as const
   }),
-  dependencies: [Ledger.Default, Notifications.Default, Realtime.Default, Audit.Default, WebhookOutbox.Default]
+  dependencies: [
+    Ledger.Default,
+    Notifications.Default,
+    Realtime.Default,
+    Audit.Default,
+    WebhookOutbox.Default,
+    Identities.Default
+  ]
 }) {}

@@ -15,7 +15,8 @@ interface Deposit {
   readonly user: { id: string; username: string }
 }
 
-const STATUSES = ["PENDING", "CONFIRMED", "FAILED", "EXPIRED", "CANCELLED"] as const
+// REFUND_PENDING and REFUNDED: deposits paid by a third party under JURISDICTION=BR (docs/rules.md#deposit-third-party).
+const STATUSES = ["PENDING", "CONFIRMED", "FAILED", "EXPIRED", "CANCELLED", "REFUND_PENDING", "REFUNDED"] as const
 
 export const Deposits = ({ twoFactorCode }: PageProps) => {
   const [status, setStatus] = useState<string>("PENDING")
