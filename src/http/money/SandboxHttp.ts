@@ -2,14 +2,13 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, ParseResult, Schema } from "effect"
 import { SandboxPayment } from "../../schema/money/Deposit"
-import { MalformedBody } from "../../schema/platform/Errors"
 import { PixKeyOwners } from "../../services/money/PixKeyOwners"
 import { SandboxCharges } from "../../services/money/SandboxCharges"
 import { Api } from "../Api"
 import { makeAdminStepUp } from "../admin/AdminStepUp"
 import { CurrentUser } from "../identity/Authentication"
 import { validationErrorOf } from "../platform/ErrorEnvelope"
-import { bodyProblem, nestedDeeperThan } from "../platform/RequestBody"
+import { bodyProblem } from "../platform/RequestBody"
 
 /**
  * `pay`'s optional body `{payerCpf}` (docs/rules.md#sandbox-gateway): none at all is an empty payment request; read
@@ -17,10 +16,8 @@ import { bodyProblem, nestedDeeperThan } from "../platform/RequestBody"
  */
 const payment = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const text = yield* Effect.mapError(request.text, bodyProblem)
-  if (text.trim() === "") return {}
-  if (nestedDeeperThan(text, 64)) return yield* new MalformedBody({ message: "JSON nested deeper than 64 levels" })
-  const body = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: () => new MalformedBody() })
+  if ((yield* Effect.mapError(request.text, bodyProblem)).trim() === "") return {}
+  const body = yield* Effect.mapError(request.json, bodyProblem)
   return yield* Schema.decodeUnknown(SandboxPayment)(body).pipe(
     Effect.mapError((error) => validationErrorOf(ParseResult.ArrayFormatter.formatErrorSync(error)))
   )
