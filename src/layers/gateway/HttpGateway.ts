@@ -23,9 +23,10 @@
  * about whether the money left. Logged failures name the call and what went wrong, never a request
  * body (it holds the PIX key).
  */
-import { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Duration, Effect, Layer, Redacted, Schedule, Schema } from "effect"
+import { describeFailure, providerClient } from "../ProviderHttp"
+import { Duration, Effect, Layer, type Redacted, Schema } from "effect"
 import {
   ChargeAlreadyPaid,
   GatewayError,
@@ -55,14 +56,6 @@ const RefundResponse = Schema.Struct({ id: Schema.String })
 
 const units = (cents: bigint) => Number(cents) / 100
 
-/** What went wrong, in words fit for a log line: no request or response bodies. */
-const describe = (error: unknown): string =>
-  HttpClientError.isHttpClientError(error)
-    ? error._tag === "ResponseError" ? `status ${error.response.status}` : `${error.reason} error`
-    : error instanceof Error
-    ? error.name
-    : "unexpected response"
-
 /** 4xx answers that do not mean "will not pay": the outcome stays unknown. */
 const NOT_A_REFUSAL = new Set([408, 409, 429])
 
@@ -70,16 +63,10 @@ export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
   Layer.effect(
     PaymentGateway,
     Effect.gen(function*() {
-      const client = (yield* HttpClient.HttpClient).pipe(
-        HttpClient.mapRequest(HttpClientRequest.prependUrl(url)),
-        HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(key))),
-        HttpClient.filterStatus((status) => status < 500),
-        HttpClient.transformResponse(Effect.timeout(Duration.seconds(10))),
-        HttpClient.retryTransient({ times: 3, schedule: Schedule.exponential("200 millis") })
-      )
+      const client = yield* providerClient(url, key, { attempt: Duration.seconds(10), retries: 3 })
 
       const unavailable = (path: string) => (error: unknown) =>
-        Effect.logWarning(`Payment gateway ${path} failed: ${describe(error)}`).pipe(
+        Effect.logWarning(`Payment gateway ${path} failed: ${describeFailure(error)}`).pipe(
           Effect.zipRight(Effect.fail(new GatewayError({ message: "The payment gateway is unavailable" })))
         )
 

@@ -5,17 +5,11 @@
  * transport failure, a 5xx after the retries or an answer outside the contract is PixKeyDirectoryUnavailable
  * (503, D20). Logged failures name what went wrong, never a request or response body (they hold the key and CPFs).
  */
-import { HttpClient, HttpClientError, HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import { Duration, Effect, Layer, type Redacted } from "effect"
+import { describeFailure, providerClient } from "../ProviderHttp"
 import { interpretPixKeyLookup, PixKeyDirectory, PixKeyDirectoryUnavailable, type PixKeyLookup } from "../PixKeyDirectory"
-
-const describe = (error: unknown): string =>
-  HttpClientError.isHttpClientError(error)
-    ? error._tag === "ResponseError" ? `status ${error.response.status}` : `${error.reason} error`
-    : error instanceof Error
-    ? error.name
-    : String(error)
 
 /** Time limits of a lookup: per attempt, and for the whole lookup with its retries (tests shorten them). */
 export interface PixKeyDirectoryTimeouts {
@@ -29,13 +23,7 @@ export const HttpPixKeyDirectory = (url: string, key: Redacted.Redacted<string>,
   Layer.effect(
     PixKeyDirectory,
     Effect.gen(function*() {
-      const client = (yield* HttpClient.HttpClient).pipe(
-        HttpClient.mapRequest(HttpClientRequest.prependUrl(url)),
-        HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(key))),
-        HttpClient.filterStatus((status) => status < 500),
-        HttpClient.transformResponse(Effect.timeout(timeouts.attempt)),
-        HttpClient.retryTransient({ times: 2, schedule: Schedule.exponential("200 millis") })
-      )
+      const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
       const lookup = (request: PixKeyLookup) =>
         HttpClientRequest.post("/pix-keys/lookup").pipe(
           HttpClientRequest.bodyUnsafeJson({
@@ -52,7 +40,7 @@ export const HttpPixKeyDirectory = (url: string, key: Redacted.Redacted<string>,
           ),
           Effect.scoped,
           Effect.timeout(timeouts.total),
-          Effect.catchAll((error) => Effect.succeed(describe(error))),
+          Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
           Effect.flatMap((result) =>
             typeof result === "string"
               ? Effect.zipRight(

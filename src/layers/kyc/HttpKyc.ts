@@ -5,17 +5,11 @@
  * or an answer outside the contract is KycUnavailable (503, D20). Logged failures name what went wrong,
  * never a request or response body (they hold the CPF and the name).
  */
-import { HttpClient, HttpClientError, HttpClientRequest } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import { Duration, Effect, Layer, type Redacted } from "effect"
+import { describeFailure, providerClient } from "../ProviderHttp"
 import { interpretKyc, Kyc, type KycRequest, KycUnavailable } from "../Kyc"
-
-const describe = (error: unknown): string =>
-  HttpClientError.isHttpClientError(error)
-    ? error._tag === "ResponseError" ? `status ${error.response.status}` : `${error.reason} error`
-    : error instanceof Error
-    ? error.name
-    : String(error)
 
 /** Time limits of a check: per attempt, and for the whole check with its retries (tests shorten them). */
 export interface KycTimeouts {
@@ -29,13 +23,7 @@ export const HttpKyc = (url: string, key: Redacted.Redacted<string>, timeouts: K
   Layer.effect(
     Kyc,
     Effect.gen(function*() {
-      const client = (yield* HttpClient.HttpClient).pipe(
-        HttpClient.mapRequest(HttpClientRequest.prependUrl(url)),
-        HttpClient.mapRequest(HttpClientRequest.bearerToken(Redacted.value(key))),
-        HttpClient.filterStatus((status) => status < 500),
-        HttpClient.transformResponse(Effect.timeout(timeouts.attempt)),
-        HttpClient.retryTransient({ times: 2, schedule: Schedule.exponential("200 millis") })
-      )
+      const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
       const check = (request: KycRequest) =>
         HttpClientRequest.post("/cpf/check").pipe(
           HttpClientRequest.bodyUnsafeJson({ cpf: request.cpf, fullName: request.fullName, birthDate: request.birthDate }),
@@ -48,7 +36,7 @@ export const HttpKyc = (url: string, key: Redacted.Redacted<string>, timeouts: K
           ),
           Effect.scoped,
           Effect.timeout(timeouts.total),
-          Effect.catchAll((error) => Effect.succeed(describe(error))),
+          Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
           Effect.flatMap((result) =>
             typeof result === "string"
               ? Effect.zipRight(
