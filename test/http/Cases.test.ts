@@ -108,7 +108,9 @@ layer(TestDatabase)("public cases", (it) => {
         category: "MEDIUM",
         isFeatured: true,
         itemCount: 3,
-        bestItem: { name: "Karambit | Fade", rarity: "EXTRAORDINARY", valueCents: 50_000 }
+        bestItem: { name: "Karambit | Fade", rarity: "EXTRAORDINARY", valueCents: 50_000 },
+        // 0.3 x 50000 + 0.6 x 100 + 0.1 x 5000 = 15560 of 2500.
+        rtp: 6.224
       })
       const byId = Object.fromEntries(all.body.cases.map((c: { id: string }) => [c.id, c]))
       expect(byId[cheap1.id]).toMatchObject({ itemCount: 2, category: "CHEAP", isFeatured: false, bestItem: { name: "AWP | Asiimov", rarity: "COVERT", valueCents: 5_000 } })
@@ -189,6 +191,8 @@ layer(TestDatabase)("public cases", (it) => {
         name: "Exact Chances",
         priceCents: 1_200,
         flipChance: 0,
+        // 0.57 x 300 + 0.43 x 80000 = 34571 of 1200 = 28.80916...
+        rtp: 28.8092,
         items: [
           { id: rare.id, name: "M4A4 | Howl", rarity: "COVERT", valueCents: 80_000, imageUrl: rare.imageUrl, dropChance: 0.43 },
           { id: common.id, name: "MP9 | Storm", rarity: "INDUSTRIAL", valueCents: 300, imageUrl: common.imageUrl, dropChance: 0.57 }
@@ -223,6 +227,45 @@ layer(TestDatabase)("public cases", (it) => {
         expect(refused.status, id).toBe(400)
         expect(fieldsOf(refused.body), id).toEqual(["id"])
       }
+    }))
+
+  it.scoped("GET /cases and GET /cases/:id show every player each case's rtp, FLIP included, as administrators see it (D23)", () =>
+    Effect.gen(function*() {
+      const { admin, client, item, newCase, player } = yield* setup
+      const low = yield* item("Glock-18 | Candy Apple", "MIL_SPEC", 100)
+      const high = yield* item("AK-47 | Redline", "CLASSIFIED", 5_000)
+      const items = [{ itemId: low.id, dropChance: 0.9 }, { itemId: high.id, dropChance: 0.1 }]
+      // With FLIP 0.1 the better of two rolls: P(max = 5000) = 1 - 0.9^2 = 0.19, E[max] = 0.81 x 100 + 0.19 x
+      // 5000 = 1031; EV = 0.9 x 590 + 0.1 x 1031 = 634.1 of 3000 = 0.211366... (without FLIP it would be 0.1967).
+      const flip = yield* newCase("Flip Odds", { priceCents: 3_000, flipChance: 0.1, items })
+      // EV 590 of 16000 = 0.036875 exactly: rounded half up to 0.0369.
+      const halfUp = yield* newCase("Half Up", { priceCents: 16_000, items })
+      const expected = { [flip.id]: 0.2114, [halfUp.id]: 0.0369 }
+
+      const listed = yield* client.get("/api/cases?limit=100", player.auth)
+      expect(listed.status).toBe(200)
+      for (const [id, rtp] of Object.entries(expected)) {
+        expect(listed.body.cases.find((c: { id: string }) => c.id === id), id).toMatchObject({ id, rtp })
+        const detail = yield* client.get(`/api/cases/${id}`, player.auth)
+        expect(detail.status, id).toBe(200)
+        expect(detail.body.rtp, id).toBe(rtp)
+        // The same figure administrators see (docs/rules.md#house-edge-rule).
+        expect((yield* client.get(`/api/admin/cases/${id}`, admin.auth)).body.rtp, id).toBe(rtp)
+      }
+      // Every listed case carries it.
+      expect(listed.body.cases.every((c: { rtp: unknown }) => typeof c.rtp === "number")).toBe(true)
+
+      // At the items' current values: revaluing an item moves it at once.
+      const revalued = yield* client.request(`/api/admin/items/${high.id}`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", ...admin.auth },
+        body: JSON.stringify({ valueCents: 6_000 })
+      })
+      expect(revalued.status).toBe(200)
+      // E[max] = 81 + 0.19 x 6000 = 1221; EV = 0.9 x 690 + 0.1 x 1221 = 743.1 of 3000 = 0.2477.
+      expect((yield* client.get(`/api/cases/${flip.id}`, player.auth)).body.rtp).toBe(0.2477)
+      const relisted = (yield* client.get("/api/cases?limit=100", player.auth)).body
+      expect(relisted.cases.find((c: { id: string }) => c.id === flip.id).rtp).toBe(0.2477)
     }))
 
   it.scoped("the openings history at /cases/openings is not taken for a case id", () =>

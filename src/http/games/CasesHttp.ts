@@ -11,11 +11,12 @@ export const CasesLive = HttpApiBuilder.group(Api, "cases", (handlers) =>
       .handle("list", ({ urlParams }) =>
         Effect.map(catalog.listActiveCases(urlParams), ({ items, page, total }) => ({ cases: items, total, page })))
       .handle("get", ({ path }) =>
-        Effect.map(catalog.findActiveCase(path.id), ({ case: kase, items }) => ({
+        Effect.map(catalog.findActiveCase(path.id), ({ case: kase, economics, items }) => ({
           id: kase.id,
           name: kase.name,
           priceCents: kase.priceCents,
           flipChance: kase.flipChance,
+          rtp: economics.rtp,
           items: items.map((item) => ({
             id: item.itemId,
             name: item.name,

@@ -125,6 +125,15 @@ export class CaseItem extends Schema.Class<CaseItem>("CaseItem")({
   rangeEnd: Schema.Number
 }) {}
 
+/**
+ * A case's return to player as players see it (docs/rules.md#case-listing, docs/rules.md#house-edge-rule):
+ * `CaseEconomics`' `rtp`, the same figure administrators see.
+ */
+export const PublicRtp = Schema.Number.annotations({
+  description: "Return to player: the expected value of an opening (FLIP included, at the items' current values) " +
+    "divided by priceCents, computed exactly and rounded half up to 4 decimals (0.8812 = 88.12 %)."
+})
+
 /** A `GET /cases` entry (docs/rules.md#case-listing): `bestItem` is its most valuable item. */
 export const CaseSummary = Schema.Struct({
   id: CaseId,
@@ -135,7 +144,8 @@ export const CaseSummary = Schema.Struct({
   category: CaseCategory,
   isFeatured: Schema.Boolean,
   itemCount: Schema.Int,
-  bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber })
+  bestItem: Schema.Struct({ name: Schema.String, rarity: Rarity, valueCents: Schema.BigIntFromNumber }),
+  rtp: PublicRtp
 })
 export type CaseSummary = typeof CaseSummary.Type
 

@@ -83,6 +83,8 @@ class CaseItemDetail extends Schema.Class<CaseItemDetail>("CaseItemDetail")({
 interface ActiveCase {
   readonly case: Case
   readonly items: ReadonlyArray<CaseItemDetail>
+  /** What it pays back, from its blocks and its items' current values (docs/rules.md#house-edge-rule). */
+  readonly economics: Economics
 }
 
 const CaseSummaryRow = Schema.Struct({
@@ -93,10 +95,15 @@ const CaseSummaryRow = Schema.Struct({
   priceCents: Schema.BigInt,
   category: CaseCategory,
   isFeatured: Schema.Boolean,
+  houseEdge: Schema.Number,
+  flipChance: Schema.Number,
   itemCount: Schema.Number,
   bestName: Schema.String,
   bestRarity: Rarity,
-  bestValueCents: Schema.BigInt
+  bestValueCents: Schema.BigInt,
+  /** Each roll block's size and its item's value, in the same order: what `rtp` is computed from. */
+  blockUnits: Schema.Array(Schema.Number),
+  blockValueCents: Schema.Array(Schema.BigInt)
 })
 
 /** A stored range with its item's current value. */
@@ -473,17 +480,27 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
 
     /**
      * `GET /cases` (docs/rules.md#case-listing): active cases, featured first, then by price, then by id; each with its
-     * item count and its most valuable item (equal values: the lowest item id).
+     * item count, its most valuable item (equal values: the lowest item id) and its rtp. The page query reads each
+     * case's blocks (sizes and values) with the case, so rtp is computed here exactly as administrators see it,
+     * without a query per case.
      */
     const listActiveCases = Effect.fn("Catalog.listActiveCases")(function*(query: ActiveCaseQuery) {
       const { items, total } = yield* pageOf(
         CaseSummaryRow,
         query,
         ({ limit, offset }) =>
-          sql`SELECT c.id, c.name, c.slug, c.image_url, c.price_cents, c.category, c.is_featured,
-                     (SELECT count(*)::int FROM case_items n WHERE n.case_id = c.id) AS item_count,
+          sql`SELECT c.id, c.name, c.slug, c.image_url, c.price_cents, c.category, c.is_featured, c.house_edge,
+                     c.flip_chance, blocks.item_count, blocks.block_units, blocks.block_value_cents,
                      best.name AS best_name, best.rarity AS best_rarity, best.value_cents AS best_value_cents
               FROM cases c
+              CROSS JOIN LATERAL (
+                SELECT count(*)::int AS item_count,
+                       array_agg(n.range_end - n.range_start + 1 ORDER BY n.range_start) AS block_units,
+                       -- As text: BIGINT values travel as strings, decoded to bigint.
+                       array_agg(i.value_cents::text ORDER BY n.range_start) AS block_value_cents
+                FROM case_items n JOIN items i ON i.id = n.item_id
+                WHERE n.case_id = c.id
+              ) blocks
               CROSS JOIN LATERAL (
                 SELECT i.name, i.rarity, i.value_cents FROM case_items b JOIN items i ON i.id = b.item_id
                 WHERE b.case_id = c.id ORDER BY i.value_cents DESC, i.id LIMIT 1
@@ -493,9 +510,15 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
               LIMIT ${limit} OFFSET ${offset}`,
         sql`SELECT count(*) AS n FROM cases c WHERE ${activeWhere(query)}`
       )
-      const summaries = items.map(({ bestName, bestRarity, bestValueCents, ...summary }): CaseSummary => ({
+      const summaries = items.map((
+        { bestName, bestRarity, bestValueCents, blockUnits, blockValueCents, flipChance, houseEdge, ...summary }
+      ): CaseSummary => ({
         ...summary,
-        bestItem: { name: bestName, rarity: bestRarity, valueCents: bestValueCents }
+        bestItem: { name: bestName, rarity: bestRarity, valueCents: bestValueCents },
+        rtp: economicsOf(
+          { priceCents: summary.priceCents, houseEdge, flipChance },
+          blockUnits.map((units, index) => ({ units, valueCents: blockValueCents[index]! }))
+        ).rtp
       }))
       return { items: summaries, total, page: query.page } satisfies PageOf<CaseSummary>
     })
@@ -511,7 +534,7 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         SELECT ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
         FROM case_items ci JOIN items i ON i.id = ci.item_id
         WHERE ci.case_id = ${caseId} ORDER BY ci.range_start`)
-      return { case: found, items } satisfies ActiveCase
+      return { case: found, items, economics: economicsOf(found, items.map(payoutOf)) } satisfies ActiveCase
     })
 
     /** The items of a case in roll order, ready for `itemForRoll`. */
