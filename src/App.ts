@@ -25,6 +25,7 @@ import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { type SandboxCallback, SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
 import { KycFromConfig } from "./layers/kyc/KycFromConfig"
+import { ExclusionRegistryFromConfig } from "./layers/registry/ExclusionRegistryFromConfig"
 import { PixKeyDirectoryFromConfig } from "./layers/gateway/PixKeyDirectoryFromConfig"
 import type { DatabaseOpener } from "./layers/DataDirLock"
 import { databaseFromConfig, Infrastructure } from "./layers/Infrastructure"
@@ -159,6 +160,9 @@ export const application = <EC, RC, I, EI, RI, EP, EG, EJ, RJ>(
     Layer.provideMerge(world.sandboxCallback),
     // The identity (KYC) provider: chosen from the configuration, as the gateway is (docs/rules.md#kyc-provider).
     Layer.provideMerge(KycFromConfig),
+    // The centralized self-exclusion registry: chosen from the configuration, as the KYC provider is
+    // (docs/rules.md#exclusion-registry).
+    Layer.provideMerge(ExclusionRegistryFromConfig),
     // The gateway's PIX key directory: the sandbox's or the real gateway's, as the gateway (docs/rules.md#pix-key-owner).
     Layer.provideMerge(PixKeyDirectoryFromConfig),
     Layer.provideMerge(world.infrastructure),

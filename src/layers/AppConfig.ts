@@ -136,6 +136,14 @@ export interface AppConfigShape {
     readonly url: Option.Option<string>
     readonly key: Option.Option<Redacted.Redacted>
   }
+  /**
+   * The centralized self-exclusion registry (docs/rules.md#exclusion-registry, D23): the embedded sandbox when `url`
+   * is absent and SANDBOX is on.
+   */
+  readonly exclusionRegistry: {
+    readonly url: Option.Option<string>
+    readonly key: Option.Option<Redacted.Redacted>
+  }
   /** True when the secrets were generated here rather than given (printed at start-up). */
   readonly secretsGenerated: boolean
   readonly secrets: Secrets
@@ -152,6 +160,13 @@ export const usesSandboxGateway = (config: AppConfigShape): boolean => config.sa
  */
 /** The embedded sandbox KYC provider checks identities: SANDBOX on and no KYC_PROVIDER_URL (docs/rules.md#kyc-provider). */
 export const usesSandboxKyc = (config: AppConfigShape): boolean => config.sandbox && Option.isNone(config.kyc.url)
+
+/**
+ * The embedded sandbox self-exclusion registry answers: SANDBOX on and no EXCLUSION_REGISTRY_URL
+ * (docs/rules.md#exclusion-registry).
+ */
+export const usesSandboxExclusionRegistry = (config: AppConfigShape): boolean =>
+  config.sandbox && Option.isNone(config.exclusionRegistry.url)
 
 export const usesDevIdentityProvider = (config: AppConfigShape): boolean =>
   config.sandbox && Option.isNone(config.oidc.issuer)
@@ -292,6 +307,7 @@ const productionProblems = (input: {
   readonly oidc: OidcConfig
   readonly gateway: AppConfigShape["gateway"]
   readonly kyc: AppConfigShape["kyc"]
+  readonly exclusionRegistry: AppConfigShape["exclusionRegistry"]
   readonly sandbox: boolean
   readonly oidcSecretGiven: boolean
   readonly jurisdiction: Jurisdiction
@@ -305,7 +321,9 @@ const productionProblems = (input: {
     ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : []),
     ...(Option.isNone(gateway.key) ? ["PAYMENT_GATEWAY_KEY"] : []),
     ...(input.jurisdiction === "BR" && Option.isNone(input.kyc.url) ? ["KYC_PROVIDER_URL"] : []),
-    ...(input.jurisdiction === "BR" && Option.isNone(input.kyc.key) ? ["KYC_PROVIDER_KEY"] : [])
+    ...(input.jurisdiction === "BR" && Option.isNone(input.kyc.key) ? ["KYC_PROVIDER_KEY"] : []),
+    ...(input.jurisdiction === "BR" && Option.isNone(input.exclusionRegistry.url) ? ["EXCLUSION_REGISTRY_URL"] : []),
+    ...(input.jurisdiction === "BR" && Option.isNone(input.exclusionRegistry.key) ? ["EXCLUSION_REGISTRY_KEY"] : [])
   ]
   const short = ALL_SECRET_NAMES.filter((name) =>
     given[name] !== undefined && Buffer.byteLength(given[name]!, "utf8") < MIN_SECRET_BYTES
@@ -313,7 +331,8 @@ const productionProblems = (input: {
   const insecure = [
     ...(Option.exists(oidc.issuer, (url) => !url.startsWith("https://")) ? ["OIDC_ISSUER"] : []),
     ...(Option.exists(gateway.url, (url) => !url.startsWith("https://")) ? ["PAYMENT_GATEWAY_URL"] : []),
-    ...(Option.exists(input.kyc.url, (url) => !url.startsWith("https://")) ? ["KYC_PROVIDER_URL"] : [])
+    ...(Option.exists(input.kyc.url, (url) => !url.startsWith("https://")) ? ["KYC_PROVIDER_URL"] : []),
+    ...(Option.exists(input.exclusionRegistry.url, (url) => !url.startsWith("https://")) ? ["EXCLUSION_REGISTRY_URL"] : [])
   ]
   return [
     ...(input.sandbox ? ["never runs the sandbox: unset SANDBOX or set it to false"] : []),
@@ -388,6 +407,11 @@ export const loadAppConfig: Effect.Effect<
     key: yield* Config.option(Config.redacted("KYC_PROVIDER_KEY"))
   }
 
+  const exclusionRegistry = {
+    url: Option.map(yield* Config.option(Config.url("EXCLUSION_REGISTRY_URL")), (url) => url.href.replace(/\/+$/, "")),
+    key: yield* Config.option(Config.redacted("EXCLUSION_REGISTRY_KEY"))
+  }
+
   const given = yield* readGivenSecrets
   const { generated, values } = production
     ? yield* Effect.gen(function*() {
@@ -396,6 +420,7 @@ export const loadAppConfig: Effect.Effect<
         oidc,
         gateway,
         kyc,
+        exclusionRegistry,
         sandbox,
         oidcSecretGiven: Option.isSome(oidcSecret),
         jurisdiction
@@ -412,7 +437,8 @@ export const loadAppConfig: Effect.Effect<
     const missing = [
       ...(Option.isNone(oidc.issuer) ? ["OIDC_ISSUER"] : []),
       ...(Option.isNone(gateway.url) ? ["PAYMENT_GATEWAY_URL"] : []),
-      ...(jurisdiction === "BR" && Option.isNone(kyc.url) ? ["KYC_PROVIDER_URL"] : [])
+      ...(jurisdiction === "BR" && Option.isNone(kyc.url) ? ["KYC_PROVIDER_URL"] : []),
+      ...(jurisdiction === "BR" && Option.isNone(exclusionRegistry.url) ? ["EXCLUSION_REGISTRY_URL"] : [])
     ]
     if (missing.length > 0) {
       return yield* new StartupError({ message: `SANDBOX=false requires these variables, which are not set: ${missing.join(", ")}` })
@@ -440,6 +466,7 @@ export const loadAppConfig: Effect.Effect<
     rateLimits,
     gateway,
     kyc,
+    exclusionRegistry,
     secretsGenerated: generated,
     secrets: yield* toSecrets(values)
   }

@@ -262,39 +262,57 @@ describe("configuration", () => {
       expect(Either.isLeft(bad) && bad.left.message).toBe("IDENTITY_KEY must be 64 hexadecimal characters (32 bytes)")
     }))
 
-  it.effect("production under BR also requires IDENTITY_KEY, KYC_PROVIDER_URL (https) and KYC_PROVIDER_KEY; under NONE none of them", () =>
+  it.effect("production under BR also requires IDENTITY_KEY, KYC_PROVIDER_URL (https), KYC_PROVIDER_KEY, EXCLUSION_REGISTRY_URL (https) and EXCLUSION_REGISTRY_KEY; under NONE none of them", () =>
     Effect.gen(function*() {
       expect(Either.isRight(yield* load(productionEnv()))).toBe(true)
       const missing = yield* load({ ...productionEnv(), JURISDICTION: "BR" })
       expect(Either.isLeft(missing) && missing.left.message).toBe(
-        "NODE_ENV=production requires these variables, which are not set: IDENTITY_KEY, KYC_PROVIDER_URL, KYC_PROVIDER_KEY"
+        "NODE_ENV=production requires these variables, which are not set: IDENTITY_KEY, KYC_PROVIDER_URL, KYC_PROVIDER_KEY, " +
+          "EXCLUSION_REGISTRY_URL, EXCLUSION_REGISTRY_KEY"
       )
       const insecure = yield* load({
         ...productionEnv(),
         JURISDICTION: "BR",
         IDENTITY_KEY: "cd".repeat(32),
         KYC_PROVIDER_URL: "http://kyc.example.com",
-        KYC_PROVIDER_KEY: "kyc-api-key"
+        KYC_PROVIDER_KEY: "kyc-api-key",
+        EXCLUSION_REGISTRY_URL: "http://registry.example.com",
+        EXCLUSION_REGISTRY_KEY: "registry-api-key"
       })
-      expect(Either.isLeft(insecure) && insecure.left.message).toBe("NODE_ENV=production requires https:// URLs: KYC_PROVIDER_URL")
+      expect(Either.isLeft(insecure) && insecure.left.message).toBe(
+        "NODE_ENV=production requires https:// URLs: KYC_PROVIDER_URL, EXCLUSION_REGISTRY_URL"
+      )
       const config = Either.getOrThrow(yield* load({
         ...productionEnv(),
         JURISDICTION: "BR",
         IDENTITY_KEY: "cd".repeat(32),
         KYC_PROVIDER_URL: "https://kyc.example.com/v1/",
-        KYC_PROVIDER_KEY: "kyc-api-key"
+        KYC_PROVIDER_KEY: "kyc-api-key",
+        EXCLUSION_REGISTRY_URL: "https://registry.example.com/v2/",
+        EXCLUSION_REGISTRY_KEY: "registry-api-key"
       }))
       expect(config.jurisdiction).toBe("BR")
       expect(config.kyc.url).toEqual(Option.some("https://kyc.example.com/v1"))
+      expect(config.exclusionRegistry.url).toEqual(Option.some("https://registry.example.com/v2"))
+      expect(Option.map(config.exclusionRegistry.key, Redacted.value)).toEqual(Option.some("registry-api-key"))
       expect(Option.map(config.secrets.identityKey, Redacted.value)).toEqual(Option.some(Buffer.from("cd".repeat(32), "hex")))
     }))
 
-  it.effect("SANDBOX=false under BR also requires KYC_PROVIDER_URL", () =>
+  it.effect("SANDBOX=false under BR also requires KYC_PROVIDER_URL and EXCLUSION_REGISTRY_URL", () =>
     Effect.gen(function*() {
       const real = { DATA_DIR: dataDir(), SANDBOX: "false", OIDC_ISSUER: "https://id.example.com", PAYMENT_GATEWAY_URL: "https://gw.example.com" }
       expect(Either.isRight(yield* load(real))).toBe(true)
       const br = yield* load({ ...real, JURISDICTION: "BR" })
-      expect(Either.isLeft(br) && br.left.message).toBe("SANDBOX=false requires these variables, which are not set: KYC_PROVIDER_URL")
-      expect(Either.isRight(yield* load({ ...real, JURISDICTION: "BR", KYC_PROVIDER_URL: "https://kyc.example.com" }))).toBe(true)
+      expect(Either.isLeft(br) && br.left.message).toBe(
+        "SANDBOX=false requires these variables, which are not set: KYC_PROVIDER_URL, EXCLUSION_REGISTRY_URL"
+      )
+      expect(Either.isRight(
+        yield* load({
+          ...real,
+          JURISDICTION: "BR",
+          KYC_PROVIDER_URL: "https://kyc.example.com",
+          EXCLUSION_REGISTRY_URL: "https://registry.example.com"
+        })
+      )).toBe(true)
     }))
 })

@@ -9,7 +9,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import type { Server } from "node:http"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, Option, type Runtime, type Scope } from "effect"
+import { type Context, Effect, Layer, Redacted, Option, type Runtime, type Scope } from "effect"
 import { makeAccessLog } from "../../src/http/platform/AccessLog"
 import { createHttpServer } from "../../src/http/platform/NodeServer"
 import { application } from "../../src/App"
@@ -65,6 +65,7 @@ export const testConfig: AppConfigShape = {
     sandboxCryptoDelaySeconds: 0
   },
   kyc: { url: Option.none(), key: Option.none() },
+  exclusionRegistry: { url: Option.none(), key: Option.none() },
   secretsGenerated: false,
   secrets: {
     webhookSecret: Redacted.make("test-webhook-secret"),
@@ -92,6 +93,8 @@ export interface TestClient {
    * options) until the scope closes; the base URL, e.g. `http://127.0.0.1:40123`.
    */
   readonly listen: (createServer?: () => Server) => Effect.Effect<string, never, Scope.Scope>
+  /** A service of this app as its handlers see it (e.g. a sandbox twin's state). */
+  readonly service: <I, S>(tag: Context.Tag<I, S>) => Effect.Effect<S>
 }
 
 export interface TestAppOptions {
@@ -173,6 +176,7 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
       listen,
       request,
       open: (path, init) => Effect.promise(() => handler!(new Request(`http://localhost${path}`, init))),
+      service: (tag) => Effect.provide(tag, runtime as Runtime.Runtime<any>),
       get: (path, headers) => request(path, { headers }),
       post: (path, body, headers) =>
         request(path, {

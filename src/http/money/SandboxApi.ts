@@ -2,7 +2,8 @@
  * The embedded sandbox gateway's controls (docs/rules.md#sandbox-gateway), for paying a deposit by hand on the embedded
  * defaults: each makes the sandbox send the matching signed event to our own callback over HTTP.
  * Only while the sandbox is the gateway (no PAYMENT_GATEWAY_URL); the deposit's owner or an admin. Also the
- * registration of a PIX key's owner in the sandbox's key directory (docs/rules.md#pix-key-sandbox).
+ * registration of a PIX key's owner in the sandbox's key directory (docs/rules.md#pix-key-sandbox), and the list of
+ * the sandbox self-exclusion registry (docs/rules.md#exclusion-registry-sandbox).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { JSONSchema, Schema } from "effect"
@@ -28,6 +29,15 @@ const SandboxPixKeyRegistration = Schema.Struct({
     return problem === undefined ? true : { path: ["pixKey"], message: problem }
   })
 ).annotations({ parseOptions: { errors: "all" } })
+
+/** `POST` and `DELETE /sandbox/exclusion-registry` (docs/rules.md#exclusion-registry-sandbox): the CPF to list or unlist. */
+const SandboxRegistryEntry = Schema.Struct({ cpf: Cpf }).annotations({ parseOptions: { errors: "all" } })
+
+/** The answer of both: the CPF masked, and whether it is listed now. */
+const SandboxRegistryListing = Schema.Struct({
+  cpf: Schema.String.annotations({ description: "Masked: ***.456.789-**", examples: ["***.456.789-**"] }),
+  listed: Schema.Boolean
+})
 
 /**
  * The optional JSON body `{payerCpf}`, in the OpenAPI document: the handler reads it itself, since a declared
@@ -73,6 +83,23 @@ export class SandboxApi extends HttpApiGroup.make("sandbox")
         "under JURISDICTION=BR is refused as another person's (422 KEY_NOT_OWNED) unless `ownerCpf` is the account " +
         "holder's. A CPF key always belongs to that CPF; an unregistered key belongs to whoever asks. Answers the key " +
         "as stored and the owner's masked CPF."))
+  )
+  .add(
+    HttpApiEndpoint.post("listExcluded", "/sandbox/exclusion-registry").setPayload(SandboxRegistryEntry)
+      .addSuccess(SandboxRegistryListing, { status: 201 })
+      .addError(HttpError.SandboxNotInUse)
+      .pipe(documented("List a CPF in the sandbox self-exclusion registry", "Sandbox only (SANDBOX on and no " +
+        "EXCLUSION_REGISTRY_URL): the sandbox's centralized self-exclusion registry lists `cpf` (11 digits, bare or " +
+        "punctuated) from now on (in this process), as a player who excluded themselves from every licensed operator. " +
+        "Listing a listed CPF again changes nothing. Answers the masked CPF and `listed: true`."))
+  )
+  .add(
+    HttpApiEndpoint.del("unlistExcluded", "/sandbox/exclusion-registry").setPayload(SandboxRegistryEntry)
+      .addSuccess(SandboxRegistryListing)
+      .addError(HttpError.SandboxNotInUse)
+      .pipe(documented("Remove a CPF from the sandbox self-exclusion registry", "Sandbox only (SANDBOX on and no " +
+        "EXCLUSION_REGISTRY_URL): the sandbox's registry no longer lists `cpf` (a CPF never listed is fine). Answers " +
+        "the masked CPF and `listed: false`."))
   )
   .middleware(Authentication)
 {}

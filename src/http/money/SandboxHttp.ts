@@ -1,7 +1,12 @@
-/** Handlers of the sandbox gateway's controls (docs/rules.md#sandbox-gateway, docs/rules.md#pix-key-sandbox). */
+/**
+ * Handlers of the sandbox gateway's controls (docs/rules.md#sandbox-gateway, docs/rules.md#pix-key-sandbox) and of the
+ * sandbox self-exclusion registry's list (docs/rules.md#exclusion-registry-sandbox).
+ */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, ParseResult, Schema } from "effect"
-import { SandboxPayment } from "../../schema/money/Deposit"
+import { ExclusionRegistry } from "../../layers/ExclusionRegistry"
+import { cpfDigits, maskCpf } from "../../schema/identity/Compliance"
+import { SandboxNotInUse, SandboxPayment } from "../../schema/money/Deposit"
 import { PixKeyOwners } from "../../services/money/PixKeyOwners"
 import { SandboxCharges } from "../../services/money/SandboxCharges"
 import { Api } from "../Api"
@@ -23,11 +28,27 @@ const payment = Effect.gen(function*() {
   )
 })
 
+/**
+ * `POST` / `DELETE /sandbox/exclusion-registry`: the sandbox registry lists or unlists the CPF; 404 while a real
+ * registry is in use (EXCLUSION_REGISTRY_URL set) or none (SANDBOX off).
+ */
+const setListed = (registry: ExclusionRegistry["Type"], cpf: string, listed: boolean) =>
+  Effect.gen(function*() {
+    const change = listed ? registry.list : registry.unlist
+    if (change === undefined) {
+      return yield* new SandboxNotInUse({ message: "The sandbox self-exclusion registry is not in use" })
+    }
+    const digits = cpfDigits(cpf)
+    yield* change(digits)
+    return { cpf: maskCpf(digits), listed }
+  })
+
 export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
   Effect.gen(function*() {
     const sandbox = yield* SandboxCharges
     const stepUp = yield* makeAdminStepUp
     const pixKeyOwners = yield* PixKeyOwners
+    const registry = yield* ExclusionRegistry
     return handlers.handle("charge", ({ headers, path }) =>
       Effect.gen(function*() {
         const { user } = yield* CurrentUser
@@ -35,4 +56,6 @@ export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
         return yield* sandbox.settle(user, path.externalId, path.action, stepUp(headers), payerCpf)
       }))
       .handle("pixKey", ({ payload }) => pixKeyOwners.registerInSandbox(payload, payload.ownerCpf))
+      .handle("listExcluded", ({ payload }) => setListed(registry, payload.cpf, true))
+      .handle("unlistExcluded", ({ payload }) => setListed(registry, payload.cpf, false))
   }))
