@@ -19,6 +19,9 @@
  *   its refund, by a conditional update, so it is refunded exactly once.
  * - payAutomatically (JURISDICTION=BR, docs/rules.md#automatic-payout): after a request has committed, a small
  *   withdrawal of a user with no recent security alert takes the approval's path at once, actor `system`.
+ * - payOutExcludedBalance (docs/rules.md#excluded-players-balance, D23): a player the self-exclusion registry lists
+ *   is paid the whole balance to their last paid-out key: created like a request (one transaction: PENDING row,
+ *   WITHDRAWAL debit, audit) by the service, with no 2FA or bounds, then paid like payAutomatically.
  * - the owner is told how it ended (docs/rules.md#withdrawal-outcome-notifications): WITHDRAWAL_COMPLETED,
  *   WITHDRAWAL_REJECTED (with the administrator's reason) or WITHDRAWAL_FAILED (refunded), written in the
  *   transaction of the conditional update that ended it, so a repeated event or reconciliation, which
@@ -172,7 +175,7 @@ export class WithdrawalCheckpoint extends Context.Reference<WithdrawalCheckpoint
 type Notice = Parameters<Notifications["create"]>[1]
 
 /** How a payout was settled, for the audit trail. */
-type SettledBy = "approval" | "automatic" | "event" | "reconcile"
+type SettledBy = "approval" | "automatic" | "excluded" | "event" | "reconcile"
 
 /** Who started a payout: an administrator's approval, or the service itself (docs/rules.md#automatic-payout). */
 type Actor = UserId | "system"
@@ -183,6 +186,24 @@ const actorOf = (actor: Actor): Record<string, string> =>
 
 /** A SECURITY_ALERT this recent keeps a withdrawal from being paid automatically (docs/rules.md#automatic-payout). */
 const AUTO_PAYOUT_ALERT_WINDOW_MS = 24 * 60 * 60_000
+
+/** What payOutExcludedBalance did (docs/rules.md#excluded-players-balance). */
+export type ExcludedBalancePayout =
+  /** A payout of the balance is under way: started now, or already (PENDING or PROCESSING) before. */
+  | { readonly _tag: "Started"; readonly withdrawalId: WithdrawalId }
+  /** A balance, but no key of the player's was ever paid out to: the `excluded-balance` alert asks an administrator. */
+  | { readonly _tag: "NoKey" }
+  /** Nothing to pay: the balance is 0. */
+  | { readonly _tag: "Empty" }
+
+/** The key of the player's most recent COMPLETED withdrawal, with its owner as checked then. */
+const LastKeyRow = Schema.Struct({
+  id: WithdrawalId,
+  pixKeyType: PixKeyType,
+  pixKey: Schema.String,
+  pixKeyOwnerCpfMasked: Schema.NullOr(Schema.String)
+})
+const BalanceRow = Schema.Struct({ balanceCents: Schema.BigInt })
 
 export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals", {
   effect: Effect.gen(function*() {
@@ -382,7 +403,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       const ended = yield* endWithRefund(
         updateOne(sql`
           UPDATE withdrawals SET status = 'CANCELLED', processed_at = ${now}
-          WHERE id = ${id} AND user_id = ${userId} AND status = 'PENDING' AND payout_attempts = 0
+          WHERE id = ${id} AND user_id = ${userId} AND status = 'PENDING' AND payout_attempts = 0 AND NOT excluded_payout
           RETURNING *`),
         (row) => ({
           userId,
@@ -571,6 +592,30 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     })
 
     /**
+     * The service's own payout of a committed withdrawal never attempted (docs/rules.md#automatic-payout): PENDING ->
+     * PROCESSING committed on its own, as an approval's (from then on cancel, reject and approvals refuse it), then the
+     * gateway with `system` as the actor. Refused or unanswered, it waits PENDING or PROCESSING. The row as it then is.
+     */
+    const startPayout = (userId: UserId, id: WithdrawalId, now: number, by: "automatic" | "excluded") =>
+      Effect.gen(function*() {
+        const started = yield* updateOne(sql`
+          UPDATE withdrawals
+          SET status = 'PROCESSING', payout_started_at = ${new Date(now)}, payout_attempts = payout_attempts + 1
+          WHERE id = ${id} AND user_id = ${userId} AND status = 'PENDING' AND payout_attempts = 0
+          RETURNING *`)
+        if (started === undefined) return yield* existing(id)
+        const settled = yield* payOut(started, "system", by)
+        if (Either.isLeft(settled)) {
+          yield* Effect.logWarning(`Withdrawal ${id}: the ${by} payout was refused (${settled.left}); it waits for an administrator`)
+          return yield* existing(id)
+        }
+        if (settled.right.status === "PROCESSING") {
+          yield* Effect.logWarning(`Withdrawal ${id}: no answer from the gateway to the ${by} payout; it waits for the payout event or a reconciliation`)
+        }
+        return settled.right
+      })
+
+    /**
      * docs/rules.md#automatic-payout: under JURISDICTION=BR, once a request has committed (its transaction, and the
      * one of its Idempotency-Key, if any) and its user lock is released, a withdrawal of at most AUTO_PAYOUT_MAX_CENTS
      * whose owner has had no SECURITY_ALERT in the last 24 hours goes the way of an approval (PENDING -> PROCESSING ->
@@ -591,22 +636,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           yield* Effect.logInfo(`Withdrawal ${answer.id}: a security alert in the last 24 hours; it waits for an administrator`)
           return answer
         }
-        // Committed on its own, as an approval's: from here on cancel, reject and approvals refuse it.
-        const started = yield* updateOne(sql`
-          UPDATE withdrawals
-          SET status = 'PROCESSING', payout_started_at = ${new Date(now)}, payout_attempts = payout_attempts + 1
-          WHERE id = ${answer.id} AND user_id = ${userId} AND status = 'PENDING' AND payout_attempts = 0
-          RETURNING *`)
-        if (started === undefined) return requested(yield* existing(answer.id))
-        const settled = yield* payOut(started, "system", "automatic")
-        if (Either.isLeft(settled)) {
-          yield* Effect.logWarning(`Withdrawal ${answer.id}: the automatic payout was refused (${settled.left}); it waits for an administrator`)
-          return requested(yield* existing(answer.id))
-        }
-        if (settled.right.status === "PROCESSING") {
-          yield* Effect.logWarning(`Withdrawal ${answer.id}: no answer from the gateway to the automatic payout; it waits for the payout event or a reconciliation`)
-        }
-        return requested(settled.right)
+        return requested(yield* startPayout(userId, answer.id, now, "automatic"))
       }).pipe(
         // Started, it is not cut off half-way by a client that hangs up.
         Effect.uninterruptible,
@@ -616,6 +646,106 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             answer
           ))
       )
+    })
+
+    const excludedNotice = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string): Notice => ({
+      type: "WITHDRAWAL_REQUESTED",
+      title: "Balance paid out",
+      message: `You are listed in the centralized self-exclusion registry, so your whole balance, ` +
+        `${amountToKey(amountCents, pixKeyType, pixKey)} you were last paid to, is being paid out to you.`
+    })
+
+    /**
+     * docs/rules.md#excluded-players-balance (D23): the centralized registry lists the player, so the WHOLE balance is
+     * paid out to the player's last used own key = the key (type and key) of their withdrawal COMPLETED most
+     * recently (by `processed_at`, then id) — a key money actually reached; under JURISDICTION=BR only one whose
+     * owner was checked to be the account holder (`pix_key_owner_cpf_masked` set), whose masked CPF is reused.
+     * Under the user's lock, in ONE transaction that locks the user's row: an unpaid (PENDING or PROCESSING) payout
+     * of this kind already there -> Started with it (a PENDING one never attempted is started now); a balance of 0
+     * -> Empty; no such key -> NoKey (the dashboard's `excluded-balance` alert asks an administrator); else the
+     * withdrawal of the balance read under that lock (no 2FA, no minimum, maximum or daily limit), its conditional
+     * WITHDRAWAL debit, audit WITHDRAWAL_EXCLUDED_PAYOUT (actor `system`) and a notice to the player. After the
+     * commit, paid like payAutomatically (PROCESSING, the gateway, actor `system`); its failure to start is logged
+     * and left to an administrator or the next call, the answer is still Started.
+     */
+    const payOutExcludedBalance = Effect.fn("Withdrawals.payOutExcludedBalance")(function*(userId: UserId) {
+      const created = yield* lock.withLock(
+        `user:${userId}`,
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const outcome = yield* transaction(Effect.gen(function*() {
+            const locked = yield* firstOf(BalanceRow, sql`SELECT balance_cents FROM users WHERE id = ${userId} FOR UPDATE`)
+            if (locked === undefined) return yield* Effect.dieMessage(`Withdrawals: user ${userId} does not exist`)
+            const unpaid = yield* firstOf(IdRow, sql`
+              SELECT id FROM withdrawals
+              WHERE user_id = ${userId} AND excluded_payout AND status IN ('PENDING', 'PROCESSING')`)
+            if (unpaid !== undefined) return { _tag: "Started", withdrawalId: unpaid.id, fresh: undefined } as const
+            const amountCents = locked.balanceCents
+            if (amountCents <= 0n) return { _tag: "Empty" } as const
+            const key = yield* firstOf(LastKeyRow, sql`
+              SELECT id, pix_key_type, pix_key, pix_key_owner_cpf_masked FROM withdrawals
+              WHERE user_id = ${userId} AND status = 'COMPLETED'
+                AND (${jurisdiction !== "BR"} OR pix_key_owner_cpf_masked IS NOT NULL)
+              ORDER BY processed_at DESC, id DESC
+              LIMIT 1`)
+            if (key === undefined) return { _tag: "NoKey" } as const
+            const { id } = yield* singleOf(IdRow, sql`
+              INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at,
+                                       pix_key_owner_cpf_masked, excluded_payout)
+              VALUES (${userId}, ${amountCents}, 'PIX', ${key.pixKeyType}, ${key.pixKey}, ${new Date(now)},
+                      ${key.pixKeyOwnerCpfMasked}, true)
+              RETURNING id`)
+            // The balance was read under the row's lock: the conditional debit takes exactly it.
+            const posting = yield* ledger.debit({
+              userId,
+              type: "WITHDRAWAL",
+              amountCents,
+              reference: { type: "WITHDRAWAL", id }
+            }).pipe(Effect.catchTag("InsufficientBalance", () =>
+              Effect.dieMessage(`Withdrawals: the locked balance of user ${userId} changed under its lock`)))
+            yield* audit.record({
+              userId,
+              action: "WITHDRAWAL_EXCLUDED_PAYOUT",
+              entityType: "Withdrawal",
+              entityId: id,
+              metadata: {
+                actor: "system",
+                amountCents: String(amountCents),
+                pixKeyType: key.pixKeyType,
+                keyOfWithdrawal: String(key.id)
+              }
+            })
+            const notification = yield* notifications.create(userId, excludedNotice(amountCents, key.pixKeyType, key.pixKey))
+            return {
+              _tag: "Started",
+              withdrawalId: id,
+              fresh: { balanceCents: posting.balanceAfterCents, notification, amountCents }
+            } as const
+          }))
+          if (outcome._tag === "Started" && outcome.fresh !== undefined) {
+            yield* realtime.balanceChanged(userId, outcome.fresh.balanceCents)
+            yield* notifications.push(userId, outcome.fresh.notification)
+            yield* moneyMovement("withdrawal", "requested", outcome.fresh.amountCents)
+          }
+          return { outcome, now }
+        })
+      )
+      const { now, outcome } = created
+      const result: ExcludedBalancePayout = outcome._tag === "Started"
+        ? { _tag: "Started", withdrawalId: outcome.withdrawalId }
+        : outcome
+      if (result._tag !== "Started") return result
+      // After the commit and the lock, as a request's automatic payout; one already attempted (refused, and waiting
+      // PENDING for an administrator, or PROCESSING) is left as it is by startPayout's `payout_attempts = 0`.
+      yield* startPayout(userId, result.withdrawalId, now, "excluded").pipe(
+        Effect.uninterruptible,
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning(
+            `Withdrawal ${result.withdrawalId}: the payout of an excluded player's balance did not start; it waits for an administrator`,
+            cause
+          ))
+      )
+      return result
     })
 
     /** The administrator's refusal: PENDING only (not while PROCESSING); refunded in the same transaction. */
@@ -674,7 +804,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       else yield* fail(row.id, event.data.failReason ?? "reported by the gateway", "event")
     })
 
-    return { request, payAutomatically, list, cancel, adminList, approve, reject, reconcile, handlePayoutEvent } as const
+    return { request, payAutomatically, payOutExcludedBalance, list, cancel, adminList, approve, reject, reconcile, handlePayoutEvent } as const
   }),
   dependencies: [Ledger.Default, TwoFactor.Default, Realtime.Default, Notifications.Default, WebhookOutbox.Default, Audit.Default]
 }) {}
