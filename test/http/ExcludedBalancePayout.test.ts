@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Clock, Effect, Layer, TestClock } from "effect"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { Withdrawals } from "../../src/services/money/Withdrawals"
 import type { UserId } from "../../src/schema/platform/Ids"
@@ -94,6 +94,22 @@ const auditOf = (withdrawalId: string | bigint) =>
       action: row.action,
       metadata: typeof row.metadata === "string" ? JSON.parse(row.metadata) : row.metadata
     }))))
+
+/** The registry's verdict, as its check stores it. */
+const listInRegistry = (userId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      sql`
+        INSERT INTO responsible_gaming (user_id, registry_listed, registry_checked_at)
+        VALUES (${userId}, true, ${new Date(now)})
+        ON CONFLICT (user_id) DO UPDATE SET registry_listed = true, registry_checked_at = excluded.registry_checked_at`))
+
+const excludedAlerts = (client: TestClient, root: Record<string, string>) =>
+  Effect.map(client.get("/api/admin/dashboard/alerts", root), (r) => {
+    expect(r.status).toBe(200)
+    return (r.body.alerts as ReadonlyArray<{ id: string; level: string; title: string; message: string }>)
+      .filter((alert) => alert.id.startsWith("excluded-balance"))
+  })
 
 layer(TestDatabase)("excluded player's balance", (it) => {
   it.scoped("the whole balance goes to the key of the last COMPLETED withdrawal, actor system, on the automatic payout's path", () =>
@@ -200,6 +216,48 @@ layer(TestDatabase)("excluded player's balance", (it) => {
       expect((yield* withdrawalsOf(never.id)).map((w) => w.status)).toEqual(["REJECTED"])
       expect(yield* withdrawalsOf(empty.id)).toEqual([])
       expect(yield* gateway.payouts).toHaveLength(2)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("the dashboard's excluded-balance alert: a listed player with a balance and no withdrawal under way, until paid out", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(NOW)
+      const gateway = yield* makeTestGateway()
+      const { client, root, withdrawals } = yield* setUp(gateway)
+      const noKey = yield* verifiedPlayer(client, "alert-no-key", 4_321)
+      const withKey = yield* verifiedPlayer(client, "alert-with-key", 20_000)
+      expect((yield* request(client, withKey.auth, 5_000)).status).toBe("COMPLETED")
+      const unlisted = yield* verifiedPlayer(client, "alert-unlisted", 9_000)
+      const listedEmpty = yield* verifiedPlayer(client, "alert-listed-empty", 0)
+      const ours = <A extends { readonly id: string }>(alerts: ReadonlyArray<A>) =>
+        alerts.filter((a) => [noKey, withKey, unlisted, listedEmpty].some((p) => a.id === `excluded-balance:${p.id}`))
+      expect(ours(yield* excludedAlerts(client, root))).toEqual([])
+
+      yield* listInRegistry(noKey.id)
+      yield* listInRegistry(withKey.id)
+      yield* listInRegistry(listedEmpty.id)
+      const alerts = ours(yield* excludedAlerts(client, root))
+      expect(alerts.map((a) => a.id)).toEqual([`excluded-balance:${noKey.id}`, `excluded-balance:${withKey.id}`])
+      expect(alerts[0]).toMatchObject({ level: "WARNING" })
+      expect(alerts[0]!.message).toContain(`User ${noKey.id}`)
+      expect(alerts[0]!.message).toContain("R$ 43.21")
+      expect(alerts[0]!.message).toContain("own account")
+
+      // The one with a key is paid out (its withdrawal under way hides the alert, a balance of 0 ends it);
+      // the one without stays for an administrator.
+      yield* gateway.timeOutPayouts({ paid: false })
+      expect((yield* withdrawals.payOutExcludedBalance(withKey.userId))._tag).toBe("Started")
+      expect(ours(yield* excludedAlerts(client, root)).map((a) => a.id)).toEqual([`excluded-balance:${noKey.id}`])
+      expect(yield* withdrawals.payOutExcludedBalance(noKey.userId)).toEqual({ _tag: "NoKey" })
+      expect(ours(yield* excludedAlerts(client, root)).map((a) => a.id)).toEqual([`excluded-balance:${noKey.id}`])
+      // The administrator pays it out off-platform and brings the balance to 0 (docs/operations.md#excluded-balance-alert).
+      const adjusted = yield* client.post(
+        `/api/admin/users/${noKey.id}/adjust-balance`,
+        { amountCents: -4_321, reason: "excluded balance paid to the player's own account" },
+        root
+      )
+      expect(adjusted.status).toBe(200)
+      expect(ours(yield* excludedAlerts(client, root))).toEqual([])
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 })

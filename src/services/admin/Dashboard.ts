@@ -28,6 +28,7 @@ import type { Alert, ChartPeriod } from "../../schema/admin/Dashboard"
 import { AppConfig } from "../../layers/AppConfig"
 import { Rarity } from "../../schema/games/Catalog"
 import { Catalog } from "../games/Catalog"
+import { formatBrl } from "../../schema/money/Money"
 import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
 import { execute, numberOf, rowsOf, singleOf } from "../platform/SqlRows"
 
@@ -119,6 +120,12 @@ const PayoutDeadlineRow = Schema.Struct({
   critical: Schema.Number,
   oldestMinutes: Schema.NullOr(Schema.Number)
 })
+
+/**
+ * A player the centralized self-exclusion registry lists, with a balance and no withdrawal under way
+ * (docs/rules.md#excluded-players-balance): the automatic payout found no key of theirs, or did not start.
+ */
+const ExcludedBalanceRow = Schema.Struct({ userId: Schema.String, username: Schema.String, balanceCents: Schema.BigInt })
 
 export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
   effect: Effect.gen(function*() {
@@ -417,6 +424,12 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         FROM deposits WHERE created_at >= ${from}`)
       const suspicious = yield* numberOf(sql`
         SELECT count(*) AS n FROM audit_logs WHERE action = 'SUSPICIOUS_IP_CHANGE' AND created_at >= ${from}`)
+      const excludedBalances = yield* rowsOf(ExcludedBalanceRow, sql`
+        SELECT u.id::text AS user_id, u.username, u.balance_cents
+        FROM responsible_gaming r JOIN users u ON u.id = r.user_id
+        WHERE r.registry_listed AND u.balance_cents > 0
+          AND NOT EXISTS (SELECT 1 FROM withdrawals w WHERE w.user_id = u.id AND w.status IN ('PENDING', 'PROCESSING'))
+        ORDER BY u.id`)
       const alerts: Array<Alert> = []
       if (staleWithdrawals > 0) {
         alerts.push({
@@ -460,6 +473,18 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
               `; the oldest was requested ${oldestMinutes} minutes ago. Approve or reject them now.`
           })
         }
+      }
+      // docs/rules.md#excluded-players-balance: the operator must return an excluded player's money.
+      for (const player of excludedBalances) {
+        alerts.push({
+          id: `excluded-balance:${player.userId}`,
+          level: "WARNING",
+          title: "Excluded player's balance to pay out",
+          message: `User ${player.userId} (${player.username}) is listed in the centralized self-exclusion registry and ` +
+            `still holds ${formatBrl(player.balanceCents)} (${player.balanceCents} cents) with no withdrawal under way. ` +
+            `Pay the balance out to the player's own account (a PIX key in the player's name), then adjust the ` +
+            `balance to 0.`
+        })
       }
       if (suspicious > 10) {
         alerts.push({
