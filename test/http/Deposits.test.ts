@@ -6,24 +6,18 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, Layer, Option, Redacted, Ref, TestClock } from "effect"
-import { AppConfig } from "../../src/layers/AppConfig"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
-import { SandboxKyc } from "../../src/layers/kyc/SandboxKyc"
 import { type ChargeRequest, PaymentGateway } from "../../src/layers/PaymentGateway"
 import { Deposits } from "../../src/services/money/Deposits"
 import { Ledger } from "../../src/services/money/Ledger"
-import { Stores } from "../../src/layers/stores/Stores"
 import { fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
-import { makeTestGateway, TestGateway } from "../support/TestGateway"
+import { makeTestGateway } from "../support/TestGateway"
 import { gatewayCall, initiateDeposit, paidEvent, signGateway } from "../support/PaymentFixtures"
 
 /** The deposit service on the test database, for running the expiry job by hand. */
-const DepositsAlone = Deposits.Default.pipe(
-  Layer.provide([Stores.memory, TestGateway, Layer.succeed(AppConfig, testConfig), SandboxKyc])
-)
 
 const appOptions = (extra: TestAppOptions = {}): TestAppOptions => ({
   ...extra,
@@ -512,7 +506,7 @@ layer(TestDatabase)("deposit expiry job", (it) => {
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions())
       const player = yield* signIn(client, "forgetful")
-      const deposits = yield* Effect.provide(Deposits, DepositsAlone)
+      const deposits = yield* client.service(Deposits)
       const early = yield* initiateDeposit(client, player.auth, 1_000) // expires at 30 min
       yield* TestClock.adjust(10 * 60_000)
       const later = yield* initiateDeposit(client, player.auth, 1_100) // expires at 40 min

@@ -7,17 +7,15 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, Layer, Ref, TestClock } from "effect"
-import { AppConfig, type Jurisdiction } from "../../src/layers/AppConfig"
+import type { Jurisdiction } from "../../src/layers/AppConfig"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
-import { SandboxKyc } from "../../src/layers/kyc/SandboxKyc"
 import { PaymentGateway, type RefundRequest } from "../../src/layers/PaymentGateway"
-import { Stores } from "../../src/layers/stores/Stores"
 import { Deposits } from "../../src/services/money/Deposits"
 import { Ledger } from "../../src/services/money/Ledger"
 import { cpfOf, formatted } from "../support/Cpf"
 import { gatewayCall, initiateDeposit } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
-import { makeTestClient, type TestAppOptions, type TestClient, testConfig } from "../support/TestApp"
+import { makeTestClient, type TestAppOptions, type TestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway } from "../support/TestGateway"
 
@@ -226,15 +224,7 @@ layer(TestDatabase)("deposits under JURISDICTION=BR", (it) => {
       const gateway = yield* makeTestGateway()
       const client = yield* makeTestClient(options("BR", { gateway: gateway.layer }))
       const player = yield* verifiedPlayer(client, "br-refund-down", nextCpf())
-      const deposits = yield* Effect.provide(
-        Deposits,
-        Deposits.Default.pipe(Layer.provide([
-          Stores.memory,
-          gateway.layer,
-          Layer.succeed(AppConfig, { ...testConfig, jurisdiction: "BR" }),
-          SandboxKyc
-        ]))
-      )
+      const deposits = yield* client.service(Deposits)
       const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const deposit = yield* initiateDeposit(client, player.auth, 2_000)
       const paid = (at: number) =>

@@ -5,10 +5,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Effect, Layer, TestClock } from "effect"
+import { Clock, Effect, TestClock } from "effect"
 import { createHash, createHmac } from "node:crypto"
-import { Randomness } from "../../src/layers/Randomness"
-import { Stores } from "../../src/layers/stores/Stores"
 import { Ledger } from "../../src/services/money/Ledger"
 import { Raffles } from "../../src/services/raffles/Raffles"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
@@ -23,7 +21,6 @@ const appOptions = {
 }
 
 /** The raffle service on the test database, for running the draw job by hand. */
-const RafflesAlone = Raffles.Default.pipe(Layer.provide([Stores.memory, Randomness.seeded("raffles")]))
 
 let logins = 0
 const buyers = (client: TestClient, count: number, cents: number) =>
@@ -279,7 +276,7 @@ layer(TestDatabase)("raffle draw job", (it) => {
   it.scoped("at endsAt the job draws raffles with tickets and cancels those without; nothing before", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions)
-      const raffles = yield* Effect.provide(Raffles, RafflesAlone)
+      const raffles = yield* client.service(Raffles)
       const admin = yield* fundedPlayer(client, "root", 0)
       const sold = yield* newRaffle(client, admin, { maxTickets: 100 })
       const empty = yield* newRaffle(client, admin, { maxTickets: 100 })

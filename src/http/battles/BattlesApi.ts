@@ -14,7 +14,7 @@ import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { moneyMoving } from "../platform/Idempotent"
+import { gameAction } from "../platform/Idempotent"
 import { documented } from "../platform/OpenApiDocs"
 
 export const Battle = Schema.Struct({
@@ -81,7 +81,7 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   .add(
     HttpApiEndpoint.post("create", "/battles").setPayload(CreateBattleRequest).addSuccess(Battle, { status: 201 })
       .addError(Schema.Union(HttpError.CaseNotFound, HttpError.InsufficientBalance))
-      .pipe(moneyMoving)
+      .pipe(gameAction)
       .pipe(documented("Create a battle", "Entry price = the sum of the cases' prices; the creator pays it and takes " +
         "slot 1. TEAM needs 4 players."))
   )
@@ -97,7 +97,7 @@ export class BattlesApi extends HttpApiGroup.make("battles")
   .add(
     HttpApiEndpoint.post("join", "/battles/:id/join").setPath(IdPath).addSuccess(Battle)
       .addError(Schema.Union(HttpError.BattleNotOpen, HttpError.AlreadyJoined, HttpError.InsufficientBalance))
-      .pipe(moneyMoving)
+      .pipe(gameAction)
       .pipe(documented("Join a battle", "Pays the entry and takes the next slot; 409 `Battle is not open` (full, " +
         "finished or cancelled), 409 `Already joined`. The join that fills the last slot rolls every round and " +
         "settles the battle."))

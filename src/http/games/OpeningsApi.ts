@@ -6,7 +6,7 @@ import { CaseId, IdString } from "../../schema/platform/Ids"
 import { PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { moneyMoving } from "../platform/Idempotent"
+import { gameAction } from "../platform/Idempotent"
 import * as Examples from "../platform/OpenApiExamples"
 import { documented } from "../platform/OpenApiDocs"
 
@@ -23,7 +23,7 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
   .add(
     HttpApiEndpoint.post("open", "/cases/:id/open").setPath(IdPath).addSuccess(OpeningResult)
       .addError(Schema.Union(HttpError.CaseNotFound, HttpError.InsufficientBalance, HttpError.InvalidRoll))
-      .pipe(moneyMoving)
+      .pipe(gameAction)
       .annotateContext(Examples.openCase)
       .pipe(documented("Open a case", "Debits the case's price, rolls with the user's committed server seed, client " +
         "seed and next nonce, and adds the item to the inventory, all in one transaction. An Idempotency-Key header " +

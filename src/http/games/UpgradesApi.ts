@@ -13,7 +13,7 @@ import {
 } from "../../schema/games/Upgrade"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { moneyMoving } from "../platform/Idempotent"
+import { gameAction } from "../platform/Idempotent"
 import { documented } from "../platform/OpenApiDocs"
 
 const ProbabilityQuery = Schema.Struct({ fromItemId: ItemId, toItemId: ItemId }).annotations({
@@ -40,7 +40,7 @@ export class UpgradesApi extends HttpApiGroup.make("upgrades")
   .add(
     HttpApiEndpoint.post("upgrade", "/upgrades").setPayload(UpgradeRequest).addSuccess(UpgradeResult)
       .addError(Schema.Union(HttpError.ItemNotAvailable, UpgradeRefused))
-      .pipe(moneyMoving)
+      .pipe(gameAction)
       .pipe(documented("Upgrade items", "Stakes an inventory item for a more valuable target item: a provably fair " +
         "roll decides whether the target is won."))
   )

@@ -13,7 +13,7 @@ const DepositList = ListPage("deposits", DepositView)
 
 const initiate = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.post(name, path).setPayload(DepositRequest).addSuccess(DepositInitiated, { status: 201 })
-    .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.PaymentMethodNotAllowed))
+    .addError(Schema.Union(HttpError.GatewayUnavailable, HttpError.PaymentMethodNotAllowed, HttpError.SelfExcluded))
     .pipe(moneyMoving)
     .annotateContext(Examples.initiateDeposit)
     .pipe(documented(summary, "Creates a charge at the gateway and a PENDING deposit. amountCents from 500 (`Minimum " +

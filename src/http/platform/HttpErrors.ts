@@ -9,6 +9,7 @@ import * as Battle from "../../schema/battles/Battle"
 import * as Catalog from "../../schema/games/Catalog"
 import * as Fairness from "../../schema/games/Fairness"
 import * as Compliance from "../../schema/identity/Compliance"
+import * as ResponsibleGaming from "../../schema/identity/ResponsibleGaming"
 import * as Identity from "../../schema/identity/Identity"
 import * as Session from "../../schema/identity/Session"
 import * as TwoFactor from "../../schema/identity/TwoFactor"
@@ -296,5 +297,63 @@ export const CpfAlreadyRegistered = withStatus(
 export const IdentityAlreadyVerified = withStatus(
   Compliance.IdentityAlreadyVerified,
   (message) => new Compliance.IdentityAlreadyVerified({ message }),
+  409
+)
+
+// Responsible gaming (docs/responsible-gaming.md#refusals): codes a client can act on, with when playing is possible again.
+/** `{statusCode: 403, error, message, resetsAt}`. */
+const withReset = <A extends { readonly message: string; readonly resetsAt: Date }, I, C extends string>(
+  error: Schema.Schema<A, I>,
+  make: (fields: { readonly message: string; readonly resetsAt: Date }) => A,
+  code: C
+) =>
+  Schema.transform(
+    Schema.Struct({
+      statusCode: Schema.Literal(403),
+      error: Schema.Literal(code),
+      message: Schema.String,
+      resetsAt: Schema.Date.annotations({ description: "When the window that stops the action ends (ISO 8601)" })
+    }),
+    Schema.typeSchema(error),
+    {
+      strict: true,
+      decode: ({ message, resetsAt }) => make({ message, resetsAt }),
+      encode: (e) => ({ statusCode: 403 as const, error: code, message: e.message, resetsAt: e.resetsAt })
+    }
+  ).annotations(HttpApiSchema.annotations({ status: 403 }))
+export const LossLimitReached = withReset(
+  ResponsibleGaming.LossLimitReached,
+  (fields) => new ResponsibleGaming.LossLimitReached(fields),
+  "LOSS_LIMIT_REACHED"
+)
+export const PlayTimeLimitReached = withReset(
+  ResponsibleGaming.PlayTimeLimitReached,
+  (fields) => new ResponsibleGaming.PlayTimeLimitReached(fields),
+  "PLAY_TIME_LIMIT_REACHED"
+)
+/** `{statusCode: 403, error: "SELF_EXCLUDED", message, until}`; `until: null` while excluded indefinitely. */
+export const SelfExcluded = Schema.transform(
+  Schema.Struct({
+    statusCode: Schema.Literal(403),
+    error: Schema.Literal("SELF_EXCLUDED"),
+    message: Schema.String,
+    until: Schema.NullOr(Schema.Date).annotations({ description: "When the exclusion ends; null: indefinitely" })
+  }),
+  Schema.typeSchema(ResponsibleGaming.SelfExcluded),
+  {
+    strict: true,
+    decode: ({ message, until }) => new ResponsibleGaming.SelfExcluded({ message, until }),
+    encode: (e) => ({ statusCode: 403 as const, error: "SELF_EXCLUDED" as const, message: e.message, until: e.until })
+  }
+).annotations(HttpApiSchema.annotations({ status: 403 }))
+export const LimitsRequired = withCode(
+  ResponsibleGaming.LimitsRequired,
+  (message) => new ResponsibleGaming.LimitsRequired({ message }),
+  403,
+  "LIMITS_REQUIRED"
+)
+export const ExclusionCannotBeShortened = withStatus(
+  ResponsibleGaming.ExclusionCannotBeShortened,
+  (message) => new ResponsibleGaming.ExclusionCannotBeShortened({ message }),
   409
 )

@@ -48,6 +48,27 @@ export const moneyMoving = <
     .addError(HttpError.OperationInProgress)
     .addError(HttpError.IdentityRequired)
 
+/**
+ * A game action (an opening, an upgrade, a battle's creation or joining, raffle tickets): a money-moving endpoint
+ * that responsible gaming may refuse (docs/responsible-gaming.md#refusals), each 403 with a code.
+ */
+export const gameAction = <
+  Name extends string,
+  Method extends HttpMethod.HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Success,
+  Error,
+  R,
+  RE
+>(endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, never, Success, Error, R, RE>) =>
+  moneyMoving(endpoint)
+    .addError(HttpError.LossLimitReached)
+    .addError(HttpError.PlayTimeLimitReached)
+    .addError(HttpError.SelfExcluded)
+    .addError(HttpError.LimitsRequired)
+
 export const idempotent = <A, I, E, R>(
   request: {
     readonly userId: UserId

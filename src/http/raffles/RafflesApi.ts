@@ -7,7 +7,7 @@ import { ListPage, StatusPageQuery } from "../../schema/platform/Pagination"
 import { BuyTicketsRequest, RaffleId, RaffleStatus } from "../../schema/raffles/Raffle"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
-import { moneyMoving } from "../platform/Idempotent"
+import { gameAction } from "../platform/Idempotent"
 import { documented } from "../platform/OpenApiDocs"
 
 export const Raffle = Schema.Struct({
@@ -65,7 +65,7 @@ export class RafflesApi extends HttpApiGroup.make("raffles")
     HttpApiEndpoint.post("buy", "/raffles/:id/tickets").setPath(IdPath).setPayload(BuyTicketsRequest)
       .addSuccess(TicketPurchase)
       .addError(Schema.Union(HttpError.RaffleNotOpen, HttpError.NotEnoughTickets, HttpError.InsufficientBalance))
-      .pipe(moneyMoving)
+      .pipe(gameAction)
       .pipe(documented("Buy raffle tickets", "Buys `count` (1 to 100) consecutive ticket numbers for count x " +
         "ticketPriceCents. 409 `Raffle is not open` after endsAt or the draw, 409 `Only N tickets left`. The " +
         "purchase that sells out draws the winner."))

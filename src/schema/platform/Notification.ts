@@ -14,7 +14,8 @@ export const NotificationType = Schema.Literal(
   "WITHDRAWAL_COMPLETED",
   "WITHDRAWAL_REJECTED",
   "WITHDRAWAL_FAILED",
-  "DEPOSIT_REFUNDED"
+  "DEPOSIT_REFUNDED",
+  "RESPONSIBLE_GAMING"
 )
 export type NotificationType = typeof NotificationType.Type
 
@@ -39,6 +40,9 @@ export type NotificationPage = typeof NotificationPage.Type
 /** Every action the audit trail records. */
 export type AuditAction =
   | "2FA_ENABLED"
+  | "RESPONSIBLE_GAMING_LIMITS"
+  | "SELF_EXCLUDED"
+  | "REGISTRY_DELISTED"
   | "2FA_DISABLED"
   | "2FA_BACKUP_CODE_USED"
   | "2FA_LOCKED"

@@ -30,6 +30,7 @@ import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import type { SignedInUser } from "../../schema/identity/User"
 import { BattleRun } from "./BattleRun"
 import { Ledger } from "../money/Ledger"
+import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
@@ -123,6 +124,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const ledger = yield* Ledger
+    const responsibleGaming = yield* ResponsibleGaming
     const runner = yield* BattleRun
     const fairness = yield* ProvablyFair
     const realtime = yield* Realtime
@@ -245,10 +247,16 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           FROM jsonb_to_recordset(${JSON.stringify(rounds)}::jsonb) AS r(round_number integer, case_id bigint, price_cents bigint)`)
         yield* execute(sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
                    VALUES (${id}, 1, ${userId}, ${teamOf(request.mode, 1)}, ${at})`)
-        const posting = yield* ledger.debit({ userId, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id: BigInt(id) } })
+        const posting = yield* responsibleGaming.stake({
+          userId,
+          type: "BATTLE_ENTRY",
+          amountCents: entry,
+          reference: { type: "BATTLE", id: BigInt(id) }
+        })
         return { id: BigInt(id) as BattleId, balanceCents: posting.balanceAfterCents }
       }))
       yield* realtime.balanceChanged(userId, balanceCents)
+      yield* responsibleGaming.warnAfterPlay(userId, at)
       return yield* get(id)
     })
 
@@ -268,7 +276,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         const slot = [1, 2, 3, 4].find((s) => !used.has(s))!
         yield* execute(sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
                    VALUES (${id}, ${slot}, ${userId}, ${teamOf(battle.mode, slot)}, ${at})`)
-        const posting = yield* ledger.debit({
+        const posting = yield* responsibleGaming.stake({
           userId,
           type: "BATTLE_ENTRY",
           amountCents: battle.entryPriceCents,
@@ -279,6 +287,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       }))
       yield* gameRound("battle_join", joined.entryPriceCents)
       yield* realtime.balanceChanged(userId, joined.balanceCents)
+      yield* responsibleGaming.warnAfterPlay(userId, at)
       yield* Effect.forEach(joined.dropIds, liveDrops.announce, { discard: true })
       return yield* get(id)
     })
@@ -386,5 +395,12 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     return { create, join, leave, get, list, settlements, verifyRoll } as const
   }),
-  dependencies: [BattleRun.Default, Ledger.Default, ProvablyFair.Default, Realtime.Default, LiveDrops.Default]
+  dependencies: [
+    BattleRun.Default,
+    Ledger.Default,
+    ProvablyFair.Default,
+    Realtime.Default,
+    LiveDrops.Default,
+    ResponsibleGaming.Default
+  ]
 }) {}

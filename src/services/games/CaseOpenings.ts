@@ -23,6 +23,7 @@ import type { SignedInUser } from "../../schema/identity/User"
 import { itemForRoll, type ItemRange } from "./CaseRanges"
 import { Ledger } from "../money/Ledger"
 import { LiveDrops } from "./LiveDrops"
+import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { Realtime } from "../platform/Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
 import { afterCommit, firstOf, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
@@ -76,7 +77,9 @@ const WrittenRow = Schema.Struct({
   catalogCurrent: Schema.Boolean,
   balanceCents: Schema.NullOr(Schema.BigInt),
   openingId: Schema.NullOr(Schema.String),
-  dropId: Schema.NullOr(Schema.String)
+  dropId: Schema.NullOr(Schema.String),
+  /** The limits this opening took to 80 % of (docs/responsible-gaming.md#warnings), comma-separated. */
+  warnings: Schema.NullOr(Schema.String)
 })
 
 const view = (row: RangeRow): ItemView => ({
@@ -103,6 +106,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     const liveDrops = yield* LiveDrops
     const realtime = yield* Realtime
     const broadcast = yield* Broadcast
+    const responsibleGaming = yield* ResponsibleGaming
 
     /** An active case with its ranges and the catalog's version, in one query: no rows when the case is absent or inactive. */
     const activeCaseRanges = (id: CaseId) =>
@@ -159,11 +163,12 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         const nonces = flip === undefined ? 1 : 2
         const now = new Date(yield* Clock.currentTimeMillis)
 
-        // Checks, debit, commitment, inventory entry, opening, statistics, live drop: one statement,
-        // so one round trip and no transaction to open. Each step needs the one before it to have a
-        // row; the first two need what was read to be current.
+        // Checks, debit, commitment, inventory entry, opening, statistics, live drop, limit warnings: one
+        // statement, so one round trip and no transaction to open. Each step needs the one before it to
+        // have a row; the first two need what was read to be current, and the player's limits to allow it.
         const current = sql`EXISTS (SELECT 1 FROM fair_state)
-          AND EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version})`
+          AND EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version})
+          AND ${responsibleGaming.within(kase.priceCents)(now)}`
         const written = yield* singleOf(WrittenRow, sql`
           WITH
           ${fairness.lockStep(player.id, state)},
@@ -205,19 +210,21 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
                 THEN EXCLUDED.best_drop_opening_id ELSE s.best_drop_opening_id END,
               best_drop_value_cents = GREATEST(s.best_drop_value_cents, EXCLUDED.best_drop_value_cents)
           ),
-          ${liveDrops.recordStep({ userId: player.id, itemId: won.itemId, source: "CASE_OPEN", caseName: kase.name }, now, sql`EXISTS (SELECT 1 FROM opening)`)}
+          ${liveDrops.recordStep({ userId: player.id, itemId: won.itemId, source: "CASE_OPEN", caseName: kase.name }, now, sql`EXISTS (SELECT 1 FROM opening)`)},
+          ${responsibleGaming.warningSteps(player.id, now, sql`moved`)}
           SELECT EXISTS (SELECT 1 FROM fair_state) AS state_current,
                  EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version}) AS catalog_current,
                  (SELECT balance_cents FROM moved) AS balance_cents,
                  (SELECT id FROM opening) AS opening_id,
-                 (SELECT id FROM dropped) AS drop_id`)
+                 (SELECT id FROM dropped) AS drop_id,
+                 (SELECT limits FROM warned) AS warnings`)
         if (!written.stateCurrent || !written.catalogCurrent) {
           if (!written.catalogCurrent) cases.clear()
           yield* fairness.forget(player.id)
           return yield* new Outdated()
         }
         if (written.balanceCents === null || written.openingId === null || written.dropId === null) {
-          return yield* new InsufficientBalance()
+          return yield* responsibleGaming.refused(player.id, kase.priceCents, now, new InsufficientBalance())
         }
         yield* fairness.rolled(player.id, state, nonces, next)
         const result: OpeningResult = {
@@ -241,6 +248,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
             createdAt: now
           })
         ))
+        yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
         yield* gameRound("case_open", kase.priceCents, won.valueCents)
         return result
       })
@@ -400,5 +408,5 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
 
     return { open, history, verify } as const
   }),
-  dependencies: [Ledger.Default, ProvablyFair.Default, LiveDrops.Default, Realtime.Default]
+  dependencies: [Ledger.Default, ProvablyFair.Default, LiveDrops.Default, Realtime.Default, ResponsibleGaming.Default]
 }) {}

@@ -36,6 +36,7 @@ import {
 } from "../../schema/games/Upgrade"
 import type { Role } from "../../schema/identity/User"
 import { Inventory } from "./Inventory"
+import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { LiveDrops } from "./LiveDrops"
 import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
 import { firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
@@ -152,6 +153,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     const transaction = inTransaction(sql)
     const lock = yield* UserLock
     const fairness = yield* ProvablyFair
+    const responsibleGaming = yield* ResponsibleGaming
     const inventory = yield* Inventory
     const liveDrops = yield* LiveDrops
 
@@ -213,6 +215,8 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
         `user:${userId}`,
         transaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
+          // A game action: the player's exclusion and limits allow it, and its minute counts as played.
+          yield* responsibleGaming.playWithoutStake(userId)
           const staked = yield* stake(userId, request, now)
           if (staked === undefined) return yield* new ItemNotAvailable()
           // The staked entry is of this item, so it exists.
@@ -245,9 +249,10 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
             fromItem: { id: from.id, name: from.name },
             toItem: success ? { id: to.id, name: to.name } : null
           } satisfies UpgradeResult
-          return { result, dropId, stakeCents: from.valueCents, awardCents: success ? to.valueCents : 0n }
+          return { result, dropId, stakeCents: from.valueCents, awardCents: success ? to.valueCents : 0n, at: now }
         }))
       )
+      yield* responsibleGaming.warnAfterPlay(userId, outcome.at)
       yield* gameRound("upgrade", outcome.stakeCents, outcome.awardCents)
       // Announced only once committed, so nobody sees a drop that was rolled back.
       yield* Option.match(outcome.dropId, { onNone: () => Effect.void, onSome: liveDrops.announce })
@@ -338,5 +343,5 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
 
     return { probability, upgrade, verify, history } as const
   }),
-  dependencies: [ProvablyFair.Default, Inventory.Default, LiveDrops.Default]
+  dependencies: [ProvablyFair.Default, Inventory.Default, LiveDrops.Default, ResponsibleGaming.Default]
 }) {}

@@ -54,6 +54,7 @@ import type { Notification } from "../../schema/platform/Notification"
 import { Audit } from "../admin/Audit"
 import { Identities } from "../identity/Identities"
 import { Ledger } from "./Ledger"
+import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { Notifications } from "../platform/Notifications"
 import { Realtime } from "../platform/Realtime"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
@@ -150,6 +151,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
     const config = yield* AppConfig
     const gateway = yield* PaymentGateway
     const identities = yield* Identities
+    const responsibleGaming = yield* ResponsibleGaming
     const ledger = yield* Ledger
     const notifications = yield* Notifications
     const realtime = yield* Realtime
@@ -179,6 +181,8 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       if (problem !== undefined) {
         return yield* new ValidationError({ message: problem, errors: [new FieldError({ field: "amountCents", message: problem })] })
       }
+      // docs/responsible-gaming.md#self-exclusion: no money comes in while the player is excluded.
+      yield* responsibleGaming.requireNotExcluded(userId)
       const feeCents = depositFeeCents(input.method, amountCents)
       const charge = yield* gateway.createCharge({
         amountCents: amountCents + feeCents,
@@ -581,6 +585,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
     Realtime.Default,
     Audit.Default,
     WebhookOutbox.Default,
-    Identities.Default
+    Identities.Default,
+    ResponsibleGaming.Default
   ]
 }) {}

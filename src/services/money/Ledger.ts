@@ -6,6 +6,10 @@
  * (`inTransaction` in the caller): an opening's debit commits or rolls back with the opening.
  * A debit is a conditional update (`balance_cents + amount >= 0`): no race, cache or missing lock
  * can overdraw an account, and the CHECK constraint on users backs it up.
+ *
+ * A game's movement (a stake, or money a game gives back: GAME_MOVEMENTS) also updates the responsible-gaming tallies
+ * on the same row in the same UPDATE (src/services/identity/PlayTallies.ts), so the losses the limits are enforced on
+ * are the ledger's own sums; a stake may carry the limits' check (`within`) in that UPDATE's WHERE.
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
@@ -20,6 +24,8 @@ import {
   type TransactionType
 } from "../../schema/money/Ledger"
 import { firstOf, orUnavailable, rowCountOf, rowsOf } from "../platform/SqlRows"
+import { tallySet } from "../identity/PlayTallies"
+import { playWindowsAt } from "../identity/PlayWindows"
 
 interface Movement<T> {
   readonly userId: UserId
@@ -28,6 +34,29 @@ interface Movement<T> {
   readonly amountCents: bigint
   readonly reference?: Reference
 }
+
+/**
+ * The movements the responsible-gaming tallies count (docs/responsible-gaming.md#loss): stakes add to the loss and
+ * count a play minute; item sales and battle refunds take from the loss.
+ */
+const GAME_MOVEMENTS: Partial<Record<TransactionType, { readonly countsMinute: boolean }>> = {
+  CASE_OPEN: { countsMinute: true },
+  BATTLE_ENTRY: { countsMinute: true },
+  RAFFLE_TICKET: { countsMinute: true },
+  ITEM_SELL: { countsMinute: false },
+  BATTLE_REFUND: { countsMinute: false }
+}
+
+/** The tally items of a movement's UPDATE of `users` (a leading comma included), or nothing. */
+const talliesOf = (sql: SqlClient.SqlClient, type: TransactionType, signedCents: bigint, at: Date) => {
+  const game = GAME_MOVEMENTS[type]
+  return game === undefined
+    ? sql``
+    : sql`, ${tallySet(sql, playWindowsAt(at), { lossCents: -signedCents, countsMinute: game.countsMinute })}`
+}
+
+/** A condition on the `users` row a stake is taken from, made for the movement's own time. */
+export type StakeCondition = (at: Date) => Statement.Fragment
 
 const PostingRow = Schema.Struct({ id: TransactionId, balanceAfterCents: Schema.BigInt })
 const BalanceRow = Schema.Struct({ balanceCents: Schema.BigInt })
@@ -46,14 +75,22 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
     const userExists = (userId: UserId) => Effect.map(rowCountOf(sql`SELECT 1 FROM users WHERE id = ${userId}`), (n) => n > 0)
 
     /** Posts a signed movement; None when it would take the balance below zero. */
-    const post = (userId: UserId, type: TransactionType, signedCents: bigint, reference?: Reference, reason?: string) =>
+    const post = (
+      userId: UserId,
+      type: TransactionType,
+      signedCents: bigint,
+      reference?: Reference,
+      reason?: string,
+      within?: StakeCondition
+    ) =>
       Effect.gen(function*() {
         if (signedCents === 0n) return yield* Effect.dieMessage("Ledger: a movement of 0 cents")
         const createdAt = new Date(yield* Clock.currentTimeMillis)
         const posted = yield* firstOf(PostingRow, sql`
           WITH moved AS (
             UPDATE users SET balance_cents = balance_cents + ${signedCents}, updated_at = ${createdAt}
-            WHERE id = ${userId} AND balance_cents + ${signedCents} >= 0
+                             ${talliesOf(sql, type, signedCents, createdAt)}
+            WHERE id = ${userId} AND balance_cents + ${signedCents} >= 0 ${within === undefined ? sql`` : sql`AND ${within(createdAt)}`}
             RETURNING id, balance_cents
           )
           INSERT INTO transactions
@@ -83,10 +120,13 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       })
     })
 
-    /** Takes from the balance, or fails with InsufficientBalance and changes nothing. */
-    const debit = Effect.fn("Ledger.debit")(function*(movement: Movement<DebitType>) {
+    /**
+     * Takes from the balance, or fails with InsufficientBalance and changes nothing; with `within`, also when the
+     * user's row does not meet it (the caller tells which it was).
+     */
+    const debit = Effect.fn("Ledger.debit")(function*(movement: Movement<DebitType>, within?: StakeCondition) {
       yield* positive(movement.amountCents)
-      const posted = yield* post(movement.userId, movement.type, -movement.amountCents, movement.reference)
+      const posted = yield* post(movement.userId, movement.type, -movement.amountCents, movement.reference, undefined, within)
       return yield* Option.match(posted, {
         onNone: () => new InsufficientBalance(),
         onSome: Effect.succeed
@@ -98,15 +138,17 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
      * an opening writes everything it does in one statement): `moved`, the conditional balance
      * update, taken only when `onlyIf` holds, and `posted`, its transactions row. The caller makes its
      * own writes depend on `moved` having a row; when it has none, the balance did not cover the
-     * amount (or `onlyIf` did not hold) and nothing moved.
+     * amount (or `onlyIf` did not hold) and nothing moved. `moved` also returns the current windows' tallies
+     * (`loss_day_cents`, `loss_week_cents`, `loss_month_cents`, `play_minutes`) as the movement left them.
      */
     const debitSteps = (movement: Movement<DebitType>, at: Date, onlyIf: Statement.Fragment) => {
       const amount = movement.amountCents
       return sql`
         moved AS (
           UPDATE users SET balance_cents = balance_cents - ${amount}, updated_at = ${at}
+                           ${talliesOf(sql, movement.type, -amount, at)}
           WHERE id = ${movement.userId} AND balance_cents >= ${amount} AND ${onlyIf}
-          RETURNING id, balance_cents
+          RETURNING id, balance_cents, loss_day_cents, loss_week_cents, loss_month_cents, play_minutes
         ),
         posted AS (
           INSERT INTO transactions

@@ -28,6 +28,7 @@ import {
 } from "../../schema/raffles/Raffle"
 import { Audit } from "../admin/Audit"
 import { Ledger } from "../money/Ledger"
+import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { LiveDrops } from "../games/LiveDrops"
 import { Notifications } from "../platform/Notifications"
 import { ProvablyFair, raffleTicket, ticketSeedsDigest } from "../games/ProvablyFair"
@@ -81,7 +82,7 @@ interface Drawn {
 export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const ledger = yield* Ledger
+    const responsibleGaming = yield* ResponsibleGaming
     const fairness = yield* ProvablyFair
     const notifications = yield* Notifications
     const liveDrops = yield* LiveDrops
@@ -225,7 +226,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         yield* fairness.ensure(userId)
         yield* execute(sql`INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, client_seed, created_at)
                    SELECT ${id}, ${first}, ${last}, ${userId}, client_seed, ${at} FROM fairness_seeds WHERE user_id = ${userId}`)
-        const posting = yield* ledger.debit({
+        const posting = yield* responsibleGaming.stake({
           userId,
           type: "RAFFLE_TICKET",
           amountCents: reserved.ticketPriceCents * BigInt(count),
@@ -236,6 +237,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         return { first, last, balanceCents: posting.balanceAfterCents, drawn }
       }))
       yield* realtime.balanceChanged(userId, bought.balanceCents)
+      yield* responsibleGaming.warnAfterPlay(userId, at)
       yield* announce(bought.drawn)
       return {
         tickets: Array.from({ length: bought.last - bought.first + 1 }, (_, i) => bought.first + i),
@@ -267,5 +269,13 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
 
     return { create, buy, get, list, drawDue } as const
   }),
-  dependencies: [Ledger.Default, ProvablyFair.Default, Notifications.Default, LiveDrops.Default, Realtime.Default, Audit.Default]
+  dependencies: [
+    Ledger.Default,
+    ProvablyFair.Default,
+    Notifications.Default,
+    LiveDrops.Default,
+    Realtime.Default,
+    Audit.Default,
+    ResponsibleGaming.Default
+  ]
 }) {}

@@ -1,0 +1,81 @@
+-- Responsible gaming (docs/responsible-gaming.md, D23): limits the player sets, self-exclusion, the
+-- centralized exclusion registry's verdict, and the tallies the limits are enforced on.
+
+-- The tallies of the current windows (America/Sao_Paulo day, ISO week, month), on the balance's own row:
+-- the ledger's statement that moves a game's money updates them in the same UPDATE
+-- (src/services/money/Ledger.ts), so they are the ledger's sums by construction, and the limit check in that
+-- UPDATE's WHERE is re-evaluated on the row's newest version when two actions race (no overshoot).
+-- A tally counts only while its window key is the current one: `loss_day` is the day of `loss_day_cents`.
+ALTER TABLE users
+  ADD COLUMN loss_day date,
+  ADD COLUMN loss_day_cents bigint NOT NULL DEFAULT 0,
+  ADD COLUMN loss_week date,
+  ADD COLUMN loss_week_cents bigint NOT NULL DEFAULT 0,
+  ADD COLUMN loss_month date,
+  ADD COLUMN loss_month_cents bigint NOT NULL DEFAULT 0,
+  -- Distinct minutes of `play_day` with a game action; `play_last_minute` is the last one counted.
+  ADD COLUMN play_day date,
+  ADD COLUMN play_minutes integer NOT NULL DEFAULT 0,
+  ADD COLUMN play_last_minute timestamptz;
+
+-- The current windows' losses of existing players, from the ledger (game debits less item sales and refunds).
+UPDATE users u SET
+  loss_day = t.day, loss_day_cents = t.day_loss,
+  loss_week = t.week, loss_week_cents = t.week_loss,
+  loss_month = t.month, loss_month_cents = t.month_loss
+FROM (
+  SELECT user_id, w.day, w.week, w.month,
+         COALESCE(-SUM(amount_cents) FILTER (WHERE local::date = w.day), 0) AS day_loss,
+         COALESCE(-SUM(amount_cents) FILTER (WHERE date_trunc('week', local)::date = w.week), 0) AS week_loss,
+         COALESCE(-SUM(amount_cents) FILTER (WHERE date_trunc('month', local)::date = w.month), 0) AS month_loss
+  FROM (SELECT user_id, amount_cents, created_at AT TIME ZONE 'America/Sao_Paulo' AS local FROM transactions
+        WHERE type IN ('CASE_OPEN', 'BATTLE_ENTRY', 'RAFFLE_TICKET', 'ITEM_SELL', 'BATTLE_REFUND')
+          AND created_at >= now() - interval '32 days') g
+  CROSS JOIN (SELECT (now() AT TIME ZONE 'America/Sao_Paulo')::date AS day,
+                     date_trunc('week', now() AT TIME ZONE 'America/Sao_Paulo')::date AS week,
+                     date_trunc('month', now() AT TIME ZONE 'America/Sao_Paulo')::date AS month) w
+  GROUP BY user_id, w.day, w.week, w.month
+) t
+WHERE t.user_id = u.id;
+
+-- One row per player who set a limit or was excluded; no row: no limits, not excluded.
+CREATE TABLE responsible_gaming (
+  user_id                bigint PRIMARY KEY REFERENCES users (id),
+  -- The limits in force (NULL: none). A raise or a removal waits 24 h as `<limit>_next` (NULL: removal) from
+  -- `<limit>_next_at`; until then the old value holds, and from then the next one, even before it is written back.
+  daily_loss_cents       bigint CHECK (daily_loss_cents >= 0),
+  weekly_loss_cents      bigint CHECK (weekly_loss_cents >= 0),
+  monthly_loss_cents     bigint CHECK (monthly_loss_cents >= 0),
+  daily_play_minutes     integer CHECK (daily_play_minutes BETWEEN 1 AND 1440),
+  daily_loss_next        bigint CHECK (daily_loss_next >= 0),
+  daily_loss_next_at     timestamptz,
+  weekly_loss_next       bigint CHECK (weekly_loss_next >= 0),
+  weekly_loss_next_at    timestamptz,
+  monthly_loss_next      bigint CHECK (monthly_loss_next >= 0),
+  monthly_loss_next_at   timestamptz,
+  daily_play_next        integer CHECK (daily_play_next BETWEEN 1 AND 1440),
+  daily_play_next_at     timestamptz,
+  -- Self-exclusion: from `excluded_at` until `excluded_until`, or for ever; never shortened.
+  excluded_at            timestamptz,
+  excluded_until         timestamptz,
+  excluded_indefinitely  boolean NOT NULL DEFAULT false,
+  -- The centralized registry's last verdict: listed means excluded while listed.
+  registry_listed        boolean NOT NULL DEFAULT false,
+  registry_checked_at    timestamptz,
+  -- The window (day, ISO week's Monday, month's first day) each 80 % warning was last sent for.
+  warned_daily_loss      date,
+  warned_weekly_loss     date,
+  warned_monthly_loss    date,
+  warned_daily_play      date,
+  updated_at             timestamptz NOT NULL DEFAULT now(),
+  CONSTRAINT responsible_gaming_exclusion_dated CHECK (
+    (excluded_until IS NULL AND NOT excluded_indefinitely) OR excluded_at IS NOT NULL)
+);
+-- The 15-day registry job's walk: verified players checked longest ago first.
+CREATE INDEX responsible_gaming_registry_checked_idx ON responsible_gaming (registry_checked_at);
+
+ALTER TABLE notifications DROP CONSTRAINT notifications_type_check;
+ALTER TABLE notifications ADD CONSTRAINT notifications_type_check
+  CHECK (type IN ('DEPOSIT_CONFIRMED', 'DEPOSIT_EXPIRED', 'SECURITY_ALERT', 'RAFFLE_WON', 'WITHDRAWAL_REQUESTED',
+                  'WITHDRAWAL_COMPLETED', 'WITHDRAWAL_REJECTED', 'WITHDRAWAL_FAILED', 'DEPOSIT_REFUNDED',
+                  'RESPONSIBLE_GAMING'));
