@@ -60,9 +60,11 @@ import { Withdrawals } from "./services/money/Withdrawals"
 import {
   DashboardCacheJob,
   DepositExpiryJob,
+  ExclusionRegistryJob,
   IdempotencyCleanupJob,
   RaffleDrawJob
 } from "./services/BackgroundJobs"
+import { ResponsibleGaming } from "./services/identity/ResponsibleGaming"
 import { Idempotency } from "./services/platform/Idempotency"
 import { Notifications } from "./services/platform/Notifications"
 import { Realtime } from "./services/platform/Realtime"
@@ -82,6 +84,7 @@ const Domain = Layer.mergeAll(
   Activity.Default,
   TwoFactor.Default,
   Identities.Default,
+  ResponsibleGaming.Default,
   // games
   Catalog.Default,
   CatalogSeed.Default,
@@ -124,7 +127,9 @@ const Jobs = CatalogSeedOnStart.pipe(
   // Computes the dashboard chart's settled days ahead of requests.
   Layer.provide(DashboardCacheJob),
   // Forgets idempotency keys older than 24 hours.
-  Layer.provide(IdempotencyCleanupJob)
+  Layer.provide(IdempotencyCleanupJob),
+  // Looks up in the self-exclusion registry every verified player not looked up for 15 days (JURISDICTION=BR).
+  Layer.provide(ExclusionRegistryJob)
 )
 
 /** What the domain works with outside itself; the tests replace each part. */

@@ -9,6 +9,7 @@ import { Duration, Effect, Layer, Schedule } from "effect"
 import { jobRun } from "../layers/AppMetrics"
 import { Dashboard } from "./admin/Dashboard"
 import { Deposits } from "./money/Deposits"
+import { ResponsibleGaming } from "./identity/ResponsibleGaming"
 import { Idempotency } from "./platform/Idempotency"
 import { Raffles } from "./raffles/Raffles"
 
@@ -58,4 +59,18 @@ export const DashboardCacheJob = every(
   Duration.hours(1),
   "Dashboard cache",
   Effect.flatMap(Dashboard, (dashboard) => dashboard.warmCache())
+)
+
+/**
+ * Every hour under JURISDICTION=BR: the verified players not looked up in the self-exclusion registry for 15 days,
+ * up to 500 a run (docs/responsible-gaming.md#registry). Instances may look the same player up twice; that is harmless.
+ */
+export const ExclusionRegistryJob = every(
+  Duration.hours(1),
+  "Exclusion registry",
+  Effect.flatMap(ResponsibleGaming, (responsibleGaming) =>
+    Effect.tap(
+      responsibleGaming.recheckRegistry(),
+      (count) => count > 0 ? Effect.logInfo(`Exclusion registry: ${count} players looked up`) : Effect.void
+    ))
 )

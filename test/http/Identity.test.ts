@@ -24,7 +24,7 @@ layer(TestDatabase)("identity (JURISDICTION=BR)", (it) => {
       const client = yield* makeTestClient(BR)
       const { auth } = yield* signIn(client, "cpf-holder")
       const before = yield* client.get("/api/users/me/compliance", auth)
-      expect(before.body).toEqual({ jurisdiction: "BR", identity: { status: "UNVERIFIED" } })
+      expect(before.body).toMatchObject({ jurisdiction: "BR", identity: { status: "UNVERIFIED" } })
 
       const cpf = cpfOf("123456789")
       expect(cpf).toBe("12345678909")
@@ -35,7 +35,7 @@ layer(TestDatabase)("identity (JURISDICTION=BR)", (it) => {
       )
       expect(verified.status).toBe(200)
       expect(verified.body).toEqual({ status: "VERIFIED", cpf: "***.456.789-**", fullName: "Maria da Silva", birthDate: "1990-05-17" })
-      expect((yield* client.get("/api/users/me/compliance", auth)).body).toEqual({
+      expect((yield* client.get("/api/users/me/compliance", auth)).body).toMatchObject({
         jurisdiction: "BR",
         identity: { status: "VERIFIED", cpf: "***.456.789-**", fullName: "Maria da Silva", birthDate: "1990-05-17" }
       })
@@ -206,7 +206,7 @@ layer(TestDatabase)("identity (JURISDICTION=NONE)", (it) => {
       yield* TestClock.setTime(NOON_UTC)
       const client = yield* makeTestClient({ config: { jurisdiction: testConfig.jurisdiction } })
       const { auth } = yield* signIn(client, "no-jurisdiction")
-      expect((yield* client.get("/api/users/me/compliance", auth)).body).toEqual({ jurisdiction: "NONE", identity: { status: "UNVERIFIED" } })
+      expect((yield* client.get("/api/users/me/compliance", auth)).body).toMatchObject({ jurisdiction: "NONE", identity: { status: "UNVERIFIED" } })
       const response = yield* client.post("/api/users/me/identity", { cpf: cpfOf("123456789"), fullName: "Maria da Silva", birthDate: "1990-05-17" }, auth)
       expect(response.status).toBe(404)
       expect(response.body).toEqual({ statusCode: 404, message: "Identity verification not found" })

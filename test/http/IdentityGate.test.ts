@@ -49,6 +49,9 @@ const verify = (client: TestClient, auth: Record<string, string>) =>
       auth
     )
     expect(response.status).toBe(200)
+    // Under BR a verified player sets a loss and a play limit before playing (docs/responsible-gaming.md#limits-required).
+    const limits = yield* client.put("/api/users/me/limits", { dailyLossCents: 100_000, dailyPlayMinutes: 600 }, auth)
+    expect(limits.status).toBe(200)
   })
 
 /**

@@ -88,6 +88,7 @@ export interface TestClient {
   readonly open: (path: string, init?: RequestInit) => Effect.Effect<Response>
   readonly get: (path: string, headers?: Record<string, string>) => Effect.Effect<TestResponse>
   readonly post: (path: string, body?: unknown, headers?: Record<string, string>) => Effect.Effect<TestResponse>
+  readonly put: (path: string, body?: unknown, headers?: Record<string, string>) => Effect.Effect<TestResponse>
   /**
    * Serves the same app over a real socket (Node's server, as in production; `createServer` chooses its
    * options) until the scope closes; the base URL, e.g. `http://127.0.0.1:40123`.
@@ -172,18 +173,21 @@ export const makeTestClient = (options: TestAppOptions = {}) =>
         return `http://127.0.0.1:${address.port}`
       })
 
+    const withBody = (method: string, path: string, body: unknown, headers?: Record<string, string>) =>
+      request(path, {
+        method,
+        headers: { "content-type": "application/json", ...headers },
+        body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body)
+      })
+
     const client: TestClient = {
       listen,
       request,
       open: (path, init) => Effect.promise(() => handler!(new Request(`http://localhost${path}`, init))),
       service: (tag) => Effect.provide(tag, runtime as Runtime.Runtime<any>),
       get: (path, headers) => request(path, { headers }),
-      post: (path, body, headers) =>
-        request(path, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...headers },
-          body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body)
-        })
+      post: (path, body, headers) => withBody("POST", path, body, headers),
+      put: (path, body, headers) => withBody("PUT", path, body, headers)
     }
     return client
   })

@@ -8,7 +8,8 @@
  * (event streams may come without a device id, docs/rules.md#device-binding). Each request notes the
  * user's activity (Activity, throttled, docs/rules.md#user-activity). The user is known from
  * the session (Sessions: read from the database at most every 30 s); endpoints that show or change the
- * user's row read it themselves.
+ * user's row read it themselves. Under JURISDICTION=BR the first request of a player's day consults the
+ * self-exclusion registry (ResponsibleGaming.checkRegistryToday; never fails the request).
  */
 import { HttpServerRequest } from "@effect/platform"
 import { type Cause, Context, Effect, Exit, Layer } from "effect"
@@ -18,6 +19,7 @@ import { CrossSiteRequest, type DeviceMismatch } from "../../schema/identity/Ses
 import type { AccountBanned, SignedInUser } from "../../schema/identity/User"
 import { Sessions } from "../../services/identity/Sessions"
 import { Activity } from "../../services/identity/Activity"
+import { ResponsibleGaming } from "../../services/identity/ResponsibleGaming"
 import { clientOf, credentialOf, makeSameOriginCheck } from "../platform/ClientInfo"
 import { endpoint, makeResolveEndpoint } from "../platform/Routes"
 import { AdminAuthentication, Authentication, CurrentUser } from "./Authentication"
@@ -27,6 +29,7 @@ type Authenticated = Context.Tag.Service<CurrentUser>
 const makeAuthenticate = Effect.gen(function*() {
   const sessions = yield* Sessions
   const activity = yield* Activity
+  const responsibleGaming = yield* ResponsibleGaming
   const config = yield* AppConfig
   const resolve = yield* makeResolveEndpoint
   /** Server-Sent Events endpoints: browsers' EventSource cannot send X-Device-Id. */
@@ -44,6 +47,8 @@ const makeAuthenticate = Effect.gen(function*() {
     const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
     yield* activity.note(user.id)
+    // Under BR, the first request of each day consults the self-exclusion registry (docs/responsible-gaming.md#registry).
+    yield* responsibleGaming.checkRegistryToday(user.id)
     return { user, session } satisfies Authenticated
   })
 

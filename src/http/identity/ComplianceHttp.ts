@@ -1,15 +1,28 @@
-/** Handlers of the compliance group (docs/rules.md#jurisdiction-br). */
+/** Handlers of the compliance group (docs/rules.md#jurisdiction-br, docs/responsible-gaming.md). */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Identities } from "../../services/identity/Identities"
+import { ResponsibleGaming } from "../../services/identity/ResponsibleGaming"
 import { Api } from "../Api"
 import { CurrentUser } from "./Authentication"
 
 export const ComplianceLive = HttpApiBuilder.group(Api, "compliance", (handlers) =>
   Effect.gen(function*() {
     const identities = yield* Identities
+    const responsibleGaming = yield* ResponsibleGaming
     return handlers
       .handle("verifyIdentity", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => identities.verify(user.id, payload)))
-      .handle("compliance", () => Effect.flatMap(CurrentUser, ({ user }) => identities.compliance(user.id)))
+      .handle("compliance", () =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          Effect.all({
+            status: identities.compliance(user.id),
+            exclusion: responsibleGaming.exclusionOf(user.id),
+            limits: responsibleGaming.limitsOf(user.id)
+          }).pipe(Effect.map(({ exclusion, limits, status }) => ({ ...status, exclusion, limits })))))
+      .handle("limits", () => Effect.flatMap(CurrentUser, ({ user }) => responsibleGaming.limitsOf(user.id)))
+      .handle("setLimits", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => responsibleGaming.setLimits(user.id, payload)))
+      .handle("selfExclude", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => responsibleGaming.selfExclude(user.id, payload)))
   }))

@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import { isValidCpf } from "../money/Withdrawal"
 import { message } from "../platform/Errors"
 import { PlainString } from "../platform/Text"
+import { ExclusionStatus, LimitsView } from "./ResponsibleGaming"
 
 /** A CPF's 11 digits. */
 export const cpfDigits = (cpf: string): string => cpf.replace(/\D/g, "")
@@ -67,10 +68,12 @@ export const IdentityStatus = Schema.Struct({
   birthDate: Schema.optional(Schema.String)
 })
 
-/** GET /users/me/compliance (docs/rules.md#compliance-status). */
+/** GET /users/me/compliance (docs/rules.md#compliance-status): the identity, and responsible gaming's state (D23). */
 export const ComplianceStatus = Schema.Struct({
   jurisdiction: Schema.Literal("NONE", "BR"),
-  identity: IdentityStatus
+  identity: IdentityStatus,
+  exclusion: ExclusionStatus,
+  limits: LimitsView
 })
 
 /** Under 18 on the service's date in America/Sao_Paulo (403 `{error: "UNDERAGE"}`). */

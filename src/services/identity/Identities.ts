@@ -15,7 +15,9 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Redacted, Schema } from "effect"
 import { createHmac, hkdfSync } from "node:crypto"
 import { AppConfig } from "../../layers/AppConfig"
+import { ExclusionRegistry } from "../../layers/ExclusionRegistry"
 import { Kyc } from "../../layers/Kyc"
+import { SelfExcluded } from "../../schema/identity/ResponsibleGaming"
 import {
   CpfAlreadyRegistered,
   cpfDigits,
@@ -29,7 +31,7 @@ import {
 } from "../../schema/identity/Compliance"
 import { NotFound, ServiceUnavailable } from "../../schema/platform/Errors"
 import type { UserId } from "../../schema/platform/Ids"
-import { firstOf, rowCountOf } from "../platform/SqlRows"
+import { execute, firstOf, rowCountOf } from "../platform/SqlRows"
 import { decrypt, encrypt } from "./SecretCipher"
 
 /** Players must be this old on the service's date in America/Sao_Paulo (docs/rules.md#identity-verification). */
@@ -74,6 +76,7 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
     const sql = yield* SqlClient.SqlClient
     const config = yield* AppConfig
     const kyc = yield* Kyc
+    const registry = yield* ExclusionRegistry
     const keys = Option.map(config.secrets.identityKey, (key) => identityKeys(Redacted.value(key)))
     /** Users this instance has seen verified; a verification is never undone. */
     const verified = new Set<UserId>()
@@ -112,6 +115,14 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
       const cpfHash = createHmac("sha256", key.hash).update(cpf).digest("hex")
       const taken = yield* rowCountOf(sql`SELECT 1 FROM user_identities WHERE cpf_hash = ${cpfHash}`)
       if (taken > 0) return yield* new CpfAlreadyRegistered()
+      // docs/responsible-gaming.md#registry: a CPF in the centralized self-exclusion registry opens no account to play.
+      const listed = yield* registry.isListed(cpf).pipe(
+        Effect.catchTag(
+          "ExclusionRegistryUnavailable",
+          () => new ServiceUnavailable({ message: "Service unavailable: self-exclusion registry" })
+        )
+      )
+      if (listed) return yield* new SelfExcluded({ until: null })
 
       const result = yield* kyc.check({ cpf, fullName: request.fullName, birthDate: request.birthDate }).pipe(
         Effect.catchTag("KycUnavailable", () => new ServiceUnavailable({ message: "Service unavailable: identity provider" }))
@@ -134,6 +145,10 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
         return yield* (yield* identityOf(userId)) !== undefined ? new IdentityAlreadyVerified() : new CpfAlreadyRegistered()
       }
       remember(userId)
+      // The registry was consulted just now: the day's check need not ask again (docs/responsible-gaming.md#registry).
+      yield* execute(sql`
+        INSERT INTO responsible_gaming (user_id, registry_checked_at, updated_at) VALUES (${userId}, ${now}, ${now})
+        ON CONFLICT (user_id) DO UPDATE SET registry_checked_at = EXCLUDED.registry_checked_at, updated_at = EXCLUDED.updated_at`)
       return { status: "VERIFIED" as const, cpf: maskCpf(cpf), fullName: request.fullName, birthDate: request.birthDate }
     })
 
