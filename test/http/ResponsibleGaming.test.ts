@@ -160,6 +160,10 @@ layer(TestDatabase)("responsible gaming: limits", (it) => {
       const [entry] = yield* grantItems(player.id, [(yield* makeCase()).items.rare!.id])
       expect((yield* client.post(`/api/inventory/${entry}/sell`, undefined, player.auth)).status).toBe(200)
       expect((yield* limitsOf(client, player.auth)).usage).toMatchObject({ lossTodayCents: -4_500, lossMonthCents: -2_500 })
+      const sql = yield* SqlClient.SqlClient
+      const [tally] = yield* sql<{ day: string; month: string }>`
+        SELECT loss_day_cents::text AS day, loss_month_cents::text AS month FROM users WHERE id = ${player.id}`
+      expect(tally).toEqual({ day: "-4500", month: "-2500" })
       expect((yield* open(client, kase.id, player.auth)).status).toBe(200)
       yield* TestClock.setTime(Date.parse("2026-12-01T03:00:00Z"))
       expect((yield* limitsOf(client, player.auth)).usage).toMatchObject({ lossTodayCents: 0, lossMonthCents: 0 })
@@ -272,6 +276,11 @@ layer(TestDatabase)("responsible gaming: limits", (it) => {
         WHERE user_id = ${player.id} AND type IN ('CASE_OPEN', 'BATTLE_ENTRY', 'RAFFLE_TICKET')`
       expect(staked!.total).toBe("600")
       expect((yield* limitsOf(client, player.auth)).usage.lossTodayCents).toBe(600)
+      // The tallies the check reads are the ledger's sums.
+      const [tally] = yield* sql<{ day: string; week: string; month: string }>`
+        SELECT loss_day_cents::text AS day, loss_week_cents::text AS week, loss_month_cents::text AS month
+        FROM users WHERE id = ${player.id}`
+      expect(tally).toEqual({ day: "600", week: "600", month: "600" })
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 })
