@@ -18,19 +18,32 @@ ALTER TABLE users
   ADD COLUMN play_minutes integer NOT NULL DEFAULT 0,
   ADD COLUMN play_last_minute timestamptz;
 
--- The current windows' losses of existing players, from the ledger (game debits less item sales and refunds).
+-- The current windows' losses of existing players, from the ledger: game debits less item sales and battle refunds,
+-- each given back counted in the windows of the play it comes from (when the item was won, the entry paid), as the
+-- Ledger counts them from now on (docs/responsible-gaming.md#loss).
 UPDATE users u SET
   loss_day = t.day, loss_day_cents = t.day_loss,
   loss_week = t.week, loss_week_cents = t.week_loss,
   loss_month = t.month, loss_month_cents = t.month_loss
 FROM (
   SELECT user_id, w.day, w.week, w.month,
-         COALESCE(-SUM(amount_cents) FILTER (WHERE local::date = w.day), 0) AS day_loss,
-         COALESCE(-SUM(amount_cents) FILTER (WHERE date_trunc('week', local)::date = w.week), 0) AS week_loss,
-         COALESCE(-SUM(amount_cents) FILTER (WHERE date_trunc('month', local)::date = w.month), 0) AS month_loss
-  FROM (SELECT user_id, amount_cents, created_at AT TIME ZONE 'America/Sao_Paulo' AS local FROM transactions
-        WHERE type IN ('CASE_OPEN', 'BATTLE_ENTRY', 'RAFFLE_TICKET', 'ITEM_SELL', 'BATTLE_REFUND')
-          AND created_at >= now() - interval '32 days') g
+         COALESCE(-SUM(amount_cents) FILTER (WHERE local::date = w.day AND staked::date = w.day), 0) AS day_loss,
+         COALESCE(-SUM(amount_cents) FILTER (WHERE date_trunc('week', local)::date = w.week
+                                               AND date_trunc('week', staked)::date = w.week), 0) AS week_loss,
+         COALESCE(-SUM(amount_cents) FILTER (WHERE date_trunc('month', local)::date = w.month
+                                               AND date_trunc('month', staked)::date = w.month), 0) AS month_loss
+  FROM (SELECT m.user_id, m.amount_cents, m.created_at AT TIME ZONE 'America/Sao_Paulo' AS local,
+               CASE m.type
+                 WHEN 'ITEM_SELL' THEN (SELECT ii.acquired_at FROM inventory_items ii WHERE ii.id = m.reference_id)
+                 WHEN 'BATTLE_REFUND' THEN (SELECT e.created_at FROM transactions e
+                                           WHERE e.user_id = m.user_id AND e.type = 'BATTLE_ENTRY'
+                                             AND e.reference_type = 'BATTLE' AND e.reference_id = m.reference_id
+                                             AND e.id < m.id ORDER BY e.id DESC LIMIT 1)
+                 ELSE m.created_at
+               END AT TIME ZONE 'America/Sao_Paulo' AS staked
+        FROM transactions m
+        WHERE m.type IN ('CASE_OPEN', 'BATTLE_ENTRY', 'RAFFLE_TICKET', 'ITEM_SELL', 'BATTLE_REFUND')
+          AND m.created_at >= now() - interval '32 days') g
   CROSS JOIN (SELECT (now() AT TIME ZONE 'America/Sao_Paulo')::date AS day,
                      date_trunc('week', now() AT TIME ZONE 'America/Sao_Paulo')::date AS week,
                      date_trunc('month', now() AT TIME ZONE 'America/Sao_Paulo')::date AS month) w

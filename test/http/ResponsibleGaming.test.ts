@@ -156,14 +156,24 @@ layer(TestDatabase)("responsible gaming: limits", (it) => {
       const monthly = yield* open(client, kase.id, player.auth)
       expect(monthly.body).toMatchObject({ error: "LOSS_LIMIT_REACHED", resetsAt: "2026-12-01T03:00:00.000Z" })
 
-      // Selling an item credits money back: the windows' loss goes down by its value.
-      const [entry] = yield* grantItems(player.id, [(yield* makeCase()).items.rare!.id])
+      // Selling an item won earlier credits money back only in the windows it was won in: one worth 5000 won on
+      // Thursday lowers November's loss, not this week's or today's.
+      const { items } = yield* makeCase()
+      const [thursdays] = yield* grantItems(player.id, [items.rare!.id], new Date(THURSDAY_NOON_UTC))
+      expect((yield* client.post(`/api/inventory/${thursdays}/sell`, undefined, player.auth)).status).toBe(200)
+      expect((yield* limitsOf(client, player.auth)).usage)
+        .toMatchObject({ lossTodayCents: 500, lossWeekCents: 500, lossMonthCents: -2_500 })
+      expect((yield* open(client, kase.id, player.auth)).status).toBe(200)
+      expect((yield* open(client, kase.id, player.auth)).body).toMatchObject({ error: "LOSS_LIMIT_REACHED" }) // the day: 1000
+      // One won today gives room in all three.
+      const [entry] = yield* grantItems(player.id, [items.rare!.id], new Date(yield* Clock.currentTimeMillis))
       expect((yield* client.post(`/api/inventory/${entry}/sell`, undefined, player.auth)).status).toBe(200)
-      expect((yield* limitsOf(client, player.auth)).usage).toMatchObject({ lossTodayCents: -4_500, lossMonthCents: -2_500 })
+      expect((yield* limitsOf(client, player.auth)).usage)
+        .toMatchObject({ lossTodayCents: -4_000, lossWeekCents: -4_000, lossMonthCents: -7_000 })
       const sql = yield* SqlClient.SqlClient
       const [tally] = yield* sql<{ day: string; month: string }>`
         SELECT loss_day_cents::text AS day, loss_month_cents::text AS month FROM users WHERE id = ${player.id}`
-      expect(tally).toEqual({ day: "-4500", month: "-2500" })
+      expect(tally).toEqual({ day: "-4000", month: "-7000" })
       expect((yield* open(client, kase.id, player.auth)).status).toBe(200)
       yield* TestClock.setTime(Date.parse("2026-12-01T03:00:00Z"))
       expect((yield* limitsOf(client, player.auth)).usage).toMatchObject({ lossTodayCents: 0, lossMonthCents: 0 })
@@ -175,6 +185,25 @@ layer(TestDatabase)("responsible gaming: limits", (it) => {
       expect(battle.body).toMatchObject({ statusCode: 403, error: "LOSS_LIMIT_REACHED" })
       expect(yield* balanceOf(client, player.auth)).toBe(before)
       expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("a battle entry refunded after midnight gives room back in the day it was paid, not in the new one", () =>
+    Effect.gen(function*() {
+      // Thursday 23:58 in São Paulo.
+      yield* TestClock.setTime(Date.parse("2026-11-27T02:58:00Z"))
+      const client = yield* app()
+      const { kase } = yield* makeCase({ priceCents: 600n })
+      const player = yield* fundedPlayer(client, "refunded-at-midnight", 100_000)
+      yield* setLimits(client, player.auth, { dailyLossCents: 1_000 })
+      const battle = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, player.auth)
+      expect(battle.status).toBe(201)
+      yield* TestClock.setTime(Date.parse("2026-11-27T03:00:00Z"))
+      expect((yield* client.post(`/api/battles/${battle.body.id}/leave`, undefined, player.auth)).status).toBe(200)
+      expect((yield* limitsOf(client, player.auth)).usage)
+        .toMatchObject({ lossTodayCents: 0, lossWeekCents: 0, lossMonthCents: 0 })
+      expect((yield* open(client, kase.id, player.auth)).status).toBe(200)
+      expect((yield* open(client, kase.id, player.auth)).body).toMatchObject({ error: "LOSS_LIMIT_REACHED" })
+      expect(yield* balanceOf(client, player.auth)).toBe(99_400)
     }))
 
   it.scoped("play time counts distinct minutes with a game action; a new minute past the limit is 403 PLAY_TIME_LIMIT_REACHED", () =>

@@ -56,12 +56,16 @@ export const fundedPlayer = (client: TestClient, login: string, balanceCents: nu
     return { ...player, id: me.id as string }
   })
 
-/** Puts entries of `itemIds` into the user's inventory, as openings would; returns the entry ids in order. */
-export const grantItems = (userId: string, itemIds: ReadonlyArray<bigint | string>) =>
+/**
+ * Puts entries of `itemIds` into the user's inventory, as openings would, won at `acquiredAt` (default: the
+ * database's now); returns the entry ids in order.
+ */
+export const grantItems = (userId: string, itemIds: ReadonlyArray<bigint | string>, acquiredAt?: Date) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     Effect.forEach(itemIds, (itemId) =>
       Effect.map(
         sql<{ id: string }>`INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-                            VALUES (${userId}, ${itemId}, 'CASE_OPEN', now(), now()) RETURNING id`,
+                            VALUES (${userId}, ${itemId}, 'CASE_OPEN', COALESCE(${acquiredAt ?? null}::timestamptz, now()), now())
+                            RETURNING id`,
         (rows) => rows[0]!.id
       )))

@@ -67,6 +67,8 @@ const PlayerRow = Schema.Struct({
 })
 
 const SeatRow = Schema.Struct({ userId: UserId, slot: Schema.Number })
+/** When a player paid a battle's entry (its BATTLE_ENTRY movement): a refund gives room back in that play's windows. */
+const EntryRow = Schema.Struct({ userId: UserId, paidAt: Schema.DateFromSelf })
 const CasePriceRow = Schema.Struct({ id: CaseId, priceCents: Schema.BigInt })
 const CreatedRow = Schema.Struct({ id: Schema.String })
 
@@ -311,13 +313,20 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           yield* execute(sql`DELETE FROM battle_players WHERE battle_id = ${id} AND user_id = ${userId}`)
           yield* execute(sql`UPDATE battles SET player_count = player_count - 1 WHERE id = ${id}`)
         }
+        const entries = yield* rowsOf(EntryRow, sql`
+          SELECT DISTINCT ON (user_id) user_id, created_at AS paid_at FROM transactions
+          WHERE type = 'BATTLE_ENTRY' AND reference_type = 'BATTLE' AND reference_id = ${id}
+            AND user_id = ANY(${leaving.map((seat) => String(seat.userId))}::bigint[])
+          ORDER BY user_id, id DESC`)
+        const paidAt = new Map(entries.map((entry) => [entry.userId, entry.paidAt]))
         const refunds: Array<{ userId: UserId; balanceCents: bigint }> = []
         for (const seat of leaving) {
           const posting = yield* ledger.credit({
             userId: seat.userId,
             type: "BATTLE_REFUND",
             amountCents: battle.entryPriceCents,
-            reference: { type: "BATTLE", id }
+            reference: { type: "BATTLE", id },
+            stakedAt: paidAt.get(seat.userId) ?? at
           })
           refunds.push({ userId: seat.userId, balanceCents: posting.balanceAfterCents })
         }

@@ -49,7 +49,8 @@ const EntryRow = Schema.Struct({
   imageUrl: Schema.String
 })
 
-const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt })
+/** A sold entry: its value, and when it was won (a sale gives room back only in that play's windows). */
+const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt, acquiredAt: Schema.DateFromSelf })
 const AddedRow = Schema.Struct({ id: InventoryItemId })
 const TotalsRow = Schema.Struct({ total: Schema.Number, totalValueCents: Schema.BigInt })
 
@@ -114,7 +115,8 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
         userId,
         type: "ITEM_SELL",
         amountCents: sold.valueCents,
-        reference: { type: SALE_REFERENCE_TYPE, id: sold.id }
+        reference: { type: SALE_REFERENCE_TYPE, id: sold.id },
+        stakedAt: sold.acquiredAt
       })
 
     /**
@@ -128,7 +130,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
           UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
           FROM items i
           WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
-          RETURNING ii.id, i.value_cents`)
+          RETURNING ii.id, i.value_cents, ii.acquired_at`)
         if (sold === undefined) return yield* notAvailable()
         const posting = yield* creditSale(userId, sold)
         return {
@@ -155,7 +157,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
           UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
           FROM items i
           WHERE ii.id IN (SELECT id FROM picked) AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
-          RETURNING ii.id, i.value_cents`)
+          RETURNING ii.id, i.value_cents, ii.acquired_at`)
         const sold = [...marked].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
         let creditedCents = 0n
         let balanceCents: bigint | undefined

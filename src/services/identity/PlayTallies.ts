@@ -22,16 +22,19 @@ const LOSS_TALLIES = [
 /**
  * The SET items of an UPDATE of `users` that adds `lossCents` (negative for money credited back) to the current
  * windows' loss, and with `countsMinute` this minute to today's play minutes (once however many actions it holds).
- * Every right-hand side reads the row as it was, so the order of the items does not matter.
+ * Money credited back counts only in the windows its stake was made in (`stakedAt`: when the sold item was won, when
+ * the refunded entry was paid; docs/responsible-gaming.md#loss): a credit never makes room in a later window than
+ * the play it comes from. Every right-hand side reads the row as it was, so the order of the items does not matter.
  */
 export const tallySet = (
   sql: SqlClient.SqlClient,
   w: PlayWindows,
-  change: { readonly lossCents: bigint; readonly countsMinute: boolean }
+  change: { readonly lossCents: bigint; readonly countsMinute: boolean; readonly stakedAt?: Date }
 ): Statement.Fragment => {
   const items: Array<Statement.Fragment> = []
   if (change.lossCents !== 0n) {
     for (const t of LOSS_TALLIES) {
+      if (change.stakedAt !== undefined && change.stakedAt.getTime() < w[t.window].start.getTime()) continue
       const key = w[t.window].key
       items.push(sql`${sql(t.cents)} = CASE WHEN ${sql(t.key)} = ${key}::date THEN ${sql(t.cents)} ELSE 0 END + ${change.lossCents}`)
       items.push(sql`${sql(t.key)} = ${key}::date`)

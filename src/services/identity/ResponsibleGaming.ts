@@ -293,13 +293,26 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
       const w = playWindowsAt(at)
       const row = yield* stateOf(userId)
       const since = w.week.start.getTime() < w.month.start.getTime() ? w.week.start : w.month.start
+      // Money given back counts in the windows of the play it comes from: a sale from when its item was won, a
+      // battle refund from when its entry was paid (as the Ledger's tallies count it).
       const loss = yield* singleOf(UsageRow, sql`
-        SELECT COALESCE(-SUM(amount_cents) FILTER (WHERE created_at >= ${w.day.start}), 0) AS day,
-               COALESCE(-SUM(amount_cents) FILTER (WHERE created_at >= ${w.week.start}), 0) AS week,
-               COALESCE(-SUM(amount_cents) FILTER (WHERE created_at >= ${w.month.start}), 0) AS month
-        FROM transactions
-        WHERE user_id = ${userId} AND created_at >= ${since} AND created_at < ${w.month.end}
-          AND type IN ('CASE_OPEN', 'BATTLE_ENTRY', 'RAFFLE_TICKET', 'ITEM_SELL', 'BATTLE_REFUND')`)
+        SELECT COALESCE(-SUM(t.amount_cents) FILTER (WHERE t.created_at >= ${w.day.start} AND t.staked_at >= ${w.day.start}), 0) AS day,
+               COALESCE(-SUM(t.amount_cents) FILTER (WHERE t.created_at >= ${w.week.start} AND t.staked_at >= ${w.week.start}), 0) AS week,
+               COALESCE(-SUM(t.amount_cents) FILTER (WHERE t.created_at >= ${w.month.start} AND t.staked_at >= ${w.month.start}), 0) AS month
+        FROM (
+          SELECT m.amount_cents, m.created_at,
+                 CASE m.type
+                   WHEN 'ITEM_SELL' THEN (SELECT ii.acquired_at FROM inventory_items ii WHERE ii.id = m.reference_id)
+                   WHEN 'BATTLE_REFUND' THEN (SELECT e.created_at FROM transactions e
+                                             WHERE e.user_id = m.user_id AND e.type = 'BATTLE_ENTRY' AND e.reference_type = 'BATTLE'
+                                               AND e.reference_id = m.reference_id AND e.id < m.id
+                                             ORDER BY e.id DESC LIMIT 1)
+                   ELSE m.created_at
+                 END AS staked_at
+          FROM transactions m
+          WHERE m.user_id = ${userId} AND m.created_at >= ${since} AND m.created_at < ${w.month.end}
+            AND m.type IN ('CASE_OPEN', 'BATTLE_ENTRY', 'RAFFLE_TICKET', 'ITEM_SELL', 'BATTLE_REFUND')
+        ) t`)
       const pending: Array<PendingLimit> = []
       for (const field of FIELDS) {
         const stored = storedOf(row, field)

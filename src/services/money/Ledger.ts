@@ -33,6 +33,11 @@ interface Movement<T> {
   /** Always positive: the direction follows from the method. */
   readonly amountCents: bigint
   readonly reference?: Reference
+  /**
+   * Money a game gives back (ITEM_SELL, BATTLE_REFUND): when the stake it comes from was made (the sold item won,
+   * the refunded entry paid); it lowers the loss of the windows that hold that moment only.
+   */
+  readonly stakedAt?: Date
 }
 
 /**
@@ -48,11 +53,11 @@ const GAME_MOVEMENTS: Partial<Record<TransactionType, { readonly countsMinute: b
 }
 
 /** The tally items of a movement's UPDATE of `users` (a leading comma included), or nothing. */
-const talliesOf = (sql: SqlClient.SqlClient, type: TransactionType, signedCents: bigint, at: Date) => {
+const talliesOf = (sql: SqlClient.SqlClient, type: TransactionType, signedCents: bigint, at: Date, stakedAt?: Date) => {
   const game = GAME_MOVEMENTS[type]
   return game === undefined
     ? sql``
-    : sql`, ${tallySet(sql, playWindowsAt(at), { lossCents: -signedCents, countsMinute: game.countsMinute })}`
+    : sql`, ${tallySet(sql, playWindowsAt(at), { lossCents: -signedCents, countsMinute: game.countsMinute, stakedAt })}`
 }
 
 /** A condition on the `users` row a stake is taken from, made for the movement's own time. */
@@ -81,15 +86,17 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       signedCents: bigint,
       reference?: Reference,
       reason?: string,
-      within?: StakeCondition
+      within?: StakeCondition,
+      stakedAt?: Date
     ) =>
       Effect.gen(function*() {
         if (signedCents === 0n) return yield* Effect.dieMessage("Ledger: a movement of 0 cents")
         const createdAt = new Date(yield* Clock.currentTimeMillis)
+        const tallies = talliesOf(sql, type, signedCents, createdAt, stakedAt)
         const posted = yield* firstOf(PostingRow, sql`
           WITH moved AS (
             UPDATE users SET balance_cents = balance_cents + ${signedCents}, updated_at = ${createdAt}
-                             ${talliesOf(sql, type, signedCents, createdAt)}
+                             ${tallies}
             WHERE id = ${userId} AND balance_cents + ${signedCents} >= 0 ${within === undefined ? sql`` : sql`AND ${within(createdAt)}`}
             RETURNING id, balance_cents
           )
@@ -113,7 +120,11 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
     /** Adds to the balance. */
     const credit = Effect.fn("Ledger.credit")(function*(movement: Movement<CreditType>) {
       yield* positive(movement.amountCents)
-      const posted = yield* post(movement.userId, movement.type, movement.amountCents, movement.reference)
+      // Money a game gives back must say which play it comes from, else it would make room in windows it does not belong to.
+      if (GAME_MOVEMENTS[movement.type] !== undefined && movement.stakedAt === undefined) {
+        return yield* Effect.dieMessage(`Ledger: ${movement.type} without stakedAt`)
+      }
+      const posted = yield* post(movement.userId, movement.type, movement.amountCents, movement.reference, undefined, undefined, movement.stakedAt)
       return yield* Option.match(posted, {
         onNone: () => Effect.dieMessage("Ledger: a credit was refused"),
         onSome: Effect.succeed
