@@ -20,9 +20,11 @@ export class AdminDepositsApi extends HttpApiGroup.make("adminDeposits")
       .addSuccess(Schema.Struct({ id: DepositId, status: DepositStatus, confirmedAt: Schema.Date }))
       .pipe(withStepUp)
       .addError(HttpError.DepositNotPending)
+      .addError(HttpError.SelfExcluded)
       .pipe(documented("Confirm a deposit by hand (admin)", "Confirms a PENDING deposit as the gateway's charge.paid " +
         "would (credit, notification, audit, webhook) and records ADMIN_CONFIRM_DEPOSIT. Any other status: 400 " +
-        "`Deposit is not pending`. " + STEP_UP))
+        "`Deposit is not pending`. The deposit's owner self-excluded (or listed by the registry): 403 " +
+        "`SELF_EXCLUDED`, nothing credited. " + STEP_UP))
   )
   .middleware(AdminAuthentication)
 {}

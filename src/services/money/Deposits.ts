@@ -25,6 +25,13 @@
  * asked to return the payment (idempotent on `deposit-<id>`), and once it accepts, REFUND_PENDING -> REFUNDED
  * (notified DEPOSIT_REFUNDED, audited DEPOSIT_REFUNDED) by a conditional update. A crash or a failed refund call
  * leaves REFUND_PENDING, which the refund job (every minute) and any later charge.paid ask again.
+ *
+ * In every jurisdiction (docs/rules.md#deposit-excluded; docs/responsible-gaming.md#self-exclusion): a charge.paid for a
+ * deposit whose owner is excluded at that moment (self-excluded, or listed by the registry) is never credited either.
+ * It takes the same path: REFUND_PENDING (audited DEPOSIT_EXCLUDED), the refund asked after the commit. When both
+ * apply under BR, the third-party rule is checked first (the payer is the reason the money goes back). The reason is
+ * kept on the row (`refund_reason`: THIRD_PARTY or SELF_EXCLUDED) so the refund job, later, tells the owner the right
+ * one. An administrator cannot confirm an excluded owner's deposit: 403 SELF_EXCLUDED, nothing credited.
  */
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
@@ -90,6 +97,18 @@ const sameCpf = (payerDocument: string, holder: string): boolean => {
   return payer.length === expected.length && timingSafeEqual(payer, expected)
 }
 
+/** Why a REFUND_PENDING/REFUNDED deposit is not credited (sql/0026): paid by a third party (BR), or its owner excluded. */
+const RefundReason = Schema.Literal("THIRD_PARTY", "SELF_EXCLUDED")
+type RefundReason = typeof RefundReason.Type
+
+/** The DEPOSIT_REFUNDED notification's message, by reason (docs/rules.md#deposit-third-party, #deposit-excluded). */
+const refundedMessage = (reason: RefundReason | null, amountCents: bigint): string =>
+  reason === "SELF_EXCLUDED"
+    ? `Your deposit of ${formatBrl(amountCents)} arrived while you were self-excluded, so it was not credited: ` +
+      "the payment has been returned to the payer."
+    : `Your deposit of ${formatBrl(amountCents)} was paid from an account that is not in your name, ` +
+      "so it was not credited: the payment has been returned to the payer."
+
 const Row = Schema.Struct({
   id: DepositId,
   userId: UserId,
@@ -104,13 +123,14 @@ const Row = Schema.Struct({
   failureReason: Schema.NullOr(Schema.String),
   qrCode: Schema.String,
   qrCodeText: Schema.String,
-  createdAt: Schema.DateFromSelf
+  createdAt: Schema.DateFromSelf,
+  refundReason: Schema.NullOr(RefundReason)
 })
 type Row = typeof Row.Type
 
 /** Selected from `d` (the deposits, or a CTE of changed ones) joined with `u` (users). */
 const COLUMNS = `d.id, d.user_id, u.username, d.amount_cents, d.fee_cents, d.method, d.status, d.external_id, d.expires_at,
-  d.confirmed_at, d.failure_reason, d.qr_code, d.qr_code_text, d.created_at`
+  d.confirmed_at, d.failure_reason, d.qr_code, d.qr_code_text, d.created_at, d.refund_reason`
 
 export const depositView = (row: Row): DepositView => ({
   id: row.id,
@@ -301,7 +321,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         const at = yield* now
         const row = yield* singleOf(Row, sql`
           WITH d AS (
-            UPDATE deposits SET status = 'REFUND_PENDING', updated_at = ${at}
+            UPDATE deposits SET status = 'REFUND_PENDING', refund_reason = 'THIRD_PARTY', updated_at = ${at}
             WHERE id = ${locked.id}
             RETURNING *
           )
@@ -319,6 +339,37 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
           }
         })
         yield* Effect.logWarning(`Deposit ${row.id}: paid by someone other than the account holder; not credited, refunding it`)
+        return row
+      })
+
+    /**
+     * Inside the callback's transaction, the row locked, its owner excluded now (docs/rules.md#deposit-excluded): not
+     * credited, REFUND_PENDING with the reason SELF_EXCLUDED, audited DEPOSIT_EXCLUDED.
+     */
+    const markExcluded = (locked: Row, exclusion: { readonly until: Date | null; readonly registryListed: boolean }) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const row = yield* singleOf(Row, sql`
+          WITH d AS (
+            UPDATE deposits SET status = 'REFUND_PENDING', refund_reason = 'SELF_EXCLUDED', updated_at = ${at}
+            WHERE id = ${locked.id}
+            RETURNING *
+          )
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+        yield* audit.record({
+          userId: row.userId,
+          action: "DEPOSIT_EXCLUDED",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: {
+            externalId: row.externalId,
+            amount: Number(row.amountCents),
+            previousStatus: locked.status,
+            until: exclusion.until === null ? null : exclusion.until.toISOString(),
+            registryListed: exclusion.registryListed
+          }
+        })
+        yield* Effect.logWarning(`Deposit ${row.id}: paid while its owner is self-excluded; not credited, refunding it`)
         return row
       })
 
@@ -355,8 +406,7 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
           const notification = yield* notifications.create(row.userId, {
             type: "DEPOSIT_REFUNDED",
             title: "Deposit refunded",
-            message: `Your deposit of ${formatBrl(row.amountCents)} was paid from an account that is not in your name, ` +
-              "so it was not credited: the payment has been returned to the payer."
+            message: refundedMessage(row.refundReason, row.amountCents)
           })
           yield* audit.record({
             userId: row.userId,
@@ -376,7 +426,8 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
     /**
      * charge.paid: confirms once; an already CONFIRMED deposit is left as it is (idempotent,
      * docs/rules.md#deposit-states). Under BR a payer other than the account holder: REFUND_PENDING, and the
-     * refund asked after the commit (docs/rules.md#deposit-third-party); a REFUND_PENDING or REFUNDED deposit is
+     * refund asked after the commit (docs/rules.md#deposit-third-party); then, in every jurisdiction, an owner excluded
+     * now: REFUND_PENDING the same way (docs/rules.md#deposit-excluded). A REFUND_PENDING or REFUNDED deposit is
      * never credited (a REFUND_PENDING one has its refund asked again).
      */
     const confirmFromGateway = Effect.fn("Deposits.confirmFromGateway")(function*(externalId: string, payerDocument: string | undefined) {
@@ -390,6 +441,9 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         if (config.jurisdiction === "BR" && !(yield* paidByHolder(locked.userId, payerDocument))) {
           return { _tag: "Refund", row: yield* markThirdParty(locked, payerDocument) } as const
         }
+        // D23: from the moment of the exclusion deposits are closed, including one started before it and paid now.
+        const exclusion = yield* responsibleGaming.exclusionOf(locked.userId)
+        if (exclusion.excluded) return { _tag: "Refund", row: yield* markExcluded(locked, exclusion) } as const
         if (locked.status !== "PENDING") {
           yield* Effect.logWarning(`Deposit ${locked.id}: paid while ${locked.status}; crediting it`)
         }
@@ -415,13 +469,17 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       return refunded
     })
 
-    /** PENDING only, answered with `{id, status, confirmedAt}` (docs/rules.md#admin-deposit-confirmation). */
+    /**
+     * PENDING only, answered with `{id, status, confirmedAt}` (docs/rules.md#admin-deposit-confirmation). An owner
+     * excluded now: 403 SELF_EXCLUDED, nothing written (the deposit stays PENDING; paid later, it is refunded).
+     */
     const confirmByAdmin = Effect.fn("Deposits.confirmByAdmin")(function*(adminId: UserId, id: DepositId) {
       const confirmed = yield* transaction(Effect.gen(function*() {
         const locked = yield* selectFirst(sql`
           SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} FOR UPDATE OF d`)
         if (locked === undefined) return yield* depositNotFound()
         if (locked.status !== "PENDING") return yield* new DepositNotPending()
+        yield* responsibleGaming.requireNotExcluded(locked.userId)
         return yield* confirmLocked(locked, { _tag: "Admin", adminId })
       }))
       yield* announce(confirmed)
