@@ -56,6 +56,8 @@ export interface RateLimits {
   readonly withdrawal: RateLimit
   readonly twoFactorVerify: RateLimit
   readonly twoFactorDisable: RateLimit
+  /** Identity verification: each attempt costs a provider check and could probe the exclusion registry. */
+  readonly identityVerify: RateLimit
 }
 
 /**
@@ -384,7 +386,8 @@ export const loadAppConfig: Effect.Effect<
     caseOpen: yield* rateLimit("RATE_LIMIT_CASE_OPEN", { count: 5, windowMs: 60_000 }),
     withdrawal: yield* rateLimit("RATE_LIMIT_WITHDRAWAL", { count: 3, windowMs: 60_000 }),
     twoFactorVerify: yield* rateLimit("RATE_LIMIT_2FA_VERIFY", { count: 5, windowMs: 300_000 }),
-    twoFactorDisable: yield* rateLimit("RATE_LIMIT_2FA_DISABLE", { count: 5, windowMs: 300_000 })
+    twoFactorDisable: yield* rateLimit("RATE_LIMIT_2FA_DISABLE", { count: 5, windowMs: 300_000 }),
+    identityVerify: yield* rateLimit("RATE_LIMIT_IDENTITY", { count: 5, windowMs: 3_600_000 })
   }
 
   const gateway = {

@@ -9,6 +9,8 @@
  * app's own ResponsibleGaming service, as the scheduler calls it.
  */
 import { SqlClient } from "@effect/sql"
+import { type AddressInfo } from "node:net"
+import { createServer, type Server } from "node:http"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Logger, Option, Redacted, TestClock } from "effect"
 import type { Jurisdiction } from "../../src/layers/AppConfig"
@@ -255,6 +257,60 @@ layer(TestDatabase)("the self-exclusion registry's checks", (it) => {
       // Every verified player was due and asked for; each lookup failed and waits for the next run.
       expect(failures("a periodic check failed")).toBeGreaterThanOrEqual(2)
       expect(yield* auditOf(other.id)).toEqual([])
+    }))
+
+  it.scoped("a slow registry holds a player's requests at most a second, their parallel requests share one lookup, and its verdict still applies", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(NOW + 200 * DAY)
+      // A registry that answers at once until told to hold its answers; then it answers `listed` when released.
+      let hits = 0
+      let hold = false
+      let release: () => void = () => {}
+      const released = new Promise<void>((resolve) => (release = resolve))
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          new Promise<Server>((resolve) => {
+            const s = createServer((request, response) => {
+              hits++
+              const answer = (listed: boolean) => {
+                response.writeHead(200, { "content-type": "application/json" })
+                response.end(JSON.stringify({ listed }))
+              }
+              request.resume()
+              if (hold) void released.then(() => answer(true))
+              else answer(false)
+            })
+            s.listen(0, "127.0.0.1", () => resolve(s))
+          })
+        ),
+        (s) => Effect.promise(() => new Promise<void>((resolve) => s.close(() => resolve())))
+      )
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const client = yield* app("BR", { exclusionRegistry: { url: Option.some(url), key: Option.some(Redacted.make("k")) } })
+      const player = yield* verifiedPlayer(client, "registry-slow", 10_000)
+      expect(hits).toBe(1) // the verification's lookup
+
+      // The next day: the registry holds its answer. Six parallel requests wait one second of the clock, not more.
+      yield* TestClock.setTime(NOW + 201 * DAY)
+      hold = true
+      const requests = yield* Effect.fork(Effect.all(Array.from({ length: 6 }, () => client.get("/api/auth/me", player.auth)), {
+        concurrency: "unbounded"
+      }))
+      for (let i = 0; i < 20 && hits < 2; i++) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      yield* TestClock.adjust("1 second")
+      const answers = yield* Fiber.join(requests)
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200])
+      expect(hits).toBe(2) // one lookup for all six
+
+      // Its answer arrives: the player is excluded from then on.
+      release()
+      let exclusion = yield* exclusionOf(client, player.auth)
+      for (let i = 0; i < 100 && !exclusion.excluded; i++) {
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+        exclusion = yield* exclusionOf(client, player.auth)
+      }
+      expect(exclusion).toMatchObject({ excluded: true, registryListed: true })
+      expect(hits).toBe(2)
     }))
 
   it.scoped("under JURISDICTION=NONE nothing consults the registry: a verified player whose CPF is listed is never excluded", () =>

@@ -2,7 +2,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { signIn } from "../support/SignIn"
-import { makeTestClient, type TestClient, type TestResponse } from "../support/TestApp"
+import { makeTestClient, type TestClient, type TestResponse, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
 const limitHeaders = (response: TestResponse) => ({
@@ -171,6 +171,22 @@ layer(TestDatabase)("rate limits", (it) => {
       expect(answers.map((r) => r.status)).toEqual([400, 400, 400, 400, 400])
       expect(limitHeaders(answers[0]!)).toMatchObject({ limit: "5", remaining: "4" })
       expectTooMany(yield* disable("/api/auth/2fa/disable"), 300)
+    }))
+
+  it.scoped("identity verification: 5 an hour per user (each is a KYC check and a registry lookup)", () =>
+    Effect.gen(function*() {
+      const c = yield* makeTestClient({
+        config: { trustProxy: 1, rateLimits: { ...testConfig.rateLimits, identityVerify: { count: 5, windowMs: 3_600_000 } } }
+      })
+      yield* TestClock.setTime(3_600_000 * 30)
+      const user = yield* signIn(c, "rate-verifier")
+      const attempt = c.post("/api/users/me/identity", { cpf: "123", fullName: "X", birthDate: "nope" }, user.auth)
+      const answers = yield* repeat(5, attempt)
+      expect(answers.map((r) => r.status)).toEqual([400, 400, 400, 400, 400]) // counted even when refused
+      expect(limitHeaders(answers[4]!)).toMatchObject({ limit: "5", remaining: "0" })
+      expectTooMany(yield* attempt, 3600)
+      // Another user has their own count.
+      expect((yield* c.post("/api/users/me/identity", {}, (yield* signIn(c, "rate-verifier-2")).auth)).status).not.toBe(429)
     }))
 
   it.scoped("TRUST_PROXY counts proxies from the right: an address the client writes into X-Forwarded-For is ignored", () =>

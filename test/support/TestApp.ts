@@ -54,7 +54,8 @@ export const testConfig: AppConfigShape = {
     caseOpen: { count: 5, windowMs: 60_000 },
     withdrawal: { count: 3, windowMs: 60_000 },
     twoFactorVerify: { count: 5, windowMs: 300_000 },
-    twoFactorDisable: { count: 5, windowMs: 300_000 }
+    twoFactorDisable: { count: 5, windowMs: 300_000 },
+    identityVerify: { count: 1000, windowMs: 3_600_000 }
   },
   gateway: {
     url: Option.none(),

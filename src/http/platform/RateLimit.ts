@@ -37,7 +37,8 @@ const rules: ReadonlyArray<Rule> = [
   { name: "caseOpen", applies: only("openings.open") },
   { name: "withdrawal", applies: only("withdrawals.request") },
   { name: "twoFactorVerify", applies: only("auth.verify2fa") },
-  { name: "twoFactorDisable", applies: only("auth.disable2fa") }
+  { name: "twoFactorDisable", applies: only("auth.disable2fa") },
+  { name: "identityVerify", applies: only("compliance.verifyIdentity") }
 ]
 
 interface Counted {

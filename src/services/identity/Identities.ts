@@ -115,14 +115,6 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
       const cpfHash = createHmac("sha256", key.hash).update(cpf).digest("hex")
       const taken = yield* rowCountOf(sql`SELECT 1 FROM user_identities WHERE cpf_hash = ${cpfHash}`)
       if (taken > 0) return yield* new CpfAlreadyRegistered()
-      // docs/responsible-gaming.md#registry: a CPF in the centralized self-exclusion registry opens no account to play.
-      const listed = yield* registry.isListed(cpf).pipe(
-        Effect.catchTag(
-          "ExclusionRegistryUnavailable",
-          () => new ServiceUnavailable({ message: "Service unavailable: self-exclusion registry" })
-        )
-      )
-      if (listed) return yield* new SelfExcluded({ until: null })
 
       const result = yield* kyc.check({ cpf, fullName: request.fullName, birthDate: request.birthDate }).pipe(
         Effect.catchTag("KycUnavailable", () => new ServiceUnavailable({ message: "Service unavailable: identity provider" }))
@@ -131,6 +123,16 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
         yield* Effect.logInfo(`Identity refused by the provider: ${result.reason}`).pipe(Effect.annotateLogs("userId", String(userId)))
         return yield* new IdentityRefused()
       }
+      // docs/responsible-gaming.md#registry: a CPF in the centralized self-exclusion registry opens no account to play.
+      // Asked only once the provider has tied the CPF to the name and birth date given: learning whether someone is
+      // listed takes all three, not just a CPF.
+      const listed = yield* registry.isListed(cpf).pipe(
+        Effect.catchTag(
+          "ExclusionRegistryUnavailable",
+          () => new ServiceUnavailable({ message: "Service unavailable: self-exclusion registry" })
+        )
+      )
+      if (listed) return yield* new SelfExcluded({ until: null })
 
       const now = new Date(yield* Clock.currentTimeMillis)
       const cpfEncrypted = yield* encrypt(key.encryption, cpf)

@@ -11,7 +11,7 @@
  * a later lower value cancels it). Self-exclusion is never shortened, by anyone; a fixed period ends by itself.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Deferred, Duration, Effect, Option, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
 import { ExclusionRegistry } from "../../layers/ExclusionRegistry"
 import type { DebitType } from "../../schema/money/Ledger"
@@ -45,6 +45,8 @@ import { type PlayWindows, playWindowsAt } from "./PlayWindows"
 export const RAISE_DELAY_MS = 24 * 60 * 60 * 1000
 /** Every verified player is looked up in the registry at least this often (D23). */
 export const REGISTRY_RECHECK_MS = 15 * 24 * 60 * 60 * 1000
+/** How long a request waits for its user's daily registry check before going on without it. */
+const REGISTRY_WAIT = Duration.seconds(1)
 /** After the registry failed to answer a user's daily check, it is asked again on a request this much later. */
 const REGISTRY_RETRY_MS = 5 * 60 * 1000
 
@@ -437,8 +439,11 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
 
     // --- The centralized registry (JURISDICTION=BR) ---
 
-    /** Each user's daily check, as far as this instance knows: the day it was done, or when to try again. */
-    const checkedToday = new Map<UserId, string | number>()
+    /**
+     * Each user's daily check, as far as this instance knows: the day it was done, when to try again after a failure,
+     * or the check under way (which the user's other requests wait for rather than start their own).
+     */
+    const checkedToday = new Map<UserId, string | number | Deferred.Deferred<void>>()
     let checkedDay = ""
 
     /**
@@ -477,10 +482,31 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
         return newlyListed
       })
 
+    /** The daily check itself: the registry asked unless the stored date says it was today; whether it was done. */
+    const dailyCheck = (userId: UserId, at: Date, w: PlayWindows) =>
+      Effect.gen(function*() {
+        const last = yield* firstOf(
+          Schema.Struct({ checkedAt: Schema.NullOr(Schema.DateFromSelf) }),
+          sql`SELECT registry_checked_at AS checked_at FROM responsible_gaming WHERE user_id = ${userId}`
+        )
+        if (last?.checkedAt == null || last.checkedAt.getTime() < w.day.start.getTime()) yield* consultRegistry(userId, at)
+        checkedToday.set(userId, w.day.key)
+      }).pipe(
+        Effect.catchAll((error) =>
+          Effect.zipRight(
+            Effect.logWarning("Exclusion registry: the daily check failed; asking again later", { error: error._tag }),
+            Effect.map(Clock.currentTimeMillis, (ms) => void checkedToday.set(userId, ms + REGISTRY_RETRY_MS))
+          )
+        ),
+        Effect.withSpan("ResponsibleGaming.dailyRegistryCheck")
+      )
+
     /**
      * The first authenticated request of each day (America/Sao_Paulo) of a verified player, under BR: the registry
-     * is consulted unless it was today already. It never fails the request: a registry that does not answer is
-     * logged and asked again on a request 5 minutes later.
+     * is consulted unless it was today already. It never fails the request and never holds it long: the check runs
+     * on its own fiber, which the user's requests wait for at most REGISTRY_WAIT (usually it is done well within,
+     * and the request sees its verdict); a registry that does not answer is logged and asked again on a request 5
+     * minutes later. A user's parallel requests share one check.
      */
     const checkRegistryToday = (userId: UserId): Effect.Effect<void> => {
       if (!br) return Effect.void
@@ -493,25 +519,14 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
         }
         const known = checkedToday.get(userId)
         if (known === w.day.key || (typeof known === "number" && known > at.getTime())) return
-        const last = yield* firstOf(
-          Schema.Struct({ checkedAt: Schema.NullOr(Schema.DateFromSelf) }),
-          sql`SELECT registry_checked_at AS checked_at FROM responsible_gaming WHERE user_id = ${userId}`
-        )
-        if (last?.checkedAt != null && last.checkedAt.getTime() >= w.day.start.getTime()) {
-          checkedToday.set(userId, w.day.key)
-          return
-        }
-        yield* consultRegistry(userId, at)
-        checkedToday.set(userId, w.day.key)
-      }).pipe(
-        Effect.catchAll((error) =>
-          Effect.zipRight(
-            Effect.logWarning("Exclusion registry: the daily check failed; asking again later", { error: error._tag }),
-            Effect.map(Clock.currentTimeMillis, (ms) => void checkedToday.set(userId, ms + REGISTRY_RETRY_MS))
-          )
-        ),
-        Effect.withSpan("ResponsibleGaming.checkRegistryToday")
-      )
+        const running = known !== undefined && typeof known === "object" ? known : yield* Effect.gen(function*() {
+          const done = yield* Deferred.make<void>()
+          checkedToday.set(userId, done)
+          yield* Effect.forkDaemon(Effect.ensuring(dailyCheck(userId, at, w), Deferred.succeed(done, undefined)))
+          return done
+        })
+        yield* Effect.timeoutOption(Deferred.await(running), REGISTRY_WAIT)
+      })
     }
 
     /**
