@@ -108,6 +108,11 @@ layer(TestDatabase)("responsible gaming: limits", (it) => {
         "weeklyLossCents"
       ])
       expect((yield* client.put("/api/users/me/limits", { hourlyLossCents: 5 }, auth)).status).toBe(400)
+      for (const body of ["[]", "null", '"x"']) {
+        const refused = yield* client.put("/api/users/me/limits", body, auth)
+        expect(refused.status).toBe(400)
+        expect(JSON.stringify(refused.body)).not.toContain("Expected {")
+      }
       expect((yield* limitsOf(client, auth)).dailyLossCents).toBeNull()
     }))
 
@@ -346,6 +351,8 @@ layer(TestDatabase)("responsible gaming: self-exclusion", (it) => {
         .toBe(iso(THURSDAY_NOON_UTC + 10 * DAY))
       expect((yield* client.post("/api/users/me/self-exclusion", { days: 0 }, player.auth)).status).toBe(400)
       expect((yield* client.post("/api/users/me/self-exclusion", {}, player.auth)).status).toBe(400)
+      // Both at once is refused, not read as the one that cannot be undone.
+      expect((yield* client.post("/api/users/me/self-exclusion", { days: 30, indefinite: true }, player.auth)).status).toBe(400)
 
       // It ends by itself (sessions do not last ten days: the player signs in again).
       yield* TestClock.setTime(THURSDAY_NOON_UTC + 10 * DAY - 1)

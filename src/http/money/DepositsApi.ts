@@ -21,7 +21,8 @@ const initiate = <const Name extends string>(name: Name, path: `/${string}`, sum
       "/payment/methods) is paid on top, rounded half up to the cent: the charge is totalCents = amountCents + " +
       "feeCents. The balance is credited amountCents when the gateway confirms payment. Under JURISDICTION=BR only " +
       "PIX (another method: 422 `Payment method not allowed in this jurisdiction`), and a payment from anyone but " +
-      "the account holder is not credited but returned to the payer (REFUND_PENDING, then REFUNDED)."))
+      "the account holder is not credited but returned to the payer (REFUND_PENDING, then REFUNDED). A self-excluded " +
+      "player gets 403 SELF_EXCLUDED, and a deposit paid while its owner is excluded is returned the same way."))
 
 const list = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
   HttpApiEndpoint.get(name, path).setUrlParams(PageQuery).addSuccess(DepositList)

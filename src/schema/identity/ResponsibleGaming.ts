@@ -39,7 +39,10 @@ export const LimitsUpdate = Schema.Struct({
   weeklyLossCents: Schema.optional(LossLimit),
   monthlyLossCents: Schema.optional(LossLimit),
   dailyPlayMinutes: Schema.optional(PlayLimit)
-}).annotations({ parseOptions: { errors: "all", onExcessProperty: "error" } })
+}).annotations({
+  parseOptions: { errors: "all", onExcessProperty: "error" },
+  message: () => "must be an object with any of dailyLossCents, weeklyLossCents, monthlyLossCents, dailyPlayMinutes"
+})
 export type LimitsUpdate = typeof LimitsUpdate.Type
 
 /** What the player has used of each window (loss: game debits less item sales and refunds, from the ledger). */
@@ -73,7 +76,8 @@ export const SelfExclusionRequest = Schema.Union(
   }),
   Schema.Struct({ indefinite: Schema.Literal(true) })
 ).annotations({
-  parseOptions: { errors: "all" },
+  // Exactly one of the two: `{days, indefinite}` is refused rather than read as either (it cannot be undone).
+  parseOptions: { errors: "all", onExcessProperty: "error" },
   message: () => ({ message: "must be {days: 1..3650} or {indefinite: true}", override: true })
 })
 export type SelfExclusionRequest = typeof SelfExclusionRequest.Type

@@ -12,8 +12,9 @@ export const DepositId = idFromString("DepositId")
 export type DepositId = typeof DepositId.Type
 
 /**
- * REFUND_PENDING and REFUNDED occur under JURISDICTION=BR only: a deposit paid by someone other than the account
- * holder, never credited, being (then) returned to the payer (docs/rules.md#deposit-third-party).
+ * REFUND_PENDING and REFUNDED: a deposit never credited, being (then) returned to the payer: under JURISDICTION=BR one
+ * paid by someone other than the account holder (docs/rules.md#deposit-third-party), in every jurisdiction one paid
+ * while its owner is self-excluded (docs/rules.md#deposit-excluded).
  */
 export const DepositStatus = Schema.Literal(
   "PENDING",

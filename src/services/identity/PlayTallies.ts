@@ -133,7 +133,12 @@ export const warningSteps = (
         warned_monthly_loss = CASE WHEN due.monthly THEN ${w.month.key}::date ELSE g.warned_monthly_loss END,
         warned_daily_play = CASE WHEN due.play THEN ${w.day.key}::date ELSE g.warned_daily_play END
       FROM due
-      WHERE g.user_id = ${userId} AND (due.daily OR due.weekly OR due.monthly OR due.play)
+      -- Checked again on the row itself: of two actions that race past 80 %, the second finds it warned.
+      WHERE g.user_id = ${userId}
+        AND ((due.daily AND g.warned_daily_loss IS DISTINCT FROM ${w.day.key}::date)
+          OR (due.weekly AND g.warned_weekly_loss IS DISTINCT FROM ${w.week.key}::date)
+          OR (due.monthly AND g.warned_monthly_loss IS DISTINCT FROM ${w.month.key}::date)
+          OR (due.play AND g.warned_daily_play IS DISTINCT FROM ${w.day.key}::date))
       RETURNING concat_ws(',', CASE WHEN due.daily THEN 'dailyLossCents' END, CASE WHEN due.weekly THEN 'weeklyLossCents' END,
                           CASE WHEN due.monthly THEN 'monthlyLossCents' END, CASE WHEN due.play THEN 'dailyPlayMinutes' END)
                 AS limits

@@ -278,7 +278,9 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
         RETURNING id`)
       if (counted === undefined) {
         const why = yield* refusal(userId, 0n, at)
-        if (Option.isSome(why)) return yield* Effect.fail(why.value)
+        // The check refused, so a reason exists; were it ever not found, the action must not go ahead anyway.
+        if (Option.isNone(why)) return yield* Effect.dieMessage(`ResponsibleGaming: user ${userId}'s play refused without a reason`)
+        return yield* Effect.fail(why.value)
       }
     })
 
