@@ -170,6 +170,11 @@ layer(TestDatabase)("responsible gaming: limits", (it) => {
         .toMatchObject({ lossTodayCents: 500, lossWeekCents: 500, lossMonthCents: -2_500 })
       expect((yield* open(client, kase.id, player.auth)).status).toBe(200)
       expect((yield* open(client, kase.id, player.auth)).body).toMatchObject({ error: "LOSS_LIMIT_REACHED" }) // the day: 1000
+      // An item won before every current window: sold like any other, and no window's loss moves.
+      const [old] = yield* grantItems(player.id, [items.rare!.id], new Date(THURSDAY_NOON_UTC - 60 * DAY))
+      const usage = (yield* limitsOf(client, player.auth)).usage
+      expect((yield* client.post(`/api/inventory/${old}/sell`, undefined, player.auth)).status).toBe(200)
+      expect((yield* limitsOf(client, player.auth)).usage).toEqual(usage)
       // One won today gives room in all three.
       const [entry] = yield* grantItems(player.id, [items.rare!.id], new Date(yield* Clock.currentTimeMillis))
       expect((yield* client.post(`/api/inventory/${entry}/sell`, undefined, player.auth)).status).toBe(200)

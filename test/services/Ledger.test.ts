@@ -175,7 +175,7 @@ layer(Services)("Ledger", (it) => {
         (i) => {
           const user = users[i % users.length]!
           return i % 3 === 0
-            ? Effect.asVoid(ledger.credit({ userId: user.id, type: "ITEM_SELL", amountCents: 250n }))
+            ? Effect.asVoid(ledger.credit({ userId: user.id, type: "ITEM_SELL", amountCents: 250n, stakedAt: new Date(0) }))
             : Effect.ignore(ledger.debit({ userId: user.id, type: "BATTLE_ENTRY", amountCents: 150n }))
         },
         { concurrency: 20 }

@@ -20,7 +20,7 @@ const LOSS_TALLIES = [
 ] as const
 
 /**
- * The SET items of an UPDATE of `users` that adds `lossCents` (negative for money credited back) to the current
+ * The SET items (none, or comma-separated fragments) of an UPDATE of `users` that adds `lossCents` (negative for money credited back) to the current
  * windows' loss, and with `countsMinute` this minute to today's play minutes (once however many actions it holds).
  * Money credited back counts only in the windows its stake was made in (`stakedAt`: when the sold item was won, when
  * the refunded entry was paid; docs/responsible-gaming.md#loss): a credit never makes room in a later window than
@@ -30,7 +30,7 @@ export const tallySet = (
   sql: SqlClient.SqlClient,
   w: PlayWindows,
   change: { readonly lossCents: bigint; readonly countsMinute: boolean; readonly stakedAt?: Date }
-): Statement.Fragment => {
+): ReadonlyArray<Statement.Fragment> => {
   const items: Array<Statement.Fragment> = []
   if (change.lossCents !== 0n) {
     for (const t of LOSS_TALLIES) {
@@ -44,7 +44,8 @@ export const tallySet = (
     items.push(sql`play_minutes = ${minutesAfter(sql, w, sql`users`)}`)
     items.push(sql`play_day = ${w.day.key}::date`, sql`play_last_minute = ${w.minute}`)
   }
-  return sql.csv(items)
+  // Empty when nothing changes: money given back for play of windows that have all passed.
+  return items
 }
 
 /** Today's play minutes once this minute is counted, from a row of `users` named `row`. */

@@ -55,9 +55,10 @@ const GAME_MOVEMENTS: Partial<Record<TransactionType, { readonly countsMinute: b
 /** The tally items of a movement's UPDATE of `users` (a leading comma included), or nothing. */
 const talliesOf = (sql: SqlClient.SqlClient, type: TransactionType, signedCents: bigint, at: Date, stakedAt?: Date) => {
   const game = GAME_MOVEMENTS[type]
-  return game === undefined
-    ? sql``
-    : sql`, ${tallySet(sql, playWindowsAt(at), { lossCents: -signedCents, countsMinute: game.countsMinute, stakedAt })}`
+  const items = game === undefined
+    ? []
+    : tallySet(sql, playWindowsAt(at), { lossCents: -signedCents, countsMinute: game.countsMinute, stakedAt })
+  return items.length === 0 ? sql`` : sql`, ${sql.csv(items)}`
 }
 
 /** A condition on the `users` row a stake is taken from, made for the movement's own time. */
