@@ -34,8 +34,10 @@ import { TracingFromEnv } from "./layers/Observability"
 import type { PaymentGateway } from "./layers/PaymentGateway"
 import { Randomness } from "./layers/Randomness"
 import type { KeyValue } from "./layers/stores/KeyValue"
+import { AdminPlayers } from "./services/admin/AdminPlayers"
 import { AdminUsers } from "./services/admin/AdminUsers"
 import { Audit } from "./services/admin/Audit"
+import { AuditLog } from "./services/admin/AuditLog"
 import { Dashboard } from "./services/admin/Dashboard"
 import { Battles } from "./services/battles/Battles"
 import { CaseOpenings } from "./services/games/CaseOpenings"
@@ -106,8 +108,10 @@ const Domain = Layer.mergeAll(
   GatewayEvents.Default,
   // admin
   AdminUsers.Default,
+  AdminPlayers.Default,
   Dashboard.Default,
   Audit.Default,
+  AuditLog.Default,
   // platform
   Idempotency.Default,
   Notifications.Default,

@@ -3,8 +3,10 @@
  * `.prefix("/api")` must stay last: it rewrites only the groups added before it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { AdminAuditApi } from "./admin/AdminAuditApi"
 import { AdminDashboardApi } from "./admin/AdminDashboardApi"
 import { AdminDepositsApi } from "./admin/AdminDepositsApi"
+import { AdminPlayersApi } from "./admin/AdminPlayersApi"
 import { AdminRafflesApi } from "./admin/AdminRafflesApi"
 import { AdminUsersApi } from "./admin/AdminUsersApi"
 import { AdminWithdrawalsApi } from "./admin/AdminWithdrawalsApi"
@@ -37,6 +39,8 @@ export class Api extends HttpApi.make("game-platform")
   .add(ComplianceApi)
   .add(NotificationsApi)
   .add(AdminUsersApi)
+  .add(AdminPlayersApi)
+  .add(AdminAuditApi)
   .add(CatalogAdminApi)
   .add(CasesApi)
   .add(OpeningsApi)

@@ -9,8 +9,10 @@ import { documentedAt } from "./Api"
 import { ErrorEnvelopeLive } from "./platform/ErrorEnvelope"
 import { MetricsRouteLive } from "./platform/MetricsHttp"
 import { AdminTokenLive } from "./platform/AdminToken"
+import { AdminAuditLive } from "./admin/AdminAuditHttp"
 import { AdminDashboardLive } from "./admin/AdminDashboardHttp"
 import { AdminDepositsLive } from "./admin/AdminDepositsHttp"
+import { AdminPlayersLive } from "./admin/AdminPlayersHttp"
 import { AdminRafflesLive } from "./admin/AdminRafflesHttp"
 import { AdminUsersLive } from "./admin/AdminUsersHttp"
 import { AdminWithdrawalsLive } from "./admin/AdminWithdrawalsHttp"
@@ -70,6 +72,8 @@ export const ApiLive = Layer.mergeAll(Docs, MetricsRouteLive, Middlewares).pipe(
     ComplianceLive,
     NotificationsLive,
     AdminUsersLive,
+    AdminPlayersLive,
+    AdminAuditLive,
     CatalogAdminLive,
     CasesLive,
     OpeningsLive,

@@ -3,7 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ItemView, OpeningResult, OpeningVerification } from "../../schema/games/Game"
 import { CaseId, IdString } from "../../schema/platform/Ids"
-import { PageQuery } from "../../schema/platform/Pagination"
+import { ListPage, PageQuery } from "../../schema/platform/Pagination"
 import { Authentication } from "../identity/Authentication"
 import * as HttpError from "../platform/HttpErrors"
 import { gameAction } from "../platform/Idempotent"
@@ -13,6 +13,19 @@ import { documented } from "../platform/OpenApiDocs"
 const IdPath = Schema.Struct({ id: CaseId })
 const OpeningIdPath = Schema.Struct({
   id: IdString
+})
+
+/** An opening as its history shows it (`GET /cases/openings`, and an administrator's `GET /admin/users/:id/openings`). */
+export const OpeningView = Schema.Struct({
+  id: Schema.String,
+  case: Schema.Struct({ id: Schema.String, name: Schema.String }),
+  item: ItemView,
+  roll: Schema.Number,
+  isFlip: Schema.Boolean,
+  pricePaidCents: Schema.BigIntFromNumber,
+  itemValueCents: Schema.BigIntFromNumber,
+  profit: Schema.BigIntFromNumber,
+  createdAt: Schema.Date
 })
 
 export class OpeningsApi extends HttpApiGroup.make("openings")
@@ -31,21 +44,7 @@ export class OpeningsApi extends HttpApiGroup.make("openings")
   )
   .add(
     HttpApiEndpoint.get("history", "/cases/openings").setUrlParams(PageQuery)
-      .addSuccess(Schema.Struct({
-        openings: Schema.Array(Schema.Struct({
-          id: Schema.String,
-          case: Schema.Struct({ id: Schema.String, name: Schema.String }),
-          item: ItemView,
-          roll: Schema.Number,
-          isFlip: Schema.Boolean,
-          pricePaidCents: Schema.BigIntFromNumber,
-          itemValueCents: Schema.BigIntFromNumber,
-          profit: Schema.BigIntFromNumber,
-          createdAt: Schema.Date
-        })),
-        total: Schema.Int,
-        page: Schema.Int
-      }))
+      .addSuccess(ListPage("openings", OpeningView))
       .pipe(documented("My openings", "The user's openings, newest first, with the price paid, the item's value and " +
         "the profit in cents."))
   )

@@ -37,7 +37,8 @@ export const Me = Schema.Struct({
   createdAt: Schema.Date
 })
 
-const SessionView = Schema.Struct({
+/** A session as its owner's list shows it (`GET /auth/sessions`). */
+export const SessionView = Schema.Struct({
   id: Schema.String,
   ip: Schema.String,
   userAgent: Schema.String,

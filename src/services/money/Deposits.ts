@@ -234,8 +234,8 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
       return { deposits: items.map(depositView), total, page }
     })
 
-    const adminList = Effect.fn("Deposits.adminList")(function*(query: StatusPageRequest<DepositStatus>) {
-      const { items, page, total } = yield* newestPage(sql, Row, listed, query, { status: query.status })
+    const adminList = Effect.fn("Deposits.adminList")(function*(query: StatusPageRequest<DepositStatus> & { readonly userId?: UserId | undefined }) {
+      const { items, page, total } = yield* newestPage(sql, Row, listed, query, { status: query.status, user_id: query.userId })
       return { deposits: items.map(adminView), total, page }
     })
 

@@ -424,9 +424,9 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       return { ...view(ended.row), balanceCents: ended.balanceCents }
     })
 
-    /** Every withdrawal, newest first, optionally of one status. */
-    const adminList = Effect.fn("Withdrawals.adminList")(function*(query: StatusPageRequest<WithdrawalStatus>) {
-      const { items, page, total } = yield* newestPage(sql, Row, listed, query, { status: query.status })
+    /** Every withdrawal (or one user's), newest first, optionally of one status. */
+    const adminList = Effect.fn("Withdrawals.adminList")(function*(query: StatusPageRequest<WithdrawalStatus> & { readonly userId?: UserId | undefined }) {
+      const { items, page, total } = yield* newestPage(sql, Row, listed, query, { status: query.status, user_id: query.userId })
       return { withdrawals: items.map(adminView), total, page }
     })
 

@@ -1,0 +1,11 @@
+/** Handlers of the audit log (docs/rules.md#audit-log). */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { AuditLog } from "../../services/admin/AuditLog"
+import { Api } from "../Api"
+
+export const AdminAuditLive = HttpApiBuilder.group(Api, "adminAudit", (handlers) =>
+  Effect.gen(function*() {
+    const auditLog = yield* AuditLog
+    return handlers.handle("list", ({ urlParams }) => auditLog.list(urlParams))
+  }))
