@@ -3,6 +3,7 @@
  * (Monday to Sunday) and month in America/Sao_Paulo, whatever the server's own time zone, and the minute play
  * time is counted in. A window's key is its first day (`YYYY-MM-DD`); it ends where the next one starts.
  */
+import { zonedCalendar } from "../platform/ZonedCalendar"
 
 export const PLAY_TIME_ZONE = "America/Sao_Paulo"
 
@@ -22,37 +23,13 @@ export interface PlayWindows {
   readonly minute: Date
 }
 
-const local = new Intl.DateTimeFormat("en-CA", {
-  timeZone: PLAY_TIME_ZONE,
-  hourCycle: "h23",
-  year: "numeric",
-  month: "2-digit",
-  day: "2-digit",
-  hour: "2-digit",
-  minute: "2-digit",
-  second: "2-digit"
-})
+const calendar = zonedCalendar(PLAY_TIME_ZONE)
 
 /** The local calendar fields of an instant. */
-const fieldsOf = (at: Date) => {
-  const parts: Record<string, number> = {}
-  for (const part of local.formatToParts(at)) if (part.type !== "literal") parts[part.type] = Number(part.value)
-  return parts as { year: number; month: number; day: number; hour: number; minute: number; second: number }
-}
-
-/** How far local time is ahead of UTC at an instant, in milliseconds (negative in Brazil). */
-const offsetAt = (at: Date): number => {
-  const f = fieldsOf(at)
-  return Date.UTC(f.year, f.month - 1, f.day, f.hour, f.minute, f.second) - Math.floor(at.getTime() / 1000) * 1000
-}
+const fieldsOf = calendar.fieldsOf
 
 /** The instant local midnight begins on a calendar day (given as a UTC date of the same Y-M-D). */
-const localMidnight = (day: Date): Date => {
-  const guess = day.getTime()
-  const first = guess - offsetAt(new Date(guess))
-  // Across an offset change the first guess is an hour out; the offset at the corrected instant settles it.
-  return new Date(guess - offsetAt(new Date(first)))
-}
+const localMidnight = calendar.midnightOf
 
 const keyOf = (day: Date) => day.toISOString().slice(0, 10)
 const addDays = (day: Date, days: number) => new Date(day.getTime() + days * 86_400_000)
