@@ -13,6 +13,7 @@ import { FileSystem, Path } from "@effect/platform"
 import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { BlockList, isIP } from "node:net"
+import { canonicalTimeZone } from "../services/platform/ZonedCalendar"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -81,6 +82,11 @@ export interface AppConfigShape {
    * its request, with no administrator (docs/rules.md#automatic-payout).
    */
   readonly autoPayoutMaxCents: number
+  /**
+   * `BUSINESS_TIMEZONE`: the IANA zone whose calendar days are the dashboard's days ("today", "yesterday", the
+   * chart's days; docs/rules.md#business-timezone), as Intl spells it. Default `UTC`.
+   */
+  readonly businessTimeZone: string
   readonly port: number
   readonly publicUrl: string
   readonly dataDir: string
@@ -240,6 +246,20 @@ const jurisdictionConfig = Config.string("JURISDICTION").pipe(
   Config.withDefault<Jurisdiction>("NONE")
 )
 
+/** `BUSINESS_TIMEZONE`: an IANA zone name (`America/Sao_Paulo`), in its canonical spelling; anything else is refused, named. */
+const businessTimeZoneConfig = Config.string("BUSINESS_TIMEZONE").pipe(
+  Config.mapOrFail((text) => {
+    const zone = canonicalTimeZone(text)
+    return zone === undefined
+      ? Either.left(ConfigError.InvalidData(
+        ["BUSINESS_TIMEZONE"],
+        `Expected an IANA time zone name such as UTC or America/Sao_Paulo, not ${JSON.stringify(text)}`
+      ))
+      : Either.right(zone)
+  }),
+  Config.withDefault("UTC")
+)
+
 /** `COUNT/WINDOW_MS`, e.g. `100/60000` (docs/rules.md#rate-limit-table). */
 const rateLimit = (name: string, fallback: RateLimit) =>
   Config.string(name).pipe(
@@ -355,6 +375,7 @@ export const loadAppConfig: Effect.Effect<
     Config.validate({ message: "Expected a positive number of cents", validation: (n) => n > 0 }),
     Config.withDefault(100_000)
   )
+  const businessTimeZone = yield* businessTimeZoneConfig
   const port = yield* Config.port("PORT").pipe(Config.withDefault(3000))
   const publicUrl = yield* Config.string("PUBLIC_URL").pipe(Config.withDefault(`http://localhost:${port}`))
   const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
@@ -452,6 +473,7 @@ export const loadAppConfig: Effect.Effect<
     production,
     jurisdiction,
     autoPayoutMaxCents,
+    businessTimeZone,
     port,
     publicUrl: publicUrl.replace(/\/+$/, ""),
     dataDir,

@@ -184,6 +184,7 @@ layer(TestDatabase)("dashboard", (it) => {
       // Two commons for 500 each.
       expect(ggr[0]).toEqual({ openings: 800, upgrades: 0, battles: 0, raffles: 0 })
       expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
+        timezone: "UTC",
         // Nobody was active the day before: growth 0.
         users: { total: 3, activeToday: 3, newToday: 3, growth: 0 },
         financial: {
@@ -336,6 +337,7 @@ layer(TestDatabase)("dashboard", (it) => {
       // --- GET /admin/dashboard on day 2
       const kaseTop = { id: String(kase.id), name: kase.name, slug: kase.slug, imageUrl: kase.imageUrl, priceCents: 500 }
       expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
+        timezone: "UTC",
         // Active: dave, root, alice, bob and carol, against 4 on day 1.
         users: { total: 5, activeToday: 5, newToday: 1, growth: 25 },
         financial: {
@@ -369,6 +371,7 @@ layer(TestDatabase)("dashboard", (it) => {
         2: { revenue: 4_000, deposits: 1_100 + 3_000 + 500, withdrawals: 1_200 + 1_000 + 1_100, ggr: ggrTotal(2) }
       }
       const week = {
+        timezone: "UTC",
         data: chartOf(2, 7, history),
         summary: { totalRevenue: 8_000, totalProfit: 1_000 - 500 + 700, avgDailyRevenue: 1_143, growthRate: 0 }
       }
@@ -378,11 +381,12 @@ layer(TestDatabase)("dashboard", (it) => {
       // Settled days now come from the cache: the same answer.
       expect(yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).toEqual(week)
       expect(yield* get("/api/admin/dashboard/revenue-chart?period=30d", root.auth)).toEqual({
+        timezone: "UTC",
         data: chartOf(2, 30, history),
         summary: { ...week.summary, avgDailyRevenue: 267 }
       })
       const quarter = yield* get("/api/admin/dashboard/revenue-chart?period=90d", root.auth)
-      expect(quarter).toEqual({ data: chartOf(2, 90, history), summary: { ...week.summary, avgDailyRevenue: 89 } })
+      expect(quarter).toEqual({ timezone: "UTC", data: chartOf(2, 90, history), summary: { ...week.summary, avgDailyRevenue: 89 } })
       expect(quarter.data[0].date).toBe("1969-10-06")
       for (const bad of ["1d", "", "7", "7D"]) {
         const refused = yield* client.get(`/api/admin/dashboard/revenue-chart?period=${bad}`, root.auth)
@@ -460,6 +464,7 @@ layer(TestDatabase)("dashboard", (it) => {
       const sold = entries.find((entry) => entry.item.id === common.id && entry.acquiredAt === new Date(3 * DAY + HOUR).toISOString())!
       expect(ok(yield* client.post(`/api/inventory/${sold.id}/sell`, undefined, alice.auth)).creditedCents).toBe(100)
       expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
+        timezone: "UTC",
         users: { total: 5, activeToday: 2, newToday: 0, growth: -60 },
         financial: {
           revenueToday: 500,
@@ -479,16 +484,19 @@ layer(TestDatabase)("dashboard", (it) => {
       yield* TestClock.setTime(8 * DAY + HOUR)
       const later = { 2: history[2], 3: { revenue: 500, deposits: 0, withdrawals: 0, ggr: 400, itemSales: 100 } }
       expect(yield* get("/api/admin/dashboard/revenue-chart?period=7d", root.auth)).toEqual({
+        timezone: "UTC",
         data: chartOf(8, 7, later),
         // 4500 against the 1000 + 3000 of days 0 and 1.
         summary: { totalRevenue: 4_500, totalProfit: 4_500 - 3_300, avgDailyRevenue: 643, growthRate: 12.5 }
       })
       expect(yield* get("/api/admin/dashboard/revenue-chart?period=30d", root.auth)).toEqual({
+        timezone: "UTC",
         data: chartOf(8, 30, { ...history, ...later }),
         summary: { totalRevenue: 8_500, totalProfit: 1_000 - 500 + 700 + 500, avgDailyRevenue: 283, growthRate: 0 }
       })
       // A quiet day: root alone is active, nobody was yesterday (growth 0), nothing to rank.
       expect(yield* get("/api/admin/dashboard", root.auth)).toEqual({
+        timezone: "UTC",
         users: { total: 5, activeToday: 1, newToday: 0, growth: 0 },
         financial: {
           revenueToday: 0,

@@ -29,6 +29,7 @@ export const testConfig: AppConfigShape = {
   production: false,
   jurisdiction: "NONE",
   autoPayoutMaxCents: 100_000,
+  businessTimeZone: "UTC",
   port: 3000,
   publicUrl: "http://localhost:3000",
   dataDir: "./.data-test",

@@ -1,7 +1,7 @@
 /** The administration dashboard (docs/rules.md#administration-and-dashboard). Amounts are integer cents. */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Alert, ChartPeriod } from "../../schema/admin/Dashboard"
+import { Alert, BusinessTimeZone, ChartPeriod } from "../../schema/admin/Dashboard"
 import { Rarity } from "../../schema/games/Catalog"
 import { AdminAuthentication } from "../identity/Authentication"
 import { documented } from "../platform/OpenApiDocs"
@@ -17,6 +17,7 @@ const TopItem = Schema.NullOr(Schema.Struct({
 }))
 
 const DashboardStats = Schema.Struct({
+  timezone: BusinessTimeZone,
   users: Schema.Struct({ total: Schema.Int, activeToday: Schema.Int, newToday: Schema.Int, growth: Schema.Number }),
   financial: Schema.Struct({
     revenueToday: Schema.Number,
@@ -66,7 +67,9 @@ const DashboardStats = Schema.Struct({
 })
 
 const RevenueChart = Schema.Struct({
+  timezone: BusinessTimeZone,
   data: Schema.Array(Schema.Struct({
+    /** The day, `YYYY-MM-DD`, in `timezone`. */
     date: Schema.String,
     revenue: Schema.Number,
     profit: Schema.Number,
@@ -117,7 +120,8 @@ export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
   )
   .add(
     HttpApiEndpoint.get("stats", "/admin/dashboard").addSuccess(DashboardStats)
-      .pipe(documented("Today's figures (admin)", "Today's figures (UTC). growth: active users today against " +
+      .pipe(documented("Today's figures (admin)", "Today's figures: today is the calendar day in BUSINESS_TIMEZONE " +
+        "(UTC by default), named by timezone. growth: active users today against " +
         "yesterday in percent, 2 decimals, 0 without yesterday. topItems are over today's case openings, null when " +
         "there were none. ggrToday: per game, what players staked minus the value of what they were awarded " +
         "(docs/economics.md)."))
@@ -126,7 +130,8 @@ export class AdminDashboardApi extends HttpApiGroup.make("adminDashboard")
     HttpApiEndpoint.get("revenueChart", "/admin/dashboard/revenue-chart")
       .setUrlParams(Schema.Struct({ period: ChartPeriod }).annotations({ parseOptions: { errors: "all" } }))
       .addSuccess(RevenueChart)
-      .pipe(documented("Revenue chart (admin)", "One point per UTC day of the period ending today, ascending. " +
+      .pipe(documented("Revenue chart (admin)", "One point per day of the period ending today, ascending; days are " +
+        "calendar days in BUSINESS_TIMEZONE (UTC by default), named by timezone. " +
         "growthRate: the period's revenue against the preceding period of the same length, in percent (0 when that " +
         "was 0)."))
   )

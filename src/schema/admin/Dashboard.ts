@@ -7,6 +7,13 @@ export const ChartPeriod = Schema.Literal("7d", "30d", "90d").annotations({
 })
 export type ChartPeriod = typeof ChartPeriod.Type
 
+/** The zone whose calendar days the figures are of: BUSINESS_TIMEZONE (docs/rules.md#business-timezone). */
+export const BusinessTimeZone = Schema.String.annotations({
+  description: "The IANA time zone whose calendar days the figures are of (BUSINESS_TIMEZONE; UTC by default): " +
+    "\"today\" and \"yesterday\", and each day of the chart, begin at midnight there",
+  examples: ["America/Sao_Paulo", "UTC"]
+})
+
 /** One condition an operator should look at (docs/rules.md#dashboard-alerts). */
 export const Alert = Schema.Struct({
   id: Schema.String,

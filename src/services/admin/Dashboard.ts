@@ -1,6 +1,8 @@
 /**
  * The administration dashboard (docs/rules.md#administration-and-dashboard; docs/decisions.md
- * "Dashboard"). Every day is a UTC calendar day of the Effect Clock.
+ * "Dashboard"). Every day is a calendar day of BUSINESS_TIMEZONE (docs/rules.md#business-timezone; UTC by
+ * default) by the Effect Clock: its bounds are the instants its local midnights begin, and records are grouped by
+ * their local date (`AT TIME ZONE`).
  *
  * - Revenue = CASE_OPEN and BATTLE_ENTRY ledger amounts (as positive cents), less the BATTLE_REFUND
  *   amounts (an entry given back, when a player leaves or the creator cancels, was never revenue),
@@ -17,7 +19,7 @@
  *   that day, by confirmedAt) are reported beside them.
  * - Every per-day figure comes from one query (`computeDays`), for the chart and for today alike, and
  *   is read through indexes on its timestamps. The chart reads days that are over from
- *   `dashboard_days`, computed once on first need (a day's rows never change once it has ended: they
+ *   `dashboard_days` (keyed by zone and day: a day computed in another zone is never read), computed once on first need (a day's rows never change once it has ended: they
  *   are stamped with the time they were written; an hour of margin covers clocks of other instances),
  *   and computes only the recent days live. DashboardCacheJob fills the cache in the background, so
  *   requests do not pay for it.
@@ -29,7 +31,8 @@ import { AppConfig } from "../../layers/AppConfig"
 import { Rarity } from "../../schema/games/Catalog"
 import { Catalog } from "../games/Catalog"
 import { formatBrl } from "../../schema/money/Money"
-import { DAY_MS, dailyAverage, isoDay, percentChange, startOfDay } from "./DashboardMath"
+import { DAY_MS, dailyAverage, percentChange } from "./DashboardMath"
+import { addDays, zonedCalendar } from "../platform/ZonedCalendar"
 import { execute, numberOf, rowsOf, singleOf } from "../platform/SqlRows"
 
 /** How many of the dashboard's reads run at once (the pool has 10 connections for everyone). */
@@ -46,7 +49,7 @@ const REVENUE_TYPES = ["CASE_OPEN", "BATTLE_ENTRY", "BATTLE_REFUND"] as const
 /** Every ledger type a day's figures read. */
 const DAY_TYPES = [...REVENUE_TYPES, "DEPOSIT", "WITHDRAWAL", "RAFFLE_TICKET", "ITEM_SELL"] as const
 
-/** The figures of one UTC day, in cents. */
+/** The figures of one business day, in cents. */
 const DayRow = Schema.Struct({
   day: Schema.String,
   revenueCents: Schema.NumberFromString,
@@ -131,7 +134,15 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const catalog = yield* Catalog
-    const { jurisdiction } = yield* AppConfig
+    const { businessTimeZone, jurisdiction } = yield* AppConfig
+    const calendar = zonedCalendar(businessTimeZone)
+    /** The zone the figures' days are in, as the responses name it. */
+    const timezone = calendar.timeZone
+    /** The instants the business days of [first, last] span: [start of first, start of the day after last). */
+    const boundsOf = (first: string, last: string) => ({
+      from: new Date(calendar.startOf(first)),
+      to: new Date(calendar.startOf(addDays(last, 1)))
+    })
 
     /** Unpaid (PENDING or PROCESSING) withdrawals against the payout deadline (docs/rules.md#payout-deadline). */
     const payoutDeadline = (now: number) =>
@@ -154,8 +165,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
      */
     const stats = Effect.fn("Dashboard.stats")(function*() {
       const now = yield* Clock.currentTimeMillis
-      const from = new Date(startOfDay(now))
-      const to = new Date(startOfDay(now) + DAY_MS)
+      const todayIs = calendar.dayOf(now)
+      const { from, to } = boundsOf(todayIs, todayIs)
       const [
         total,
         activeToday,
@@ -173,10 +184,10 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         [mostOpened]
       ] = yield* Effect.all([
         numberOf(sql`SELECT count(*) AS n FROM users`),
-        activeOn(isoDay(now)),
-        activeOn(isoDay(now - DAY_MS)),
+        activeOn(todayIs),
+        activeOn(addDays(todayIs, -1)),
         countBetween("users", from, to),
-        computeDays(isoDay(now), isoDay(now)),
+        computeDays(todayIs, todayIs),
         numberOf(sql`
           SELECT COALESCE(sum(amount_cents), 0)::text AS n FROM deposits
           WHERE status = 'CONFIRMED' AND confirmed_at >= ${from} AND confirmed_at < ${to}`),
@@ -204,10 +215,11 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
                 GROUP BY case_id) t JOIN cases c ON c.id = t.case_id
           ORDER BY t.n DESC, c.id LIMIT 1`)
       ], { concurrency: STATS_CONCURRENCY })
-      const today = todayFigures[0] ?? quietDay(isoDay(now))
+      const today = todayFigures[0] ?? quietDay(todayIs)
       const revenueToday = today.revenueCents
       const deadline = jurisdiction === "BR" ? yield* payoutDeadline(now) : undefined
       return {
+        timezone,
         users: { total, activeToday, newToday, growth: percentChange(activeToday, activeYesterday) },
         financial: {
           revenueToday,
@@ -244,9 +256,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
      * small enough that PostgreSQL does not JIT-compile it (which costs more than the query).
      */
     const computeDays = (first: string, last: string) => {
-      const from = new Date(`${first}T00:00:00.000Z`)
-      const to = new Date(new Date(`${last}T00:00:00.000Z`).getTime() + DAY_MS)
-      const day = (column: string) => sql.literal(`(${column} AT TIME ZONE 'UTC')::date`)
+      const { from, to } = boundsOf(first, last)
+      const day = (column: string) => sql`(${sql(column)} AT TIME ZONE ${timezone})::date`
       const amounts = (types: ReadonlyArray<string>) => sql`sum(amount_cents) FILTER (WHERE type IN ${sql.in(types)})`
       return rowsOf(DayRow, sql`
         SELECT to_char(day, 'YYYY-MM-DD') AS day,
@@ -291,12 +302,15 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
         ORDER BY day`)
     }
 
-    /** One row per day of [first, last], zeros included: settled days from the cache (filled as needed). */
-    const days = (firstMs: number, count: number) =>
+    /**
+     * One row per day of the `count` days from `first`, zeros included: settled days (over for an hour) from
+     * the cache of this zone's days (filled as needed).
+     */
+    const days = (first: string, count: number) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const all = Array.from({ length: count }, (_, i) => isoDay(firstMs + i * DAY_MS))
-        const settled = all.filter((day) => new Date(`${day}T00:00:00.000Z`).getTime() + DAY_MS + SETTLED_AFTER_MS <= now)
+        const all = Array.from({ length: count }, (_, i) => addDays(first, i))
+        const settled = all.filter((day) => calendar.startOf(addDays(day, 1)) + SETTLED_AFTER_MS <= now)
         const found = new Map<string, DayRow>()
         if (settled.length > 0) {
           const cached = yield* rowsOf(DayRow, sql`
@@ -305,7 +319,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
                    ggr_openings_cents::text AS ggr_openings_cents, ggr_upgrades_cents::text AS ggr_upgrades_cents,
                    ggr_battles_cents::text AS ggr_battles_cents, ggr_raffles_cents::text AS ggr_raffles_cents,
                    item_sales_cents::text AS item_sales_cents, fees_cents::text AS fees_cents
-            FROM dashboard_days WHERE day >= ${settled[0]}::date AND day <= ${settled[settled.length - 1]}::date`)
+            FROM dashboard_days
+            WHERE time_zone = ${timezone} AND day >= ${settled[0]}::date AND day <= ${settled[settled.length - 1]}::date`)
           for (const row of cached) found.set(row.day, row)
           const missing = settled.filter((day) => !found.has(day))
           if (missing.length > 0) {
@@ -314,12 +329,12 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
             for (const day of missing) {
               const row = computed.get(day) ?? quietDay(day)
               yield* execute(sql`
-                INSERT INTO dashboard_days (day, revenue_cents, deposits_cents, withdrawals_cents, ggr_openings_cents,
+                INSERT INTO dashboard_days (time_zone, day, revenue_cents, deposits_cents, withdrawals_cents, ggr_openings_cents,
                   ggr_upgrades_cents, ggr_battles_cents, ggr_raffles_cents, item_sales_cents, fees_cents, computed_at)
-                VALUES (${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents},
+                VALUES (${timezone}, ${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents},
                   ${row.ggrOpeningsCents}, ${row.ggrUpgradesCents}, ${row.ggrBattlesCents}, ${row.ggrRafflesCents},
                   ${row.itemSalesCents}, ${row.feesCents}, ${at})
-                ON CONFLICT (day) DO NOTHING`)
+                ON CONFLICT (time_zone, day) DO NOTHING`)
               found.set(day, row)
             }
           }
@@ -337,8 +352,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
      */
     const revenueChart = Effect.fn("Dashboard.revenueChart")(function*(period: ChartPeriod) {
       const count = CHART_PERIODS[period]
-      const today = startOfDay(yield* Clock.currentTimeMillis)
-      const both = yield* days(today - (2 * count - 1) * DAY_MS, 2 * count)
+      const today = calendar.dayOf(yield* Clock.currentTimeMillis)
+      const both = yield* days(addDays(today, -(2 * count - 1)), 2 * count)
       const previous = both.slice(0, count)
       const current = both.slice(count)
       const data = current.map((d) => ({
@@ -354,6 +369,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
       const totalRevenue = data.reduce((sum, d) => sum + d.revenue, 0)
       const previousRevenue = previous.reduce((sum, d) => sum + d.revenueCents, 0)
       return {
+        timezone,
         data,
         summary: {
           totalRevenue,
@@ -415,7 +431,7 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
     /** `GET /admin/dashboard/alerts` (docs/rules.md#dashboard-alerts). */
     const alerts = Effect.fn("Dashboard.alerts")(function*() {
       const now = yield* Clock.currentTimeMillis
-      const from = new Date(startOfDay(now))
+      const from = new Date(calendar.startOf(calendar.dayOf(now)))
       const staleWithdrawals = yield* numberOf(sql`
         SELECT count(*) AS n FROM withdrawals
         WHERE status IN ('PENDING', 'PROCESSING') AND requested_at < ${new Date(now - DAY_MS)}`)
@@ -503,8 +519,8 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
      */
     const warmCache = Effect.fn("Dashboard.warmCache")(function*() {
       const longest = Math.max(...Object.values(CHART_PERIODS))
-      const today = startOfDay(yield* Clock.currentTimeMillis)
-      yield* days(today - (2 * longest - 1) * DAY_MS, 2 * longest)
+      const today = calendar.dayOf(yield* Clock.currentTimeMillis)
+      yield* days(addDays(today, -(2 * longest - 1)), 2 * longest)
     })
 
     return { stats, revenueChart, recentActivity, alerts, warmCache } as const

@@ -1,16 +1,11 @@
 /**
- * The dashboard's pure arithmetic (docs/rules.md#dashboard-stats, docs/rules.md#revenue-chart): UTC
- * days and the roundings. Inputs are integers (counts or cents); the roundings are exact (BigInt),
- * half away from zero, so a figure never depends on floating-point noise or on its sign.
+ * The dashboard's pure arithmetic (docs/rules.md#dashboard-stats, docs/rules.md#revenue-chart): the roundings
+ * (its days are BUSINESS_TIMEZONE's: src/services/platform/ZonedCalendar.ts). Inputs are integers (counts or
+ * cents); the roundings are exact (BigInt), half away from zero, so a figure never depends on floating-point
+ * noise or on its sign.
  */
 
 export const DAY_MS = 86_400_000
-
-/** The start (00:00:00.000 UTC) of the day of `ms`. */
-export const startOfDay = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS
-
-/** `YYYY-MM-DD` of the UTC day of `ms`. */
-export const isoDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10)
 
 /** `numerator / denominator` rounded to an integer, half away from zero; 0 when the denominator is 0. */
 export const roundedDivision = (numerator: bigint, denominator: bigint): bigint => {

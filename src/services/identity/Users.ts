@@ -7,6 +7,7 @@ import { UserId } from "../../schema/platform/Ids"
 import { Role, User, usernameCandidates } from "../../schema/identity/User"
 import { ProvablyFair } from "../games/ProvablyFair"
 import { execute, firstOf, onUniqueViolation, orUnavailable, pageOf, rowCountOf, singleOf } from "../platform/SqlRows"
+import { zonedCalendar } from "../platform/ZonedCalendar"
 
 const AdminUserRow = Schema.Struct({
   id: UserId,
@@ -126,12 +127,12 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     const unban = Effect.fn("Users.unban")((id: UserId) => setBan(id, null))
 
     /**
-     * Records that the user was active now: the UTC day (dashboard activeToday, docs/rules.md#user-activity)
-     * and lastActiveAt. Callers throttle it; both writes are idempotent.
+     * Records that the user was active now: the day in BUSINESS_TIMEZONE (dashboard activeToday,
+     * docs/rules.md#user-activity) and lastActiveAt. Callers throttle it; both writes are idempotent.
      */
     const recordActivity = Effect.fn("Users.recordActivity")(function*(id: UserId) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const day = now.toISOString().slice(0, 10)
+      const day = zonedCalendar(config.businessTimeZone).dayOf(now.getTime())
       yield* execute(sql`INSERT INTO user_activity_days (day, user_id) VALUES (${day}::date, ${id}) ON CONFLICT DO NOTHING`)
       yield* execute(sql`UPDATE users SET last_active_at = ${now} WHERE id = ${id}`)
     })
