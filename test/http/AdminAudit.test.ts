@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
+import { sessionReference } from "../../src/schema/admin/AdminPlayer"
 import { fundedPlayer } from "../support/GameFixtures"
 import { initiateDeposit } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
@@ -105,6 +106,15 @@ layer(TestDatabase)("the audit log", (it) => {
       expect(actionsOf(second)).toEqual(["WITHDRAWAL_REQUESTED", "ADMIN_ADJUST_BALANCE"])
       expect(yield* get("limit=4&page=3")).toEqual({ entries: [], total: 6, page: 3 })
       expect(yield* get(`actorId=999999999`)).toEqual({ entries: [], total: 0, page: 1 })
+
+      // A session id in metadata (it signs in) is shown as the session's reference.
+      const sql = yield* SqlClient.SqlClient
+      const alert = { sessionId: player.sessionId, originalIp: "203.0.113.9", newIp: "198.51.100.7" }
+      yield* sql`INSERT INTO audit_logs (user_id, action, metadata, created_at)
+                 VALUES (${player.id}, 'SUSPICIOUS_IP_CHANGE', ${JSON.stringify(alert)}::jsonb, ${new Date(T0 + 240_000)})`
+      const changed = yield* get("action=SUSPICIOUS_IP_CHANGE")
+      expect(changed.entries[0].metadata).toEqual({ ...alert, sessionId: sessionReference(player.sessionId) })
+      expect(JSON.stringify(changed)).not.toContain(player.sessionId)
     }))
 
   it.scoped("400 for bad parameters, 401 without a session, 403 for a player", () =>
