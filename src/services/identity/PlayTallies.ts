@@ -57,26 +57,9 @@ const minutesAfter = (sql: SqlClient.SqlClient, w: PlayWindows, row: Statement.F
 const lossOf = (sql: SqlClient.SqlClient, w: PlayWindows, row: Statement.Fragment, t: (typeof LOSS_TALLIES)[number]) =>
   sql`CASE WHEN ${row}.${sql(t.key)} = ${w[t.window].key}::date THEN ${row}.${sql(t.cents)} ELSE 0 END`
 
-/** The four limits of `responsible_gaming`, with their pending changes and their tallies. */
-const LIMIT_COLUMNS = {
-  dailyLossCents: { column: "daily_loss_cents", next: "daily_loss_next", nextAt: "daily_loss_next_at", tally: LOSS_TALLIES[0] },
-  weeklyLossCents: { column: "weekly_loss_cents", next: "weekly_loss_next", nextAt: "weekly_loss_next_at", tally: LOSS_TALLIES[1] },
-  monthlyLossCents: { column: "monthly_loss_cents", next: "monthly_loss_next", nextAt: "monthly_loss_next_at", tally: LOSS_TALLIES[2] },
-  dailyPlayMinutes: { column: "daily_play_minutes", next: "daily_play_next", nextAt: "daily_play_next_at", tally: undefined }
-} as const
-
-/** A limit of the `responsible_gaming` row `g` in force at `at`: its pending change once that is due. */
-const effective = (sql: SqlClient.SqlClient, at: Date, limit: keyof typeof LIMIT_COLUMNS) => {
-  const c = LIMIT_COLUMNS[limit]
-  return sql`(CASE WHEN g.${sql(c.nextAt)} <= ${at} THEN g.${sql(c.next)} ELSE g.${sql(c.column)} END)`
-}
-
 /**
- * Whether the player of the `users` row being updated may make a game action of `stakeCents` at `at`: not
- * excluded (by themselves or by the registry); under `required` (JURISDICTION=BR) with a loss limit and a play
- * limit; no window's loss over its limit once the stake is added (a limit reached stops even actions without a
- * stake); and this minute within the day's play minutes. A player without a `responsible_gaming` row has no
- * limits and is not excluded.
+ * Whether the player of the `users` row being updated may make a game action of `stakeCents` at `at`
+ * (`play_allowed`, sql/0024, with its rules): it goes in that UPDATE's WHERE.
  */
 export const withinLimits = (
   sql: SqlClient.SqlClient,
@@ -84,21 +67,8 @@ export const withinLimits = (
   at: Date,
   stakeCents: bigint,
   required: boolean
-): Statement.Fragment => {
-  // A stake of nothing still needs the limit not to be reached: loss + 1 <= limit.
-  const need = stakeCents > 0n ? stakeCents : 1n
-  const row = sql`users`
-  const loss = (limit: "dailyLossCents" | "weeklyLossCents" | "monthlyLossCents") =>
-    sql`(${effective(sql, at, limit)} IS NULL OR ${lossOf(sql, w, row, LIMIT_COLUMNS[limit].tally)} + ${need} <= ${effective(sql, at, limit)})`
-  const play = effective(sql, at, "dailyPlayMinutes")
-  return sql`COALESCE((
-    SELECT NOT g.excluded_indefinitely AND NOT g.registry_listed AND (g.excluded_until IS NULL OR g.excluded_until <= ${at})
-      AND ${required ? sql`(${effective(sql, at, "dailyLossCents")} IS NOT NULL OR ${effective(sql, at, "weeklyLossCents")} IS NOT NULL
-                            OR ${effective(sql, at, "monthlyLossCents")} IS NOT NULL) AND ${play} IS NOT NULL` : sql`true`}
-      AND ${loss("dailyLossCents")} AND ${loss("weeklyLossCents")} AND ${loss("monthlyLossCents")}
-      AND (${play} IS NULL OR ${minutesAfter(sql, w, row)} <= ${play})
-    FROM responsible_gaming g WHERE g.user_id = users.id), ${!required})`
-}
+): Statement.Fragment =>
+  sql`play_allowed(users, ${stakeCents}, ${at}, ${w.day.key}::date, ${w.week.key}::date, ${w.month.key}::date, ${w.minute}, ${required})`
 
 /**
  * Two steps of a statement that follow a game action (docs/responsible-gaming.md#warnings): `due`, the limits of
@@ -114,32 +84,35 @@ export const warningSteps = (
   userId: bigint,
   tallies: Statement.Fragment
 ): Statement.Fragment => {
-  const reached = (limit: keyof typeof LIMIT_COLUMNS, used: Statement.Fragment, warned: string, key: string) =>
-    sql`${effective(sql, at, limit)} IS NOT NULL AND ${used} * 5 >= ${effective(sql, at, limit)} * 4
-        AND g.${sql(warned)} IS DISTINCT FROM ${key}::date`
   return sql`
+    keys AS (SELECT ${w.day.key}::date AS day, ${w.week.key}::date AS week, ${w.month.key}::date AS month),
     due AS (
-      SELECT ${reached("dailyLossCents", sql`t.loss_day_cents`, "warned_daily_loss", w.day.key)} AS daily,
-             ${reached("weeklyLossCents", sql`t.loss_week_cents`, "warned_weekly_loss", w.week.key)} AS weekly,
-             ${reached("monthlyLossCents", sql`t.loss_month_cents`, "warned_monthly_loss", w.month.key)} AS monthly,
-             ${reached("dailyPlayMinutes", sql`t.play_minutes`, "warned_daily_play", w.day.key)} AS play
-      FROM responsible_gaming g, ${tallies} t
+      SELECT l.daily_loss IS NOT NULL AND t.loss_day_cents * 5 >= l.daily_loss * 4
+               AND g.warned_daily_loss IS DISTINCT FROM keys.day AS daily,
+             l.weekly_loss IS NOT NULL AND t.loss_week_cents * 5 >= l.weekly_loss * 4
+               AND g.warned_weekly_loss IS DISTINCT FROM keys.week AS weekly,
+             l.monthly_loss IS NOT NULL AND t.loss_month_cents * 5 >= l.monthly_loss * 4
+               AND g.warned_monthly_loss IS DISTINCT FROM keys.month AS monthly,
+             l.daily_play IS NOT NULL AND t.play_minutes * 5 >= l.daily_play * 4
+               AND g.warned_daily_play IS DISTINCT FROM keys.day AS play,
+             keys.day, keys.week, keys.month
+      FROM responsible_gaming g CROSS JOIN LATERAL limits_in_force(g, ${at}) l, ${tallies} t, keys
       WHERE g.user_id = ${userId} AND NOT g.excluded_indefinitely AND NOT g.registry_listed
         AND (g.excluded_until IS NULL OR g.excluded_until <= ${at})
     ),
     warned AS (
       UPDATE responsible_gaming g SET
-        warned_daily_loss = CASE WHEN due.daily THEN ${w.day.key}::date ELSE g.warned_daily_loss END,
-        warned_weekly_loss = CASE WHEN due.weekly THEN ${w.week.key}::date ELSE g.warned_weekly_loss END,
-        warned_monthly_loss = CASE WHEN due.monthly THEN ${w.month.key}::date ELSE g.warned_monthly_loss END,
-        warned_daily_play = CASE WHEN due.play THEN ${w.day.key}::date ELSE g.warned_daily_play END
+        warned_daily_loss = CASE WHEN due.daily THEN due.day ELSE g.warned_daily_loss END,
+        warned_weekly_loss = CASE WHEN due.weekly THEN due.week ELSE g.warned_weekly_loss END,
+        warned_monthly_loss = CASE WHEN due.monthly THEN due.month ELSE g.warned_monthly_loss END,
+        warned_daily_play = CASE WHEN due.play THEN due.day ELSE g.warned_daily_play END
       FROM due
       -- Checked again on the row itself: of two actions that race past 80 %, the second finds it warned.
       WHERE g.user_id = ${userId}
-        AND ((due.daily AND g.warned_daily_loss IS DISTINCT FROM ${w.day.key}::date)
-          OR (due.weekly AND g.warned_weekly_loss IS DISTINCT FROM ${w.week.key}::date)
-          OR (due.monthly AND g.warned_monthly_loss IS DISTINCT FROM ${w.month.key}::date)
-          OR (due.play AND g.warned_daily_play IS DISTINCT FROM ${w.day.key}::date))
+        AND ((due.daily AND g.warned_daily_loss IS DISTINCT FROM due.day)
+          OR (due.weekly AND g.warned_weekly_loss IS DISTINCT FROM due.week)
+          OR (due.monthly AND g.warned_monthly_loss IS DISTINCT FROM due.month)
+          OR (due.play AND g.warned_daily_play IS DISTINCT FROM due.day))
       RETURNING concat_ws(',', CASE WHEN due.daily THEN 'dailyLossCents' END, CASE WHEN due.weekly THEN 'weeklyLossCents' END,
                           CASE WHEN due.monthly THEN 'monthlyLossCents' END, CASE WHEN due.play THEN 'dailyPlayMinutes' END)
                 AS limits
