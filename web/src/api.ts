@@ -93,3 +93,28 @@ export const currentUser = async (): Promise<Me | null> => {
 
 export const SIGN_IN_URL = "/api/auth/idp/login"
 export const API_REFERENCE_URL = "/api/docs"
+
+/**
+ * Where to go back to after signing in. The sign-in callback always lands on LOGIN_REDIRECT_URL (the server
+ * validates nothing else), so the console keeps its own address in this tab's sessionStorage before leaving.
+ */
+const RETURN_KEY = "returnTo"
+
+/** Only a console address of this site: never another origin, never a protocol-relative `//host`. */
+const isConsolePath = (path: string) => /^\/admin(\/[A-Za-z0-9_\-/]*)?(\?[^#\s]*)?$/.test(path)
+
+export const rememberReturn = () => {
+  const here = location.pathname + location.search
+  if (isConsolePath(here)) sessionStorage.setItem(RETURN_KEY, here)
+}
+
+export const forgetReturn = () => sessionStorage.removeItem(RETURN_KEY)
+
+/** Signed in at the start page with a remembered console address: go there (once). True when leaving. */
+export const returnAfterSignIn = (): boolean => {
+  const to = sessionStorage.getItem(RETURN_KEY)
+  sessionStorage.removeItem(RETURN_KEY)
+  if (to === null || !isConsolePath(to)) return false
+  location.replace(to)
+  return true
+}

@@ -1,4 +1,5 @@
 import type { ComponentChildren } from "preact"
+import { useState } from "preact/hooks"
 import type { Loaded } from "./useLoad"
 
 /** An API error, as the API words it. */
@@ -15,3 +16,55 @@ export const Show = <A,>({ loaded, children }: { loaded: Loaded<A>; children: (v
     : loaded.state === "failed"
     ? <ErrorNote text={loaded.error} />
     : <>{children(loaded.value)}</>
+
+/** Page controls of a paged list (docs/rules.md#pagination): which rows are shown of how many, previous and next. */
+export const Pager = (
+  { page, limit, total, onPage }: { page: number; limit: number; total: number; onPage: (page: number) => void }
+) => {
+  const pages = Math.max(1, Math.ceil(total / limit))
+  if (total <= limit && page === 1) return <p><small data-testid="pager-summary">{total} in all</small></p>
+  const first = total === 0 ? 0 : (page - 1) * limit + 1
+  const last = Math.min(total, page * limit)
+  return (
+    <nav class="pager" aria-label="Pages" data-testid="pager">
+      <button class="outline secondary" disabled={page <= 1} onClick={() => onPage(page - 1)}>‹ Previous</button>
+      <small data-testid="pager-summary">
+        {first}–{last} of {total} · page {page} of {pages}
+      </small>
+      <button class="outline secondary" disabled={page >= pages} onClick={() => onPage(page + 1)}>Next ›</button>
+    </nav>
+  )
+}
+
+export interface Question {
+  readonly title: string
+  readonly body: ComponentChildren
+  /** The confirming button's text, e.g. "Approve R$ 50,00". */
+  readonly confirm: string
+}
+
+/**
+ * A confirmation before an action that moves money or locks someone out: `ask` shows the question in a dialog
+ * and resolves true when confirmed, false when cancelled. Render `dialog` once in the page.
+ */
+export const useConfirm = () => {
+  const [open, setOpen] = useState<{ question: Question; answer: (yes: boolean) => void } | undefined>(undefined)
+  const ask = (question: Question) => new Promise<boolean>((answer) => setOpen({ question, answer }))
+  const close = (yes: boolean) => {
+    open?.answer(yes)
+    setOpen(undefined)
+  }
+  const dialog = open === undefined ? null : (
+    <dialog open aria-labelledby="confirm-title" data-testid="confirm" onKeyDown={(e) => e.key === "Escape" && close(false)}>
+      <article>
+        <h2 id="confirm-title">{open.question.title}</h2>
+        <div>{open.question.body}</div>
+        <footer>
+          <button class="secondary" onClick={() => close(false)}>Cancel</button>
+          <button autoFocus onClick={() => close(true)}>{open.question.confirm}</button>
+        </footer>
+      </article>
+    </dialog>
+  )
+  return [dialog, ask] as const
+}

@@ -1,10 +1,13 @@
 import { useEffect, useState } from "preact/hooks"
-import { currentUser, type Me, SIGN_IN_URL } from "../api"
+import { currentUser, type Me, rememberReturn, SIGN_IN_URL } from "../api"
 import { Show } from "../ui"
 import { useLoad } from "../useLoad"
+import { Audit } from "./Audit"
 import { Catalog } from "./Catalog"
 import { Dashboard } from "./Dashboard"
 import { Deposits } from "./Deposits"
+import { navigate } from "./nav"
+import { Player } from "./Player"
 import { Users } from "./Users"
 import { Withdrawals } from "./Withdrawals"
 
@@ -19,8 +22,20 @@ const SECTIONS = [
   { path: "/admin/withdrawals", title: "Withdrawals", Page: Withdrawals },
   { path: "/admin/deposits", title: "Deposits", Page: Deposits },
   { path: "/admin/users", title: "Users", Page: Users },
-  { path: "/admin/catalog", title: "Catalog", Page: Catalog }
+  { path: "/admin/catalog", title: "Catalog", Page: Catalog },
+  { path: "/admin/audit", title: "Audit log", Page: Audit }
 ] as const
+
+/** The page at `path`: a section, or one player (`/admin/users/<id>`, under Users in the navigation). */
+const route = (path: string) => {
+  const section = SECTIONS.find((s) => s.path === path)
+  if (section !== undefined) return { title: section.title, nav: section.path, render: (p: PageProps) => <section.Page {...p} /> }
+  const player = /^\/admin\/users\/(\d+)$/.exec(path)
+  if (player !== null) {
+    return { title: "Player", nav: "/admin/users", render: (p: PageProps) => <Player {...p} id={player[1]!} /> }
+  }
+  return undefined
+}
 
 const normalized = (path: string) => path.replace(/\/+$/, "") || "/admin"
 
@@ -38,7 +53,8 @@ const SignedOut = () => (
   <main class="container" data-testid="signed-out">
     <h1>Console</h1>
     <p>The console is for administrators. Sign in first.</p>
-    <a role="button" href={SIGN_IN_URL}>Sign in</a>
+    {/* Sign-in lands on LOGIN_REDIRECT_URL; the start page then returns here (see returnAfterSignIn). */}
+    <a role="button" href={SIGN_IN_URL} onClick={rememberReturn}>Sign in</a>
   </main>
 )
 
@@ -55,21 +71,21 @@ const AdminsOnly = ({ user }: { user: Me }) => (
 
 const Sections = ({ admin }: { admin: Me }) => {
   const [path, setPath] = useState(normalized(location.pathname))
+  const [search, setSearch] = useState(location.search)
   const [twoFactorCode, setTwoFactorCode] = useState("")
   useEffect(() => {
-    const onPop = () => setPath(normalized(location.pathname))
+    const onPop = () => (setPath(normalized(location.pathname)), setSearch(location.search))
     addEventListener("popstate", onPop)
     return () => removeEventListener("popstate", onPop)
   }, [])
-  const section = SECTIONS.find((s) => s.path === path)
+  const page = route(path)
   useEffect(() => {
-    document.title = `${section?.title ?? "Not found"} · Console`
-  }, [section])
+    document.title = `${page?.title ?? "Not found"} · Console`
+  }, [page?.title])
   const go = (event: MouseEvent, to: string) => {
     if (event.ctrlKey || event.metaKey || event.shiftKey) return
     event.preventDefault()
-    history.pushState(null, "", to)
-    setPath(to)
+    navigate(to)
   }
   return (
     <>
@@ -85,7 +101,7 @@ const Sections = ({ admin }: { admin: Me }) => {
               <li key={s.path}>
                 <a
                   href={s.path}
-                  aria-current={s.path === path ? "page" : undefined}
+                  aria-current={s.path === page?.nav ? "page" : undefined}
                   onClick={(e) => go(e, s.path)}
                 >
                   {s.title}
@@ -112,9 +128,9 @@ const Sections = ({ admin }: { admin: Me }) => {
         </div>
       </header>
       <main class="container">
-        {section === undefined
+        {page === undefined
           ? <p>No such page. Choose a section above.</p>
-          : <section.Page admin={admin} twoFactorCode={twoFactorCode} />}
+          : <div key={path + search}>{page.render({ admin, twoFactorCode })}</div>}
       </main>
     </>
   )

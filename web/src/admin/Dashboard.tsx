@@ -5,6 +5,7 @@ import { api } from "../api"
 import { formatCents, formatDateTime, formatPercent } from "../money"
 import { Show } from "../ui"
 import { useLoad } from "../useLoad"
+import { UserLink } from "./nav"
 
 interface Stats {
   readonly users: { total: number; activeToday: number; newToday: number; growth: number }
@@ -244,7 +245,7 @@ const LiveDrops = () => {
 interface Activity {
   readonly id: string
   readonly type: string
-  readonly user: { username: string }
+  readonly user: { id: string; username: string }
   readonly description: string
   readonly value: number
   readonly createdAt: string
@@ -277,7 +278,9 @@ const RecentActivity = () => {
                     <tr key={a.id}>
                       <td>{formatDateTime(a.createdAt)}</td>
                       <td>{a.type}</td>
-                      <td>{a.user.username}</td>
+                      <td>
+                        <UserLink user={a.user} />
+                      </td>
                       <td>{a.description}</td>
                       <td class="money">{formatCents(a.value)}</td>
                     </tr>
