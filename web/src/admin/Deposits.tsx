@@ -1,9 +1,10 @@
 import { useState } from "preact/hooks"
 import { api, errorText } from "../api"
 import { formatCents, formatDateTime } from "../money"
-import { ErrorNote, Show, SuccessNote } from "../ui"
+import { ErrorNote, Pager, Show, SuccessNote, useConfirm } from "../ui"
 import { useLoad } from "../useLoad"
 import type { PageProps } from "./Console"
+import { UserLink } from "./nav"
 
 interface Deposit {
   readonly id: string
@@ -16,19 +17,38 @@ interface Deposit {
 }
 
 // REFUND_PENDING and REFUNDED: deposits paid by a third party under JURISDICTION=BR (docs/rules.md#deposit-third-party).
+const LIMIT = 50
+
 const STATUSES = ["PENDING", "CONFIRMED", "FAILED", "EXPIRED", "CANCELLED", "REFUND_PENDING", "REFUNDED"] as const
 
 export const Deposits = ({ twoFactorCode }: PageProps) => {
   const [status, setStatus] = useState<string>("PENDING")
+  const [page, setPage] = useState(1)
   const [deposits, reload] = useLoad(
-    () => api<{ deposits: ReadonlyArray<Deposit>; total: number }>(`/admin/deposits?status=${status}&limit=100`),
-    [status]
+    () =>
+      api<{ deposits: ReadonlyArray<Deposit>; total: number }>(
+        `/admin/deposits?status=${status}&page=${page}&limit=${LIMIT}`
+      ),
+    [status, page]
   )
+  const [dialog, ask] = useConfirm()
   const [confirmed, setConfirmed] = useState<ReadonlySet<string>>(new Set())
   const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
 
   const confirm = async (d: Deposit) => {
     setMessage({})
+    const yes = await ask({
+      title: `Credit ${formatCents(d.amountCents)} to ${d.user.username}?`,
+      body: (
+        <p>
+          Confirming marks <strong>{d.user.username}</strong>'s {d.method} deposit of{" "}
+          <strong>{formatCents(d.amountCents)}</strong> as paid and credits it to their balance, without the gateway's
+          word. Do it only with proof of payment.
+        </p>
+      ),
+      confirm: `Confirm ${formatCents(d.amountCents)}`
+    })
+    if (!yes) return
     try {
       await api(`/admin/deposits/${d.id}/confirm`, { method: "POST", twoFactorCode })
       setConfirmed((now) => new Set([...now, d.id]))
@@ -46,21 +66,20 @@ export const Deposits = ({ twoFactorCode }: PageProps) => {
           name="status"
           aria-label="Status"
           value={status}
-          onChange={(e) => (setConfirmed(new Set()), setStatus(e.currentTarget.value))}
+          onChange={(e) => (setConfirmed(new Set()), setPage(1), setStatus(e.currentTarget.value))}
         >
           {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
         </select>
         <button class="outline secondary" onClick={() => (setConfirmed(new Set()), reload())}>Refresh</button>
       </div>
+      {dialog}
       <SuccessNote text={message.ok} />
       <ErrorNote text={message.error} />
       <Show loaded={deposits}>
         {({ deposits, total }) =>
           deposits.length === 0 ? <p>No {status.toLowerCase()} deposits.</p> : (
             <div class="overflow-auto">
-              <p>
-                <small>{total} in all{total > deposits.length ? `, the newest ${deposits.length} shown` : ""}</small>
-              </p>
+              <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
               <table data-testid="deposits">
                 <thead>
                   <tr>
@@ -76,7 +95,9 @@ export const Deposits = ({ twoFactorCode }: PageProps) => {
                 <tbody>
                   {deposits.map((d) => (
                     <tr key={d.id} data-id={d.id}>
-                      <td>{d.user.username}</td>
+                      <td>
+                        <UserLink user={d.user} />
+                      </td>
                       <td class="money">{formatCents(d.amountCents)}</td>
                       <td class="money">{formatCents(d.feeCents)}</td>
                       <td>{d.method}</td>

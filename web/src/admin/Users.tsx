@@ -1,9 +1,10 @@
 import { useState } from "preact/hooks"
 import { api, errorText } from "../api"
 import { formatCents, formatDateTime, parseReais } from "../money"
-import { ErrorNote, Show, SuccessNote } from "../ui"
+import { ErrorNote, Pager, Show, SuccessNote, useConfirm } from "../ui"
 import { useLoad } from "../useLoad"
 import type { PageProps } from "./Console"
+import { UserLink } from "./nav"
 
 interface User {
   readonly id: string
@@ -18,18 +19,22 @@ interface User {
   readonly activeSessions: number
 }
 
+const LIMIT = 50
+
 type Editing = { readonly id: string; readonly action: "ban" | "adjust" } | undefined
 
 export const Users = ({ admin, twoFactorCode }: PageProps) => {
   const [search, setSearch] = useState("")
   const [query, setQuery] = useState("")
+  const [page, setPage] = useState(1)
   const [users, reload] = useLoad(
     () =>
       api<{ users: ReadonlyArray<User>; total: number }>(
-        `/admin/users?limit=50${query === "" ? "" : `&search=${encodeURIComponent(query)}`}`
+        `/admin/users?page=${page}&limit=${LIMIT}${query === "" ? "" : `&search=${encodeURIComponent(query)}`}`
       ),
-    [query]
+    [query, page]
   )
+  const [dialog, ask] = useConfirm()
   const [editing, setEditing] = useState<Editing>(undefined)
   const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
 
@@ -44,18 +49,43 @@ export const Users = ({ admin, twoFactorCode }: PageProps) => {
       setMessage({ error: errorText(error) })
     }
   }
-  const ban = (u: User, reason: string) =>
-    run(async () => {
+  const ban = async (u: User, reason: string) => {
+    const yes = await ask({
+      title: `Ban ${u.username}?`,
+      body: (
+        <p>
+          <strong>{u.username}</strong> ({u.idpId}, balance {formatCents(u.balanceCents)}) can no longer sign in, and
+          their {u.activeSessions} active session(s) end now. Reason: <em>{reason}</em>
+        </p>
+      ),
+      confirm: `Ban ${u.username}`
+    })
+    if (!yes) return
+    return run(async () => {
       const r = await api<{ sessionsRevoked: number }>(`/admin/users/${u.id}/ban`, { method: "POST", body: { reason }, twoFactorCode })
       return `${u.username} banned; ${r.sessionsRevoked} session(s) ended`
     })
+  }
   const unban = (u: User) =>
     run(async () => {
       await api(`/admin/users/${u.id}/unban`, { method: "POST", twoFactorCode })
       return `${u.username} unbanned`
     })
-  const adjust = (u: User, amountCents: bigint, reason: string) =>
-    run(async () => {
+  const adjust = async (u: User, amountCents: bigint, reason: string) => {
+    const yes = await ask({
+      title: amountCents > 0n ? `Credit ${u.username}?` : `Debit ${u.username}?`,
+      body: (
+        <p>
+          {amountCents > 0n ? "Credit" : "Debit"} <strong>{formatCents(amountCents > 0n ? amountCents : -amountCents)}</strong>
+          {amountCents > 0n ? " to " : " from "}
+          <strong>{u.username}</strong>: balance {formatCents(u.balanceCents)} →{" "}
+          {formatCents(BigInt(u.balanceCents) + amountCents)}. Reason: <em>{reason}</em>
+        </p>
+      ),
+      confirm: `Adjust by ${formatCents(amountCents)}`
+    })
+    if (!yes) return
+    return run(async () => {
       const r = await api<{ balanceCents: number }>(`/admin/users/${u.id}/adjust-balance`, {
         method: "POST",
         body: { amountCents: Number(amountCents), reason },
@@ -63,6 +93,7 @@ export const Users = ({ admin, twoFactorCode }: PageProps) => {
       })
       return `${u.username}'s balance is now ${formatCents(r.balanceCents)}`
     })
+  }
 
   return (
     <>
@@ -72,6 +103,7 @@ export const Users = ({ admin, twoFactorCode }: PageProps) => {
         role="search"
         onSubmit={(e) => {
           e.preventDefault()
+          setPage(1)
           setQuery(search.trim())
         }}
       >
@@ -85,15 +117,14 @@ export const Users = ({ admin, twoFactorCode }: PageProps) => {
         />
         <button type="submit">Search</button>
       </form>
+      {dialog}
       <SuccessNote text={message.ok} />
       <ErrorNote text={message.error} />
       <Show loaded={users}>
         {({ users, total }) =>
           users.length === 0 ? <p>No users found.</p> : (
             <div class="overflow-auto">
-              <p>
-                <small>{total} found{total > users.length ? `, the first ${users.length} shown` : ""}</small>
-              </p>
+              <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
               <table data-testid="users">
                 <thead>
                   <tr>
@@ -111,7 +142,7 @@ export const Users = ({ admin, twoFactorCode }: PageProps) => {
                   {users.map((u) => (
                     <tr key={u.id} data-id={u.id} data-username={u.username}>
                       <td>
-                        {u.username} <small>{u.idpId}</small>
+                        <UserLink user={u} /> <small>{u.idpId}</small>
                       </td>
                       <td>{u.role}</td>
                       <td class="money" data-testid="balance">{formatCents(u.balanceCents)}</td>

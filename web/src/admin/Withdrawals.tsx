@@ -1,9 +1,10 @@
 import { useState } from "preact/hooks"
 import { api, errorText } from "../api"
 import { age, formatCents, formatDateTime } from "../money"
-import { ErrorNote, Show, SuccessNote } from "../ui"
+import { ErrorNote, Pager, Show, SuccessNote, useConfirm } from "../ui"
 import { useLoad } from "../useLoad"
 import type { PageProps } from "./Console"
+import { UserLink } from "./nav"
 
 interface Withdrawal {
   readonly id: string
@@ -19,25 +20,49 @@ interface Withdrawal {
 
 interface Page {
   readonly withdrawals: ReadonlyArray<Withdrawal>
+  readonly total: number
 }
 
-/** The queue: PENDING and PROCESSING, oldest first; approve (payout) or reject with a reason. */
-const loadQueue = async () => {
-  const [pending, processing] = await Promise.all([
-    api<Page>("/admin/withdrawals?status=PENDING&limit=100"),
-    api<Page>("/admin/withdrawals?status=PROCESSING&limit=100")
+const STATUSES = ["PENDING", "PROCESSING", "COMPLETED", "REJECTED", "CANCELLED", "FAILED"] as const
+const LIMIT = 50
+
+/**
+ * Withdrawals of one status, paged (the API's order); PENDING first: approve (payout) or reject with a reason.
+ * Beside PENDING, how many payouts are PROCESSING (the gateway has them), one click away.
+ */
+const loadPage = async (status: string, page: number) => {
+  const [list, processing] = await Promise.all([
+    api<Page>(`/admin/withdrawals?page=${page}&limit=${LIMIT}${status === "" ? "" : `&status=${status}`}`),
+    status === "PENDING" ? api<Page>("/admin/withdrawals?status=PROCESSING&limit=1") : Promise.resolve(undefined)
   ])
-  return [...pending.withdrawals, ...processing.withdrawals].sort((a, b) => a.requestedAt.localeCompare(b.requestedAt))
+  return { ...list, processing: processing?.total ?? 0 }
 }
 
 export const Withdrawals = ({ twoFactorCode }: PageProps) => {
-  const [queue, reload] = useLoad(loadQueue, [])
+  const [status, setStatus] = useState<string>("PENDING")
+  const [page, setPage] = useState(1)
+  const [queue, reload] = useLoad(() => loadPage(status, page), [status, page])
+  const [dialog, ask] = useConfirm()
+  const show = (next: string) => (setOutcomes({}), setPage(1), setStatus(next))
   /** What happened to rows acted on here, shown in place of their actions until the next reload. */
   const [outcomes, setOutcomes] = useState<Record<string, Withdrawal>>({})
   const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
 
   const act = async (w: Withdrawal, action: "approve" | "reject", reason?: string) => {
     setMessage({})
+    if (action === "approve") {
+      const yes = await ask({
+        title: `Pay ${formatCents(w.amountCents)} to ${w.user.username}?`,
+        body: (
+          <p>
+            Approving sends <strong>{formatCents(w.amountCents)}</strong> to <strong>{w.user.username}</strong> by PIX
+            ({w.pixKeyType} <code>{w.pixKey}</code>) now. A payout cannot be called back.
+          </p>
+        ),
+        confirm: `Approve ${formatCents(w.amountCents)}`
+      })
+      if (!yes) return
+    }
     try {
       const done = await api<Withdrawal>(`/admin/withdrawals/${w.id}/${action}`, {
         method: "POST",
@@ -55,14 +80,27 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
     <>
       <div class="toolbar">
         <h1>Withdrawals</h1>
+        <select name="status" aria-label="Status" value={status} onChange={(e) => show(e.currentTarget.value)}>
+          {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+          <option value="">every status</option>
+        </select>
         <button class="outline secondary" onClick={() => (setOutcomes({}), reload())}>Refresh</button>
       </div>
+      {dialog}
       <SuccessNote text={message.ok} />
       <ErrorNote text={message.error} />
       <Show loaded={queue}>
-        {(rows) =>
-          rows.length === 0 ? <p>The queue is empty.</p> : (
+        {({ withdrawals: rows, total, processing }) => (
+          <>
+            {processing > 0 && (
+              <p data-testid="processing-hint">
+                {processing} payout(s) PROCESSING at the gateway.{" "}
+                <a href="#" onClick={(e) => (e.preventDefault(), show("PROCESSING"))}>Show them</a>
+              </p>
+            )}
+          {rows.length === 0 ? <p>{status === "PENDING" ? "The queue is empty." : "None."}</p> : (
             <div class="overflow-auto">
+              <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
               <table data-testid="withdrawals">
                 <thead>
                   <tr>
@@ -79,7 +117,9 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
                     const outcome = outcomes[w.id]
                     return (
                       <tr key={w.id} data-id={w.id}>
-                        <td>{w.user.username}</td>
+                        <td>
+                          <UserLink user={w.user} />
+                        </td>
                         <td class="money">{formatCents(w.amountCents)}</td>
                         <td>
                           {w.pixKeyType} <small>{w.pixKey}</small>
@@ -101,6 +141,8 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
               </table>
             </div>
           )}
+          </>
+        )}
       </Show>
     </>
   )
