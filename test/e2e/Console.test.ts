@@ -103,6 +103,16 @@ const signIn = async (page: Page, login: string) => {
   await expect.poll(() => page.getByTestId("username").textContent()).toBe(login)
 }
 
+/** The confirmation dialog of a money or ban action: it names `mentions`; answered with `button` (or cancelled). */
+const answerConfirmation = async (page: Page, mentions: ReadonlyArray<string>, button: string | "Cancel") => {
+  const dialog = page.getByTestId("confirm")
+  await dialog.waitFor()
+  const text = await dialog.textContent()
+  for (const m of mentions) expect(text).toContain(m)
+  await dialog.getByRole("button", { name: button, exact: true }).click()
+  await dialog.waitFor({ state: "detached" })
+}
+
 const newContext = async (): Promise<BrowserContext> =>
   browser!.newContext({ viewport: { width: 1280, height: 800 }, locale: "pt-BR", timezoneId: "UTC" })
 
@@ -264,7 +274,15 @@ if (!skipped && !existsSync(CHROMIUM)) {
       const rejectRow = page.locator(`tr[data-id="${toReject.id}"]`)
       await expect.poll(() => approveRow.locator("td").nth(1).textContent()).toBe(money(5_000))
       await photograph(page, "withdrawals")
+      // Approving asks first, naming the amount and the person; cancelled, nothing moves.
       await approveRow.getByRole("button", { name: "Approve" }).click()
+      await answerConfirmation(page, [money(5_000), "e2e-alice", "alice@example.com"], "Cancel")
+      expect(await approveRow.getByTestId("status").textContent()).toBe("PENDING")
+      expect((await ok(admin, "GET", `/api/admin/withdrawals?status=PENDING&limit=100`)).withdrawals.map((w: { id: string }) => w.id))
+        .toContain(toApprove.id)
+      expect((await ok(players.alice!.session, "GET", "/api/auth/me")).balanceCents).toBe(15_000)
+      await approveRow.getByRole("button", { name: "Approve" }).click()
+      await answerConfirmation(page, [money(5_000), "e2e-alice"], `Approve ${money(5_000)}`)
       await expect.poll(() => approveRow.getByTestId("status").textContent()).toBe("COMPLETED")
       await rejectRow.getByRole("button", { name: "Reject…" }).click()
       await rejectRow.getByLabel("Reason").fill("PIX key does not match the account holder")
@@ -283,6 +301,11 @@ if (!skipped && !existsSync(CHROMIUM)) {
       await expect.poll(() => depositRow.locator("td").nth(1).textContent()).toBe(money(3_000))
       await photograph(page, "deposits")
       await depositRow.getByRole("button", { name: "Confirm" }).click()
+      await answerConfirmation(page, [money(3_000), "e2e-carol"], "Cancel")
+      expect(await depositRow.getByTestId("status").textContent()).toBe("PENDING")
+      expect((await ok(players.carol!.session, "GET", "/api/auth/me")).balanceCents).toBe(0)
+      await depositRow.getByRole("button", { name: "Confirm" }).click()
+      await answerConfirmation(page, [money(3_000), "e2e-carol"], `Confirm ${money(3_000)}`)
       await expect.poll(() => depositRow.getByTestId("status").textContent()).toBe("CONFIRMED")
       expect((await ok(players.carol!.session, "GET", "/api/auth/me")).balanceCents).toBe(3_000)
 
@@ -298,6 +321,7 @@ if (!skipped && !existsSync(CHROMIUM)) {
       await daveRow.getByRole("button", { name: "Ban…" }).click()
       await daveRow.getByLabel("Reason").fill("chargeback fraud")
       await daveRow.getByRole("button", { name: "Ban", exact: true }).click()
+      await answerConfirmation(page, ["e2e-dave", "chargeback fraud"], "Ban e2e-dave")
       await expect.poll(() => daveRow.getByTestId("status").textContent()).toMatch(/^banned/)
       expect(await daveRow.getByTestId("sessions").textContent()).toBe("0")
       const refused = await call(players.dave!.session, "GET", "/api/auth/me")
@@ -312,6 +336,10 @@ if (!skipped && !existsSync(CHROMIUM)) {
       await carolRow.getByLabel("Amount in R$ (negative to debit)").fill("12,34")
       await carolRow.getByLabel("Reason").fill("goodwill credit")
       await carolRow.getByRole("button", { name: `Adjust by ${money(1_234)}` }).click()
+      await answerConfirmation(page, ["e2e-carol", money(1_234), money(3_000), money(4_234), "goodwill credit"], "Cancel")
+      expect((await ok(players.carol!.session, "GET", "/api/auth/me")).balanceCents).toBe(3_000)
+      await carolRow.getByRole("button", { name: `Adjust by ${money(1_234)}` }).click()
+      await answerConfirmation(page, ["e2e-carol", money(1_234)], `Adjust by ${money(1_234)}`)
       await expect.poll(() => carolRow.getByTestId("balance").textContent()).toBe(money(4_234))
       expect((await ok(players.carol!.session, "GET", "/api/auth/me")).balanceCents).toBe(4_234)
 
@@ -355,6 +383,123 @@ if (!skipped && !existsSync(CHROMIUM)) {
       await context.close()
     }, 180_000)
 
+    it("a player page, reached from the users list, shows their money history in pages and ends a session; the audit log filters", async () => {
+      const admin = await devSessionAt(base, ADMIN)
+      const session = await devSessionAt(base, "e2e-frank")
+      const frank = (await ok(session, "GET", "/api/auth/me")) as { id: string; username: string }
+      // Eleven adjustments, an opening, a withdrawal request and a pending deposit: more ledger rows than a page holds.
+      await ok(admin, "POST", `/api/admin/users/${frank.id}/adjust-balance`, { amountCents: 100_000, reason: "e2e start" })
+      for (let i = 1; i <= 10; i++) {
+        await ok(admin, "POST", `/api/admin/users/${frank.id}/adjust-balance`, { amountCents: i, reason: `e2e ${i}` })
+      }
+      const { cases } = await ok(admin, "GET", "/api/cases")
+      const opened = await ok(session, "POST", `/api/cases/${cases[0].id}/open`)
+      const withdrawal = await ok(session, "POST", "/api/withdrawals/request", {
+        amountCents: 4_000,
+        paymentMethod: "PIX",
+        paymentDetails: { pixKeyType: "EMAIL", pixKey: "frank@example.com" }
+      })
+      const deposit = await ok(session, "POST", "/api/payment/deposit/initiate", { amountCents: 2_500, method: "PIX" })
+      const ledger = await ok(admin, "GET", `/api/admin/users/${frank.id}/transactions?limit=100`)
+      expect(ledger.total).toBe(13)
+      const profile = await ok(admin, "GET", `/api/admin/users/${frank.id}`)
+
+      const context = await newContext()
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      watch(page, errors)
+      await signIn(page, ADMIN)
+      await page.goto(`${base}/admin/users`)
+      await page.getByLabel("Search users").fill("e2e-frank")
+      await page.getByRole("button", { name: "Search" }).click()
+      await expect.poll(() => page.locator("[data-testid=users] tbody tr").count()).toBe(1)
+      await page.locator(`tr[data-username="e2e-frank"]`).getByTestId("user-link").click()
+      await page.waitForURL(`${base}/admin/users/${frank.id}`)
+      await expect.poll(() => page.getByTestId("player-name").textContent()).toBe("e2e-frank")
+      expect(await page.getByTestId("player-balance").textContent()).toBe(money(Number(profile.balanceCents)))
+      expect(await page.getByTestId("player-identity").textContent()).toBe("not verified")
+      expect(await page.getByTestId("player-exclusion").textContent()).toBe("none")
+      await photograph(page, "player")
+
+      // The ledger: ten rows, then the other three; the newest first, as the API has them.
+      const ledgerRows = page.locator("[data-testid=transactions] tbody tr")
+      await expect.poll(() => ledgerRows.count()).toBe(10)
+      expect(await page.getByTestId("pager-summary").textContent()).toBe("1–10 of 13 · page 1 of 2")
+      expect(await ledgerRows.first().getAttribute("data-id")).toBe(ledger.transactions[0].id)
+      await page.getByRole("button", { name: "Next ›" }).click()
+      await expect.poll(() => ledgerRows.count()).toBe(3)
+      expect(await page.getByTestId("pager-summary").textContent()).toBe("11–13 of 13 · page 2 of 2")
+      expect(await ledgerRows.last().getAttribute("data-id")).toBe(ledger.transactions[12].id)
+      await page.getByRole("button", { name: "‹ Previous" }).click()
+      await expect.poll(() => ledgerRows.count()).toBe(10)
+
+      // Its deposits, withdrawals, openings and audit entries.
+      await page.getByRole("tab", { name: /^Deposits/ }).click()
+      await expect.poll(() => page.locator(`[data-testid=deposits] tr[data-id="${deposit.depositId}"] [data-testid=status]`).textContent())
+        .toBe("PENDING")
+      await page.getByRole("tab", { name: /^Withdrawals/ }).click()
+      await expect.poll(() => page.locator(`[data-testid=withdrawals] tr[data-id="${withdrawal.id}"] td`).nth(1).textContent())
+        .toBe(money(4_000))
+      await page.getByRole("tab", { name: /^Openings/ }).click()
+      await expect.poll(() => page.locator(`[data-testid=openings] tr[data-id="${opened.openingId}"] td`).nth(2).textContent())
+        .toContain(opened.item.name)
+      await page.getByRole("tab", { name: /^Audit/ }).click()
+      await expect.poll(() => page.locator("[data-testid=audit] [data-testid=action]").allTextContents())
+        .toContain("WITHDRAWAL_REQUESTED")
+
+      // Frank's one session, ended from here: his next request is refused.
+      const sessionRows = page.locator("[data-testid=sessions] tbody tr")
+      expect(await sessionRows.count()).toBe(1)
+      expect(await sessionRows.first().getAttribute("data-id")).toBe(profile.sessions[0].id)
+      await sessionRows.first().getByRole("button", { name: "Revoke" }).click()
+      await page.getByTestId("no-sessions").waitFor()
+      expect((await call(session, "GET", "/api/auth/me")).status).toBe(401)
+
+      // The audit log: narrowed to one action and this user; the revocation names the administrator.
+      await page.getByRole("link", { name: "Open in the audit log (with filters)" }).click()
+      await page.waitForURL(`${base}/admin/audit?userId=${frank.id}`)
+      await page.getByTestId("audit").waitFor()
+      const filters = page.getByTestId("audit-filters")
+      expect(await filters.getByLabel("User id").inputValue()).toBe(frank.id)
+      await filters.getByLabel("Action").selectOption("ADMIN_ADJUST_BALANCE")
+      await filters.getByRole("button", { name: "Filter" }).click()
+      await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe("11 in all")
+      expect(new Set(await page.locator("[data-testid=audit] [data-testid=action]").allTextContents()))
+        .toEqual(new Set(["ADMIN_ADJUST_BALANCE"]))
+      await filters.getByLabel("Action").selectOption("SESSION_REVOKED")
+      await filters.getByRole("button", { name: "Filter" }).click()
+      await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe("1 in all")
+      expect(await page.locator("[data-testid=audit] [data-testid=actor]").textContent()).toBe(ADMIN)
+      await photograph(page, "audit")
+      // A day with no entries: none.
+      await filters.getByLabel("To (UTC day)").fill("2000-01-01")
+      await filters.getByRole("button", { name: "Filter" }).click()
+      await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe("0 in all")
+
+      expect(errors).toEqual([])
+      await context.close()
+    }, 120_000)
+
+    it("signing in from a console page returns to that page", async () => {
+      const context = await newContext()
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      watch(page, errors)
+      await page.goto(`${base}/admin/audit`)
+      await page.getByTestId("signed-out").waitFor()
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await page.locator("input[name=login]").fill(ADMIN)
+      await page.getByRole("button", { name: "Sign in" }).click()
+      await page.waitForURL(`${base}/admin/audit`)
+      await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Audit log")
+      // Once: the start page stays the start page afterwards.
+      await page.goto(`${base}/`)
+      await expect.poll(() => page.getByTestId("username").textContent()).toBe(ADMIN)
+      expect(page.url()).toBe(`${base}/`)
+      expect(errors).toEqual([])
+      await context.close()
+    }, 60_000)
+
     it("an administrator with 2FA approves a withdrawal only with a current code", async () => {
       const admin = await devSessionAt(base, ADMIN)
       const guarded = await devSessionAt(base, ADMIN_WITH_2FA)
@@ -382,10 +527,12 @@ if (!skipped && !existsSync(CHROMIUM)) {
       await page.goto(`${base}/admin/withdrawals`)
       const row = page.locator(`tr[data-id="${requested.id}"]`)
       await row.getByRole("button", { name: "Approve" }).click()
+      await answerConfirmation(page, [money(2_500), "e2e-erin"], `Approve ${money(2_500)}`)
       await expect.poll(() => page.getByRole("alert").textContent()).toBe("2FA code required")
       expect(await row.getByTestId("status").textContent()).toBe("PENDING")
       await page.getByLabel("2FA code for protected actions").fill(authenticator.generate(secret))
       await row.getByRole("button", { name: "Approve" }).click()
+      await answerConfirmation(page, [money(2_500), "e2e-erin"], `Approve ${money(2_500)}`)
       await expect.poll(() => row.getByTestId("status").textContent()).toBe("COMPLETED")
       expect((await ok(player, "GET", "/api/auth/me")).balanceCents).toBe(6_500)
       expect(errors).toEqual([])

@@ -1,5 +1,5 @@
-import { useState } from "preact/hooks"
-import { api, API_REFERENCE_URL, currentUser, errorText, SIGN_IN_URL } from "./api"
+import { useEffect, useState } from "preact/hooks"
+import { api, API_REFERENCE_URL, currentUser, errorText, forgetReturn, returnAfterSignIn, SIGN_IN_URL } from "./api"
 import { formatCents } from "./money"
 import { ErrorNote, Show } from "./ui"
 import { useLoad } from "./useLoad"
@@ -7,6 +7,10 @@ import { useLoad } from "./useLoad"
 /** `/`: what the service is; signed in, who you are and your balance. */
 export const Home = () => {
   const [me] = useLoad(currentUser, [])
+  // Sign-in started from a console page lands here (LOGIN_REDIRECT_URL): back to that page.
+  useEffect(() => {
+    if (me.state === "ready" && me.value !== null) returnAfterSignIn()
+  }, [me])
   return (
     <main class="container home">
       <hgroup>
@@ -22,7 +26,7 @@ export const Home = () => {
             ? (
               <article>
                 <p>Sign in to see your balance; administrators also get the console.</p>
-                <a role="button" href={SIGN_IN_URL} data-testid="sign-in">Sign in</a>
+                <a role="button" href={SIGN_IN_URL} data-testid="sign-in" onClick={forgetReturn}>Sign in</a>
               </article>
             )
             : (
