@@ -315,62 +315,55 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         ? Effect.succeed(false)
         : Effect.map(identities.holderCpf(userId), (holder) => holder !== undefined && sameCpf(payerDocument, holder.digits))
 
-    /** Inside the callback's transaction, the row locked: not credited, REFUND_PENDING, audited DEPOSIT_THIRD_PARTY. */
-    const markThirdParty = (locked: Row, payerDocument: string | undefined) =>
+    /**
+     * Inside the callback's transaction, the row locked: not credited, REFUND_PENDING with its reason (which words the
+     * owner's notification when the refund is taken), audited as `why.action` with what the case needs.
+     */
+    const markForRefund = (
+      locked: Row,
+      why: {
+        readonly reason: "THIRD_PARTY" | "SELF_EXCLUDED"
+        readonly action: "DEPOSIT_THIRD_PARTY" | "DEPOSIT_EXCLUDED"
+        readonly details: Record<string, unknown>
+        readonly log: string
+      }
+    ) =>
       Effect.gen(function*() {
         const at = yield* now
         const row = yield* singleOf(Row, sql`
           WITH d AS (
-            UPDATE deposits SET status = 'REFUND_PENDING', refund_reason = 'THIRD_PARTY', updated_at = ${at}
+            UPDATE deposits SET status = 'REFUND_PENDING', refund_reason = ${why.reason}, updated_at = ${at}
             WHERE id = ${locked.id}
             RETURNING *
           )
           SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
         yield* audit.record({
           userId: row.userId,
-          action: "DEPOSIT_THIRD_PARTY",
+          action: why.action,
           entityType: "Deposit",
           entityId: row.id,
-          metadata: {
-            externalId: row.externalId,
-            amount: Number(row.amountCents),
-            previousStatus: locked.status,
-            payer: payerShown(payerDocument)
-          }
+          metadata: { externalId: row.externalId, amount: Number(row.amountCents), previousStatus: locked.status, ...why.details }
         })
-        yield* Effect.logWarning(`Deposit ${row.id}: paid by someone other than the account holder; not credited, refunding it`)
+        yield* Effect.logWarning(`Deposit ${row.id}: ${why.log}; not credited, refunding it`)
         return row
       })
 
-    /**
-     * Inside the callback's transaction, the row locked, its owner excluded now (docs/rules.md#deposit-excluded): not
-     * credited, REFUND_PENDING with the reason SELF_EXCLUDED, audited DEPOSIT_EXCLUDED.
-     */
+    /** A payer other than the account holder (docs/rules.md#deposit-third-party): audited DEPOSIT_THIRD_PARTY. */
+    const markThirdParty = (locked: Row, payerDocument: string | undefined) =>
+      markForRefund(locked, {
+        reason: "THIRD_PARTY",
+        action: "DEPOSIT_THIRD_PARTY",
+        details: { payer: payerShown(payerDocument) },
+        log: "paid by someone other than the account holder"
+      })
+
+    /** Its owner excluded now (docs/rules.md#deposit-excluded): audited DEPOSIT_EXCLUDED. */
     const markExcluded = (locked: Row, exclusion: { readonly until: Date | null; readonly registryListed: boolean }) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const row = yield* singleOf(Row, sql`
-          WITH d AS (
-            UPDATE deposits SET status = 'REFUND_PENDING', refund_reason = 'SELF_EXCLUDED', updated_at = ${at}
-            WHERE id = ${locked.id}
-            RETURNING *
-          )
-          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-        yield* audit.record({
-          userId: row.userId,
-          action: "DEPOSIT_EXCLUDED",
-          entityType: "Deposit",
-          entityId: row.id,
-          metadata: {
-            externalId: row.externalId,
-            amount: Number(row.amountCents),
-            previousStatus: locked.status,
-            until: exclusion.until === null ? null : exclusion.until.toISOString(),
-            registryListed: exclusion.registryListed
-          }
-        })
-        yield* Effect.logWarning(`Deposit ${row.id}: paid while its owner is self-excluded; not credited, refunding it`)
-        return row
+      markForRefund(locked, {
+        reason: "SELF_EXCLUDED",
+        action: "DEPOSIT_EXCLUDED",
+        details: { until: exclusion.until === null ? null : exclusion.until.toISOString(), registryListed: exclusion.registryListed },
+        log: "paid while its owner is self-excluded"
       })
 
     /**
