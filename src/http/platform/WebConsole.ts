@@ -8,7 +8,8 @@
  * Hashed assets (`/assets/<name>-<hash>.<ext>`) never change under their name and are cached for a
  * year; the HTML page and the other files are revalidated (ETag). Text files are also kept gzipped.
  * Every page answer carries a Content-Security-Policy that allows scripts, styles and connections to
- * this origin only (no inline script, no other site may frame the pages).
+ * this origin only (no inline script, no other site may frame the pages). The demo catalog's images
+ * (`/images/demo/...`, src/http/platform/DemoImages.ts) are answered in front of the pages.
  */
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
@@ -16,6 +17,7 @@ import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { extname, join, relative, resolve, sep } from "node:path"
 import { gzipSync } from "node:zlib"
+import { demoImages } from "./DemoImages"
 
 /** Where the build writes the pages, relative to the working directory (like DATA_DIR). */
 const WEB_DIR = "dist/web"
@@ -129,14 +131,18 @@ export const webConsole = (assets: WebAssets) => <E, R>(app: HttpApp.Default<E, 
     return asset === undefined ? app : Effect.succeed(respond(request, asset))
   })
 
-/** The middleware for the pages built in WEB_DIR; without a build, the API alone (and a warning). */
+/**
+ * The middleware for the pages built in WEB_DIR, behind the demo catalog's images (src/http/platform/DemoImages.ts,
+ * built or not); without a build, the images and the API (and a warning).
+ */
 export const makeWebConsole: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R>> = Effect
   .suspend(() => {
     const assets = loadWebAssets(WEB_DIR)
+    const images = demoImages()
     return assets === undefined
       ? Effect.as(
         Effect.logWarning(`The web pages are not built (no ${WEB_DIR}/index.html): run npm run build`),
-        <E, R>(app: HttpApp.Default<E, R>) => app
+        images
       )
-      : Effect.succeed(webConsole(assets))
+      : Effect.succeed(<E, R>(app: HttpApp.Default<E, R>) => images(webConsole(assets)(app)))
   })

@@ -8,7 +8,7 @@ import { Effect, Layer, Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/platform/Errors"
 import { ItemId } from "../../schema/platform/Ids"
 import { Catalog } from "./Catalog"
-import { demoCases, demoItems } from "./DemoCatalog"
+import { demoCases, demoImagePath, demoItems, slugOf } from "./DemoCatalog"
 import { execute, inTransaction, rowsOf } from "../platform/SqlRows"
 
 interface SeedReport {
@@ -26,8 +26,6 @@ const SlugRow = Schema.Struct({ slug: Schema.String })
 const refusalsAsDefects = <A, E, R>(effect: Effect.Effect<A, E | ServiceUnavailable, R>): Effect.Effect<A, ServiceUnavailable, R> =>
   Effect.catchIf(effect, (error): error is E => !(error instanceof ServiceUnavailable), Effect.die)
 
-const slugify = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")
-
 export class CatalogSeed extends Effect.Service<CatalogSeed>()("app/CatalogSeed", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -40,7 +38,7 @@ export class CatalogSeed extends Effect.Service<CatalogSeed>()("app/CatalogSeed"
       let itemsCreated = 0
       for (const item of demoItems) {
         if (idByName.has(item.name)) continue
-        const created = yield* catalog.createItem({ ...item, imageUrl: `/images/items/${slugify(item.name)}.png` })
+        const created = yield* catalog.createItem({ ...item, imageUrl: demoImagePath("items", slugOf(item.name)) })
         idByName.set(item.name, created.id)
         itemsCreated++
       }
@@ -51,7 +49,7 @@ export class CatalogSeed extends Effect.Service<CatalogSeed>()("app/CatalogSeed"
         if (taken.has(demo.slug)) continue
         yield* catalog.createCase({
           ...demo,
-          imageUrl: `/images/cases/${demo.slug}.png`,
+          imageUrl: demoImagePath("cases", demo.slug),
           items: demo.items.map(([name, dropChance]) => ({ itemId: idByName.get(name)!, dropChance }))
         })
         casesCreated++

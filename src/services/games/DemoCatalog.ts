@@ -26,6 +26,15 @@ interface DemoCase {
   readonly items: ReadonlyArray<readonly [name: string, dropChance: number]>
 }
 
+/** A name in URL form: `Pistol | Sand Dune` -> `pistol-sand-dune`. */
+export const slugOf = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "")
+
+/**
+ * Where the service serves a demo item's or case's image (src/http/platform/DemoImages.ts,
+ * docs/rules.md#demo-images): a path on this site, so the demo catalog shows no broken image.
+ */
+export const demoImagePath = (kind: "items" | "cases", slug: string): string => `/images/demo/${kind}/${slug}.svg`
+
 const item = (name: string, rarity: Rarity, valueCents: number, isUpgradable = true): DemoItem => ({
   name,
   rarity,
