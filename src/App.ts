@@ -20,7 +20,7 @@ import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
 import { makeAccessLog } from "./http/platform/AccessLog"
 import { createHttpServer } from "./http/platform/NodeServer"
 import { makeWebConsole } from "./http/platform/WebConsole"
-import { AppConfig, AppConfigLive, usesDevIdentityProvider } from "./layers/AppConfig"
+import { AppConfig, AppConfigLive, cannotListen, usesDevIdentityProvider } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { type SandboxCallback, SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
 import { IdentityProvider } from "./layers/IdentityProvider"
@@ -204,9 +204,11 @@ const HttpServerLive = Layer.unwrapEffect(
         ([accessLog, web]) => HttpApiBuilder.serve((app) => accessLog(web(app)))
       )
     )
-    return Layer.merge(Serve, ShutdownDeadline).pipe(
-      Layer.provide(NodeHttpServer.layer(() => server, { port: config.port }))
+    // A port that cannot be listened on (in use, privileged) is a refusal to start: one line naming PORT.
+    const Listening = NodeHttpServer.layer(() => server, { port: config.port }).pipe(
+      Layer.mapError((error) => cannotListen(config.port, "PORT", error.cause))
     )
+    return Layer.merge(Serve, ShutdownDeadline).pipe(Layer.provide(Listening))
   })
 )
 

@@ -17,6 +17,22 @@ import { canonicalTimeZone } from "../services/platform/ZonedCalendar"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
+/**
+ * A port the service could not listen on, as the one line a refusal to start is: the port, and the variable that
+ * sets it (`PORT`, `DEV_IDP_PORT`), e.g. `port 3000 is already in use: set PORT to a free port`.
+ */
+export const cannotListen = (port: number, variable: string, cause: unknown, whose = ""): StartupError => {
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  const subject = `port ${port}${whose === "" ? "" : ` (${whose})`}`
+  return new StartupError({
+    message: code === "EADDRINUSE"
+      ? `${subject} is already in use: set ${variable} to a free port`
+      : code === "EACCES"
+      ? `${subject} needs privileges this process lacks: set ${variable} to a port above 1023`
+      : `cannot listen on ${subject}: ${cause instanceof Error ? cause.message : String(cause)} (set ${variable} to another port)`
+  })
+}
+
 const SECRET_NAMES = ["WEBHOOK_SECRET", "ADMIN_TOKEN", "TWO_FACTOR_KEY"] as const
 /**
  * Secrets kept in development like the others but required in production only under some settings:

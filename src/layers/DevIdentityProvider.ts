@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net"
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import type { Adapter, AdapterPayload, Configuration, JWK } from "oidc-provider"
 import type Provider from "oidc-provider"
-import { AppConfig, StartupError } from "./AppConfig"
+import { AppConfig, cannotListen, StartupError } from "./AppConfig"
 
 /** How the provider signs ID tokens; the service's client is registered (and discovers it) with it. */
 export const ID_TOKEN_ALG = "ES256"
@@ -143,9 +143,7 @@ const listen = (port: number) =>
     Effect.async<Server, StartupError>((resume) => {
       const server = createServer()
       server.once("error", (cause) =>
-        resume(Effect.fail(new StartupError({
-          message: `Cannot start the development identity provider on 127.0.0.1:${port} (DEV_IDP_PORT): ${cause.message}`
-        }))))
+        resume(Effect.fail(cannotListen(port, "DEV_IDP_PORT", cause, "the development identity provider's, default PORT + 1"))))
       server.listen(port, "127.0.0.1", () => resume(Effect.succeed(server)))
     }),
     (server) =>
