@@ -4,16 +4,19 @@
  * one transaction) and checks every player's balance afterwards.
  *
  *   ADMIN_IDP_IDS=bench-admin RATE_LIMIT_GLOBAL=1000000/60000 RATE_LIMIT_AUTH=1000000/60000 PORT=3300 npm start
- *   npm run bench:battles -- --url http://localhost:3300 [--battles 30]
+ *   PORT=3300 npm run bench:battles -- [--battles 30] [--url http://localhost:3300]
+ * The service: `--url`, else where the service says it is (PUBLIC_URL, else PORT; scripts/ServiceUrl.ts).
  */
 import { performance } from "node:perf_hooks"
 import { parseArgs } from "node:util"
+import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
 
 const { values } = parseArgs({
-  options: { url: { type: "string", default: "http://localhost:3300" }, battles: { type: "string", default: "30" } }
+  options: { url: { type: "string", default: serviceUrl() }, battles: { type: "string", default: "30" } }
 })
-const base = values.url
+const base = values.url.replace(/\/+$/, "")
+await expectService(base)
 const battles = Number(values.battles)
 
 const call = async (path: string, session: string, init: RequestInit = {}) => {

@@ -8,8 +8,9 @@
  *   psql -h 127.0.0.1 -U postgres -c 'CREATE DATABASE gp_bench_dashboard'
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/gp_bench_dashboard ADMIN_IDP_IDS=bench-admin \
  *     RATE_LIMIT_GLOBAL=1000000/60000 RATE_LIMIT_AUTH=1000000/60000 PORT=3300 npm start
- *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/gp_bench_dashboard \
- *     npm run bench:dashboard -- --url http://localhost:3300 [--requests 200]
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/gp_bench_dashboard PORT=3300 \
+ *     npm run bench:dashboard -- [--requests 200] [--url http://localhost:3300]
+ * The service: `--url`, else where the service says it is (PUBLIC_URL, else PORT; scripts/ServiceUrl.ts).
  *
  * Seeding happens once, in one transaction (skipped when the database already holds the seeded users);
  * then the tables are laid out in time order, as the service would have written them. The service must
@@ -20,11 +21,12 @@
 import { performance } from "node:perf_hooks"
 import { parseArgs } from "node:util"
 import pg from "pg"
+import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
 
 const { values } = parseArgs({
   options: {
-    url: { type: "string", default: "http://localhost:3300" },
+    url: { type: "string", default: serviceUrl() },
     requests: { type: "string", default: "200" }
   }
 })
@@ -33,6 +35,8 @@ if (databaseUrl === undefined) {
   console.error("DATABASE_URL must name the benchmark's database (see the top of bench/dashboard.ts)")
   process.exit(2)
 }
+// Before the seeding (minutes), that the service answers.
+await expectService(values.url)
 
 const USERS = 50_000
 const OPENINGS = 1_000_000

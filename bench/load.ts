@@ -4,13 +4,15 @@
  *
  *   npm run bench -- --path /api/ready --connections 32 --seconds 10 [--url http://localhost:3000]
  *   [--method POST --body '{"a":1}' --header 'authorization: Bearer ...']
+ * The service: `--url`, else BENCH_URL, else where the service says it is (PUBLIC_URL, else PORT; scripts/ServiceUrl.ts).
  */
 import { parseArgs } from "node:util"
 import { Agent, request } from "node:http"
+import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 
 const { values } = parseArgs({
   options: {
-    url: { type: "string", default: process.env.BENCH_URL ?? "http://localhost:3000" },
+    url: { type: "string", default: process.env.BENCH_URL ?? serviceUrl() },
     path: { type: "string", default: "/api/health" },
     method: { type: "string", default: "GET" },
     body: { type: "string" },
@@ -21,6 +23,7 @@ const { values } = parseArgs({
 })
 
 const target = new URL(values.path, values.url)
+await expectService(target.origin)
 const connections = Number(values.connections)
 const durationMs = Number(values.seconds) * 1000
 const headers: Record<string, string> = Object.fromEntries(

@@ -7,19 +7,22 @@
  *   DATABASE_URL=... REDIS_URL=... ADMIN_IDP_IDS=bench-admin RATE_LIMIT_GLOBAL=1000000/60000 \
  *     RATE_LIMIT_CASE_OPEN=1000000/60000 npm start
  *   npm run bench:openings -- --users 40 --seconds 20 [--case starter] [--url http://localhost:3000]
+ * The service: `--url`, else BENCH_URL, else where the service says it is (PUBLIC_URL, else PORT; scripts/ServiceUrl.ts).
  */
 import { parseArgs } from "node:util"
+import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
 
 const { values } = parseArgs({
   options: {
-    url: { type: "string", default: process.env.BENCH_URL ?? "http://localhost:3000" },
+    url: { type: "string", default: process.env.BENCH_URL ?? serviceUrl() },
     users: { type: "string", default: "40" },
     seconds: { type: "string", default: "20" },
     case: { type: "string", default: "starter" }
   }
 })
-const base = values.url
+const base = values.url.replace(/\/+$/, "")
+await expectService(base)
 const run = `${Date.now().toString(36)}`
 
 /** A session id for `login`, through the real sign-in flow. */

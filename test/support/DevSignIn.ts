@@ -1,7 +1,9 @@
 /**
  * Plays the browser at the embedded development identity provider: plain `fetch` with a tiny cookie
- * jar, following redirects by hand and submitting the HTML forms it is shown.
+ * jar, following redirects by hand and submitting the HTML forms it is shown. A request that gets no answer fails
+ * with `Unreachable`, naming its URL (scripts/ServiceUrl.ts).
  */
+import { fetchAt } from "../../scripts/ServiceUrl"
 import { CALLBACK_PATH } from "../../src/layers/IdentityProvider"
 
 const MAX_STEPS = 10
@@ -56,7 +58,7 @@ export const signInAtDevProvider = async (
 ): Promise<string> => {
   let request: { url: string; init: RequestInit } = { url: authorizationUrl, init: {} }
   for (let step = 0; step < MAX_STEPS; step++) {
-    const response = await fetch(request.url, {
+    const response = await fetchAt(request.url, {
       ...request.init,
       redirect: "manual",
       headers: { ...request.init.headers as Record<string, string>, cookie: jar.header() }
@@ -86,14 +88,14 @@ export const signInAtDevProvider = async (
  * one: the whole browser flow (login redirect, provider form, callback with the state cookie).
  */
 export const devSessionAt = async (baseUrl: string, login: string): Promise<string> => {
-  const start = await fetch(`${baseUrl}/api/auth/idp/login`, { redirect: "manual" })
+  const start = await fetchAt(`${baseUrl}/api/auth/idp/login`, { redirect: "manual" })
   const location = start.headers.get("location")
   const state = start.headers.getSetCookie().find((c) => c.startsWith("oidcState="))?.split(";")[0]
   if (location === null || state === undefined) {
     throw new Error(`${baseUrl} did not start a sign-in (status ${start.status})`)
   }
   const callback = new URL(await signInAtDevProvider(location, login))
-  const done = await fetch(`${baseUrl}${callback.pathname}${callback.search}`, {
+  const done = await fetchAt(`${baseUrl}${callback.pathname}${callback.search}`, {
     redirect: "manual",
     headers: { cookie: state }
   })
