@@ -2,18 +2,19 @@
  * The fairness commitment through the public API (docs/fairness.md): every roll uses a server seed
  * whose hash was shown before it, with the client seed the user had then; refused operations consume
  * nothing; parallel rolls of one user each get their own commitment; no seed is ever used twice; the
- * comparisons that decide outcomes hold at their boundaries; and the verifier script of the docs
+ * comparisons that decide outcomes hold at their boundaries; and the shipped verifier (scripts/verify.mjs)
  * agrees with the service. Rolls are recomputed here with node:crypto, independently of the service.
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, TestClock } from "effect"
 import fc from "fast-check"
-import { execFileSync } from "node:child_process"
+import { execFile, spawnSync } from "node:child_process"
 import { createHash, createHmac } from "node:crypto"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Randomness } from "../../src/layers/Randomness"
 import { UserLock } from "../../src/layers/stores/UserLock"
 import { Stores } from "../../src/layers/stores/Stores"
@@ -79,30 +80,27 @@ const upgradableItems = (values: ReadonlyArray<number>) =>
       (item) => String(item.id)
     )).pipe(Effect.provide(Catalog.Default))
 
-/** The verifier script of docs/fairness.md, exactly as printed there. */
-const verifierScript = (() => {
-  const docs = readFileSync(new URL("../../docs/fairness.md", import.meta.url), "utf8")
-  const script = /```js\n(\/\/ verify\.mjs[\s\S]*?)```/.exec(docs)
-  if (script === null) throw new Error("docs/fairness.md has no verify.mjs block")
-  const dir = mkdtempSync(join(tmpdir(), "gp-verify-"))
-  const file = join(dir, "verify.mjs")
-  writeFileSync(file, script[1]!)
-  return { dir, file }
-})()
+/** The shipped verifier (scripts/verify.mjs, docs/fairness.md#a-verifier-you-can-run), run with plain node. */
+const VERIFY_SCRIPT = fileURLToPath(new URL("../../scripts/verify.mjs", import.meta.url))
+const answersDir = mkdtempSync(join(tmpdir(), "gp-verify-"))
 
 /**
- * Runs the docs' verifier on `answer` with the hash shown before (and the client seed and nonce the
- * user expects): its last line, "valid" or "invalid".
+ * Runs the verifier on `answer` with the hash shown before (and the client seed and nonce the user
+ * expects): the first word of its verdict (its last line), "valid" or "invalid", which its exit code
+ * (0 or 1) must agree with.
  */
 const runVerifier = (answer: unknown, shownHash: string, ...expected: ReadonlyArray<string | number>) => {
-  const input = join(verifierScript.dir, `answer-${++seq}.json`)
+  const input = join(answersDir, `answer-${++seq}.json`)
   writeFileSync(input, JSON.stringify(answer))
-  try {
-    return execFileSync(process.execPath, [verifierScript.file, input, shownHash, ...expected.map(String)], { encoding: "utf8" })
-      .trim().split("\n").at(-1)
-  } catch (failed) {
-    return String((failed as { stdout: string }).stdout).trim().split("\n").at(-1)
+  const [clientSeed, nonce] = expected
+  const args = [VERIFY_SCRIPT, input, "--hash", shownHash]
+  if (clientSeed !== undefined) args.push("--client-seed", String(clientSeed), "--nonce", String(nonce))
+  const run = spawnSync(process.execPath, args, { encoding: "utf8" })
+  const verdict = run.stdout.trim().split("\n").at(-1)?.split(":")[0]
+  if (run.status !== (verdict === "valid" ? 0 : verdict === "invalid" ? 1 : -1)) {
+    throw new Error(`verify exited ${run.status} with ${run.stdout} ${run.stderr}`)
   }
+  return verdict
 }
 
 layer(TestDatabase)("committed seeds", (it) => {
@@ -134,7 +132,7 @@ layer(TestDatabase)("committed seeds", (it) => {
         nonce: 1,
         nextServerSeedHash: opened.nextServerSeedHash
       })
-      // The docs' verifier agrees, and refuses any other hash, inputs or a missing field.
+      // The verifier agrees, and refuses any other hash, inputs or a missing field.
       expect(runVerifier(verified, shown.nextServerSeedHash, "chosen-after-the-hash", 1)).toBe("valid")
       expect(runVerifier(verified, opened.nextServerSeedHash)).toBe("invalid")
       expect(runVerifier({ ...verified, roll: verified.roll % 10_000_000 + 1 }, shown.nextServerSeedHash)).toBe("invalid")
@@ -143,6 +141,53 @@ layer(TestDatabase)("committed seeds", (it) => {
       const { flipChance: _, ...withoutFlipChance } = verified
       expect(runVerifier(withoutFlipChance, shown.nextServerSeedHash)).toBe("invalid")
       expect(runVerifier({ ...verified, rangeStart: verified.roll + 1 }, shown.nextServerSeedHash)).toBe("invalid")
+    }))
+
+  it.scoped("npm run verify: an opening by id from a listening service, as JSON, on stdin; tampered is exit 1", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 100n })
+      const player = yield* fundedPlayer(client, "script-verifier", 1_000)
+      const shown = yield* stateOf(client, player.auth)
+      const opened = (yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).body
+      const verified = (yield* client.get(`/api/cases/openings/${opened.openingId}/verify`, player.auth)).body
+      const base = yield* client.listen()
+      // Asynchronously: the service answering the script runs in this process.
+      const verify = (args: ReadonlyArray<string>, stdin?: string) =>
+        Effect.promise(() =>
+          new Promise<{ code: number | null; out: string }>((resolve) => {
+            const env = { ...process.env, SESSION: undefined, PUBLIC_URL: undefined }
+            const child = execFile(process.execPath, [VERIFY_SCRIPT, ...args], { env }, (error, stdout, stderr) =>
+              resolve({ code: error === null ? 0 : (error.code as number), out: `${stdout}${stderr}` }))
+            child.stdin!.end(stdin ?? "")
+          })
+        )
+
+      const byId = yield* verify([opened.openingId, "--url", base, "--session", player.sessionId, "--hash", shown.nextServerSeedHash])
+      expect(byId.code, byId.out).toBe(0)
+      expect(byId.out).toContain("ok   sha256(serverSeed) = the hash shown before the roll (--hash)")
+      expect(byId.out.trim().split("\n").at(-1)).toBe(`valid: opening ${opened.openingId}, roll ${opened.roll} follows from the revealed server seed`)
+      const asJson = yield* verify([JSON.stringify(verified)])
+      expect(asJson.code, asJson.out).toBe(0)
+      expect(asJson.out).toContain("note: without --hash")
+      const onStdin = yield* verify(["-", "--client-seed", shown.clientSeed, "--nonce", "1"], JSON.stringify(verified))
+      expect(onStdin.code, onStdin.out).toBe(0)
+
+      const tampered = yield* verify([JSON.stringify({ ...verified, roll: verified.roll % 10_000_000 + 1 })])
+      expect(tampered.code).toBe(1)
+      expect(tampered.out).toMatch(/^FAIL the roll: /m)
+      expect(tampered.out.trim().split("\n").at(-1)).toMatch(/^invalid: 1 of \d+ checks failed for opening /)
+      const otherSeed = yield* verify([JSON.stringify({ ...verified, serverSeed: "0".repeat(64) })])
+      expect(otherSeed.code).toBe(1)
+      expect(otherSeed.out).toMatch(/^FAIL sha256\(serverSeed\) = the answer's serverSeedHash$/m)
+
+      // Someone else's opening is 404 to them; no session is 401; neither is a verdict: exit 2.
+      const stranger = yield* fundedPlayer(client, "script-stranger", 0)
+      const notYours = yield* verify([opened.openingId, "--url", base, "--session", stranger.sessionId])
+      expect(notYours.code).toBe(2)
+      expect(notYours.out).toContain(`${base}/api/cases/openings/${opened.openingId}/verify answered 404`)
+      expect((yield* verify([opened.openingId, "--url", base])).code).toBe(2)
+      expect((yield* verify(["no-such-file.json"])).code).toBe(2)
     }))
 
   it.scoped("an upgrade uses the seed committed before it and commits the next", () =>
@@ -279,7 +324,7 @@ layer(TestDatabase)("committed seeds", (it) => {
       expect(tooPrecise.body.errors).toEqual([{ field: "flipChance", message: "must have at most 7 decimal places" }])
     }))
 
-  it.scoped("a raffle's draw is recomputed by the docs' verifier from what GET /raffles/:id shows", () =>
+  it.scoped("a raffle's draw is recomputed by the verifier from what GET /raffles/:id shows", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions)
       const { items } = yield* makeCase()
