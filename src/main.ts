@@ -7,16 +7,17 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Config, Console, Effect, Layer, Logger, LogLevel, Option } from "effect"
 import { AppLive } from "./App"
 import { isProduction, StartupError } from "./layers/AppConfig"
+import { LogLineLive } from "./layers/LogLine"
 
 // V8's default: the bundle's modules loaded with none (scripts/build.mjs, docs/decisions.md#the-source-map).
 Error.stackTraceLimit = 10
 
-/** JSON lines in production (for log shippers), readable lines otherwise; LOG_LEVEL sets the floor. */
+/** JSON lines in production (for log shippers), readable lines otherwise (one per entry); LOG_LEVEL sets the floor. */
 const LoggingLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const production = yield* isProduction
     const level = yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
-    return Layer.merge(production ? Logger.json : Logger.pretty, Logger.minimumLogLevel(level))
+    return Layer.merge(production ? Logger.json : LogLineLive, Logger.minimumLogLevel(level))
   }).pipe(
     Effect.mapError(() =>
       new StartupError({ message: "LOG_LEVEL must be one of All, Trace, Debug, Info, Warn, Error, Fatal, None" })

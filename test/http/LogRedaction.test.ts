@@ -2,7 +2,8 @@
  * What the service logs never holds a credential or a PIX key (docs/rules.md#log-redaction): a run that signs
  * in through the real OpenID flow (code and state in the callback URL), revokes a session (its id in the URL), uses
  * 2FA codes, and fails payouts at an HTTP gateway (the PIX key in the request body), read back from
- * the log at its most verbose, in both formats the service writes (logfmt-like lines and JSON).
+ * the log at its most verbose, in both formats the service writes (its development lines, src/layers/LogLine.ts, and
+ * JSON).
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
@@ -10,6 +11,7 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { HttpGateway } from "../../src/layers/gateway/HttpGateway"
 import { IdentityProvider } from "../../src/layers/IdentityProvider"
+import { logLine } from "../../src/layers/LogLine"
 import { signInAtDevProvider } from "../support/DevSignIn"
 import { cookieOf } from "../support/SignIn"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
@@ -58,7 +60,7 @@ layer(TestDatabase, { excludeTestServices: true })("log redaction", (it) => {
   it.scoped("no session id, OAuth code or state, 2FA code or PIX key appears in the log", () =>
     Effect.gen(function*() {
       const lines: Array<string> = []
-      const capture = Logger.zip(Logger.logfmtLogger, Logger.jsonLogger).pipe(Logger.map(([text, json]) => {
+      const capture = Logger.zip(logLine, Logger.jsonLogger).pipe(Logger.map(([text, json]) => {
         lines.push(text, json)
       }))
       const gateway = yield* failingGateway
