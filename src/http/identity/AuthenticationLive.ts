@@ -6,7 +6,8 @@
  * request refused` (docs/rules.md#cross-site-requests), before the session is looked at.
  * A banned user is refused with 403 `Account banned`; a device mismatch with 401 `Device mismatch`
  * (event streams may come without a device id, docs/rules.md#device-binding). Each request notes the
- * user's activity (Activity, throttled, docs/rules.md#user-activity). The user is known from
+ * user's activity (Activity, throttled, docs/rules.md#user-activity) and names the user in its access-log line
+ * (AccessLog.ts). The user is known from
  * the session (Sessions: read from the database at most every 30 s); endpoints that show or change the
  * user's row read it themselves. Under JURISDICTION=BR the first request of a player's day consults the
  * self-exclusion registry (ResponsibleGaming.checkRegistryToday; never fails the request).
@@ -20,6 +21,7 @@ import type { AccountBanned, SignedInUser } from "../../schema/identity/User"
 import { Sessions } from "../../services/identity/Sessions"
 import { Activity } from "../../services/identity/Activity"
 import { ResponsibleGaming } from "../../services/identity/ResponsibleGaming"
+import { noteRequestUser } from "../platform/AccessLog"
 import { clientOf, credentialOf, makeSameOriginCheck } from "../platform/ClientInfo"
 import { endpoint, makeResolveEndpoint } from "../platform/Routes"
 import { AdminAuthentication, Authentication, CurrentUser } from "./Authentication"
@@ -46,6 +48,7 @@ const makeAuthenticate = Effect.gen(function*() {
     const stream = streams.has(resolve(request.method, request.url)?.name ?? "")
     const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
+    yield* noteRequestUser(user.id)
     yield* activity.note(user.id)
     // Under BR, the first request of each day consults the self-exclusion registry (docs/responsible-gaming.md#registry).
     yield* responsibleGaming.checkRegistryToday(user.id)

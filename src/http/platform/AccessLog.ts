@@ -1,6 +1,7 @@
 /**
- * One log line per request: method, URL, status, duration (docs/decisions.md "HTTP"), and the request's
- * metrics (count by route template and status, latency). Every request has an id: the load balancer's
+ * One log line per request, at Info: method, route template, URL, status, duration, request id and, for a signed-in
+ * request, the user's id (docs/decisions.md "HTTP", docs/operations.md "Logs"); everything else a request logs is
+ * at Debug or above Info. And the request's metrics (count by route template and status, latency). Every request has an id: the load balancer's
  * `X-Request-Id` when it is a plain token, else a new UUID; it is answered as `X-Request-Id`, and every
  * log line written while serving the request carries it and the trace id. Logs never
  * carry credentials (docs/rules.md#log-redaction): the id in `/api/auth/sessions/:id` is a session id, so that
@@ -8,7 +9,7 @@
  * parameters that carry OAuth codes, state or tokens (the sign-in callback's) are replaced.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Exit, FiberRef, LogLevel, Option } from "effect"
+import { Clock, Context, Effect, Exit, FiberRef, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { httpRequest } from "../../layers/AppMetrics"
 import { endpoint, type EndpointName, makeResolveEndpoint, type ResolveEndpoint } from "./Routes"
@@ -46,6 +47,13 @@ const decodedName = (name: string) => {
   }
 }
 
+/** Who made the request, once the authentication middleware knows: its access-log line names them. */
+export class RequestUser extends Context.Tag("app/RequestUser")<RequestUser, { userId: string | undefined }>() {}
+
+/** Notes the signed-in user of the request being served, for its access-log line (nothing outside the access log). */
+export const noteRequestUser = (userId: bigint): Effect.Effect<void> =>
+  Effect.serviceOption(RequestUser).pipe(Effect.map(Option.map((cell) => (cell.userId = String(userId)))))
+
 /** An incoming request id is kept when it is a short token of safe characters (it is logged). */
 const INCOMING_ID = /^[\w.:-]{1,128}$/
 
@@ -66,7 +74,8 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
       yield* HttpApp.appendPreResponseHandler((_, response) =>
         Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
       )
-      const exit = yield* Effect.exit(Effect.annotateLogs(app, annotations))
+      const user: Context.Tag.Service<RequestUser> = { userId: undefined }
+      const exit = yield* Effect.exit(app.pipe(Effect.annotateLogs(annotations), Effect.provideService(RequestUser, user)))
       const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
       // Bounded labels: the endpoint's template; anything outside the API (docs, metrics, 404s) is "other".
       const route = resolve(request.method, request.url)?.path ?? "other"
@@ -78,9 +87,11 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
           Effect.annotateLogs({
             ...annotations,
             "http.method": request.method,
+            "http.route": route,
             "http.url": loggableUrl(resolve, request.url),
             "http.status": status,
-            "http.duration_ms": Math.round(seconds * 1e4) / 10
+            "http.duration_ms": Math.round(seconds * 1e4) / 10,
+            ...(user.userId === undefined ? {} : { userId: user.userId })
           })
         )
       }

@@ -120,7 +120,7 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
         Effect.catchTag("KycUnavailable", () => new ServiceUnavailable({ message: "Service unavailable: identity provider" }))
       )
       if (result._tag === "Refused") {
-        yield* Effect.logInfo(`Identity refused by the provider: ${result.reason}`).pipe(Effect.annotateLogs("userId", String(userId)))
+        yield* Effect.logDebug(`Identity refused by the provider: ${result.reason}`).pipe(Effect.annotateLogs("userId", String(userId)))
         return yield* new IdentityRefused()
       }
       // docs/responsible-gaming.md#registry: a CPF in the centralized self-exclusion registry opens no account to play.

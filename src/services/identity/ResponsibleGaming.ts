@@ -479,7 +479,7 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
         const newlyListed = yield* recordVerdict(userId, listed, at)
         if (newlyListed) {
           const payout = yield* withdrawals.payOutExcludedBalance(userId)
-          yield* Effect.logInfo(`Exclusion registry: user ${userId} is listed; balance payout: ${payout._tag}`)
+          yield* Effect.logDebug(`Exclusion registry: user ${userId} is listed; balance payout: ${payout._tag}`)
         }
         return newlyListed
       })

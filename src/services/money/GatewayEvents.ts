@@ -40,7 +40,7 @@ export class GatewayEvents extends Effect.Service<GatewayEvents>()("app/GatewayE
           ON CONFLICT (event_id) DO NOTHING
           RETURNING 1`)
         if (claimed === 0) {
-          yield* Effect.logInfo(`Gateway event ${received.event.event} ${received.event.data.id} received again: a duplicate, not acted on`)
+          yield* Effect.logDebug(`Gateway event ${received.event.event} ${received.event.data.id} received again: a duplicate, not acted on`)
           return { duplicate: true }
         }
         if (received._tag === "Payout") yield* withdrawals.handlePayoutEvent(received.event)

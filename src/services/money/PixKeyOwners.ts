@@ -44,7 +44,7 @@ export class PixKeyOwners extends Effect.Service<PixKeyOwners>()("app/PixKeyOwne
         Effect.catchTag("PixKeyDirectoryUnavailable", () => new ServiceUnavailable({ message: "Service unavailable: PIX key directory" }))
       )
       if (owner._tag !== "Owner" || owner.document !== holder.digits) {
-        yield* Effect.logInfo(`Withdrawal refused: the PIX key (${details.pixKeyType}) ${owner._tag === "Owner" ? "belongs to someone else" : "is unknown to the directory"}`)
+        yield* Effect.logDebug(`Withdrawal refused: the PIX key (${details.pixKeyType}) ${owner._tag === "Owner" ? "belongs to someone else" : "is unknown to the directory"}`)
           .pipe(Effect.annotateLogs("userId", String(userId)))
         return yield* new KeyNotOwned()
       }

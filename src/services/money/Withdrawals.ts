@@ -633,7 +633,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           WHERE user_id = ${userId} AND type = 'SECURITY_ALERT' AND created_at > ${new Date(now - AUTO_PAYOUT_ALERT_WINDOW_MS)}
           LIMIT 1`)
         if (alerted > 0) {
-          yield* Effect.logInfo(`Withdrawal ${answer.id}: a security alert in the last 24 hours; it waits for an administrator`)
+          yield* Effect.logDebug(`Withdrawal ${answer.id}: a security alert in the last 24 hours; it waits for an administrator`)
           return answer
         }
         return requested(yield* startPayout(userId, answer.id, now, "automatic"))
