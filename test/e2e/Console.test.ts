@@ -383,6 +383,107 @@ if (!skipped && !existsSync(CHROMIUM)) {
       await context.close()
     }, 180_000)
 
+    it("the dashboard says what each figure counts and the zone of its days; n/a without a base; activity in words; the chart in pt-BR", async () => {
+      const admin = await devSessionAt(base, ADMIN)
+      const session = await devSessionAt(base, "e2e-gina")
+      const gina = (await ok(session, "GET", "/api/auth/me")) as { id: string }
+      await ok(admin, "POST", `/api/admin/users/${gina.id}/adjust-balance`, { amountCents: 10_000, reason: "e2e" })
+      const requested = await ok(session, "POST", "/api/withdrawals/request", {
+        amountCents: 1_500,
+        paymentMethod: "PIX",
+        paymentDetails: { pixKeyType: "EMAIL", pixKey: "gina@example.com" }
+      })
+
+      const context = await newContext()
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      watch(page, errors)
+      await signIn(page, ADMIN)
+      await page.goto(`${base}/admin`)
+      await page.getByTestId("stats").waitFor()
+      const stats = await ok(admin, "GET", "/api/admin/dashboard")
+      const chart = await ok(admin, "GET", "/api/admin/dashboard/revenue-chart?period=7d") as {
+        timezone: string
+        data: Array<{ date: string; revenue: number; profit: number; deposits: number; withdrawals: number }>
+        summary: { growthRate: number }
+      }
+
+      // The zone of the days, as the API names it, with today's date there.
+      const today = new Intl.DateTimeFormat("pt-BR", { dateStyle: "short", timeZone: stats.timezone }).format(new Date())
+      const zone = page.getByTestId("business-timezone")
+      expect(await zone.getAttribute("data-zone")).toBe(stats.timezone)
+      expect(await zone.textContent()).toContain(`Days in ${stats.timezone} · today is ${today} there`)
+      expect(await page.getByTestId("chart-timezone").textContent()).toBe(`7 days in ${chart.timezone}`)
+
+      // A new service: every account was created today, so nobody was active yesterday and no revenue came
+      // before this week. The API answers 0 for both; the page says n/a.
+      expect([stats.users.total, stats.users.growth, chart.summary.growthRate]).toEqual([stats.users.newToday, 0, 0])
+      expect(stats.users.activeToday).toBeGreaterThan(0)
+      expect(await page.getByTestId("stat-users.growth").textContent()).toBe("n/a")
+      expect(await page.getByTestId("chart-growth").textContent()).toBe("n/a")
+
+      // Every card says what it counts, under the value and at length in its tooltip; the withdrawals are SPEC's
+      // (completed), the chart's are requests, and the page says so.
+      const cardIds = await page.locator("[data-testid=stats] article").evaluateAll((cards) =>
+        cards.map((c) => c.getAttribute("data-testid")!.slice("card-".length))
+      )
+      expect(cardIds.length).toBe(16)
+      for (const id of cardIds) {
+        expect((await page.getByTestId(`hint-${id}`).textContent())!.length, id).toBeGreaterThan(5)
+        expect((await page.getByTestId(`card-${id}`).getAttribute("title"))!.length, id).toBeGreaterThan(10)
+      }
+      expect(await page.getByTestId("hint-financial.withdrawalsToday").textContent()).toBe("completed (paid) today (SPEC)")
+      expect(await page.getByTestId("hint-financial.profitToday").textContent()).toBe("revenue − completed withdrawals (SPEC)")
+      expect(await page.getByTestId("withdrawals-note").textContent()).toContain("The chart below counts withdrawal requests")
+      const notes = page.getByTestId("series-notes")
+      expect(await notes.locator("li").evaluateAll((items) => items.map((i) => i.getAttribute("data-series"))))
+        .toEqual(["revenue", "profit", "deposits", "withdrawals"])
+      expect(await notes.locator("li[data-series=withdrawals]").textContent()).toContain("Withdrawal requests: amounts debited")
+      expect(await notes.locator("li[data-series=profit]").textContent()).toContain("less the day's withdrawal requests")
+
+      // The recent activity's types in words.
+      const activity = page.locator(`[data-testid=activity] tr[data-id="WITHDRAWAL_REQUEST:${requested.id}"]`)
+      expect(await activity.getByTestId("activity-type").textContent()).toBe("Withdrawal requested")
+
+      // The chart: day and money ticks as the page writes them (dd/mm, R$), its legend the series' labels and,
+      // under the cursor, the day's figures in pt-BR.
+      const dayMonth = (date: string) => `${date.slice(8, 10)}/${date.slice(5, 7)}`
+      const plot = page.getByTestId("chart")
+      await expect.poll(() => plot.getAttribute("data-x-ticks")).not.toBeNull()
+      const xTicks = (await plot.getAttribute("data-x-ticks"))!.split("|")
+      expect(xTicks.length).toBeGreaterThan(0)
+      for (const tick of xTicks) expect(chart.data.map((d) => dayMonth(d.date))).toContain(tick)
+      const yTicks = (await plot.getAttribute("data-y-ticks"))!.split("|")
+      expect(yTicks.length).toBeGreaterThan(1)
+      for (const tick of yTicks) expect(tick).toMatch(/^-?R\$\u00a0\d{1,3}(\.\d{3})*(,\d{1,2})?( mil| mi)?$/)
+      const legend = plot.locator(".u-legend tr.u-series")
+      expect(await legend.locator("th").allTextContents())
+        .toEqual(["Day", "Revenue", "Profit after requests", "Deposits", "Withdrawal requests"])
+      await plot.locator(".u-over").hover()
+      await expect.poll(() => legend.first().locator(".u-value").textContent()).toMatch(/\d{2}\/\d{2}\/\d{4}$/)
+      const shownDay = (await legend.first().locator(".u-value").textContent())!
+      const fullDay = new Intl.DateTimeFormat("pt-BR", {
+        weekday: "short",
+        day: "2-digit",
+        month: "2-digit",
+        year: "numeric",
+        timeZone: "UTC"
+      })
+      const point = chart.data.find((d) => fullDay.format(new Date(`${d.date}T00:00:00Z`)) === shownDay)
+      expect(point, shownDay).toBeDefined()
+      expect(await legend.locator(".u-value").allTextContents()).toEqual([
+        shownDay,
+        money(point!.revenue),
+        money(point!.profit),
+        money(point!.deposits),
+        money(point!.withdrawals)
+      ])
+      await photograph(page, "dashboard-figures")
+
+      expect(errors).toEqual([])
+      await context.close()
+    }, 120_000)
+
     it("a player page, reached from the users list, shows their money history in pages and ends a session; the audit log filters", async () => {
       const admin = await devSessionAt(base, ADMIN)
       const session = await devSessionAt(base, "e2e-frank")
