@@ -540,7 +540,7 @@ const RecentActivity = () => {
         {({ activities }) =>
           activities.length === 0 ? <p>Nothing yet.</p> : (
             <div class="overflow-auto">
-              <table data-testid="activity">
+              <table class="activity" data-testid="activity">
                 <thead>
                   <tr>
                     <th title="In this browser's time zone">When</th>
@@ -558,15 +558,15 @@ const RecentActivity = () => {
                 <tbody>
                   {activities.map((a) => (
                     <tr key={a.id} data-id={a.id}>
-                      <td>{formatDateTime(a.createdAt)}</td>
-                      <td data-testid="activity-type" data-type={a.type} title={a.type}>
+                      <td data-label="When">{formatDateTime(a.createdAt)}</td>
+                      <td data-label="Type" data-testid="activity-type" data-type={a.type} title={a.type}>
                         {activityTypeText(a.type)}
                       </td>
-                      <td>
+                      <td data-label="User">
                         <UserLink user={a.user} />
                       </td>
-                      <td>{a.description}</td>
-                      <td class="money" title={activityValueText(a.type)}>{formatCents(a.value)}</td>
+                      <td data-label="What">{a.description}</td>
+                      <td class="money" data-label="Value" title={activityValueText(a.type)}>{formatCents(a.value)}</td>
                     </tr>
                   ))}
                 </tbody>
