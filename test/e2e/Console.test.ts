@@ -691,5 +691,148 @@ if (!skipped && !existsSync(CHROMIUM)) {
       expect((await meInPage()).balanceCents).toBeLessThan(100_000)
       await context.close()
     }, 60_000)
+
+    it("the catalog: an item created, then revalued after a confirmation naming the cases it pushes over; a case's chances edited with its RTP before and after saving; the house edge as 1 − RTP beside the minimum", async () => {
+      const admin = await devSessionAt(base, ADMIN)
+      type AdminItem = { id: string; name: string; rarity: string; valueCents: number; imageUrl: string; isUpgradable: boolean }
+      type AdminCase = { id: string; rtp: number; items: Array<{ itemId: string; dropChance: number }> }
+      const everyItem = async () => {
+        const all: Array<AdminItem> = []
+        for (let p = 1; ; p++) {
+          const { items, total } = await ok(admin, "GET", `/api/admin/items?page=${p}&limit=100`)
+          all.push(...items)
+          if (items.length === 0 || all.length >= total) return all
+        }
+      }
+      const percent = (fraction: number) =>
+        new Intl.NumberFormat("pt-BR", { style: "percent", minimumFractionDigits: 2, maximumFractionDigits: 2 })
+          .format(fraction)
+      const overAlerts = async () =>
+        ((await ok(admin, "GET", "/api/admin/dashboard/alerts")).alerts as Array<{ id: string }>).map((a) => a.id)
+
+      const context = await newContext()
+      const page = await context.newPage()
+      const errors: Array<string> = []
+      // The case editor's refusals (422) are provoked on purpose.
+      watch(page, errors, [/^\/api\/admin\/cases\/\d+$/])
+      await signIn(page, ADMIN)
+      await page.goto(`${base}/admin/catalog`)
+      await page.getByTestId("cases").waitFor()
+
+      // A new item from the console, as the API then has it.
+      await page.getByRole("button", { name: "New item…" }).click()
+      const newItem = page.getByTestId("item-editor")
+      await newItem.getByLabel("Name", { exact: true }).fill("E2E Ruby")
+      await newItem.getByLabel(/^Rarity/).selectOption("COVERT")
+      await newItem.getByLabel("Value (R$)", { exact: true }).fill("12,50")
+      await newItem.getByLabel("Image URL", { exact: true }).fill("https://cdn.example.com/items/e2e-ruby.png")
+      await newItem.getByLabel(/^Upgradable/).uncheck()
+      await photograph(page, "catalog-new-item")
+      await newItem.getByRole("button", { name: "Create item" }).click()
+      const rubyRow = page.locator(`[data-testid=items] tr[data-name="E2E Ruby"]`)
+      await rubyRow.waitFor()
+      expect(await page.getByRole("status").textContent()).toBe(`Created E2E Ruby (COVERT, ${money(1_250)})`)
+      const ruby = (await everyItem()).find((i) => i.name === "E2E Ruby")!
+      expect(ruby).toMatchObject({
+        rarity: "COVERT",
+        valueCents: 1_250,
+        imageUrl: "https://cdn.example.com/items/e2e-ruby.png",
+        isUpgradable: false
+      })
+      expect(await rubyRow.getByTestId("value").textContent()).toBe(money(1_250))
+
+      // A case holding it, returning about half its price (house edge at least 10 %).
+      const cheap = (await everyItem()).filter((i) => i.id !== ruby.id).sort((a, b) => a.valueCents - b.valueCents)[0]!
+      const priceCents = Math.ceil((0.9 * cheap.valueCents + 0.1 * 1_250) * 2 / 100) * 100
+      const kase = (await ok(admin, "POST", "/api/admin/cases", {
+        name: "E2E Ruby Case",
+        slug: "e2e-ruby-case",
+        imageUrl: "https://cdn.example.com/cases/e2e-ruby-case.png",
+        priceCents,
+        houseEdge: 0.1,
+        items: [{ itemId: cheap.id, dropChance: 0.9 }, { itemId: ruby.id, dropChance: 0.1 }]
+      })) as AdminCase
+      expect(kase.rtp).toBeLessThan(0.9)
+      await page.reload()
+      const caseRow = page.locator(`[data-testid=cases] tr[data-slug="e2e-ruby-case"]`)
+      await caseRow.waitFor()
+      // The return to player and the house edge as 1 − RTP add up; the configured minimum beside them.
+      expect([
+        await caseRow.getByTestId("rtp").textContent(),
+        await caseRow.getByTestId("edge").textContent(),
+        await caseRow.getByTestId("edge-limit").textContent()
+      ]).toEqual([percent(kase.rtp), percent(1 - kase.rtp), percent(0.1)])
+
+      // Revalued so that the case pays back over 95 %: the editor names it before saving, the confirmation too.
+      const newValue = Math.ceil((0.95 * priceCents - 0.9 * cheap.valueCents) * 10 / 100) * 100 + 100
+      await rubyRow.getByRole("button", { name: "Edit…" }).click()
+      const editor = page.getByTestId("item-editor")
+      expect(await editor.getByLabel("Value (R$)", { exact: true }).inputValue()).toBe("12,50")
+      await editor.getByLabel("Value (R$)", { exact: true }).fill(`${newValue / 100},00`)
+      const impact = editor.locator(`[data-testid=item-impact] li[data-case="e2e-ruby-case"]`)
+      await expect.poll(() => impact.getAttribute("data-pushed")).toBe("true")
+      expect(await impact.textContent()).toContain(percent(kase.rtp))
+      await photograph(page, "catalog-edit-item")
+      await editor.getByRole("button", { name: "Save item" }).click()
+      await answerConfirmation(page, ["E2E Ruby", money(newValue), "E2E Ruby Case"], "Cancel")
+      expect((await everyItem()).find((i) => i.id === ruby.id)!.valueCents).toBe(1_250)
+      await editor.getByRole("button", { name: "Save item" }).click()
+      await answerConfirmation(page, ["E2E Ruby", money(newValue), "E2E Ruby Case"], `Save ${money(newValue)}`)
+      await expect.poll(() => page.getByRole("status").textContent()).toBe(
+        `Saved E2E Ruby: ${money(newValue)}; it pushed over their house edge: E2E Ruby Case (a CRITICAL alert each on the dashboard)`
+      )
+      expect((await everyItem()).find((i) => i.id === ruby.id)!.valueCents).toBe(newValue)
+      const over = (await ok(admin, "GET", `/api/admin/cases/${kase.id}`)) as AdminCase
+      expect(over.rtp).toBeGreaterThan(0.9)
+      expect(await overAlerts()).toContain(`case-over-house-edge:${kase.id}`)
+      await expect.poll(() => caseRow.getByTestId("rtp").textContent()).toBe(percent(over.rtp))
+      expect(await caseRow.getByTestId("edge").textContent()).toBe(`${percent(1 - over.rtp)} below the minimum`)
+      expect(await rubyRow.getByTestId("value").textContent()).toBe(money(newValue))
+
+      // The case's chances: the RTP follows them as they are typed; the API's refusals are shown by field.
+      await caseRow.getByRole("button", { name: "Edit…" }).click()
+      const caseEditor = page.getByTestId("case-editor")
+      const preview = caseEditor.getByTestId("rtp-preview")
+      expect(await caseEditor.getByTestId("rtp-saved").textContent()).toBe(percent(over.rtp))
+      expect(Number(await preview.getAttribute("data-rtp"))).toBe(over.rtp)
+      const chanceOf = (name: string) => caseEditor.getByLabel(`Drop chance of ${name}`, { exact: true })
+      // Chances that leave rolls uncovered: 422 on the items.
+      await chanceOf("E2E Ruby").fill("0.05")
+      await expect.poll(() => preview.textContent()).toContain("the drop chances add up to 0.95, not 1")
+      await caseEditor.getByRole("button", { name: "Save case" }).click()
+      await expect.poll(() => caseEditor.getByTestId("case-error-items").isVisible()).toBe(true)
+      // Over the house edge as saved: 422 with the figures, each by its field.
+      await chanceOf("E2E Ruby").fill("0.1")
+      await caseEditor.getByRole("button", { name: "Save case" }).click()
+      await expect.poll(() => caseEditor.getByTestId("case-error-economics").textContent()).toContain("1 - houseEdge")
+      expect(await caseEditor.getByTestId("case-error-houseEdge").textContent()).toContain("0.1")
+      expect(await caseEditor.getByTestId("case-error-promotional").textContent()).toContain("promotional true")
+      expect(await caseEditor.getByTestId("case-error-items").count()).toBe(0)
+      expect(await caseEditor.getByRole("alert").textContent()).toBe("Case pays back more than its house edge allows")
+      await photograph(page, "catalog-edit-case")
+      // Under the line again: the estimate before saving is the API's figure after.
+      await chanceOf(cheap.name).fill("0.99")
+      await chanceOf("E2E Ruby").fill("0.01")
+      const expected = (0.99 * cheap.valueCents + 0.01 * newValue) / priceCents
+      await expect.poll(async () => Number(await preview.getAttribute("data-rtp"))).toBeCloseTo(expected, 4)
+      const before = Number(await preview.getAttribute("data-rtp"))
+      expect(await caseEditor.getByTestId("rtp-estimate").textContent()).toBe(percent(before))
+      expect(await preview.getAttribute("data-over")).toBe("false")
+      await caseEditor.getByRole("button", { name: "Save case" }).click()
+      await caseEditor.waitFor({ state: "detached" })
+      const saved = (await ok(admin, "GET", `/api/admin/cases/${kase.id}`)) as AdminCase
+      expect(saved.rtp).toBe(before)
+      expect(Object.fromEntries(saved.items.map((i) => [i.itemId, i.dropChance]))).toEqual({ [cheap.id]: 0.99, [ruby.id]: 0.01 })
+      expect(await page.getByRole("status").textContent())
+        .toBe(`Saved E2E Ruby Case: return to player ${percent(saved.rtp)} (was ${percent(over.rtp)})`)
+      await expect.poll(() => caseRow.getByTestId("rtp").textContent()).toBe(percent(saved.rtp))
+      expect(await caseRow.getByTestId("edge").textContent()).toBe(percent(1 - saved.rtp))
+      expect(await overAlerts()).not.toContain(`case-over-house-edge:${kase.id}`)
+
+      // Out of the public catalog again, as the other tests found it.
+      await ok(admin, "PUT", `/api/admin/cases/${kase.id}`, { isActive: false })
+      expect(errors).toEqual([])
+      await context.close()
+    }, 120_000)
   })
 }

@@ -1,45 +1,40 @@
-import { useMemo, useState } from "preact/hooks"
+import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { api, errorText } from "../api"
 import { formatCents, formatPercent, parseReais } from "../money"
 import { ErrorNote, Show, SuccessNote } from "../ui"
 import { useLoad } from "../useLoad"
+import "./catalog.css"
+import { CaseEditor } from "./CaseEditor"
+import { ChanceTable, type Chances, FieldNote, invalid, RtpPreview } from "./CaseItems"
+import { type AdminCase, type Item, loadCatalog, noRefusal, type Refusal, refusalOf } from "./catalogApi"
 import type { PageProps } from "./Console"
-import { chanceUnits, preview } from "./economics"
+import { previewTyped } from "./economics"
+import { ItemEditor } from "./ItemEditor"
 
-interface AdminCase {
-  readonly id: string
-  readonly name: string
-  readonly slug: string
-  readonly priceCents: number
-  readonly category: string
-  readonly isActive: boolean
-  readonly houseEdge: number
-  readonly flipChance: number
-  readonly promotional: boolean
-  readonly expectedValueCents: number
-  readonly rtp: number
-  readonly items: ReadonlyArray<{ itemId: string; dropChance: number }>
-}
+/** What the form above the lists is doing: nothing, a new case or item, or editing one. */
+type Editing =
+  | { readonly kind: "none" }
+  | { readonly kind: "new-case" }
+  | { readonly kind: "new-item" }
+  | { readonly kind: "case"; readonly id: string }
+  | { readonly kind: "item"; readonly id: string }
 
-interface Item {
-  readonly id: string
-  readonly name: string
-  readonly rarity: string
-  readonly valueCents: number
-}
+const NONE: Editing = { kind: "none" }
 
-const loadCatalog = async () => {
-  const [cases, items] = await Promise.all([
-    api<{ cases: ReadonlyArray<AdminCase> }>("/admin/cases?limit=100"),
-    api<{ items: ReadonlyArray<Item> }>("/admin/items?limit=100")
-  ])
-  return { cases: cases.cases, items: items.items }
-}
-
+/**
+ * Cases (price, return to player, house edge as 1 - RTP and the configured minimum, items, status; activate, edit)
+ * and items (create, edit), with one editor open at a time above the lists.
+ */
 export const Catalog = ({ twoFactorCode }: PageProps) => {
   const [catalog, reload] = useLoad(loadCatalog, [])
   const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
-  const [creating, setCreating] = useState(false)
+  const [editing, setEditing] = useState<Editing>(NONE)
+  const editorRef = useRef<HTMLDivElement>(null)
+  const open = (next: Editing) => (setMessage({}), setEditing(next))
+  const done = (ok: string) => (setEditing(NONE), setMessage({ ok }), reload())
+  useEffect(() => {
+    if (editing.kind !== "none") editorRef.current?.scrollIntoView({ block: "start" })
+  }, [editing])
 
   const setActive = async (c: AdminCase, isActive: boolean) => {
     setMessage({})
@@ -56,86 +51,169 @@ export const Catalog = ({ twoFactorCode }: PageProps) => {
     <>
       <div class="toolbar">
         <h1>Catalog</h1>
-        {!creating && <button onClick={() => (setMessage({}), setCreating(true))}>New case…</button>}
+        {editing.kind === "none" && (
+          <>
+            <button onClick={() => open({ kind: "new-case" })}>New case…</button>
+            <button class="outline" onClick={() => open({ kind: "new-item" })}>New item…</button>
+          </>
+        )}
       </div>
       <SuccessNote text={message.ok} />
       <ErrorNote text={message.error} />
       <Show loaded={catalog}>
-        {({ cases, items }) => (
-          <>
-            {creating && (
-              <NewCase
-                items={items}
-                twoFactorCode={twoFactorCode}
-                onCancel={() => setCreating(false)}
-                onCreated={(c) => {
-                  setCreating(false)
-                  setMessage({ ok: `Created ${c.name}: return to player ${formatPercent(c.rtp)}` })
-                  reload()
-                }}
+        {({ cases, items }) => {
+          const editedCase = editing.kind === "case" ? cases.find((c) => c.id === editing.id) : undefined
+          const editedItem = editing.kind === "item" ? items.find((i) => i.id === editing.id) : undefined
+          return (
+            <>
+              <div ref={editorRef}>
+                {editing.kind === "new-case" && (
+                  <NewCase
+                    items={items}
+                    twoFactorCode={twoFactorCode}
+                    onCancel={() => setEditing(NONE)}
+                    onCreated={(c) => done(`Created ${c.name}: return to player ${formatPercent(c.rtp)}`)}
+                  />
+                )}
+                {editedCase !== undefined && (
+                  <CaseEditor
+                    key={editedCase.id}
+                    kase={editedCase}
+                    items={items}
+                    twoFactorCode={twoFactorCode}
+                    onCancel={() => setEditing(NONE)}
+                    onSaved={(c) =>
+                      done(`Saved ${c.name}: return to player ${formatPercent(c.rtp)} (was ${formatPercent(editedCase.rtp)})`)}
+                  />
+                )}
+                {(editing.kind === "new-item" || editedItem !== undefined) && (
+                  <ItemEditor
+                    key={editedItem?.id ?? "new"}
+                    item={editedItem}
+                    cases={cases}
+                    items={items}
+                    twoFactorCode={twoFactorCode}
+                    onCancel={() => setEditing(NONE)}
+                    onSaved={(_, text) => done(text)}
+                  />
+                )}
+              </div>
+              <Cases
+                cases={cases}
+                onEdit={(c) => open({ kind: "case", id: c.id })}
+                onActive={setActive}
               />
-            )}
-            <div class="overflow-auto">
-              <table data-testid="cases">
-                <thead>
-                  <tr>
-                    <th>Case</th>
-                    <th class="money">Price</th>
-                    <th class="money">RTP</th>
-                    <th class="money">House edge</th>
-                    <th class="money">Items</th>
-                    <th>Status</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {cases.map((c) => (
-                    <tr key={c.id} data-id={c.id} data-slug={c.slug}>
-                      <td>
-                        {c.name} <small>{c.slug} · {c.category}{c.promotional ? " · promotional" : ""}</small>
-                      </td>
-                      <td class="money">{formatCents(c.priceCents)}</td>
-                      <td class="money" data-testid="rtp">{formatPercent(c.rtp)}</td>
-                      <td class="money">{formatPercent(c.houseEdge)}</td>
-                      <td class="money">{c.items.length}</td>
-                      <td data-testid="status">{c.isActive ? "active" : "inactive"}</td>
-                      <td>
-                        <button class="outline" onClick={() => setActive(c, !c.isActive)}>
-                          {c.isActive ? "Deactivate" : "Activate"}
-                        </button>
-                      </td>
+              <h2>Items</h2>
+              <div class="overflow-auto">
+                <table data-testid="items" class="stack">
+                  <thead>
+                    <tr>
+                      <th>Item</th>
+                      <th>Rarity</th>
+                      <th class="money">Value</th>
+                      <th>Upgradable</th>
+                      <th />
                     </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <h2>Items</h2>
-            <div class="overflow-auto">
-              <table data-testid="items">
-                <thead>
-                  <tr>
-                    <th>Item</th>
-                    <th>Rarity</th>
-                    <th class="money">Value</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {items.map((i) => (
-                    <tr key={i.id}>
-                      <td>{i.name}</td>
-                      <td>{i.rarity}</td>
-                      <td class="money">{formatCents(i.valueCents)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          </>
-        )}
+                  </thead>
+                  <tbody>
+                    {items.map((i) => (
+                      <tr key={i.id} data-id={i.id} data-name={i.name}>
+                        <td data-label="Item">{i.name}</td>
+                        <td data-label="Rarity">{i.rarity}</td>
+                        <td data-label="Value" class="money" data-testid="value">{formatCents(i.valueCents)}</td>
+                        <td data-label="Upgradable">{i.isUpgradable ? "yes" : "no"}</td>
+                        <td data-label="">
+                          <button class="outline" onClick={() => open({ kind: "item", id: i.id })}>Edit…</button>
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </>
+          )
+        }}
       </Show>
     </>
   )
 }
+
+/**
+ * The cases. The return to player and the house edge as 1 - RTP add up to 100 %; the minimum house edge is the
+ * case's configured limit (docs/rules.md#house-edge-rule): a case whose house edge falls below it is over the line.
+ */
+const Cases = (
+  { cases, onEdit, onActive }: {
+    cases: ReadonlyArray<AdminCase>
+    onEdit: (c: AdminCase) => void
+    onActive: (c: AdminCase, isActive: boolean) => void
+  }
+) => (
+  <>
+    <div class="overflow-auto">
+      <table data-testid="cases" class="stack">
+        <thead>
+          <tr>
+            <th>Case</th>
+            <th class="money">Price</th>
+            <th class="money" title="What an opening pays back on average, as a share of the price (FLIP included)">
+              Return to player (RTP)
+            </th>
+            <th class="money" title="The share of the price the house keeps on average: 1 − RTP">
+              House edge (1 − RTP)
+            </th>
+            <th class="money" title="The case's configured limit: its house edge may not fall below it unless it is promotional">
+              Minimum house edge
+            </th>
+            <th class="money">Items</th>
+            <th>Status</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {cases.map((c) => {
+            const edge = 1 - c.rtp
+            const over = !c.promotional && edge < c.houseEdge
+            return (
+              <tr key={c.id} data-id={c.id} data-slug={c.slug}>
+                <td data-label="Case">
+                  <span>{c.name} <small>{c.slug} · {c.category}{c.promotional ? " · promotional" : ""}</small></span>
+                </td>
+                <td data-label="Price" class="money">{formatCents(c.priceCents)}</td>
+                <td data-label="Return to player (RTP)" class="money" data-testid="rtp">{formatPercent(c.rtp)}</td>
+                <td data-label="House edge (1 − RTP)" class="money" data-testid="edge">
+                  <span>
+                    <span class={over ? "rtp-over" : ""}>{formatPercent(edge)}</span>
+                    {over && <small> below the minimum</small>}
+                  </span>
+                </td>
+                <td data-label="Minimum house edge" class="money" data-testid="edge-limit">{formatPercent(c.houseEdge)}</td>
+                <td data-label="Items" class="money">{c.items.length}</td>
+                <td data-label="Status" data-testid="status">{c.isActive ? "active" : "inactive"}</td>
+                <td data-label="">
+                  <div class="actions">
+                    <button class="outline" onClick={() => onEdit(c)}>Edit…</button>
+                    <button class="outline secondary" onClick={() => onActive(c, !c.isActive)}>
+                      {c.isActive ? "Deactivate" : "Activate"}
+                    </button>
+                  </div>
+                </td>
+              </tr>
+            )
+          })}
+        </tbody>
+      </table>
+    </div>
+    <p class="legend">
+      <small>
+        Return to player + house edge (1 − RTP) = 100 % of the price. The minimum house edge is each case's configured
+        limit: below it the case pays back too much (a dashboard alert) unless it is promotional.
+      </small>
+    </p>
+  </>
+)
+
+const NEW_CASE_FIELDS = ["name", "slug", "imageUrl", "priceCents", "houseEdge", "flipChance", "promotional", "rtp", "items"]
 
 const NewCase = (
   { items, onCancel, onCreated, twoFactorCode }: {
@@ -151,24 +229,27 @@ const NewCase = (
   const [price, setPrice] = useState("")
   const [houseEdge, setHouseEdge] = useState("0.1")
   const [flipChance, setFlipChance] = useState("0")
-  /** itemId -> drop chance as typed (0 to 1). */
-  const [chances, setChances] = useState<Record<string, string>>({})
-  const [error, setError] = useState<string | undefined>(undefined)
+  const [chances, setChances] = useState<Chances>({})
+  const [refusal, setRefusal] = useState<Refusal>(noRefusal)
   const [busy, setBusy] = useState(false)
 
   const priceCents = parseReais(price)
   const chosen = items.filter((i) => chances[i.id] !== undefined)
-  const estimate = useMemo(() => {
-    const units = chosen.map((i) => ({ units: chanceUnits(chances[i.id]!), valueCents: BigInt(i.valueCents) }))
-    const flip = chanceUnits(flipChance)
-    if (priceCents === undefined || flip === undefined || units.some((u) => u.units === undefined)) return undefined
-    return preview(units as Array<{ units: bigint; valueCents: bigint }>, priceCents, flip)
-  }, [chances, priceCents, flipChance])
-  const edge = Number(houseEdge.replace(",", "."))
+  const estimate = useMemo(
+    () => previewTyped(chosen.map((i) => ({ chance: chances[i.id]!, valueCents: BigInt(i.valueCents) })), priceCents, flipChance),
+    [chances, priceCents, flipChance, items]
+  )
+  const err = refusal.byField
+  const rowErrors: Record<string, string> = {}
+  for (const [field, message] of Object.entries(err)) {
+    const row = /^items\.(\d+)/.exec(field)
+    const item = row === null ? undefined : chosen[Number(row[1])]
+    if (item !== undefined) rowErrors[item.id] = message
+  }
 
   const submit = async (e: Event) => {
     e.preventDefault()
-    setError(undefined)
+    setRefusal(noRefusal)
     setBusy(true)
     try {
       const created = await api<AdminCase>("/admin/cases", {
@@ -178,7 +259,7 @@ const NewCase = (
           slug,
           imageUrl,
           priceCents: priceCents === undefined ? price : Number(priceCents),
-          houseEdge: edge,
+          houseEdge: Number(houseEdge.replace(",", ".")),
           flipChance: Number(flipChance.replace(",", ".")),
           items: chosen.map((i) => ({ itemId: i.id, dropChance: Number(chances[i.id]!.replace(",", ".")) }))
         },
@@ -186,11 +267,26 @@ const NewCase = (
       })
       onCreated(created)
     } catch (err) {
-      setError(errorText(err))
+      setRefusal(refusalOf(err, (field) => NEW_CASE_FIELDS.includes(field) || /^items\.\d+/.test(field)))
     } finally {
       setBusy(false)
     }
   }
+
+  const field = (id: string, label: string, value: string, set: (v: string) => void, placeholder?: string, required = true) => (
+    <label>
+      {label}
+      <input
+        name={id}
+        value={value}
+        required={required}
+        placeholder={placeholder}
+        {...invalid(`new-case-error-${id}`, err[id])}
+        onInput={(e) => set(e.currentTarget.value)}
+      />
+      <FieldNote id={`new-case-error-${id}`} text={err[id]} />
+    </label>
+  )
 
   return (
     <article data-testid="new-case">
@@ -199,111 +295,32 @@ const NewCase = (
       </header>
       <form onSubmit={submit}>
         <div class="grid">
-          <label>
-            Name
-            <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-          </label>
-          <label>
-            Slug
-            <input
-              name="slug"
-              required
-              placeholder="lowercase-words"
-              value={slug}
-              onInput={(e) => setSlug(e.currentTarget.value)}
-            />
-          </label>
+          {field("name", "Name", name, setName)}
+          {field("slug", "Slug", slug, setSlug, "lowercase-words")}
         </div>
-        <label>
-          Image URL
-          <input
-            name="imageUrl"
-            required
-            placeholder="https://cdn.example.com/cases/new-case.png"
-            value={imageUrl}
-            onInput={(e) => setImageUrl(e.currentTarget.value)}
-          />
-        </label>
+        {field("imageUrl", "Image URL", imageUrl, setImageUrl, "https://cdn.example.com/cases/new-case.png")}
         <div class="grid">
           <label>
             Price (R$)
-            <input name="price" required placeholder="10,00" value={price} onInput={(e) => setPrice(e.currentTarget.value)} />
+            <input
+              name="price"
+              required
+              placeholder="10,00"
+              value={price}
+              {...invalid("new-case-error-priceCents", err.priceCents)}
+              onInput={(e) => setPrice(e.currentTarget.value)}
+            />
+            <FieldNote id="new-case-error-priceCents" text={err.priceCents} />
           </label>
-          <label>
-            House edge (0 to 0.5)
-            <input name="houseEdge" value={houseEdge} onInput={(e) => setHouseEdge(e.currentTarget.value)} />
-          </label>
-          <label>
-            FLIP chance (0 to 0.5)
-            <input name="flipChance" value={flipChance} onInput={(e) => setFlipChance(e.currentTarget.value)} />
-          </label>
+          {field("houseEdge", "House edge (0 to 0.5)", houseEdge, setHouseEdge, undefined, false)}
+          {field("flipChance", "FLIP chance (0 to 0.5)", flipChance, setFlipChance, undefined, false)}
         </div>
         <p>Items and their drop chances (0.0001 to 1; they must add up to 1):</p>
-        <div class="overflow-auto">
-          <table>
-            <tbody>
-              {items.map((i) => (
-                <tr key={i.id} data-item={i.name}>
-                  <td>
-                    <input
-                      type="checkbox"
-                      id={`item-${i.id}`}
-                      name={`item-${i.id}`}
-                      aria-label={`Include ${i.name}`}
-                      checked={chances[i.id] !== undefined}
-                      onChange={(e) => {
-                        const on = e.currentTarget.checked
-                        setChances((now) => {
-                          const next = { ...now }
-                          if (on) next[i.id] = ""
-                          else delete next[i.id]
-                          return next
-                        })
-                      }}
-                    />
-                  </td>
-                  <td>
-                    <label for={`item-${i.id}`} class="inline">
-                      {i.name} <small>{i.rarity}</small>
-                    </label>
-                  </td>
-                  <td class="money">{formatCents(i.valueCents)}</td>
-                  <td>
-                    {chances[i.id] !== undefined && (
-                      <input
-                        name={`chance-${i.id}`}
-                        aria-label={`Drop chance of ${i.name}`}
-                        placeholder="0.25"
-                        value={chances[i.id]}
-                        onInput={(e) => {
-                          const value = e.currentTarget.value
-                          setChances((now) => ({ ...now, [i.id]: value }))
-                        }}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-        <p data-testid="rtp-preview" aria-live="polite">
-          {estimate === undefined
-            ? "Return to player: enter a price and a drop chance for each chosen item."
-            : (
-              <>
-                Return to player <strong class={estimate.rtp > 1 - edge ? "rtp-over" : ""}>{formatPercent(estimate.rtp)}</strong>
-                {" "}(expected value {formatCents(Math.round(estimate.expectedValueCents))} per opening; at most{" "}
-                {formatPercent(1 - edge)} with this house edge)
-                {estimate.totalUnits !== 10_000_000n && (
-                  <>
-                    {" "}· the drop chances add up to {(Number(estimate.totalUnits) / 10_000_000).toString()}, not 1
-                  </>
-                )}
-              </>
-            )}
-        </p>
-        <ErrorNote text={error} />
+        <ChanceTable items={items} chances={chances} setChances={setChances} rowErrors={rowErrors} />
+        <FieldNote id="new-case-error-items" text={err.items} />
+        <RtpPreview estimate={estimate} priceCents={priceCents} houseEdge={houseEdge} />
+        <FieldNote id="new-case-error-rtp" text={err.rtp} />
+        <ErrorNote text={refusal.general} />
         <div class="toolbar">
           <button type="submit" disabled={busy} aria-busy={busy}>Create case</button>
           <button type="button" class="outline secondary" onClick={onCancel}>Cancel</button>
