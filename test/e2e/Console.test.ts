@@ -834,5 +834,142 @@ if (!skipped && !existsSync(CHROMIUM)) {
       expect(errors).toEqual([])
       await context.close()
     }, 120_000)
+
+    it("a payout the gateway did not answer stays PROCESSING; Reconcile asks the gateway and shows what it found", async () => {
+      // A second service whose payment gateway is this test's: a payout gets no answer (503, after the retries), and
+      // the status of a payout is what the test sets (404 until then: never received).
+      const statuses = new Map<string, { status: "PROCESSING" | "PAID" | "FAILED"; failReason?: string }>()
+      const asked: Array<string> = []
+      const gateway = createHttpServer((request, response) => {
+        request.resume()
+        asked.push(`${request.method} ${request.url}`)
+        response.setHeader("content-type", "application/json")
+        const query = /^\/payouts\/(withdrawal-\d+)$/.exec(request.url ?? "")
+        if (request.method === "GET" && query !== null) {
+          const known = statuses.get(query[1]!)
+          response.statusCode = known === undefined ? 404 : 200
+          response.end(JSON.stringify(known === undefined ? { message: "Not found" } : { id: `po_e2e_${query[1]}`, ...known }))
+          return
+        }
+        response.statusCode = 503
+        response.end(JSON.stringify({ message: "Unavailable" }))
+      })
+      const gatewayPort = await freePort()
+      await new Promise<void>((resolve) => gateway.listen(gatewayPort, "127.0.0.1", resolve))
+      const [port, idpPort] = await Promise.all([freePort(), freePort()])
+      const second = `http://localhost:${port}`
+      const secondDir = mkdtempSync(join(tmpdir(), "gp-e2e-gateway-"))
+      const prefix = `gp-e2e:${randomUUID()}:`
+      const databaseUrl = usingRealPostgres
+        ? Redacted.value(await Effect.runPromise(Scope.extend(freshPostgresUrl, scope)))
+        : undefined
+      const env: Record<string, string | undefined> = {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        REDIS_KEY_PREFIX: prefix,
+        PORT: String(port),
+        PUBLIC_URL: second,
+        DEV_IDP_PORT: String(idpPort),
+        DATA_DIR: secondDir,
+        ADMIN_IDP_IDS: ADMIN,
+        RATE_LIMIT_GLOBAL: "1000000/60000",
+        RATE_LIMIT_AUTH: "1000000/60000",
+        RATE_LIMIT_WITHDRAWAL: "1000000/60000",
+        PAYMENT_GATEWAY_URL: `http://127.0.0.1:${gatewayPort}`,
+        PAYMENT_GATEWAY_KEY: "e2e-gateway-key-that-is-long-enough-0123456789"
+      }
+      if (databaseUrl === undefined) delete env.DATABASE_URL
+      if (env.REDIS_URL === undefined) delete env.REDIS_URL
+      const child = spawn(process.execPath, ["dist/main.mjs"], { env, stdio: ["ignore", "pipe", "pipe"] })
+      let log = ""
+      child.stdout!.on("data", (chunk: Buffer) => (log += chunk.toString()))
+      child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString()))
+      const main = base
+      let context: BrowserContext | undefined
+      try {
+        for (let i = 0; ; i++) {
+          const ready = await fetch(`${second}/api/ready`).then((r) => r.status === 200, () => false)
+          if (ready) break
+          if (i > 600 || child.exitCode !== null) throw new Error(`the second service did not start:\n${log}`)
+          await new Promise((resolve) => setTimeout(resolve, 100))
+        }
+        // The helpers (signIn, watch, ok) speak to `base`: the second service until the end of this test.
+        base = second
+        const admin = await devSessionAt(base, ADMIN)
+        const player = await devSessionAt(base, "e2e-henry")
+        const henry = (await ok(player, "GET", "/api/auth/me")) as { id: string }
+        await ok(admin, "POST", `/api/admin/users/${henry.id}/adjust-balance`, { amountCents: 10_000, reason: "e2e" })
+        const request = (amountCents: number) =>
+          ok(player, "POST", "/api/withdrawals/request", {
+            amountCents,
+            paymentMethod: "PIX",
+            paymentDetails: { pixKeyType: "EMAIL", pixKey: "henry@example.com" }
+          })
+        const paid = await request(3_000)
+        const failed = await request(2_000)
+        // One approved by the API, unanswered: PROCESSING.
+        expect((await ok(admin, "POST", `/api/admin/withdrawals/${failed.id}/approve`)).status).toBe("PROCESSING")
+
+        context = await newContext()
+        const page = await context.newPage()
+        const errors: Array<string> = []
+        watch(page, errors)
+        await signIn(page, ADMIN)
+        await page.goto(`${base}/admin/withdrawals`)
+        // The other approved from the console: the gateway does not answer, the row says PROCESSING and offers Reconcile.
+        const paidRow = page.locator(`tr[data-id="${paid.id}"]`)
+        await paidRow.getByRole("button", { name: "Approve" }).click()
+        await answerConfirmation(page, [money(3_000), "e2e-henry"], `Approve ${money(3_000)}`)
+        // Its retries take a few seconds.
+        await expect.poll(() => paidRow.getByTestId("status").textContent(), { timeout: 20_000 }).toMatch(/^PROCESSING/)
+        expect(asked.filter((a) => a === "POST /payouts").length).toBeGreaterThanOrEqual(2)
+        await paidRow.getByRole("button", { name: "Reconcile" }).waitFor()
+
+        // The PROCESSING list, one click away.
+        await page.getByRole("button", { name: "Refresh" }).click()
+        await expect.poll(() => page.getByTestId("processing-hint").textContent()).toContain("2 payout(s) PROCESSING")
+        await page.getByRole("link", { name: "Show them" }).click()
+        const rows = page.locator("[data-testid=withdrawals] tbody tr")
+        await expect.poll(() => rows.count()).toBe(2)
+        const paidNow = page.locator(`tr[data-id="${paid.id}"]`)
+        const failedNow = page.locator(`tr[data-id="${failed.id}"]`)
+        await photograph(page, "withdrawals-processing")
+
+        // Still processing at the gateway: unchanged, and the page says so.
+        statuses.set(`withdrawal-${paid.id}`, { status: "PROCESSING" })
+        await paidNow.getByRole("button", { name: "Reconcile" }).click()
+        await expect.poll(() => paidNow.getByTestId("reconcile-outcome").textContent()).toContain("still PROCESSING")
+        expect(await paidNow.getByTestId("status").textContent()).toMatch(/^PROCESSING/)
+        expect(asked).toContain(`GET /payouts/withdrawal-${paid.id}`)
+        // Paid: COMPLETED.
+        statuses.set(`withdrawal-${paid.id}`, { status: "PAID" })
+        await paidNow.getByRole("button", { name: "Reconcile" }).click()
+        await expect.poll(() => paidNow.getByTestId("status").textContent()).toMatch(/^COMPLETED/)
+        expect(await paidNow.getByTestId("reconcile-outcome").textContent()).toBe("the gateway paid it: COMPLETED")
+        expect(await page.getByRole("status").textContent()).toBe(`e2e-henry's withdrawal of ${money(3_000)}: the gateway paid it: COMPLETED`)
+        // Failed: FAILED, the amount back in the balance.
+        statuses.set(`withdrawal-${failed.id}`, { status: "FAILED", failReason: "Account closed" })
+        await failedNow.getByRole("button", { name: "Reconcile" }).click()
+        await expect.poll(() => failedNow.getByTestId("status").textContent()).toMatch(/^FAILED/)
+        expect(await failedNow.getByTestId("reconcile-outcome").textContent()).toContain("FAILED, the amount returned")
+        await photograph(page, "withdrawals-reconciled")
+
+        const byId = Object.fromEntries(
+          ((await ok(admin, "GET", "/api/admin/withdrawals?limit=100")).withdrawals as Array<{ id: string; status: string }>)
+            .map((w) => [w.id, w.status])
+        )
+        expect([byId[paid.id], byId[failed.id]]).toEqual(["COMPLETED", "FAILED"])
+        expect((await ok(player, "GET", "/api/auth/me")).balanceCents).toBe(7_000)
+        expect(errors).toEqual([])
+      } finally {
+        base = main
+        await context?.close()
+        child.kill("SIGTERM")
+        if (child.exitCode === null) await new Promise((resolve) => child.once("exit", resolve))
+        gateway.close()
+        rmSync(secondDir, { recursive: true, force: true })
+        if (process.env.REDIS_URL !== undefined) await removeRedisKeys(process.env.REDIS_URL, prefix)
+      }
+    }, 120_000)
   })
 }

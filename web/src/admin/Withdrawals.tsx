@@ -3,6 +3,7 @@ import { api, errorText } from "../api"
 import { age, formatCents, formatDateTime } from "../money"
 import { ErrorNote, Pager, Show, SuccessNote, useConfirm } from "../ui"
 import { useLoad } from "../useLoad"
+import "./catalog.css"
 import type { PageProps } from "./Console"
 import { UserLink } from "./nav"
 
@@ -28,7 +29,8 @@ const LIMIT = 50
 
 /**
  * Withdrawals of one status, paged (the API's order); PENDING first: approve (payout) or reject with a reason.
- * Beside PENDING, how many payouts are PROCESSING (the gateway has them), one click away.
+ * Beside PENDING, how many payouts are PROCESSING (the gateway has them), one click away; each PROCESSING one has
+ * Reconcile, which asks the gateway and shows what it found.
  */
 const loadPage = async (status: string, page: number) => {
   const [list, processing] = await Promise.all([
@@ -43,9 +45,11 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
   const [page, setPage] = useState(1)
   const [queue, reload] = useLoad(() => loadPage(status, page), [status, page])
   const [dialog, ask] = useConfirm()
-  const show = (next: string) => (setOutcomes({}), setPage(1), setStatus(next))
+  const show = (next: string) => (setOutcomes({}), setReconciled({}), setPage(1), setStatus(next))
   /** What happened to rows acted on here, shown in place of their actions until the next reload. */
   const [outcomes, setOutcomes] = useState<Record<string, Withdrawal>>({})
+  /** What a reconciliation found (docs/rules.md#withdrawal-reconcile), in words, by row. */
+  const [reconciled, setReconciled] = useState<Record<string, string>>({})
   const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
 
   const act = async (w: Withdrawal, action: "approve" | "reject", reason?: string) => {
@@ -76,6 +80,19 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
     }
   }
 
+  const reconcile = async (w: Withdrawal) => {
+    setMessage({})
+    try {
+      const done = await api<Withdrawal>(`/admin/withdrawals/${w.id}/reconcile`, { method: "POST" })
+      const said = reconcileOutcome(done)
+      setOutcomes((now) => ({ ...now, [w.id]: done }))
+      setReconciled((now) => ({ ...now, [w.id]: said }))
+      setMessage({ ok: `${w.user.username}'s withdrawal of ${formatCents(w.amountCents)}: ${said}` })
+    } catch (error) {
+      setMessage({ error: errorText(error) })
+    }
+  }
+
   return (
     <>
       <div class="toolbar">
@@ -84,7 +101,7 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
           {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
           <option value="">every status</option>
         </select>
-        <button class="outline secondary" onClick={() => (setOutcomes({}), reload())}>Refresh</button>
+        <button class="outline secondary" onClick={() => (setOutcomes({}), setReconciled({}), reload())}>Refresh</button>
       </div>
       {dialog}
       <SuccessNote text={message.ok} />
@@ -101,7 +118,7 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
           {rows.length === 0 ? <p>{status === "PENDING" ? "The queue is empty." : "None."}</p> : (
             <div class="overflow-auto">
               <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
-              <table data-testid="withdrawals">
+              <table data-testid="withdrawals" class="stack">
                 <thead>
                   <tr>
                     <th>User</th>
@@ -117,21 +134,32 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
                     const outcome = outcomes[w.id]
                     return (
                       <tr key={w.id} data-id={w.id}>
-                        <td>
+                        <td data-label="User">
                           <UserLink user={w.user} />
                         </td>
-                        <td class="money">{formatCents(w.amountCents)}</td>
-                        <td>
-                          {w.pixKeyType} <small>{w.pixKey}</small>
+                        <td data-label="Amount" class="money">{formatCents(w.amountCents)}</td>
+                        <td data-label="PIX key">
+                          <span>{w.pixKeyType} <small>{w.pixKey}</small></span>
                         </td>
-                        <td title={formatDateTime(w.requestedAt)}>{age(w.requestedAt)}</td>
-                        <td data-testid="status">
-                          {(outcome ?? w).status}
-                          {(outcome ?? w).payoutError && <small>: {(outcome ?? w).payoutError}</small>}
+                        <td data-label="Age" title={formatDateTime(w.requestedAt)}>{age(w.requestedAt)}</td>
+                        <td data-label="Status" data-testid="status">
+                          <span>
+                            {(outcome ?? w).status}
+                            {(outcome ?? w).payoutError && <small>: {(outcome ?? w).payoutError}</small>}
+                          </span>
                         </td>
-                        <td>
+                        <td data-label="Action">
                           {outcome === undefined && w.status === "PENDING"
                             ? <Actions onApprove={() => act(w, "approve")} onReject={(r) => act(w, "reject", r)} />
+                            : (outcome ?? w).status === "PROCESSING"
+                            ? (
+                              <div class="actions">
+                                <ReconcileButton onReconcile={() => reconcile(w)} />
+                                {reconciled[w.id] && <small data-testid="reconcile-outcome">{reconciled[w.id]}</small>}
+                              </div>
+                            )
+                            : reconciled[w.id]
+                            ? <small data-testid="reconcile-outcome">{reconciled[w.id]}</small>
                             : outcome?.rejectionReason ?? ""}
                         </td>
                       </tr>
@@ -145,6 +173,37 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
         )}
       </Show>
     </>
+  )
+}
+
+/** What a reconciliation's answer means (docs/rules.md#withdrawal-reconcile). */
+const reconcileOutcome = (w: Withdrawal): string => {
+  switch (w.status) {
+    case "COMPLETED":
+      return "the gateway paid it: COMPLETED"
+    case "FAILED":
+      return `the gateway reports it failed: FAILED, the amount returned to the balance${w.payoutError ? ` (${w.payoutError})` : ""}`
+    case "PENDING":
+      return "the gateway never received it: back to PENDING, to approve again or reject"
+    case "PROCESSING":
+      return "still PROCESSING: the gateway has not settled it yet (or received it less than 2 minutes ago); try again later"
+    default:
+      return w.status
+  }
+}
+
+/** Asks the gateway about a PROCESSING payout; no confirmation: it moves money only as the gateway reports it. */
+const ReconcileButton = ({ onReconcile }: { onReconcile: () => Promise<void> }) => {
+  const [busy, setBusy] = useState(false)
+  return (
+    <button
+      class="outline"
+      disabled={busy}
+      aria-busy={busy}
+      onClick={() => (setBusy(true), onReconcile().finally(() => setBusy(false)))}
+    >
+      Reconcile
+    </button>
   )
 }
 
