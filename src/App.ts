@@ -20,6 +20,7 @@ import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
 import { makeAccessLog } from "./http/platform/AccessLog"
 import { createHttpServer } from "./http/platform/NodeServer"
 import { makeWebConsole } from "./http/platform/WebConsole"
+import { apiReferenceScript } from "./http/platform/ApiReference"
 import { AppConfig, AppConfigLive, cannotListen, usesDevIdentityProvider } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
 import { type SandboxCallback, SandboxCallbackLive } from "./layers/gateway/SandboxCallback"
@@ -197,11 +198,12 @@ const HttpServerLive = Layer.unwrapEffect(
         )
       )
     )
-    // The browser pages (`/`, `/admin`) are answered in front of the API, outside its rate limits.
+    // The browser pages (`/`, `/admin`) and the API reference's script are answered in front of the
+    // API, outside its rate limits.
     const Serve = Layer.unwrapEffect(
       Effect.map(
         Effect.all([makeAccessLog, makeWebConsole]),
-        ([accessLog, web]) => HttpApiBuilder.serve((app) => accessLog(web(app)))
+        ([accessLog, web]) => HttpApiBuilder.serve((app) => accessLog(apiReferenceScript(web(app))))
       )
     )
     // A port that cannot be listened on (in use, privileged) is a refusal to start: one line naming PORT.

@@ -2,10 +2,11 @@
  * The HTTP application: the API's handlers, the error envelope, and the documentation
  * (OpenAPI 3.1 JSON at /api/docs-json, an interactive reference at /api/docs).
  */
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { AppConfig } from "../layers/AppConfig"
 import { documentedAt } from "./Api"
+import { apiReferenceLayer } from "./platform/ApiReference"
 import { ErrorEnvelopeLive } from "./platform/ErrorEnvelope"
 import { MetricsRouteLive } from "./platform/MetricsHttp"
 import { AdminTokenLive } from "./platform/AdminToken"
@@ -43,9 +44,10 @@ import { WithdrawalsLive } from "./money/WithdrawalsHttp"
 export const DOCS_PATH = "/api/docs"
 export const OPENAPI_PATH = "/api/docs-json"
 
+/** The reference's script is served in front of the API (src/http/platform/ApiReference.ts). */
 const Docs = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }),
-  HttpApiScalar.layer({ path: DOCS_PATH })
+  Layer.unwrapEffect(Effect.map(AppConfig, (config) => apiReferenceLayer({ path: DOCS_PATH, publicUrl: config.publicUrl })))
 )
 
 /**

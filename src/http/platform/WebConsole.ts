@@ -57,7 +57,7 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 const IMMUTABLE = "public, max-age=31536000, immutable"
 const REVALIDATE = "no-cache"
 
-interface Asset {
+export interface Asset {
   readonly body: Uint8Array
   readonly gzipped: Uint8Array | undefined
   readonly contentType: string
@@ -102,7 +102,8 @@ const PAGE_PATH = /^\/(admin(\/[a-z-]{1,32})?\/?)?$/
 const assetFor = (assets: WebAssets, pathname: string): Asset | undefined =>
   PAGE_PATH.test(pathname) ? assets.get("/index.html") : pathname === "/index.html" ? undefined : assets.get(pathname)
 
-const respond = (request: HttpServerRequest.HttpServerRequest, asset: Asset) => {
+/** A file's answer: its headers, a 304 for its ETag, gzipped when the client takes it. */
+export const respond = (request: HttpServerRequest.HttpServerRequest, asset: Asset) => {
   const headers: Record<string, string> = {
     ...SECURITY_HEADERS,
     "cache-control": asset.cacheControl,
