@@ -107,6 +107,11 @@ export interface AppConfigShape {
   readonly publicUrl: string
   readonly dataDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
+  /**
+   * `MIGRATE_ON_START` (default true): the start applies pending migrations; false, it refuses to start while any is
+   * pending, leaving them to `npm run cli -- migrate` (docs/operations.md#upgrades).
+   */
+  readonly migrateOnStart: boolean
   readonly redisUrl: Option.Option<Redacted.Redacted>
   /** Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis. */
   readonly redisKeyPrefix: string
@@ -396,6 +401,7 @@ export const loadAppConfig: Effect.Effect<
   const publicUrl = yield* Config.string("PUBLIC_URL").pipe(Config.withDefault(`http://localhost:${port}`))
   const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
   const databaseUrl = yield* Config.option(Config.redacted("DATABASE_URL"))
+  const migrateOnStart = yield* Config.boolean("MIGRATE_ON_START").pipe(Config.withDefault(true))
   const redisUrl = yield* Config.option(Config.redacted("REDIS_URL"))
   const redisKeyPrefix = yield* Config.string("REDIS_KEY_PREFIX").pipe(Config.withDefault("gp:"))
   const trustProxy = yield* proxyHops
@@ -494,6 +500,7 @@ export const loadAppConfig: Effect.Effect<
     publicUrl: publicUrl.replace(/\/+$/, ""),
     dataDir,
     databaseUrl,
+    migrateOnStart,
     redisUrl,
     redisKeyPrefix,
     trustProxy,

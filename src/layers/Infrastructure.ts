@@ -12,18 +12,19 @@ import { AppConfig, StartupError } from "./AppConfig"
 import { DatabaseLive } from "./Database"
 import { DatabaseInUse, type DatabaseOpener, DataDirLockFailed, holdDataDir } from "./DataDirLock"
 import { Lifecycle } from "./Lifecycle"
-import { MigrationsLive } from "./Migrations"
+import { type MigrationsOnOpen, migrationsOnOpen } from "./Migrations"
 import { MetricsExport } from "./Observability"
 import { Randomness } from "./Randomness"
 import { Stores } from "./stores/Stores"
 
 /**
- * The database, migrated before anything else uses it. The embedded one is opened by one process at a
+ * The database, migrated before anything else uses it (with MIGRATE_ON_START=false: refused while a migration is
+ * pending; `migrations: "leave"` for the CLI's own `migrate`). The embedded one is opened by one process at a
  * time (src/layers/DataDirLock.ts): `opener` holds DATA_DIR's lock until the database is closed, and
  * another live holder stops the start with DatabaseInUse before anything is opened. A PostgreSQL
  * server serves many clients: no lock.
  */
-export const databaseFromConfig = (opener: DatabaseOpener) =>
+export const databaseFromConfig = (opener: DatabaseOpener, migrations?: MigrationsOnOpen) =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
       const config = yield* AppConfig
@@ -40,7 +41,15 @@ export const databaseFromConfig = (opener: DatabaseOpener) =>
       yield* holdDataDir(config.dataDir, opener)
       yield* Effect.logInfo(`Database: embedded PGlite in ${join(config.dataDir, "pglite")}`)
       return DatabaseLive({ _tag: "PGlite", dataDir: join(config.dataDir, "pglite") })
-    }).pipe(Effect.map((database) => MigrationsLive.pipe(Layer.provideMerge(database), Layer.provide(NodeContext.layer))))
+    }).pipe(
+      Effect.flatMap((database) =>
+        Effect.map(AppConfig, (config) =>
+          migrationsOnOpen(migrations ?? (config.migrateOnStart ? "apply" : "require-none-pending")).pipe(
+            Layer.provideMerge(database),
+            Layer.provide(NodeContext.layer)
+          ))
+      )
+    )
   ).pipe(
     // An unreachable database or a failed migration stops the start with one line saying why.
     Layer.mapError((error) => {
@@ -57,7 +66,7 @@ export const DatabaseFromConfig = databaseFromConfig({ _tag: "Service" }).pipe(
 )
 
 /** Redis-backed stores, or their in-memory twins (one process only). */
-const StoresFromConfig = Layer.unwrapEffect(
+export const StoresFromConfig = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
     return yield* Option.match(config.redisUrl, {

@@ -34,6 +34,7 @@ export const testConfig: AppConfigShape = {
   publicUrl: "http://localhost:3000",
   dataDir: "./.data-test",
   databaseUrl: Option.none(),
+  migrateOnStart: true,
   redisUrl: Option.none(),
   redisKeyPrefix: "test:",
   trustProxy: 0,
