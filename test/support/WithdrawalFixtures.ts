@@ -2,7 +2,6 @@
  * Withdrawals for tests: request bodies, 2FA through the API, and the ledger checks every withdrawal
  * scenario ends with.
  */
-import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import { authenticator } from "otplib"
@@ -38,25 +37,13 @@ export const enableTwoFactor = (client: TestClient, auth: Record<string, string>
  * WITHDRAWAL_REFUND exactly when it is CANCELLED, REJECTED or FAILED; no withdrawal movement without its withdrawal.
  */
 export const ledgerProblems = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const discrepancies = yield* Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(Effect.provide(Ledger.Default))
-  const withdrawals = yield* sql<{ id: string; status: string; debits: number; refunds: number; movements: number }>`
-    SELECT w.id::text AS id, w.status,
-           count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL' AND t.amount_cents = -w.amount_cents)::int AS debits,
-           count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL_REFUND' AND t.amount_cents = w.amount_cents)::int AS refunds,
-           count(t.id)::int AS movements
-    FROM withdrawals w
-    LEFT JOIN transactions t ON t.reference_type = 'WITHDRAWAL' AND t.reference_id = w.id
-    GROUP BY w.id
-    HAVING count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL' AND t.amount_cents = -w.amount_cents) <> 1
-        OR count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL_REFUND' AND t.amount_cents = w.amount_cents)
-           <> CASE WHEN w.status IN ('CANCELLED', 'REJECTED', 'FAILED') THEN 1 ELSE 0 END
-        OR count(t.id) <> 1 + CASE WHEN w.status IN ('CANCELLED', 'REJECTED', 'FAILED') THEN 1 ELSE 0 END`
-  const orphans = yield* sql<{ id: string }>`
-    SELECT t.id::text AS id FROM transactions t
-    LEFT JOIN withdrawals w ON t.reference_type = 'WITHDRAWAL' AND w.id = t.reference_id
-    WHERE t.type IN ('WITHDRAWAL', 'WITHDRAWAL_REFUND') AND w.id IS NULL`
-  return { discrepancies, withdrawals, orphans }
-})
+  const ledger = yield* Ledger
+  const { discrepancies, withdrawals, orphans } = yield* Effect.all({
+    discrepancies: ledger.discrepancies,
+    withdrawals: ledger.withdrawalProblems,
+    orphans: ledger.withdrawalOrphans
+  })
+  return { discrepancies, withdrawals, orphans: orphans.map(({ id }) => ({ id })) }
+}).pipe(Effect.provide(Ledger.Default))
 
 export const healthyLedger = { discrepancies: [], withdrawals: [], orphans: [] }

@@ -6,7 +6,7 @@ import { NotFound } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
 import { Role, User, usernameCandidates } from "../../schema/identity/User"
 import { ProvablyFair } from "../games/ProvablyFair"
-import { execute, firstOf, onUniqueViolation, orUnavailable, pageOf, rowCountOf, singleOf } from "../platform/SqlRows"
+import { execute, firstOf, onUniqueViolation, orUnavailable, pageOf, rowCountOf, rowsOf, singleOf } from "../platform/SqlRows"
 import { zonedCalendar } from "../platform/ZonedCalendar"
 
 const AdminUserRow = Schema.Struct({
@@ -21,8 +21,10 @@ const AdminUserRow = Schema.Struct({
   twoFactorEnabled: Schema.Boolean
 })
 
+/** A user as the operator commands show them. */
+const OperatorUserRow = Schema.Struct({ ...AdminUserRow.fields, banReason: Schema.NullOr(Schema.String) })
+
 const SignInRow = Schema.Struct({ id: UserId, username: Schema.String })
-const IdRow = Schema.Struct({ id: UserId })
 
 const columns = "id, idp_id, username, role, balance_cents, two_factor_enabled, banned_at, ban_reason, created_at"
 
@@ -99,19 +101,40 @@ export class Users extends Effect.Service<Users>()("app/Users", {
     const signInWith = (claims: { readonly idpId: string; readonly username: string | undefined }) =>
       signIn({ ...claims, promote: config.adminIdpIds.includes(claims.idpId) })
 
-    /** Makes the user with this id (else this idpId) an administrator (CLI `grant-admin`). */
-    const grantAdmin = Effect.fn("Users.grantAdmin")(function*(userIdOrIdpId: string) {
-      const now = new Date(yield* Clock.currentTimeMillis)
+    /** A user by id, else by idpId, as the operator commands show them (`npm run cli -- users show`). */
+    const find = Effect.fn("Users.find")(function*(userIdOrIdpId: string) {
       const asId = /^[1-9][0-9]{0,18}$/.test(userIdOrIdpId) ? userIdOrIdpId : null
-      const granted = yield* firstOf(IdRow, sql`
-        UPDATE users SET role = 'ADMIN', updated_at = ${now}
+      const user = yield* firstOf(OperatorUserRow, sql`
+        SELECT id, username, idp_id, role, balance_cents, banned_at, ban_reason, created_at, last_active_at,
+               (two_factor_enabled AND two_factor_secret IS NOT NULL) AS two_factor_enabled
+        FROM users
         WHERE id = (SELECT id FROM (SELECT id, 0 AS rank FROM users WHERE id = ${asId}::bigint
                                     UNION ALL SELECT id, 1 FROM users WHERE idp_id = ${userIdOrIdpId}) AS found
-                    ORDER BY rank LIMIT 1)
-        RETURNING id`)
-      if (granted === undefined) return yield* NotFound.of("User")
-      return yield* findById(granted.id)
+                    ORDER BY rank LIMIT 1)`)
+      if (user === undefined) return yield* NotFound.of("User")
+      return user
     })
+
+    /** Gives the user (by id, else idpId) this role; `changed` false when they had it already (CLI `admins grant|revoke`). */
+    const setRole = Effect.fn("Users.setRole")(function*(userIdOrIdpId: string, role: Role) {
+      const found = yield* find(userIdOrIdpId)
+      if (found.role === role) return { user: found, changed: false }
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* execute(sql`UPDATE users SET role = ${role}, updated_at = ${now} WHERE id = ${found.id}`)
+      return { user: yield* find(String(found.id)), changed: true }
+    })
+
+    /** Makes the user with this id (else this idpId) an administrator (CLI `admins grant`, `grant-admin`). */
+    const grantAdmin = Effect.fn("Users.grantAdmin")(function*(userIdOrIdpId: string) {
+      const { user } = yield* setRole(userIdOrIdpId, "ADMIN")
+      return yield* findById(user.id)
+    })
+
+    /** Every administrator, by id (CLI `admins list`). */
+    const admins = rowsOf(OperatorUserRow, sql`
+      SELECT id, username, idp_id, role, balance_cents, banned_at, ban_reason, created_at, last_active_at,
+             (two_factor_enabled AND two_factor_secret IS NOT NULL) AS two_factor_enabled
+      FROM users WHERE role = 'ADMIN' ORDER BY id`).pipe(Effect.withSpan("Users.admins"))
 
     const setBan = (id: UserId, reason: string | null) =>
       Effect.gen(function*() {
@@ -163,7 +186,7 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       return { users: items, total, page }
     })
 
-    return { create, findById, signIn, signInWith, grantAdmin, ban, unban, recordActivity, list } as const
+    return { create, findById, find, setRole, grantAdmin, admins, signIn, signInWith, ban, unban, recordActivity, list } as const
   }),
   dependencies: [ProvablyFair.Default]
 }) {}

@@ -74,6 +74,45 @@ const DiscrepancyRow = Schema.Struct({
   ledgerSumCents: Schema.BigInt
 })
 
+/** A withdrawal without exactly one WITHDRAWAL debit of its amount, and a WITHDRAWAL_REFUND exactly when it ended unpaid. */
+const WithdrawalProblemRow = Schema.Struct({
+  id: Schema.String,
+  status: Schema.String,
+  debits: Schema.Number,
+  refunds: Schema.Number,
+  movements: Schema.Number
+})
+
+/** A deposit whose DEPOSIT credits of its amount are not one when CONFIRMED, none otherwise. */
+const DepositProblemRow = Schema.Struct({
+  id: Schema.String,
+  userId: Schema.String,
+  status: Schema.String,
+  amountCents: Schema.BigInt,
+  credits: Schema.Number,
+  movements: Schema.Number
+})
+
+/** A movement of money in or out (DEPOSIT, WITHDRAWAL, WITHDRAWAL_REFUND) that references no deposit or withdrawal. */
+const OrphanRow = Schema.Struct({ id: Schema.String, userId: Schema.String, type: Schema.String, amountCents: Schema.BigInt })
+
+/**
+ * Case openings and CASE_OPEN debits that do not pair up: an opening and its debit are written by one statement
+ * (same user, case, price and time; the debit references the case), so each group of those must hold as many
+ * openings as debits. Ids comma-separated.
+ */
+const OpeningProblemRow = Schema.Struct({
+  userId: Schema.String,
+  caseId: Schema.NullOr(Schema.String),
+  priceCents: Schema.BigInt,
+  at: Schema.DateFromSelf,
+  openingIds: Schema.String,
+  debitIds: Schema.String
+})
+
+/** Statuses whose withdrawal was refunded: it ended without being paid. */
+const REFUNDED_WITHDRAWAL = ["CANCELLED", "REJECTED", "FAILED"]
+
 export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -193,10 +232,95 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       GROUP BY u.id
       HAVING u.balance_cents <> COALESCE(SUM(t.amount_cents), 0) OR u.balance_cents < 0`).pipe(Effect.withSpan("Ledger.discrepancies"))
 
+    const refunded = sql`CASE WHEN w.status = ANY(${REFUNDED_WITHDRAWAL}) THEN 1 ELSE 0 END`
+    /** Withdrawals not debited exactly once of their amount, or refunded when they should not be (or not when they should). */
+    const withdrawalProblems = rowsOf(WithdrawalProblemRow, sql`
+      SELECT w.id::text AS id, w.status,
+             count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL' AND t.amount_cents = -w.amount_cents)::int AS debits,
+             count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL_REFUND' AND t.amount_cents = w.amount_cents)::int AS refunds,
+             count(t.id)::int AS movements
+      FROM withdrawals w
+      LEFT JOIN transactions t ON t.reference_type = 'WITHDRAWAL' AND t.reference_id = w.id
+      GROUP BY w.id
+      HAVING count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL' AND t.amount_cents = -w.amount_cents) <> 1
+          OR count(t.id) FILTER (WHERE t.type = 'WITHDRAWAL_REFUND' AND t.amount_cents = w.amount_cents) <> ${refunded}
+          OR count(t.id) <> 1 + ${refunded}
+      ORDER BY w.id`).pipe(Effect.withSpan("Ledger.withdrawalProblems"))
+
+    /** WITHDRAWAL and WITHDRAWAL_REFUND movements without their withdrawal. */
+    const withdrawalOrphans = rowsOf(OrphanRow, sql`
+      SELECT t.id::text AS id, t.user_id::text AS user_id, t.type, t.amount_cents FROM transactions t
+      LEFT JOIN withdrawals w ON t.reference_type = 'WITHDRAWAL' AND w.id = t.reference_id
+      WHERE t.type IN ('WITHDRAWAL', 'WITHDRAWAL_REFUND') AND w.id IS NULL
+      ORDER BY t.id`).pipe(Effect.withSpan("Ledger.withdrawalOrphans"))
+
+    /** Deposits not credited exactly once (CONFIRMED) or credited at all (any other status). */
+    const depositProblems = rowsOf(DepositProblemRow, sql`
+      SELECT d.id::text AS id, d.user_id::text AS user_id, d.status, d.amount_cents,
+             count(t.id) FILTER (WHERE t.type = 'DEPOSIT' AND t.amount_cents = d.amount_cents AND t.user_id = d.user_id)::int AS credits,
+             count(t.id)::int AS movements
+      FROM deposits d
+      LEFT JOIN transactions t ON t.reference_type = 'DEPOSIT' AND t.reference_id = d.id
+      GROUP BY d.id
+      HAVING count(t.id) FILTER (WHERE t.type = 'DEPOSIT' AND t.amount_cents = d.amount_cents AND t.user_id = d.user_id)
+               <> CASE WHEN d.status = 'CONFIRMED' THEN 1 ELSE 0 END
+          OR count(t.id) <> CASE WHEN d.status = 'CONFIRMED' THEN 1 ELSE 0 END
+      ORDER BY d.id`).pipe(Effect.withSpan("Ledger.depositProblems"))
+
+    /** DEPOSIT movements without their deposit. */
+    const depositOrphans = rowsOf(OrphanRow, sql`
+      SELECT t.id::text AS id, t.user_id::text AS user_id, t.type, t.amount_cents FROM transactions t
+      LEFT JOIN deposits d ON t.reference_type = 'DEPOSIT' AND d.id = t.reference_id
+      WHERE t.type = 'DEPOSIT' AND d.id IS NULL
+      ORDER BY t.id`).pipe(Effect.withSpan("Ledger.depositOrphans"))
+
+    /** Openings without their CASE_OPEN debit of the price, and CASE_OPEN debits without their opening. */
+    const openingProblems = rowsOf(OpeningProblemRow, sql`
+      WITH o AS (
+        SELECT user_id, case_id, price_paid_cents AS cents, created_at AS at, count(*) AS n,
+               string_agg(id::text, ',' ORDER BY id) AS ids
+        FROM case_openings GROUP BY 1, 2, 3, 4
+      ), t AS (
+        SELECT user_id, CASE WHEN reference_type = 'CASE' THEN reference_id END AS case_id, -amount_cents AS cents,
+               created_at AS at, count(*) AS n, string_agg(id::text, ',' ORDER BY id) AS ids
+        FROM transactions WHERE type = 'CASE_OPEN' GROUP BY 1, 2, 3, 4
+      )
+      SELECT user_id::text AS user_id, case_id::text AS case_id, cents AS price_cents, at,
+             COALESCE(o.ids, '') AS opening_ids, COALESCE(t.ids, '') AS debit_ids
+      FROM o FULL JOIN t USING (user_id, case_id, cents, at)
+      WHERE COALESCE(o.n, 0) <> COALESCE(t.n, 0)
+      ORDER BY at, user_id`).pipe(Effect.withSpan("Ledger.openingProblems"))
+
+    /**
+     * Every check of the ledger (`npm run cli -- ledger check`, docs/rules.md#ledger-checks): each list is empty on
+     * a healthy ledger.
+     */
+    const check = Effect.all({
+      balances: discrepancies,
+      deposits: depositProblems,
+      depositOrphans,
+      withdrawals: withdrawalProblems,
+      withdrawalOrphans,
+      openings: openingProblems
+    }).pipe(Effect.withSpan("Ledger.check"))
+
     /** The user's balance as stored; undefined when there is no such user. */
     const balanceOf = (userId: UserId) =>
       Effect.map(firstOf(BalanceRow, sql`SELECT balance_cents FROM users WHERE id = ${userId}`), (row) => row?.balanceCents)
 
-    return { credit, debit, debitSteps, adjust, discrepancies, balanceOf } as const
+    return {
+      credit,
+      debit,
+      debitSteps,
+      adjust,
+      discrepancies,
+      withdrawalProblems,
+      withdrawalOrphans,
+      depositProblems,
+      depositOrphans,
+      openingProblems,
+      check,
+      balanceOf
+    } as const
   })
 }) {}
