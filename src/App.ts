@@ -29,7 +29,8 @@ import { KycFromConfig } from "./layers/kyc/KycFromConfig"
 import { ExclusionRegistryFromConfig } from "./layers/registry/ExclusionRegistryFromConfig"
 import { PixKeyDirectoryFromConfig } from "./layers/gateway/PixKeyDirectoryFromConfig"
 import type { DatabaseOpener } from "./layers/DataDirLock"
-import { databaseFromConfig, Infrastructure } from "./layers/Infrastructure"
+import { databaseFromConfig, Infrastructure, StoresFromConfig } from "./layers/Infrastructure"
+import type { MigrationsOnOpen } from "./layers/Migrations"
 import { Lifecycle } from "./layers/Lifecycle"
 import { TracingFromEnv } from "./layers/Observability"
 import type { PaymentGateway } from "./layers/PaymentGateway"
@@ -250,13 +251,18 @@ export const AppLive = Layer.merge(Banner, ShutdownSignal).pipe(
 )
 
 /**
- * The operator commands' services (src/cli.ts): the demo catalog's loader and the users, over the
- * database, opened for `command` (which holds the embedded database's lock while it runs).
+ * The operator commands' services (src/cli.ts): the demo catalog's loader, the users, the ledger and the
+ * configuration, over the database, opened for `command` (which holds the embedded database's lock while it runs).
+ * `migrations` as `npm start` does (MIGRATE_ON_START) unless given: `npm run cli -- migrate` leaves them to itself.
  */
-export const operatorLive = (command: DatabaseOpener) =>
-  Layer.merge(CatalogSeed.Default, Users.Default).pipe(
-    Layer.provideMerge(databaseFromConfig(command)),
-    Layer.provide(Randomness.live),
-    Layer.provide(AppConfigLive),
-    Layer.provide(NodeContext.layer)
+export const operatorLive = (command: DatabaseOpener, migrations?: MigrationsOnOpen) =>
+  Layer.mergeAll(CatalogSeed.Default, Users.Default, Ledger.Default).pipe(
+    Layer.provideMerge(databaseFromConfig(command, migrations)),
+    Layer.provideMerge(Randomness.live),
+    Layer.provideMerge(AppConfigLive),
+    Layer.provideMerge(NodeContext.layer)
   )
+
+/** `operatorLive` with the sessions, in the key-value store the configuration names (Redis, or this process's memory). */
+export const operatorWithSessionsLive = (command: DatabaseOpener) =>
+  Sessions.Default.pipe(Layer.provideMerge(StoresFromConfig), Layer.provideMerge(operatorLive(command)))

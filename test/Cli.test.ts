@@ -1,6 +1,6 @@
 /**
  * The operator commands (src/cli.ts) against the embedded database the service holds
- * (docs/rules.md#embedded-database-owner): while `npm start` runs on a DATA_DIR, every command that writes
+ * (docs/rules.md#embedded-database-owner): while `npm start` runs on a DATA_DIR, every command (reading ones too)
  * refuses in one line naming the service's pid and what to do, reports nothing and changes nothing; a
  * second service on the same DATA_DIR refuses to start. With the service stopped the same commands work
  * and their changes are in the database.
@@ -68,10 +68,22 @@ const query = async (dataDir: string, ...texts: ReadonlyArray<string>) => {
   }
 }
 
-const WRITING_COMMANDS = [["grant-admin", "bob"], ["seed"]] as const
+/** Every command that opens the database, reading ones included: the embedded database has one owner. */
+const COMMANDS = [
+  ["grant-admin", "bob"],
+  ["seed"],
+  ["migrate"],
+  ["migrate", "status"],
+  ["users", "show", "bob"],
+  ["admins", "list"],
+  ["admins", "grant", "bob"],
+  ["admins", "revoke", "bob"],
+  ["ledger", "check"],
+  ["sessions", "revoke", "bob"]
+] as const
 
 it.scoped.skipIf(usingRealPostgres)(
-  "while the service holds the embedded database each writing command refuses in one line and changes nothing; stopped, they work",
+  "while the service holds the embedded database each command refuses in one line and changes nothing; stopped, they work",
   () =>
     Effect.gen(function*() {
       const dataDir = mkdtempSync(join(tmpdir(), "gp-cli-"))
@@ -120,12 +132,12 @@ it.scoped.skipIf(usingRealPostgres)(
 
       const refusals = yield* Effect.promise(() =>
         Promise.all([
-          ...WRITING_COMMANDS.map((command) => run(env, "src/cli.ts", ...command)),
+          ...COMMANDS.map((command) => run(env, "src/cli.ts", ...command)),
           run({ ...env, PORT: String(otherPort), DEV_IDP_PORT: String(otherIdpPort) }, "src/main.ts")
         ])
       )
       const inUse = `The embedded database in ${dataDir} is in use by`
-      for (const [i, command] of WRITING_COMMANDS.entries()) {
+      for (const [i, command] of COMMANDS.entries()) {
         const refused = refusals[i]!
         expect({ command, code: refused.code, stdout: refused.stdout, stderr: refused.stderr.trimEnd().split("\n") }).toEqual({
           command,
@@ -136,7 +148,8 @@ it.scoped.skipIf(usingRealPostgres)(
       }
       expect(refusals[0]!.stderr).toContain("ADMIN_IDP_IDS")
       expect(refusals[1]!.stderr).toContain("use the admin API while it runs (POST /api/admin/items, POST /api/admin/cases)")
-      const secondService = refusals[2]!
+      expect(refusals[4]!.stderr).toContain("use the admin API while it runs (GET /api/admin/users/:id)")
+      const secondService = refusals[COMMANDS.length]!
       expect(secondService.code).toBe(1)
       expect(secondService.stderr.trimEnd()).toBe(
         `Cannot start: ${inUse} another service (pid ${pid}): stop it first, or give this one another DATA_DIR.`
