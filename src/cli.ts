@@ -60,13 +60,20 @@ class CommandFailed {
   constructor(readonly message: string) {}
 }
 
+/** The user named on the command line, by id or else idpId; not found, a line naming what was looked for. */
+const findUser = (who: string) =>
+  Effect.flatMap(Users, (users) => users.find(who)).pipe(
+    Effect.catchTag("NotFound", () => Effect.fail(new CommandFailed(`User not found: no user has the id or idpId ${JSON.stringify(who)}`)))
+  )
+
 /** Sessions are shared (and readable here) only in Redis; in memory they are the running service's alone. */
 const sessionsUnreachable = "sessions are kept in the service's memory (REDIS_URL is not set)"
 
 const roleChange = (role: "ADMIN" | "USER") => (opener: DatabaseOpener, [who]: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
-    const { changed, user } = yield* (yield* Users).setRole(who!, role)
+    const found = yield* findUser(who!)
+    const { changed, user } = yield* (yield* Users).setRole(String(found.id), role)
     const listed = role === "USER" && config.adminIdpIds.includes(user.idpId)
       ? `; ADMIN_IDP_IDS lists ${user.idpId}, so their next sign-in makes them an administrator again: remove it there too`
       : ""
@@ -152,7 +159,7 @@ const commands: Record<string, Command> = {
     run: (opener, [who]) =>
       Effect.gen(function*() {
         const config = yield* AppConfig
-        const user = yield* (yield* Users).find(who!)
+        const user = yield* findUser(who!)
         const sessions = Option.isSome(config.redisUrl) ? (yield* (yield* Sessions).list(user.id)).length : null
         const text = [
           userLabel(user),
@@ -265,7 +272,7 @@ const commands: Record<string, Command> = {
     run: (opener, [who]) =>
       Effect.gen(function*() {
         const config = yield* AppConfig
-        const user = yield* (yield* Users).find(who!)
+        const user = yield* findUser(who!)
         if (Option.isNone(config.redisUrl)) {
           return yield* Effect.fail(
             new CommandFailed(

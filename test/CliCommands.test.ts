@@ -159,7 +159,10 @@ it.scopedLive("each operator command on the test run's database, with its exit c
     expect(shownText.stdout).toMatch(/balance\s+7000 cents/)
     const missing = yield* cli("users", "show", "nobody")
     expect({ code: missing.code, stdout: missing.stdout.includes("nobody"), stderr: missing.stderr.trim() })
-      .toEqual({ code: 1, stdout: false, stderr: "Cannot run: User not found" })
+      .toEqual({ code: 1, stdout: false, stderr: 'Cannot run: User not found: no user has the id or idpId "nobody"' })
+    const notAdmin = yield* cli("admins", "grant", "nobody")
+    expect({ code: notAdmin.code, stderr: notAdmin.stderr.trim() })
+      .toEqual({ code: 1, stderr: 'Cannot run: User not found: no user has the id or idpId "nobody"' })
 
     // admins: grant (and again), list, revoke; grant-admin as before.
     const granted = yield* cli("admins", "grant", "alice")
