@@ -10,20 +10,12 @@ import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { LOCK_FILE } from "../src/layers/DataDirLock"
 import { devSessionAt } from "./support/DevSignIn"
 import { usingRealPostgres } from "./support/TestDatabase"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
+import { freePort } from "./support/ServiceProcess"
 
 const untilReady = async (base: string, exited: Promise<unknown>) => {
   let gone = false

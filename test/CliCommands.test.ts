@@ -11,7 +11,6 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { spawn } from "node:child_process"
 import { createHash, randomUUID } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
@@ -25,6 +24,7 @@ import { Users } from "../src/services/identity/Users"
 import { testConfig } from "./support/TestApp"
 import { freshPostgresUrl, usingRealPostgres } from "./support/TestDatabase"
 import { removeRedisKeys, usingRealRedis } from "./support/TestStores"
+import { freePort } from "./support/ServiceProcess"
 
 interface Run {
   readonly code: number | null
@@ -40,14 +40,6 @@ const runScript = (env: NodeJS.ProcessEnv, script: string, ...args: ReadonlyArra
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
     child.once("exit", (code) => resolve({ code, stdout, stderr }))
-  })
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
   })
 
 const files = readdirSync(migrationsDirectory).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort()

@@ -8,33 +8,13 @@ import { expect, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { devSessionAt } from "./support/DevSignIn"
 import { freshPostgresUrl, usingRealPostgres } from "./support/TestDatabase"
 import { removeRedisKeys } from "./support/TestStores"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-
-const untilReady = async (base: string) => {
-  for (let i = 0; i < 900; i++) {
-    try {
-      if ((await fetch(`${base}/api/ready`)).status === 200) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error("the service did not become ready")
-}
+import { freePort, untilReady } from "./support/ServiceProcess"
 
 it.scoped("SIGTERM during openings: each one completed with its answer delivered, or left no trace; exit 0", () =>
   Effect.gen(function*() {

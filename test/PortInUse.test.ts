@@ -9,14 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
+import { freePort } from "./support/ServiceProcess"
 
 /** Another process's listener on `port`, on the address the service would take (any address, or loopback). */
 const occupy = (port: number, host?: string) =>

@@ -10,22 +10,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { spawn, type ChildProcess } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Browser, chromium } from "playwright-core"
+import { freePort } from "../support/ServiceProcess"
 
 const CHROMIUM = "/usr/bin/chromium"
 const skipped = process.env.SKIP_E2E === "1"
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"])
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 
 let base = ""
 let service: ChildProcess | undefined

@@ -14,7 +14,6 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer as createHttpServer } from "node:http"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { authenticator } from "otplib"
@@ -22,6 +21,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { devSessionAt } from "../support/DevSignIn"
 import { freshPostgresUrl, usingRealPostgres } from "../support/TestDatabase"
 import { removeRedisKeys } from "../support/TestStores"
+import { freePort } from "../support/ServiceProcess"
 
 const CHROMIUM = "/usr/bin/chromium"
 const SCREENSHOTS = join(import.meta.dirname, "screenshots")
@@ -30,14 +30,6 @@ const ADMIN = "e2e-admin"
 const ADMIN_WITH_2FA = "e2e-admin-2fa"
 /** With REDIS_URL: the service's keys, removed afterwards. */
 const REDIS_PREFIX = `gp-e2e:${randomUUID()}:`
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
 
 const brl = new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" })
 const money = (cents: number) => brl.format(cents / 100)
