@@ -3,11 +3,15 @@ import "./styles.css"
 import { render } from "preact"
 import { lazy, Suspense } from "preact/compat"
 import { Home } from "./Home"
+import { useLocale } from "./i18n"
 
 // The console (and its chart library) is loaded only under /admin.
 const Console = lazy(() => import("./admin/Console").then((m) => ({ default: m.Console })))
 
-const App = () =>
+// Every page reads the language while rendering; switching it re-renders from here.
+const App = () => (useLocale(), route())
+
+const route = () =>
   location.pathname === "/admin" || location.pathname.startsWith("/admin/")
     ? (
       <Suspense fallback={<main class="container" aria-busy="true" />}>

@@ -1,0 +1,76 @@
+/**
+ * The pages' two languages: Brazilian Portuguese and English. The first visit follows the browser's
+ * languages (any `pt` -> pt-BR, else English); the switch remembers the choice in localStorage. Every text
+ * lives in a `text` module beside its page (`messages(en, ptBR)`), which the end-to-end tests import too, so a
+ * test finds a button by the same words the page shows. Numbers, money and dates follow the language.
+ */
+import { useEffect, useState } from "preact/hooks"
+
+export const LOCALES = ["pt-BR", "en"] as const
+export type Locale = (typeof LOCALES)[number]
+
+const STORAGE_KEY = "locale"
+
+const isLocale = (value: unknown): value is Locale => LOCALES.includes(value as Locale)
+
+/** The remembered choice, else the browser's first language we speak, else English. */
+const initial = (): Locale => {
+  const stored = typeof localStorage === "undefined" ? null : localStorage.getItem(STORAGE_KEY)
+  if (isLocale(stored)) return stored
+  const preferred = typeof navigator === "undefined" ? [] : navigator.languages ?? [navigator.language]
+  for (const language of preferred) {
+    if (/^pt\b/i.test(language)) return "pt-BR"
+    if (/^en\b/i.test(language)) return "en"
+  }
+  return "en"
+}
+
+let current: Locale = initial()
+const listeners = new Set<(locale: Locale) => void>()
+
+export const locale = (): Locale => current
+
+/** Switches every page to `next` and remembers it for the next visit. */
+export const setLocale = (next: Locale) => {
+  current = next
+  localStorage.setItem(STORAGE_KEY, next)
+  document.documentElement.lang = next
+  for (const listener of listeners) listener(next)
+}
+
+/** The current language, re-rendering the component when it switches. Used once at the root. */
+export const useLocale = (): Locale => {
+  const [value, setValue] = useState(current)
+  useEffect(() => {
+    document.documentElement.lang = current
+    listeners.add(setValue)
+    return () => void listeners.delete(setValue)
+  }, [])
+  return value
+}
+
+/**
+ * One page's texts in both languages: call the result during render for the current language's table.
+ * The Portuguese table must have every entry of the English one (the type says so).
+ */
+export const messages = <M>(en: M, ptBR: NoInfer<M>) => {
+  const tables: Record<Locale, M> = { en, "pt-BR": ptBR }
+  const text = () => tables[current]
+  text.in = (language: Locale) => tables[language]
+  return text
+}
+
+/** Intl formatters per language, made once each. */
+const cached = <F>(make: (locale: Locale) => F) => {
+  const made = new Map<Locale, F>()
+  return () => {
+    let formatter = made.get(current)
+    if (formatter === undefined) made.set(current, formatter = make(current))
+    return formatter
+  }
+}
+
+export const numberFormat = cached((l) => new Intl.NumberFormat(l))
+export const currencyFormat = cached((l) => new Intl.NumberFormat(l, { style: "currency", currency: "BRL" }))
+export const dateTimeFormat = cached((l) => new Intl.DateTimeFormat(l, { dateStyle: "short", timeStyle: "short" }))
+export const dateFormat = cached((l) => new Intl.DateTimeFormat(l, { dateStyle: "short" }))
