@@ -23,7 +23,7 @@ import { Activity } from "../../services/identity/Activity"
 import { ResponsibleGaming } from "../../services/identity/ResponsibleGaming"
 import { noteRequestUser } from "../platform/AccessLog"
 import { clientOf, credentialOf, makeSameOriginCheck } from "../platform/ClientInfo"
-import { endpoint, makeResolveEndpoint } from "../platform/Routes"
+import { endpoint, makeEndpoints } from "../platform/Routes"
 import { AdminAuthentication, Authentication, CurrentUser } from "./Authentication"
 
 type Authenticated = Context.Tag.Service<CurrentUser>
@@ -33,7 +33,7 @@ const makeAuthenticate = Effect.gen(function*() {
   const activity = yield* Activity
   const responsibleGaming = yield* ResponsibleGaming
   const config = yield* AppConfig
-  const resolve = yield* makeResolveEndpoint
+  const endpoints = yield* makeEndpoints
   /** Server-Sent Events endpoints: browsers' EventSource cannot send X-Device-Id. */
   const streams: ReadonlySet<string> = new Set([endpoint("realtime.stream"), endpoint("liveDrops.stream")])
 
@@ -45,7 +45,7 @@ const makeAuthenticate = Effect.gen(function*() {
     if (credential === undefined) return yield* new Unauthenticated()
     if (credential.via === "cookie" && !sameOrigin(request)) return yield* new CrossSiteRequest()
     const client = clientOf(request, config)
-    const stream = streams.has(resolve(request.method, request.url)?.name ?? "")
+    const stream = streams.has(endpoints.of(request)?.name ?? "")
     const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
     yield* noteRequestUser(user.id)

@@ -12,7 +12,7 @@ import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from 
 import { Clock, Context, Effect, Exit, FiberRef, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { httpRequest } from "../../layers/AppMetrics"
-import { endpoint, type EndpointName, makeResolveEndpoint, type ResolveEndpoint } from "./Routes"
+import { endpoint, type EndpointName, makeEndpoints, type ResolveEndpoint } from "./Routes"
 
 /** Query parameters whose values are secrets. */
 const SECRET_PARAMS = new Set(["code", "state", "session_state", "id_token", "access_token", "refresh_token", "token"])
@@ -59,8 +59,8 @@ const INCOMING_ID = /^[\w.:-]{1,128}$/
 
 /** The access log, for `HttpApiBuilder.serve` (and the tests' in-process app). */
 export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R>> = Effect.map(
-  makeResolveEndpoint,
-  (resolve) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  makeEndpoints,
+  (endpoints) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const started = yield* Clock.currentTimeNanos
@@ -78,7 +78,7 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
       const exit = yield* Effect.exit(app.pipe(Effect.annotateLogs(annotations), Effect.provideService(RequestUser, user)))
       const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
       // Bounded labels: the endpoint's template; anything outside the API (docs, metrics, 404s) is "other".
-      const route = resolve(request.method, request.url)?.path ?? "other"
+      const route = endpoints.of(request)?.path ?? "other"
       const seconds = Number((yield* Clock.currentTimeNanos) - started) / 1e9
       yield* httpRequest(request.method, route, status, seconds)
       // The line is built only when it is written (the benchmarks run at LOG_LEVEL=Warn).
@@ -88,7 +88,7 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
             ...annotations,
             "http.method": request.method,
             "http.route": route,
-            "http.url": loggableUrl(resolve, request.url),
+            "http.url": loggableUrl(endpoints.resolve, request.url),
             "http.status": status,
             "http.duration_ms": Math.round(seconds * 1e4) / 10,
             ...(user.userId === undefined ? {} : { userId: user.userId })

@@ -13,7 +13,7 @@ import { rateLimitRejection } from "../../layers/AppMetrics"
 import { Sessions } from "../../services/identity/Sessions"
 import { Api } from "../Api"
 import { clientIpOf, credentialOf, makeSameOriginCheck } from "./ClientInfo"
-import { endpoint, type EndpointName, makeResolveEndpoint } from "./Routes"
+import { endpoint, type EndpointName, makeEndpoints } from "./Routes"
 
 interface Rule {
   readonly name: keyof RateLimits
@@ -60,13 +60,13 @@ export const RateLimitLive = HttpApiBuilder.middleware(
     const counter = yield* RateCounter
     const sessions = yield* Sessions
     const config = yield* AppConfig
-    const resolve = yield* makeResolveEndpoint
+    const endpoints = yield* makeEndpoints
     const sameOrigin = makeSameOriginCheck(config)
 
     return (app: HttpApp.Default) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const name = resolve(request.method, request.url)?.name
+        const name = endpoints.of(request)?.name
         const applicable = rules.filter((rule) => rule.applies(name))
         if (applicable.length === 0) return yield* app
         const address = `ip:${clientIpOf(request, config)}`

@@ -21,7 +21,7 @@ import {
 import { Effect, Inspectable, Option, Stream } from "effect"
 import { MalformedBody, PayloadTooLarge, UnsupportedMediaType } from "../../schema/platform/Errors"
 import { Api } from "../Api"
-import { endpoint, makeResolveEndpoint } from "./Routes"
+import { endpoint, makeEndpoints } from "./Routes"
 
 export const BODY_LIMIT_BYTES = 1024 * 1024
 export const CALLBACK_BODY_LIMIT_BYTES = 64 * 1024
@@ -191,11 +191,11 @@ class LimitedBodyRequest extends Inspectable.Class implements HttpServerRequest.
 export const RequestBodyLive = HttpApiBuilder.middleware(
   Api,
   Effect.gen(function*() {
-    const resolve = yield* makeResolveEndpoint
+    const endpoints = yield* makeEndpoints
     return (app: HttpApp.Default) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const limit = resolve(request.method, request.url)?.name === CALLBACK ? CALLBACK_BODY_LIMIT_BYTES : BODY_LIMIT_BYTES
+        const limit = endpoints.of(request)?.name === CALLBACK ? CALLBACK_BODY_LIMIT_BYTES : BODY_LIMIT_BYTES
         const declared = request.headers["content-length"]
         const length = declared === undefined ? 0 : Number(declared)
         if (!Number.isSafeInteger(length) || length < 0) return yield* new MalformedBody({ message: "Invalid Content-Length" })

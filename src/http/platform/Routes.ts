@@ -44,16 +44,61 @@ export const endpoint = (name: EndpointName): EndpointName => {
   return name
 }
 
-/** A resolver built with the router configuration in effect (the one the API's router is built with). */
-export const makeResolveEndpoint: Effect.Effect<ResolveEndpoint> = Effect.map(
+/** What one HTTP request is, to the router; `source` is the underlying request, shared by its wrappers. */
+interface RequestLine {
+  readonly method: string
+  readonly url: string
+  readonly source: unknown
+}
+
+export interface Endpoints {
+  /**
+   * The endpoint of a request. The access log, rate limits, body limits and authentication each ask;
+   * the router is searched once per request, by whichever asks first.
+   */
+  readonly of: (request: RequestLine) => ResolvedEndpoint | undefined
+  /** The endpoint a method and URL would reach (for a URL that is not the request's own). */
+  readonly resolve: ResolveEndpoint
+}
+
+type Router = FindMyWay.Router<ResolvedEndpoint>
+
+/** One router per router configuration (in practice one): built on first use, shared by every middleware. */
+const routers = new WeakMap<object, Router>()
+interface Found {
+  readonly method: string
+  readonly url: string
+  readonly endpoint: ResolvedEndpoint | undefined
+}
+
+/**
+ * The endpoint found for each request, keyed by its underlying request: the body limit wraps the request
+ * object, the wrapper keeps the source. Dropped with the request.
+ */
+const perRequest = new WeakMap<object, Found>()
+
+/** The resolver of the router configuration in effect (the one the API's router is built with). */
+export const makeEndpoints: Effect.Effect<Endpoints> = Effect.map(
   FiberRef.get(HttpRouter.currentRouterConfig),
   (config) => {
-    const router = FindMyWay.make<ResolvedEndpoint>(config)
-    for (const { method, name, path } of allRoutes()) router.on(method, path as FindMyWay.PathInput, { name, path })
-    return (method, url) => {
-      // As the platform's router: HEAD is answered by the GET route.
-      const found = router.find(method, url) ?? (method === "HEAD" ? router.find("GET", url) : undefined)
-      return found?.handler
+    let router = routers.get(config)
+    if (router === undefined) {
+      router = FindMyWay.make<ResolvedEndpoint>(config)
+      for (const { method, name, path } of allRoutes()) router.on(method, path as FindMyWay.PathInput, { name, path })
+      routers.set(config, router)
     }
+    const found = router
+    const resolve: ResolveEndpoint = (method, url) =>
+      // As the platform's router: HEAD is answered by the GET route.
+      (found.find(method, url) ?? (method === "HEAD" ? found.find("GET", url) : undefined))?.handler
+    const of = ({ method, source, url }: RequestLine) => {
+      const key = typeof source === "object" && source !== null ? source : undefined
+      const known = key === undefined ? undefined : perRequest.get(key)
+      if (known !== undefined && known.method === method && known.url === url) return known.endpoint
+      const endpoint = resolve(method, url)
+      if (key !== undefined) perRequest.set(key, { method, url, endpoint })
+      return endpoint
+    }
+    return { of, resolve }
   }
 )
