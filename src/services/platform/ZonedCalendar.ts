@@ -83,12 +83,21 @@ export const zonedCalendar = (timeZone: string): ZonedCalendar => {
     return new Date(guess - offsetAt(new Date(first)))
   }
 
-  const dayOf = (ms: number): string => {
-    const f = fieldsOf(new Date(ms))
-    return new Date(Date.UTC(f.year, f.month - 1, f.day)).toISOString().slice(0, 10)
-  }
-
   const startOf = (day: string): number => midnightOf(new Date(`${day}T00:00:00.000Z`)).getTime()
+
+  // Every authenticated request asks for today (Activity): the last day found is kept with its bounds, so
+  // Intl is consulted once a day instead of once a request. Only a day of one offset throughout is kept (on
+  // a day the clocks change, local time is not one line over it): there the bounds are exact.
+  let today = { day: "", from: 0, to: 0 }
+  const dayOf = (ms: number): string => {
+    if (ms >= today.from && ms < today.to) return today.day
+    const f = fieldsOf(new Date(ms))
+    const day = new Date(Date.UTC(f.year, f.month - 1, f.day)).toISOString().slice(0, 10)
+    const from = startOf(day)
+    const to = startOf(addDays(day, 1))
+    if (offsetAt(new Date(from)) === offsetAt(new Date(to - 1))) today = { day, from, to }
+    return day
+  }
 
   const calendar: ZonedCalendar = { timeZone: local.resolvedOptions().timeZone, fieldsOf, midnightOf, dayOf, startOf }
   calendars.set(timeZone, calendar)
