@@ -160,7 +160,7 @@ const commands: Record<string, Command> = {
       Effect.gen(function*() {
         const config = yield* AppConfig
         const user = yield* findUser(who!)
-        const sessions = Option.isSome(config.redisUrl) ? (yield* (yield* Sessions).list(user.id)).length : null
+        const sessions = Option.isSome(config.redis) ? (yield* (yield* Sessions).list(user.id)).length : null
         const text = [
           userLabel(user),
           `  role         ${user.role}`,
@@ -273,7 +273,7 @@ const commands: Record<string, Command> = {
       Effect.gen(function*() {
         const config = yield* AppConfig
         const user = yield* findUser(who!)
-        if (Option.isNone(config.redisUrl)) {
+        if (Option.isNone(config.redis)) {
           return yield* Effect.fail(
             new CommandFailed(
               `${sessionsUnreachable}: a stopped service has none, a running one's are ended through its admin API`

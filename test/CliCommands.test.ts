@@ -19,6 +19,7 @@ import { DatabaseLive } from "../src/layers/Database"
 import { migrationsDirectory } from "../src/layers/Migrations"
 import { Randomness } from "../src/layers/Randomness"
 import { Stores } from "../src/layers/stores/Stores"
+import { singleNode } from "../src/layers/stores/RedisTarget"
 import { Sessions } from "../src/services/identity/Sessions"
 import { Users } from "../src/services/identity/Users"
 import { testConfig } from "./support/TestApp"
@@ -187,7 +188,7 @@ it.scopedLive("each operator command on the test run's database, with its exit c
         Effect.provide(
           Sessions.Default.pipe(
             Layer.provideMerge(Users.Default),
-            Layer.provide(Stores.redis(Redacted.make(process.env.REDIS_URL!), prefix)),
+            Layer.provide(Stores.redis(singleNode(Redacted.make(process.env.REDIS_URL!)), prefix)),
             Layer.provide(DatabaseLive({ _tag: "Postgres", url: Option.getOrThrow(databaseUrl) })),
             Layer.provide(Randomness.live),
             Layer.provide(Layer.succeed(AppConfig, config)),

@@ -14,6 +14,7 @@ import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, Reda
 import { randomBytes } from "node:crypto"
 import { BlockList, isIP } from "node:net"
 import { canonicalTimeZone } from "../services/platform/ZonedCalendar"
+import { type RedisTarget, redisTargetConfig } from "./stores/RedisTarget"
 
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
@@ -112,7 +113,11 @@ export interface AppConfigShape {
    * pending, leaving them to `npm run cli -- migrate` (docs/operations.md#upgrades).
    */
   readonly migrateOnStart: boolean
-  readonly redisUrl: Option.Option<Redacted.Redacted>
+  /**
+   * The Redis of the stores: `REDIS_URL`, `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES` (one at most; src/layers/stores/RedisTarget.ts).
+   * None: the in-memory stores.
+   */
+  readonly redis: Option.Option<RedisTarget>
   /** Prefix of every Redis key and channel, so several deployments (or test runs) can share one Redis. */
   readonly redisKeyPrefix: string
   /**
@@ -402,7 +407,7 @@ export const loadAppConfig: Effect.Effect<
   const dataDir = yield* Config.string("DATA_DIR").pipe(Config.withDefault("./.data"))
   const databaseUrl = yield* Config.option(Config.redacted("DATABASE_URL"))
   const migrateOnStart = yield* Config.boolean("MIGRATE_ON_START").pipe(Config.withDefault(true))
-  const redisUrl = yield* Config.option(Config.redacted("REDIS_URL"))
+  const redis = yield* redisTargetConfig
   const redisKeyPrefix = yield* Config.string("REDIS_KEY_PREFIX").pipe(Config.withDefault("gp:"))
   const trustProxy = yield* proxyHops
   const trustedProxies = yield* trustedProxyList
@@ -501,7 +506,7 @@ export const loadAppConfig: Effect.Effect<
     dataDir,
     databaseUrl,
     migrateOnStart,
-    redisUrl,
+    redis,
     redisKeyPrefix,
     trustProxy,
     trustedProxies,

@@ -31,7 +31,18 @@ const CONNECTION_MESSAGES = [
   "Cannot use a pool after calling end", // pg pool closing at shutdown
   "Client was closed", // pg
   "Connection is closed", // ioredis
-  "Reached the max retries per request limit" // ioredis during an outage (MaxRetriesPerRequestError)
+  "Reached the max retries per request limit", // ioredis during an outage (MaxRetriesPerRequestError)
+  "Command timed out", // ioredis: no answer within its commandTimeout
+  // A Redis primary lost, being replaced or starting: a fail-over under Sentinel or in a cluster.
+  "CLUSTERDOWN",
+  "TRYAGAIN",
+  "MASTERDOWN",
+  "LOADING",
+  "READONLY",
+  "Too many Cluster redirections", // ioredis: the slots kept moving
+  "Failed to refresh slots cache", // ioredis: no cluster node answered
+  "None of the startup nodes is available", // ioredis: no cluster node reachable
+  "All sentinels are unreachable" // ioredis
 ]
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null

@@ -16,6 +16,7 @@ import { type MigrationsOnOpen, migrationsOnOpen } from "./Migrations"
 import { MetricsExport } from "./Observability"
 import { Randomness } from "./Randomness"
 import { Stores } from "./stores/Stores"
+import { targetVariable } from "./stores/RedisTarget"
 
 /**
  * The database, migrated before anything else uses it (with MIGRATE_ON_START=false: refused while a migration is
@@ -69,13 +70,14 @@ export const DatabaseFromConfig = databaseFromConfig({ _tag: "Service" }).pipe(
 export const StoresFromConfig = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    return yield* Option.match(config.redisUrl, {
+    return yield* Option.match(config.redis, {
       onNone: () =>
         Effect.as(
           Effect.logWarning("Redis: REDIS_URL is not set; using in-memory stores (single process only)"),
           Stores.memory
         ),
-      onSome: (url) => Effect.as(Effect.logInfo("Redis: REDIS_URL"), Stores.redis(url, config.redisKeyPrefix))
+      onSome: (target) =>
+        Effect.as(Effect.logInfo(`Redis: ${targetVariable(target)}`), Stores.redis(target, config.redisKeyPrefix))
     })
   })
 )

@@ -17,6 +17,7 @@ import { join } from "node:path"
 import { DatabaseLive } from "../../src/layers/Database"
 import { MigrationsLive } from "../../src/layers/Migrations"
 import { Stores } from "../../src/layers/stores/Stores"
+import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { isTransientConflict, isUnavailable } from "../../src/layers/Failures"
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
@@ -129,7 +130,7 @@ layer(TestDatabase, { excludeTestServices: true })("Redis goes away and comes ba
   it.scoped.skipIf(!hasRedisServer)("503 with Retry-After while it is down, 200 as soon as it is back; nothing half-written", () =>
     Effect.gen(function*() {
       const redis = yield* privateRedis
-      const stores = Stores.redis(Redacted.make(redis.url), `gp-outage:${randomUUID()}:`).pipe(Layer.orDie)
+      const stores = Stores.redis(singleNode(Redacted.make(redis.url)), `gp-outage:${randomUUID()}:`).pipe(Layer.orDie)
       const client = yield* makeTestClient({ stores, config: { adminIdpIds: ["root"] } })
       const { kase } = yield* makeCase({ priceCents: 100n })
       const player = yield* fundedPlayer(client, "outage-witness", 1_000)

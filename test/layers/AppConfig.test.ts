@@ -91,7 +91,7 @@ describe("configuration", () => {
       expect(config.port).toBe(3000)
       expect(config.publicUrl).toBe("http://localhost:3000")
       expect(config.databaseUrl).toEqual(Option.none())
-      expect(config.redisUrl).toEqual(Option.none())
+      expect(config.redis).toEqual(Option.none())
       expect(config.redisKeyPrefix).toBe("gp:")
       expect(config.trustProxy).toBe(0)
       expect(config.sandbox).toBe(true)

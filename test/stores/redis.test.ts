@@ -2,6 +2,7 @@ import { describe, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
+import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { Stores } from "../../src/layers/stores/Stores"
 import { storeContract } from "./contract"
 
@@ -20,7 +21,7 @@ const removeKeys = (redisUrl: string) =>
 
 describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
   const StoresLive = Layer.scopedDiscard(Effect.addFinalizer(() => removeKeys(url!))).pipe(
-    Layer.provideMerge(Stores.redis(Redacted.make(url!), prefix))
+    Layer.provideMerge(Stores.redis(singleNode(Redacted.make(url!)), prefix))
   )
   layer(StoresLive, { excludeTestServices: true })((it) => {
     // Redis keeps its own time: let real time pass.

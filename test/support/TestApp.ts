@@ -35,7 +35,7 @@ export const testConfig: AppConfigShape = {
   dataDir: "./.data-test",
   databaseUrl: Option.none(),
   migrateOnStart: true,
-  redisUrl: Option.none(),
+  redis: Option.none(),
   redisKeyPrefix: "test:",
   trustProxy: 0,
   trustedProxies: ["127.0.0.0/8", "::1/128"],

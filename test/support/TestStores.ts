@@ -6,6 +6,7 @@
 import { Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
+import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { type StoreServices, Stores } from "../../src/layers/stores/Stores"
 
 export const usingRealRedis = process.env.REDIS_URL !== undefined
@@ -26,7 +27,7 @@ export const TestStores: Layer.Layer<StoreServices> = usingRealRedis
       const url = process.env.REDIS_URL!
       const prefix = `gp-test:${randomUUID()}:`
       yield* Effect.addFinalizer(() => Effect.promise(() => removeRedisKeys(url, prefix)))
-      return Stores.redis(Redacted.make(url), prefix).pipe(Layer.orDie)
+      return Stores.redis(singleNode(Redacted.make(url)), prefix).pipe(Layer.orDie)
     })
   )
   : Stores.memory

@@ -19,7 +19,7 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
     const stores = yield* StoreHealth
     const lifecycle = yield* Lifecycle
     const config = yield* AppConfig
-    const redisKind = Option.isSome(config.redisUrl) ? "up" as const : "in-memory" as const
+    const redisKind = Option.isSome(config.redis) ? "up" as const : "in-memory" as const
     // docs/rules.md#jurisdiction: named when one applies, absent under NONE.
     const jurisdiction = config.jurisdiction === "BR" ? { jurisdiction: "BR" as const } : {}
 

@@ -56,29 +56,24 @@ const makeMemory = Effect.sync((): RateCounterShape => {
 })
 
 // Each key expires with its window (plus a second for clock skew between instances); set on the first
-// hit only, so a window's key never outlives it by more than that.
-const HIT_ALL_SCRIPT = `local counts = {}
-for i, key in ipairs(KEYS) do
-  local n = redis.call("INCR", key)
-  if n == 1 then redis.call("PEXPIRE", key, ARGV[i]) end
-  counts[i] = n
-end
-return counts`
+// hit only, so a window's key never outlives it by more than that. One key per script: one request's
+// counters (its address's, its user's) are on different hash slots of a cluster, and the calls of one
+// request still leave in one write (auto-pipelining), one per cluster node at most.
+const HIT_SCRIPT = `local n = redis.call("INCR", KEYS[1])
+if n == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end
+return n`
 
 const makeRedis = Effect.map(RedisConnection, ({ prefix, script }): RateCounterShape => {
-  const hitAll = script("rateHitAll", HIT_ALL_SCRIPT)
+  const hit = script("rateHit", HIT_SCRIPT)
   return {
     hitAll: (hits) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const windows = hits.map(({ key, windowMs }) => ({ key, windowMs, ...windowOf(now, windowMs) }))
         return storeCall(() =>
-          hitAll(
-            windows.map(({ index, key, windowMs }) => `${prefix}rate:${key}:${windowMs}:${index}`),
-            windows.map(({ resetAtMs }) => toTtl(resetAtMs - now + 1000))
-          )
-        ).pipe(Effect.map((counts) =>
-          windows.map(({ resetAtMs }, i) => ({ count: Number((counts as ReadonlyArray<unknown>)[i]), resetAtMs }))
-        ))
+          Promise.all(windows.map(({ index, key, resetAtMs, windowMs }) =>
+            hit([`${prefix}rate:${key}:${windowMs}:${index}`], [toTtl(resetAtMs - now + 1000)])
+          ))
+        ).pipe(Effect.map((counts) => windows.map(({ resetAtMs }, i) => ({ count: Number(counts[i]), resetAtMs }))))
       })
   }
 })

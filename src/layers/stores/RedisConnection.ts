@@ -1,14 +1,21 @@
 /**
- * The Redis connection shared by the Redis-backed stores (used when REDIS_URL is set, docs/rules.md#embedded-defaults).
- * Every key and channel the stores use starts with `prefix`, so several deployments or test runs can
+ * The Redis connection shared by the Redis-backed stores (used when a Redis is configured,
+ * docs/rules.md#embedded-defaults): one node, a primary found through Sentinel, or a Redis Cluster
+ * (src/layers/stores/RedisTarget.ts, docs/operations.md#redis-high-availability). The stores issue the same
+ * commands on all three: each command and script touches one key, so no command spans two hash slots of a
+ * cluster. Every key and channel the stores use starts with `prefix`, so several deployments or test runs can
  * share one Redis.
  */
-import { Context, Deferred, Duration, Effect, Layer, Redacted, Runtime, type Scope } from "effect"
-import { Redis } from "ioredis"
+import { Context, Deferred, Duration, Effect, Layer, Option, Redacted, Runtime, type Scope } from "effect"
+import { Cluster, Redis, type RedisOptions } from "ioredis"
 import { StartupError } from "../AppConfig"
+import { describeTarget, type RedisTarget } from "./RedisTarget"
+
+/** A node's connection or a cluster's: the stores use only what both offer. */
+export type RedisClient = Redis | Cluster
 
 interface RedisConnectionShape {
-  readonly client: Redis
+  readonly client: RedisClient
   /** Prepended to every key and channel. */
   readonly prefix: string
   /**
@@ -17,7 +24,7 @@ interface RedisConnectionShape {
    */
   readonly script: (name: string, lua: string) => Script
   /** A further connection (for SUBSCRIBE, which takes a connection over), closed with the scope. */
-  readonly duplicate: Effect.Effect<Redis, StartupError, Scope.Scope>
+  readonly duplicate: Effect.Effect<RedisClient, StartupError, Scope.Scope>
 }
 
 /** Runs a script with these keys (prefixed by the caller) and arguments. */
@@ -25,22 +32,12 @@ type Script = (keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
-/** host:port only, so a password in the URL never reaches a log line. */
-const describe = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    return `${parsed.hostname}:${parsed.port || "6379"}`
-  } catch {
-    return "the configured address"
-  }
-}
-
 /**
  * Waits until `client` is ready; fails after CONNECT_TIMEOUT with the last connection error. ioredis
  * keeps reconnecting on its own, so a Redis that comes up within the timeout is accepted. Afterwards a
  * lost connection is logged once, and the recovery once.
  */
-const connect = (create: () => Redis, where: string): Effect.Effect<Redis, StartupError, Scope.Scope> =>
+const connect = (create: () => RedisClient, where: string): Effect.Effect<RedisClient, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const log = (effect: Effect.Effect<void>) => Runtime.runFork(runtime)(effect)
@@ -51,13 +48,16 @@ const connect = (create: () => Redis, where: string): Effect.Effect<Redis, Start
     const client = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const client = create()
-        client.on("error", (error: Error) => {
+        const onError = (error: Error) => {
           lastError = error.message
           if (ready && !lost) {
             lost = true
             log(Effect.logWarning(`Redis connection to ${where} lost: ${error.message}`))
           }
-        })
+        }
+        client.on("error", onError)
+        // A cluster reports a node's lost connection apart from its own errors.
+        client.on("node error", onError)
         client.on("ready", () => {
           if (!ready) {
             ready = true
@@ -90,19 +90,60 @@ const connect = (create: () => Redis, where: string): Effect.Effect<Redis, Start
     return client
   })
 
+/**
+ * What every connection to a Redis node does, on all three topologies:
+ * - a command during an outage (or a fail-over) fails after a few reconnection attempts, a few hundred
+ *   milliseconds (and becomes a 503), rather than queueing for a long time; none waits longer than
+ *   COMMAND_TIMEOUT in any case;
+ * - a write refused with READONLY (the node was demoted to a replica while this connection stayed open to it)
+ *   reconnects, which under Sentinel asks the sentinels for the new primary, and sends the command again;
+ * - commands issued while others are on the wire leave together in one write (auto-pipelining): under load,
+ *   many requests' commands share a round trip.
+ */
+const COMMAND_TIMEOUT = Duration.seconds(5)
+const nodeOptions = {
+  maxRetriesPerRequest: 3,
+  commandTimeout: Duration.toMillis(COMMAND_TIMEOUT),
+  reconnectOnError: (error: Error) => error.message.startsWith("READONLY") ? 2 : false
+} satisfies RedisOptions
+
+const secret = (value: Option.Option<Redacted.Redacted>) => Option.getOrUndefined(Option.map(value, Redacted.value))
+
+const create = (target: RedisTarget): RedisClient => {
+  switch (target._tag) {
+    case "Single":
+      return new Redis(Redacted.value(target.url), { ...nodeOptions, enableAutoPipelining: true })
+    case "Sentinel":
+      return new Redis({
+        ...nodeOptions,
+        enableAutoPipelining: true,
+        sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
+        name: target.name,
+        username: Option.getOrUndefined(target.auth.username),
+        password: secret(target.auth.password),
+        sentinelPassword: secret(target.auth.sentinelPassword),
+        // Subscribes to the sentinels' +switch-master: a fail-over is followed at once, not at the next error.
+        failoverDetector: true
+      })
+    case "Cluster":
+      return new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), {
+        enableAutoPipelining: true,
+        redisOptions: {
+          ...nodeOptions,
+          username: Option.getOrUndefined(target.auth.username),
+          password: secret(target.auth.password)
+        }
+      })
+  }
+}
+
 export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisConnection, RedisConnectionShape>() {
-  static layer(url: Redacted.Redacted, prefix: string): Layer.Layer<RedisConnection, StartupError> {
+  static layer(target: RedisTarget, prefix: string): Layer.Layer<RedisConnection, StartupError> {
     return Layer.scoped(
       RedisConnection,
       Effect.gen(function*() {
-        const where = describe(Redacted.value(url))
-        const client = yield* connect(
-          // A command during an outage fails after a few retries (and becomes a defect) rather than
-          // queueing for a long time. Commands issued while others are on the wire leave together in one
-          // write (auto-pipelining): under load, many requests' commands share a round trip.
-          () => new Redis(Redacted.value(url), { maxRetriesPerRequest: 3, enableAutoPipelining: true }),
-          where
-        )
+        const where = describeTarget(target)
+        const client = yield* connect(() => create(target), where)
         yield* Effect.logDebug(`Connected to Redis at ${where} with key prefix "${prefix}"`)
         return {
           client,
@@ -112,6 +153,8 @@ export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisCon
             const run = (client as unknown as Record<string, (...args: ReadonlyArray<string | number>) => Promise<unknown>>)[name]!
             return (keys, args) => run.call(client, keys.length, ...keys, ...args)
           },
+          // A cluster's duplicate is a cluster of its own (its SUBSCRIBE goes through any node); under Sentinel the
+          // duplicate finds the primary through the sentinels too.
           duplicate: connect(() => client.duplicate(), where)
         }
       })

@@ -1,14 +1,15 @@
 /**
- * All the stores at once: backed by Redis when REDIS_URL is set, else by in-memory twins that hold
+ * All the stores at once: backed by Redis when one is configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES), else by in-memory twins that hold
  * for one process only (docs/architecture.md#stores). `StoreHealth` answers readiness checks.
  */
-import { Context, Effect, Layer, type Redacted } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { StartupError } from "../AppConfig"
 import { ServiceUnavailable } from "../../schema/platform/Errors"
 import { Broadcast } from "./Broadcast"
 import { KeyValue } from "./KeyValue"
 import { RateCounter } from "./RateCounter"
 import { RedisConnection } from "./RedisConnection"
+import type { RedisTarget } from "./RedisTarget"
 import { UserLock } from "./UserLock"
 
 interface StoreHealthShape {
@@ -35,8 +36,8 @@ export type StoreServices = KeyValue | UserLock | RateCounter | Broadcast | Stor
 
 export const Stores = {
   memory: Layer.mergeAll(KeyValue.memory, UserLock.memory, RateCounter.memory, Broadcast.memory, StoreHealth.memory),
-  redis: (url: Redacted.Redacted, prefix: string): Layer.Layer<StoreServices, StartupError> =>
+  redis: (target: RedisTarget, prefix: string): Layer.Layer<StoreServices, StartupError> =>
     Layer.mergeAll(KeyValue.redis, UserLock.redis, RateCounter.redis, Broadcast.redis, StoreHealth.redis).pipe(
-      Layer.provide(RedisConnection.layer(url, prefix))
+      Layer.provide(RedisConnection.layer(target, prefix))
     )
 } as const
