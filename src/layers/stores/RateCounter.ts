@@ -71,7 +71,7 @@ const makeRedis = Effect.map(RedisConnection, ({ prefix, script }): RateCounterS
         const windows = hits.map(({ key, windowMs }) => ({ key, windowMs, ...windowOf(now, windowMs) }))
         return storeCall(() =>
           Promise.all(windows.map(({ index, key, resetAtMs, windowMs }) =>
-            hit([`${prefix}rate:${key}:${windowMs}:${index}`], [toTtl(resetAtMs - now + 1000)])
+            hit(`${prefix}rate:${key}:${windowMs}:${index}`, [toTtl(resetAtMs - now + 1000)])
           ))
         ).pipe(Effect.map((counts) => windows.map(({ resetAtMs }, i) => ({ count: Number(counts[i]), resetAtMs }))))
       })

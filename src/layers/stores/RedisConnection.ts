@@ -19,16 +19,16 @@ interface RedisConnectionShape {
   /** Prepended to every key and channel. */
   readonly prefix: string
   /**
-   * A Lua script as a command: sent in full once per connection, then by its SHA1 (EVALSHA, reloaded
-   * by ioredis when Redis has forgotten it).
+   * A Lua script of one key as a command: sent in full once per connection, then by its SHA1 (EVALSHA, reloaded
+   * by ioredis when Redis has forgotten it). One key, so that a cluster runs it on the key's node.
    */
   readonly script: (name: string, lua: string) => Script
   /** A further connection (for SUBSCRIBE, which takes a connection over), closed with the scope. */
   readonly duplicate: Effect.Effect<RedisClient, StartupError, Scope.Scope>
 }
 
-/** Runs a script with these keys (prefixed by the caller) and arguments. */
-type Script = (keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
+/** Runs a script on this key (prefixed by the caller) with these arguments. */
+type Script = (key: string, args: ReadonlyArray<string | number>) => Promise<unknown>
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
@@ -149,9 +149,11 @@ export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisCon
           client,
           prefix,
           script: (name, lua) => {
-            client.defineCommand(name, { lua })
+            // numberOfKeys fixed: the key comes first, as for any command, which a cluster's auto-pipelining
+            // groups commands by (with the count first, it grouped by the slot of "1").
+            client.defineCommand(name, { lua, numberOfKeys: 1 })
             const run = (client as unknown as Record<string, (...args: ReadonlyArray<string | number>) => Promise<unknown>>)[name]!
-            return (keys, args) => run.call(client, keys.length, ...keys, ...args)
+            return (key, args) => run.call(client, key, ...args)
           },
           // A cluster's duplicate is a cluster of its own (its SUBSCRIBE goes through any node); under Sentinel the
           // duplicate finds the primary through the sentinels too.

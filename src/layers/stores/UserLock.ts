@@ -43,7 +43,7 @@ class Busy {
 /** The primitive each store provides: one attempt to take the lock, and a release by token. */
 interface LockBackend {
   readonly tryAcquire: (key: string, token: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
-  readonly release: (key: string, token: string) => Effect.Effect<void>
+  readonly release: (key: string, token: string, ttlMs: number) => Effect.Effect<void>
 }
 
 /** The lock keys the current fiber holds. */
@@ -189,7 +189,7 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                   return acquire.pipe(
                     Effect.zipRight(restore(Effect.locally(effect, held, new Set([...keys, key])))),
                     // Harmless when the lock was never taken: it deletes only a lock holding this token.
-                    Effect.ensuring(backend.release(key, token)),
+                    Effect.ensuring(backend.release(key, token, ttlMs)),
                     Effect.ensuring(Effect.suspend(() => holdsTurn ? pass(key) : Effect.void))
                   )
                 })
@@ -224,11 +224,26 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }) => {
   return fromBackend({
     tryAcquire: (key, token, ttlMs) =>
       storeCall(() => client.set(k(key), token, "PX", ttlMs, "NX")).pipe(Effect.map((reply) => reply === "OK")),
-    // Should Redis be gone, the lock expires by its time to live.
-    release: (key, token) =>
-      storeCall(() => releaseIfHeld([k(key)], [token])).pipe(
-        Effect.catchAllCause((cause) => Effect.logWarning("UserLock: release failed; the lock ends with its time to live", cause))
+    // Should Redis be unreachable (an outage, a fail-over), the release is tried again in the background until
+    // the lock's time to live: a lock whose taking reached the replica but whose release did not would otherwise
+    // hold the user's next operations (409) for the whole time to live after a fail-over. The token keeps a late
+    // release from freeing anyone else's lock.
+    release: (key, token, ttlMs) => {
+      const release = storeCall(() => releaseIfHeld(k(key), [token]))
+      return release.pipe(
+        Effect.catchAll(() =>
+          Effect.zipRight(
+            Effect.logWarning("UserLock: release failed; tried again until the lock's time to live"),
+            release.pipe(
+              Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("1 second")), Schedule.upTo(ttlMs))),
+              Effect.ignore,
+              Effect.forkDaemon
+            )
+          )
+        ),
+        Effect.asVoid
       )
+    }
   })
 })
 

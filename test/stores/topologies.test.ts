@@ -1,0 +1,109 @@
+/**
+ * The Redis stores on a Sentinel set-up and on a Redis Cluster of this file's own (test/support/RedisTopologies.ts,
+ * docs/operations.md#redis-high-availability): the whole store contract on each, and the primary killed under a
+ * running app, which answers 503 (never 500) until the sentinels have failed over and then serves again by itself,
+ * with what it acknowledged before the fail-over still there.
+ *
+ * These start eight redis-server processes and need no database of their own, so they run in the real-servers
+ * run only (REDIS_URL set, as in .ci/run's second `npm test`); without the redis-server binary they are skipped,
+ * saying so.
+ */
+import { describe, expect, layer } from "@effect/vitest"
+import { afterAll, beforeAll } from "vitest"
+import { Effect, Fiber, Layer, Option, Ref, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import { Stores } from "../../src/layers/stores/Stores"
+import type { RedisAuth, RedisTarget } from "../../src/layers/stores/RedisTarget"
+import { Ledger } from "../../src/services/money/Ledger"
+import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { type ClusterSetup, hasRedisServer, type SentinelSetup, startCluster, startSentinelSetup } from "../support/RedisTopologies"
+import { makeTestClient, testConfig } from "../support/TestApp"
+import { TestDatabase } from "../support/TestDatabase"
+import { storeContract } from "./contract"
+
+const noAuth: RedisAuth = { username: Option.none(), password: Option.none(), sentinelPassword: Option.none() }
+/** Limits no test request reaches: the load below opens a case every 20 ms. */
+const unlimited = { count: 1_000_000, windowMs: 60_000 }
+
+const skipped = !hasRedisServer
+  ? "skipped: no redis-server binary on the PATH"
+  : process.env.REDIS_URL === undefined
+  ? "skipped: runs in the real-servers run (REDIS_URL set)"
+  : undefined
+
+/** Redis keeps its own time: let real time pass. */
+const realTime = { advance: (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms))) }
+
+describe.skipIf(skipped !== undefined)(`Redis Sentinel and Cluster${skipped === undefined ? "" : ` (${skipped})`}`, () => {
+  let sentinel: SentinelSetup
+  let cluster: ClusterSetup
+  beforeAll(async () => {
+    ;[sentinel, cluster] = await Promise.all([startSentinelSetup(), startCluster()])
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all([sentinel?.stop(), cluster?.stop()])
+  })
+
+  const sentinelTarget = (): RedisTarget => ({ _tag: "Sentinel", sentinels: sentinel.sentinels, name: sentinel.name, auth: noAuth })
+  const storesOn = (target: () => RedisTarget) =>
+    Layer.suspend(() => Stores.redis(target(), `gp-test:${randomUUID()}:`)).pipe(Layer.orDie)
+
+  describe("Sentinel: a primary, a replica, three sentinels", () => {
+    layer(storesOn(sentinelTarget), { excludeTestServices: true })((it) => storeContract(it, realTime))
+  })
+
+  describe("Cluster: three primaries", () => {
+    layer(storesOn(() => ({ _tag: "Cluster", nodes: cluster.nodes, auth: noAuth })), { excludeTestServices: true })((it) =>
+      storeContract(it, realTime)
+    )
+  })
+
+  layer(TestDatabase, { excludeTestServices: true })("Sentinel fail-over under a running app", (it) => {
+    it.scoped("the primary killed: only 503s, no 500, then 200 again by itself; a session and openings acknowledged before it stay", () =>
+      Effect.gen(function*() {
+        const client = yield* makeTestClient({ stores: storesOn(sentinelTarget), config: {
+            adminIdpIds: ["root"],
+            rateLimits: { ...testConfig.rateLimits, global: unlimited, caseOpen: unlimited }
+          }
+        })
+        const { kase } = yield* makeCase({ priceCents: 100n })
+        // Acknowledged: the sign-in answered (its session in Redis) and an opening answered 200, then replicated
+        // to the replica (Redis replicates asynchronously: what the replica lacks when the primary dies is
+        // lost, docs/operations.md#what-a-fail-over-can-lose).
+        const player = yield* fundedPlayer(client, "failover-witness", 100_000)
+        expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+        yield* Effect.promise(() => sentinel.replicated())
+
+        // Load through the fail-over: the session read on every request, rate counters, user locks.
+        const statuses = yield* Ref.make(new Map<number, number>())
+        const opened = yield* Ref.make(0)
+        const stopping = yield* Ref.make(false)
+        // Stopped between requests, never during one: every opening the database kept was answered and counted.
+        const load = yield* Effect.gen(function*() {
+          const answer = yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)
+          yield* Ref.update(statuses, (map) => new Map(map).set(answer.status, (map.get(answer.status) ?? 0) + 1))
+          if (answer.status === 200) yield* Ref.update(opened, (n) => n + 1)
+          yield* Effect.sleep("20 millis")
+        }).pipe(Effect.repeat({ until: () => Ref.get(stopping) }), Effect.fork)
+
+        const before = yield* Effect.promise(() => sentinel.primaryPort())
+        yield* Effect.promise(() => sentinel.failOver())
+        expect(yield* Effect.promise(() => sentinel.primaryPort())).not.toBe(before)
+        // Recovered without a restart: the same app answers 200 again, for the session it created before.
+        yield* client.get("/api/auth/me", player.auth).pipe(
+          Effect.repeat({ until: (answer) => answer.status === 200, schedule: Schedule.spaced("100 millis") }),
+          Effect.timeout("30 seconds")
+        )
+        yield* Ref.set(stopping, true)
+        yield* Fiber.join(load)
+
+        const seen = yield* Ref.get(statuses)
+        expect([...seen.keys()].filter((status) => status !== 200 && status !== 503)).toEqual([])
+        const me = yield* client.get("/api/auth/me", player.auth)
+        expect(me.status).toBe(200)
+        expect(me.body.balanceCents).toBe(100_000 - 100 * (1 + (yield* Ref.get(opened))))
+        expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+        expect(Object.values(yield* (yield* Ledger).check).flat()).toEqual([])
+      }).pipe(Effect.provide(Ledger.Default)), { timeout: 90_000 })
+  })
+})
