@@ -3,12 +3,16 @@
  * Redis (append-only file on), signed-in users opening cases, upgrading, selling, paying deposits through
  * the sandbox and requesting withdrawals, each money request with an Idempotency-Key and retried with the
  * same key when it was cut or refused with 503. During the run the service is killed (SIGKILL) and
- * restarted, Redis is killed and restarted, PostgreSQL is crashed (immediate stop) and restarted.
- * Afterwards it checks the money in the database and prints: acknowledged operations lost, ledger
+ * restarted, Redis is killed and restarted, PostgreSQL is crashed (immediate stop) and restarted. With
+ * `--sentinel` Redis is a Sentinel set-up instead (a primary, a replica, three sentinels;
+ * test/support/RedisTopologies.ts) and its fault is the primary killed (SIGKILL) for good: the sentinels
+ * promote the replica and the service must follow by itself.
+ * Afterwards it checks the money in the database and the players' sessions (created before the load, so
+ * replicated long before any fault) and prints: acknowledged operations lost, sessions lost, ledger
  * mismatches, responses by status, and the time to recover from each fault. Exit code 1 when anything
  * acknowledged was lost, money does not add up, or any answer was a 500.
  *
- *   npm run bench:faults -- [--users 16] [--seconds 60] [--keep]
+ *   npm run bench:faults -- [--users 16] [--seconds 60] [--sentinel] [--keep]
  *
  * Needs PostgreSQL's server binaries (initdb, pg_ctl; run as the postgres user when started as root)
  * and redis-server on the PATH. Everything it starts listens on free loopback ports in a temporary
@@ -23,12 +27,14 @@ import { join } from "node:path"
 import { parseArgs } from "node:util"
 import pg from "pg"
 import { devSessionAt } from "../test/support/DevSignIn"
+import { startSentinelSetup } from "../test/support/RedisTopologies"
 import { serviceArgs } from "./serviceCommand"
 
 const { values } = parseArgs({
   options: {
     users: { type: "string", default: "16" },
     seconds: { type: "string", default: "60" },
+    sentinel: { type: "boolean", default: false },
     keep: { type: "boolean", default: false }
   }
 })
@@ -87,7 +93,8 @@ const startRedis = () => {
     "--appendonly", "yes", "--appendfsync", "always", "--logfile", join(dir, "redis.log")
   ], { stdio: "ignore" })
 }
-startRedis()
+const sentinel = values.sentinel ? await startSentinelSetup("gp-faults") : undefined
+if (sentinel === undefined) startRedis()
 
 const base = `http://127.0.0.1:${servicePort}`
 let service: ChildProcess
@@ -99,7 +106,9 @@ const startService = () => {
       ...process.env,
       NODE_ENV: "development",
       DATABASE_URL: `postgres://postgres@127.0.0.1:${pgPort}/postgres`,
-      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      ...(sentinel === undefined
+        ? { REDIS_URL: `redis://127.0.0.1:${redisPort}` }
+        : { REDIS_URL: undefined, REDIS_SENTINELS: sentinel.variable, REDIS_SENTINEL_NAME: sentinel.name }),
       PORT: String(servicePort),
       PUBLIC_URL: base,
       DEV_IDP_PORT: String(idpPort),
@@ -132,6 +141,7 @@ const untilReady = async (since: number, limitMs = 120_000) => {
 
 const stopAll = () => {
   for (const child of [service, redis]) child?.kill("SIGKILL")
+  sentinel?.stop()
   try {
     pgTool("pg_ctl", ["-D", pgData, "-m", "immediate", "stop"])
   } catch {
@@ -146,7 +156,9 @@ process.on("SIGINT", () => process.exit(130))
 execFileSync(process.execPath, ["scripts/build.mjs"], { stdio: "inherit" })
 startService()
 const firstStart = await untilReady(serviceStartedAt)
-log(`service ready ${firstStart.toFixed(2)} s after start (PostgreSQL :${pgPort}, Redis :${redisPort}, service :${servicePort})`)
+log(`service ready ${firstStart.toFixed(2)} s after start (PostgreSQL :${pgPort}, ${
+  sentinel === undefined ? `Redis :${redisPort}` : `Redis primary :${await sentinel.primaryPort()} under sentinels ${sentinel.variable}`
+}, service :${servicePort})`)
 
 // ---- Clients --------------------------------------------------------------------------------------
 
@@ -307,11 +319,15 @@ await inject("service killed (SIGKILL) and restarted", async () => {
   restartToReady = await untilReady(serviceStartedAt)
 })
 await sleep(slot)
-await inject("Redis killed (SIGKILL), restarted 2 s later", async () => {
-  redis.kill("SIGKILL")
-  await sleep(2_000)
-  startRedis()
-})
+if (sentinel === undefined) {
+  await inject("Redis killed (SIGKILL), restarted 2 s later", async () => {
+    redis.kill("SIGKILL")
+    await sleep(2_000)
+    startRedis()
+  })
+} else {
+  await inject("Redis primary killed (SIGKILL) for good, sentinels fail over to the replica", () => sentinel.failOver())
+}
 await sleep(slot)
 await inject("PostgreSQL crashed (immediate stop), restarted 2 s later", async () => {
   crashPostgres()
@@ -367,6 +383,9 @@ const mismatches = {
     GROUP BY w.id HAVING count(t.id) <> 1`)).length
 }
 await db.end()
+// Every player's session was created (and replicated) before the load: each must still sign the player in.
+const sessionsLost = (await Promise.all(players.map(({ session }) => call("/api/auth/me", session))))
+  .filter((answer) => answer?.status !== 200).length
 
 const totals = Object.fromEntries(Object.entries(acknowledged).map(([kind, ids]) => [kind, ids.length]))
 const lostTotal = Object.values(lost).reduce((a, b) => a + b, 0)
@@ -374,17 +393,18 @@ const mismatchTotal = Object.values(mismatches).reduce((a, b) => a + b, 0)
 const requests = [...statuses.values()].reduce((a, b) => a + b, 0)
 const errors500 = statuses.get("500") ?? 0
 
-console.log("\n== Fault-injection run")
+console.log(`\n== Fault-injection run${sentinel === undefined ? "" : " (Redis under Sentinel)"}`)
 console.log(`users ${USERS}, load ${SECONDS} s; first start to ready ${firstStart.toFixed(2)} s, restart after SIGKILL to ready ${restartToReady.toFixed(2)} s`)
 console.log(`requests ${requests}; by status: ${[...statuses].sort().map(([s, n]) => `${s}=${n}`).join(" ")}`)
 console.log(`acknowledged: ${Object.entries(totals).map(([k, n]) => `${k} ${n}`).join(", ")}`)
 console.log(`acknowledged operations lost: ${lostTotal} (${Object.entries(lost).map(([k, n]) => `${k} ${n}`).join(", ")})`)
+console.log(`sessions lost: ${sessionsLost} of ${players.length}`)
 console.log(`money created or destroyed: ${mismatchTotal} (${Object.entries(mismatches).map(([k, n]) => `${k}: ${n}`).join("; ")})`)
 console.log(`500 answers: ${errors500}`)
 console.log("recovery (fault -> ready / -> next acknowledged money operation):")
 for (const r of recoveries) console.log(`  ${r.fault}: ${r.readySeconds.toFixed(2)} s / ${r.firstSuccessSeconds.toFixed(2)} s`)
 if (values.keep) console.log(`logs kept in ${dir}`)
-const failed = lostTotal > 0 || mismatchTotal > 0 || errors500 > 0
+const failed = lostTotal > 0 || sessionsLost > 0 || mismatchTotal > 0 || errors500 > 0
 if (failed) console.log(`service log (last lines):\n${readFileSync(join(dir, "service.log"), "utf8").split("\n").slice(-40).join("\n")}`)
 console.log(failed ? "FAILED" : "PASSED")
 process.exit(failed ? 1 : 0)

@@ -4,17 +4,21 @@
  * belong, and a refusal is the one-line StartupError the service prints before it exits.
  */
 import { NodeContext } from "@effect/platform-node"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { loadAppConfig } from "../../src/layers/AppConfig"
 import { describeTarget } from "../../src/layers/stores/RedisTarget"
 
+/** One data directory for the file (development secrets are kept there). */
+const dataDir = mkdtempSync(join(tmpdir(), "gp-redis-config-"))
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
 const load = (env: Record<string, string>) =>
   loadAppConfig.pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DATA_DIR: mkdtempSync(join(tmpdir(), "gp-redis-config-")), ...env })))),
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DATA_DIR: dataDir, ...env })))),
     Effect.provide(NodeContext.layer),
     Effect.either
   )

@@ -40,8 +40,9 @@ describe.skipIf(skipped !== undefined)(`Redis Sentinel and Cluster${skipped === 
   beforeAll(async () => {
     ;[sentinel, cluster] = await Promise.all([startSentinelSetup(), startCluster()])
   }, 60_000)
-  afterAll(async () => {
-    await Promise.all([sentinel?.stop(), cluster?.stop()])
+  afterAll(() => {
+    sentinel?.stop()
+    cluster?.stop()
   })
 
   const sentinelTarget = (): RedisTarget => ({ _tag: "Sentinel", sentinels: sentinel.sentinels, name: sentinel.name, auth: noAuth })

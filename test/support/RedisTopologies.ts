@@ -1,8 +1,8 @@
 /**
  * Private Redis set-ups started from the `redis-server` binary on free loopback ports, in a temporary directory
  * of their own (docs/operations.md#redis-high-availability): a Sentinel set-up (a primary, a replica, three
- * sentinels) and a 3-primary Redis Cluster. `stop` kills exactly the processes started here, by their pid, and
- * removes the directory. Used by test/stores/topologies.test.ts and bench/faults.ts.
+ * sentinels) and a 3-primary Redis Cluster. `stop` kills exactly the processes started here (SIGKILL, through
+ * their ChildProcess handles) and removes the directory. Used by test/stores/topologies.test.ts and bench/faults.ts.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -68,8 +68,9 @@ class Processes {
     })
   }
 
-  async stop(): Promise<void> {
-    await Promise.all(this.started.map((child) => this.kill({ port: 0, process: child })))
+  /** Synchronous, so that a process's exit handler can call it too. */
+  stop(): void {
+    for (const child of this.started) child.kill("SIGKILL")
     rmSync(this.dir, { recursive: true, force: true })
   }
 }
@@ -89,7 +90,7 @@ export interface SentinelSetup {
   readonly replicated: () => Promise<void>
   /** Kills the current primary (SIGKILL); resolves once the sentinels name the replica as the new primary. */
   readonly failOver: () => Promise<void>
-  readonly stop: () => Promise<void>
+  readonly stop: () => void
 }
 
 /**
@@ -153,7 +154,7 @@ export const startSentinelSetup = async (name = "gp-test"): Promise<SentinelSetu
       stop: () => processes.stop()
     }
   } catch (error) {
-    await processes.stop()
+    processes.stop()
     throw error
   }
 }
@@ -168,7 +169,7 @@ export interface ClusterSetup {
   readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>
   /** REDIS_CLUSTER_NODES for this set-up. */
   readonly variable: string
-  readonly stop: () => Promise<void>
+  readonly stop: () => void
 }
 
 /** Three primaries sharing the 16384 slots (no replicas: the contract needs no fail-over in a cluster). */
@@ -197,7 +198,7 @@ export const startCluster = async (): Promise<ClusterSetup> => {
       stop: () => processes.stop()
     }
   } catch (error) {
-    await processes.stop()
+    processes.stop()
     throw error
   }
 }
