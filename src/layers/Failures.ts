@@ -42,6 +42,7 @@ const CONNECTION_MESSAGES = [
   "Too many Cluster redirections", // ioredis: the slots kept moving
   "Failed to refresh slots cache", // ioredis: no cluster node answered
   "None of the startup nodes is available", // ioredis: no cluster node reachable
+  "Cluster isn't ready", // ioredis: no connected node for the command's slot
   "All sentinels are unreachable" // ioredis
 ]
 

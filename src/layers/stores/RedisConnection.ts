@@ -128,6 +128,10 @@ const create = (target: RedisTarget): RedisClient => {
     case "Cluster":
       return new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), {
         enableAutoPipelining: true,
+        // A cluster has no retry limit or timeout of its own: with its offline queue, a command issued while no
+        // node of its slot is connected would wait for as long as the outage lasts. Without, it fails at once
+        // (503); a node's own connection still retries as above.
+        enableOfflineQueue: false,
         redisOptions: {
           ...nodeOptions,
           username: Option.getOrUndefined(target.auth.username),
