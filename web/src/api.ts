@@ -2,6 +2,7 @@
  * The public HTTP API, called from the page with the session cookie (same origin only). Requests
  * with a body are JSON, as the API requires; an error is shown as the API words it.
  */
+import { common } from "./text/common"
 
 export interface FieldError {
   readonly field: string
@@ -45,7 +46,7 @@ export const api = async <A>(path: string, options: Options = {}): Promise<A> =>
       body: options.body === undefined ? undefined : JSON.stringify(options.body)
     })
   } catch {
-    throw new ApiError(0, "The service cannot be reached", undefined, [])
+    throw new ApiError(0, common().unreachable, undefined, [])
   }
   const text = await response.text()
   const json = text === "" ? undefined : safeParse(text)

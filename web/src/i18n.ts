@@ -60,8 +60,8 @@ export const messages = <M>(en: M, ptBR: NoInfer<M>) => {
   return text
 }
 
-/** Intl formatters per language, made once each. */
-const cached = <F>(make: (locale: Locale) => F) => {
+/** A formatter (or anything else) made by `make` once per language; the current language's. */
+export const perLocale = <F>(make: (locale: Locale) => F) => {
   const made = new Map<Locale, F>()
   return () => {
     let formatter = made.get(current)
@@ -70,7 +70,10 @@ const cached = <F>(make: (locale: Locale) => F) => {
   }
 }
 
-export const numberFormat = cached((l) => new Intl.NumberFormat(l))
-export const currencyFormat = cached((l) => new Intl.NumberFormat(l, { style: "currency", currency: "BRL" }))
-export const dateTimeFormat = cached((l) => new Intl.DateTimeFormat(l, { dateStyle: "short", timeStyle: "short" }))
-export const dateFormat = cached((l) => new Intl.DateTimeFormat(l, { dateStyle: "short" }))
+export const numberFormat = perLocale((l) => new Intl.NumberFormat(l))
+export const currencyFormat = perLocale((l) => new Intl.NumberFormat(l, { style: "currency", currency: "BRL" }))
+export const percentFormat = perLocale((l) =>
+  new Intl.NumberFormat(l, { style: "percent", minimumFractionDigits: 2, maximumFractionDigits: 2 })
+)
+export const dateTimeFormat = perLocale((l) => new Intl.DateTimeFormat(l, { dateStyle: "short", timeStyle: "short" }))
+export const dateFormat = perLocale((l) => new Intl.DateTimeFormat(l, { dateStyle: "short" }))

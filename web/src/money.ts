@@ -1,5 +1,8 @@
-/** Money is integer cents (a JSON number, or a string for the largest amounts); shown as R$ with two decimals. */
-const brl = new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" })
+/**
+ * Money is integer cents (a JSON number, or a string for the largest amounts), always BRL; shown with two decimals
+ * in the chosen language's way ("R$ 1.234,56", "R$1,234.56"), as are percentages and dates.
+ */
+import { currencyFormat, dateTimeFormat, percentFormat } from "./i18n"
 
 export const formatCents = (cents: number | string | bigint): string => {
   // Averages may come with a fraction of a cent: shown to the nearest cent.
@@ -8,7 +11,7 @@ export const formatCents = (cents: number | string | bigint): string => {
   const abs = negative ? -value : value
   // As an exact decimal string, so no amount goes through floating point.
   const decimal = `${negative ? "-" : ""}${abs / 100n}.${String(abs % 100n).padStart(2, "0")}`
-  return brl.format(decimal as Intl.StringNumericLiteral)
+  return currencyFormat().format(decimal as Intl.StringNumericLiteral)
 }
 
 /** "12,34", "12.34" or "1.234,56" (reais) -> 1234 cents; undefined when it is not an amount. */
@@ -22,12 +25,10 @@ export const parseReais = (text: string): bigint | undefined => {
   return match[1] === "-" ? -cents : cents
 }
 
-export const formatPercent = (fraction: number, digits = 2): string =>
-  new Intl.NumberFormat("pt-BR", { style: "percent", minimumFractionDigits: digits, maximumFractionDigits: digits })
-    .format(fraction)
+/** A fraction as a percentage with two decimals: "12,34 %" / "12.34%". */
+export const formatPercent = (fraction: number): string => percentFormat().format(fraction)
 
-export const formatDateTime = (iso: string): string =>
-  new Intl.DateTimeFormat("pt-BR", { dateStyle: "short", timeStyle: "short" }).format(new Date(iso))
+export const formatDateTime = (iso: string): string => dateTimeFormat().format(new Date(iso))
 
 /** "3 min", "2 h", "4 d" since `iso`. */
 export const age = (iso: string, now = Date.now()): string => {

@@ -1,5 +1,7 @@
 import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
+import { LOCALES, locale, numberFormat, setLocale } from "./i18n"
+import { common, LANGUAGE_NAMES } from "./text/common"
 import type { Loaded } from "./useLoad"
 
 /** An API error, as the API words it. */
@@ -12,7 +14,7 @@ export const SuccessNote = ({ text }: { text: string | undefined }) =>
 /** Shows the value once loaded, a busy marker before, the error if it failed. */
 export const Show = <A,>({ loaded, children }: { loaded: Loaded<A>; children: (value: A) => ComponentChildren }) =>
   loaded.state === "loading"
-    ? <p aria-busy="true">Loading…</p>
+    ? <p aria-busy="true">{common().loading}</p>
     : loaded.state === "failed"
     ? <ErrorNote text={loaded.error} />
     : <>{children(loaded.value)}</>
@@ -21,17 +23,17 @@ export const Show = <A,>({ loaded, children }: { loaded: Loaded<A>; children: (v
 export const Pager = (
   { page, limit, total, onPage }: { page: number; limit: number; total: number; onPage: (page: number) => void }
 ) => {
+  const m = common()
+  const n = (value: number) => numberFormat().format(value)
   const pages = Math.max(1, Math.ceil(total / limit))
-  if (total <= limit && page === 1) return <p><small data-testid="pager-summary">{total} in all</small></p>
+  if (total <= limit && page === 1) return <p><small data-testid="pager-summary">{m.inAll(n(total))}</small></p>
   const first = total === 0 ? 0 : (page - 1) * limit + 1
   const last = Math.min(total, page * limit)
   return (
-    <nav class="pager" aria-label="Pages" data-testid="pager">
-      <button class="outline secondary" disabled={page <= 1} onClick={() => onPage(page - 1)}>‹ Previous</button>
-      <small data-testid="pager-summary">
-        {first}–{last} of {total} · page {page} of {pages}
-      </small>
-      <button class="outline secondary" disabled={page >= pages} onClick={() => onPage(page + 1)}>Next ›</button>
+    <nav class="pager" aria-label={m.pages} data-testid="pager">
+      <button class="outline secondary" disabled={page <= 1} onClick={() => onPage(page - 1)}>{m.previous}</button>
+      <small data-testid="pager-summary">{m.range(n(first), n(last), n(total), n(page), n(pages))}</small>
+      <button class="outline secondary" disabled={page >= pages} onClick={() => onPage(page + 1)}>{m.next}</button>
     </nav>
   )
 }
@@ -60,11 +62,29 @@ export const useConfirm = () => {
         <h2 id="confirm-title">{open.question.title}</h2>
         <div>{open.question.body}</div>
         <footer>
-          <button class="secondary" onClick={() => close(false)}>Cancel</button>
+          <button class="secondary" onClick={() => close(false)}>{common().cancel}</button>
           <button autoFocus onClick={() => close(true)}>{open.question.confirm}</button>
         </footer>
       </article>
     </dialog>
   )
   return [dialog, ask] as const
+}
+
+/** The language switch: the other language, named in itself; the choice is remembered (i18n.ts). */
+export const LanguageSwitch = () => {
+  const other = LOCALES.find((l) => l !== locale())!
+  return (
+    <button
+      type="button"
+      class="outline secondary language"
+      lang={other}
+      aria-label={`${common().language}: ${LANGUAGE_NAMES[other]}`}
+      data-testid="language-switch"
+      data-locale={other}
+      onClick={() => setLocale(other)}
+    >
+      {LANGUAGE_NAMES[other]}
+    </button>
+  )
 }

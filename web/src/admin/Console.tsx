@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks"
 import { currentUser, type Me, rememberReturn, SIGN_IN_URL } from "../api"
-import { Show } from "../ui"
+import { LanguageSwitch, Show } from "../ui"
 import { useLoad } from "../useLoad"
 import { Audit } from "./Audit"
 import { Catalog } from "./Catalog"
@@ -8,6 +8,7 @@ import { Dashboard } from "./Dashboard"
 import { Deposits } from "./Deposits"
 import { navigate } from "./nav"
 import { Player } from "./Player"
+import { consoleText } from "./text/console"
 import { Users } from "./Users"
 import { Withdrawals } from "./Withdrawals"
 
@@ -18,21 +19,21 @@ export interface PageProps {
 }
 
 const SECTIONS = [
-  { path: "/admin", title: "Dashboard", Page: Dashboard },
-  { path: "/admin/withdrawals", title: "Withdrawals", Page: Withdrawals },
-  { path: "/admin/deposits", title: "Deposits", Page: Deposits },
-  { path: "/admin/users", title: "Users", Page: Users },
-  { path: "/admin/catalog", title: "Catalog", Page: Catalog },
-  { path: "/admin/audit", title: "Audit log", Page: Audit }
+  { path: "/admin", key: "dashboard", Page: Dashboard },
+  { path: "/admin/withdrawals", key: "withdrawals", Page: Withdrawals },
+  { path: "/admin/deposits", key: "deposits", Page: Deposits },
+  { path: "/admin/users", key: "users", Page: Users },
+  { path: "/admin/catalog", key: "catalog", Page: Catalog },
+  { path: "/admin/audit", key: "audit", Page: Audit }
 ] as const
 
 /** The page at `path`: a section, or one player (`/admin/users/<id>`, under Users in the navigation). */
 const route = (path: string) => {
   const section = SECTIONS.find((s) => s.path === path)
-  if (section !== undefined) return { title: section.title, nav: section.path, render: (p: PageProps) => <section.Page {...p} /> }
+  if (section !== undefined) return { title: consoleText().sections[section.key], nav: section.path, render: (p: PageProps) => <section.Page {...p} /> }
   const player = /^\/admin\/users\/(\d+)$/.exec(path)
   if (player !== null) {
-    return { title: "Player", nav: "/admin/users", render: (p: PageProps) => <Player {...p} id={player[1]!} /> }
+    return { title: consoleText().player, nav: "/admin/users", render: (p: PageProps) => <Player {...p} id={player[1]!} /> }
   }
   return undefined
 }
@@ -49,25 +50,42 @@ export const Console = () => {
   )
 }
 
-const SignedOut = () => (
-  <main class="container" data-testid="signed-out">
-    <h1>Console</h1>
-    <p>The console is for administrators. Sign in first.</p>
-    {/* Sign-in lands on LOGIN_REDIRECT_URL; the start page then returns here (see returnAfterSignIn). */}
-    <a role="button" href={SIGN_IN_URL} onClick={rememberReturn}>Sign in</a>
-  </main>
-)
+const SignedOut = () => {
+  const m = consoleText()
+  useTitle(m.signIn)
+  return (
+    <main class="container" data-testid="signed-out">
+      <div class="toolbar">
+        <h1>{m.console}</h1>
+        <LanguageSwitch />
+      </div>
+      <p>{m.signedOutText}</p>
+      {/* Sign-in lands on LOGIN_REDIRECT_URL; the start page then returns here (see returnAfterSignIn). */}
+      <a role="button" href={SIGN_IN_URL} onClick={rememberReturn}>{m.signIn}</a>
+    </main>
+  )
+}
 
-const AdminsOnly = ({ user }: { user: Me }) => (
-  <main class="container" data-testid="admins-only">
-    <h1>Administrators only</h1>
-    <p>
-      You are signed in as <strong>{user.username}</strong>, who is not an administrator. The console is for the
-      people who run the platform.
-    </p>
-    <a href="/">Back to the start page</a>
-  </main>
-)
+const AdminsOnly = ({ user }: { user: Me }) => {
+  const m = consoleText()
+  useTitle(m.adminsOnly)
+  return (
+    <main class="container" data-testid="admins-only">
+      <div class="toolbar">
+        <h1>{m.adminsOnly}</h1>
+        <LanguageSwitch />
+      </div>
+      <p>{m.notAdmin(user.username)}</p>
+      <a href="/">{m.backHome}</a>
+    </main>
+  )
+}
+
+/** The tab's title: `<page> · Console`, in the current language. */
+const useTitle = (title: string) =>
+  useEffect(() => {
+    document.title = `${title} · ${consoleText().console}`
+  }, [title])
 
 const Sections = ({ admin }: { admin: Me }) => {
   const [path, setPath] = useState(normalized(location.pathname))
@@ -78,10 +96,9 @@ const Sections = ({ admin }: { admin: Me }) => {
     addEventListener("popstate", onPop)
     return () => removeEventListener("popstate", onPop)
   }, [])
+  const m = consoleText()
   const page = route(path)
-  useEffect(() => {
-    document.title = `${page?.title ?? "Not found"} · Console`
-  }, [page?.title])
+  useTitle(page?.title ?? m.notFound)
   const go = (event: MouseEvent, to: string) => {
     if (event.ctrlKey || event.metaKey || event.shiftKey) return
     event.preventDefault()
@@ -90,10 +107,13 @@ const Sections = ({ admin }: { admin: Me }) => {
   return (
     <>
       <header class="container">
-        <nav class="console-nav">
+        <nav class="console-nav" aria-label={m.navigation}>
           <ul>
             <li>
-              <a href="/"><strong>Console</strong></a>
+              <a href="/"><strong>{m.console}</strong></a>
+            </li>
+            <li>
+              <LanguageSwitch />
             </li>
           </ul>
           <ul>
@@ -104,7 +124,7 @@ const Sections = ({ admin }: { admin: Me }) => {
                   aria-current={s.path === page?.nav ? "page" : undefined}
                   onClick={(e) => go(e, s.path)}
                 >
-                  {s.title}
+                  {m.sections[s.key]}
                 </a>
               </li>
             ))}
@@ -112,13 +132,13 @@ const Sections = ({ admin }: { admin: Me }) => {
         </nav>
         <div class="toolbar">
           <small>
-            {admin.username} · administrator
+            {admin.username} · {m.administrator}
           </small>
           {admin.twoFactorEnabled && (
             <input
               name="twoFactorCode"
-              aria-label="2FA code for protected actions"
-              placeholder="2FA code for protected actions"
+              aria-label={m.twoFactorCode}
+              placeholder={m.twoFactorCode}
               inputMode="numeric"
               autoComplete="one-time-code"
               value={twoFactorCode}
@@ -129,7 +149,7 @@ const Sections = ({ admin }: { admin: Me }) => {
       </header>
       <main class="container">
         {page === undefined
-          ? <p>No such page. Choose a section above.</p>
+          ? <p>{m.noSuchPage}</p>
           : <div key={path + search}>{page.render({ admin, twoFactorCode })}</div>}
       </main>
     </>

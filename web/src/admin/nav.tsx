@@ -7,7 +7,9 @@ export const navigate = (to: string) => {
 }
 
 /** A link inside the console: switches pages in place; with a modifier key, the browser's own (a new tab). */
-export const Link = ({ href, children, ...rest }: { href: string; children: ComponentChildren; "data-testid"?: string }) => (
+export const Link = (
+  { href, children, ...rest }: { href: string; children: ComponentChildren; "data-testid"?: string; translate?: boolean }
+) => (
   <a
     href={href}
     {...rest}
@@ -25,5 +27,5 @@ export const playerPath = (id: string) => `/admin/users/${id}`
 
 /** A user's name, linking to their player page. */
 export const UserLink = ({ user }: { user: { readonly id: string; readonly username: string } }) => (
-  <Link href={playerPath(user.id)} data-testid="user-link">{user.username}</Link>
+  <Link href={playerPath(user.id)} data-testid="user-link" translate={false}>{user.username}</Link>
 )
