@@ -3,6 +3,7 @@ import { api, errorText } from "../api"
 import { formatCents, formatDateTime } from "../money"
 import { ErrorNote, Pager, Show, SuccessNote, useConfirm } from "../ui"
 import { useLoad } from "../useLoad"
+import "./catalog.css"
 import type { PageProps } from "./Console"
 import { UserLink } from "./nav"
 
@@ -80,7 +81,7 @@ export const Deposits = ({ twoFactorCode }: PageProps) => {
           deposits.length === 0 ? <p>No {status.toLowerCase()} deposits.</p> : (
             <div class="overflow-auto">
               <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
-              <table data-testid="deposits">
+              <table data-testid="deposits" class="stack">
                 <thead>
                   <tr>
                     <th>User</th>
@@ -95,15 +96,15 @@ export const Deposits = ({ twoFactorCode }: PageProps) => {
                 <tbody>
                   {deposits.map((d) => (
                     <tr key={d.id} data-id={d.id}>
-                      <td>
+                      <td data-label="User">
                         <UserLink user={d.user} />
                       </td>
-                      <td class="money">{formatCents(d.amountCents)}</td>
-                      <td class="money">{formatCents(d.feeCents)}</td>
-                      <td>{d.method}</td>
-                      <td>{formatDateTime(d.createdAt)}</td>
-                      <td data-testid="status">{confirmed.has(d.id) ? "CONFIRMED" : d.status}</td>
-                      <td>
+                      <td data-label="Amount" class="money">{formatCents(d.amountCents)}</td>
+                      <td data-label="Fee" class="money">{formatCents(d.feeCents)}</td>
+                      <td data-label="Method">{d.method}</td>
+                      <td data-label="Created">{formatDateTime(d.createdAt)}</td>
+                      <td data-label="Status" data-testid="status">{confirmed.has(d.id) ? "CONFIRMED" : d.status}</td>
+                      <td data-label="">
                         {d.status === "PENDING" && !confirmed.has(d.id) && <ConfirmButton onConfirm={() => confirm(d)} />}
                       </td>
                     </tr>

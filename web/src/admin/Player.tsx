@@ -2,11 +2,13 @@ import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
 import { api, errorText } from "../api"
 import { formatCents, formatDateTime } from "../money"
-import { ErrorNote, Pager, Show, SuccessNote } from "../ui"
+import { ErrorNote, Pager, Show, SuccessNote, useConfirm } from "../ui"
 import { useLoad } from "../useLoad"
 import { AuditRows, type AuditEntry } from "./Audit"
+import "./catalog.css"
 import type { PageProps } from "./Console"
 import { Link } from "./nav"
+import { type Outcome, UserActions } from "./UserActions"
 
 type Cents = number | string
 
@@ -46,8 +48,18 @@ interface Profile {
 }
 
 /** `/admin/users/<id>`: one player — profile, sessions (revocable) and their paged history. */
-export const Player = ({ id, twoFactorCode }: PageProps & { id: string }) => {
+export const Player = (props: PageProps & { id: string }) => {
+  const { id, twoFactorCode } = props
   const [profile, reload] = useLoad(() => api<Profile>(`/admin/users/${id}`), [id])
+  const [dialog, ask] = useConfirm()
+  const [message, setMessage] = useState<Outcome>({})
+  /** Bumped after each action, so the history shows the rows it wrote. */
+  const [version, setVersion] = useState(0)
+  const changed = () => (reload(), setVersion((v) => v + 1))
+  const done = (outcome: Outcome) => {
+    setMessage(outcome)
+    if (outcome.ok !== undefined) changed()
+  }
   return (
     <Show loaded={profile}>
       {(p) => (
@@ -58,9 +70,20 @@ export const Player = ({ id, twoFactorCode }: PageProps & { id: string }) => {
             </small>
           </p>
           <h1 data-testid="player-name">{p.username}</h1>
+          {dialog}
+          <SuccessNote text={message.ok} />
+          <ErrorNote text={message.error} />
+          <div data-testid="player-actions">
+            <UserActions
+              {...props}
+              person={{ ...p, activeSessions: p.sessions.length, banned: p.banned !== null }}
+              ask={ask}
+              onDone={done}
+            />
+          </div>
           <ProfileFacts p={p} />
-          <Sessions userId={p.id} initial={p.sessions} twoFactorCode={twoFactorCode} onChange={reload} />
-          <History p={p} />
+          <Sessions userId={p.id} sessions={p.sessions} twoFactorCode={twoFactorCode} onChange={changed} />
+          <History p={p} version={version} />
         </>
       )}
     </Show>
@@ -130,25 +153,20 @@ const ProfileFacts = ({ p }: { p: Profile }) => {
 }
 
 const Sessions = (
-  { userId, initial, twoFactorCode, onChange }: {
+  { userId, sessions, twoFactorCode, onChange }: {
     userId: string
-    initial: ReadonlyArray<Session>
+    sessions: ReadonlyArray<Session>
     twoFactorCode: string
     onChange: () => void
   }
 ) => {
-  const [sessions, setSessions] = useState(initial)
   const [busy, setBusy] = useState<string | undefined>(undefined)
   const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
   const revoke = async (s: Session) => {
     setMessage({})
     setBusy(s.id)
     try {
-      const r = await api<{ sessions: ReadonlyArray<Session> }>(`/admin/users/${userId}/sessions/${s.id}/revoke`, {
-        method: "POST",
-        twoFactorCode
-      })
-      setSessions(r.sessions)
+      await api(`/admin/users/${userId}/sessions/${s.id}/revoke`, { method: "POST", twoFactorCode })
       setMessage({ ok: `Session ${s.id.slice(0, 8)}… ended` })
       onChange()
     } catch (error) {
@@ -164,7 +182,7 @@ const Sessions = (
       <ErrorNote text={message.error} />
       {sessions.length === 0 ? <p data-testid="no-sessions">No active sessions.</p> : (
         <div class="overflow-auto">
-          <table data-testid="sessions">
+          <table data-testid="sessions" class="stack">
             <thead>
               <tr>
                 <th>Session</th>
@@ -178,16 +196,16 @@ const Sessions = (
             <tbody>
               {sessions.map((s) => (
                 <tr key={s.id} data-id={s.id}>
-                  <td>
+                  <td data-label="Session">
                     <code title={s.id}>{s.id.slice(0, 8)}…</code>
                   </td>
-                  <td>{s.ip ?? "?"}</td>
-                  <td>
+                  <td data-label="Address">{s.ip ?? "?"}</td>
+                  <td data-label="Browser">
                     <small>{s.userAgent ?? "?"}</small>
                   </td>
-                  <td>{formatDateTime(s.createdAt)}</td>
-                  <td>{formatDateTime(s.lastActivity)}</td>
-                  <td>
+                  <td data-label="Started">{formatDateTime(s.createdAt)}</td>
+                  <td data-label="Last activity">{formatDateTime(s.lastActivity)}</td>
+                  <td data-label="">
                     <button class="outline" disabled={busy !== undefined} aria-busy={busy === s.id} onClick={() => revoke(s)}>
                       Revoke
                     </button>
@@ -206,7 +224,7 @@ const PAGE = 10
 
 type Tab = "transactions" | "deposits" | "withdrawals" | "openings" | "audit"
 
-const History = ({ p }: { p: Profile }) => {
+const History = ({ p, version }: { p: Profile; version: number }) => {
   const [tab, setTab] = useState<Tab>("transactions")
   const tabs: ReadonlyArray<readonly [Tab, string, number]> = [
     ["transactions", "Ledger", p.counts.transactions],
@@ -233,19 +251,19 @@ const History = ({ p }: { p: Profile }) => {
       </div>
       <div role="tabpanel" data-testid={`tab-${tab}`}>
         {tab === "transactions"
-          ? <Paged key={tab} path={`/admin/users/${p.id}/transactions`} rows="transactions" render={Transactions} />
+          ? <Paged key={tab} version={version} path={`/admin/users/${p.id}/transactions`} rows="transactions" render={Transactions} />
           : tab === "deposits"
-          ? <Paged key={tab} path={`/admin/users/${p.id}/deposits`} rows="deposits" render={Deposits} />
+          ? <Paged key={tab} version={version} path={`/admin/users/${p.id}/deposits`} rows="deposits" render={Deposits} />
           : tab === "withdrawals"
-          ? <Paged key={tab} path={`/admin/users/${p.id}/withdrawals`} rows="withdrawals" render={Withdrawals} />
+          ? <Paged key={tab} version={version} path={`/admin/users/${p.id}/withdrawals`} rows="withdrawals" render={Withdrawals} />
           : tab === "openings"
-          ? <Paged key={tab} path={`/admin/users/${p.id}/openings`} rows="openings" render={Openings} />
+          ? <Paged key={tab} version={version} path={`/admin/users/${p.id}/openings`} rows="openings" render={Openings} />
           : (
             <>
               <p>
                 <Link href={`/admin/audit?userId=${p.id}`}>Open in the audit log (with filters)</Link>
               </p>
-              <Paged key={tab} path={`/admin/users/${p.id}/audit`} rows="entries" render={(rows: ReadonlyArray<AuditEntry>) => <AuditRows entries={rows} />} />
+              <Paged key={tab} version={version} path={`/admin/users/${p.id}/audit`} rows="entries" render={(rows: ReadonlyArray<AuditEntry>) => <AuditRows entries={rows} />} />
             </>
           )}
       </div>
@@ -255,12 +273,17 @@ const History = ({ p }: { p: Profile }) => {
 
 /** One paged list of the player: `rows` is the answer's key for the rows. */
 const Paged = <R,>(
-  { path, rows, render }: { path: string; rows: string; render: (rows: ReadonlyArray<R>) => ComponentChildren }
+  { path, rows, render, version }: {
+    path: string
+    rows: string
+    render: (rows: ReadonlyArray<R>) => ComponentChildren
+    version: number
+  }
 ) => {
   const [page, setPage] = useState(1)
   const [loaded] = useLoad(
     () => api<Record<string, unknown> & { total: number }>(`${path}?page=${page}&limit=${PAGE}`),
-    [path, page]
+    [path, page, version]
   )
   return (
     <Show loaded={loaded}>
@@ -288,7 +311,7 @@ interface Transaction {
 }
 
 const Transactions = (rows: ReadonlyArray<Transaction>) => (
-  <table data-testid="transactions">
+  <table data-testid="transactions" class="stack">
     <thead>
       <tr>
         <th>When</th>
@@ -302,12 +325,12 @@ const Transactions = (rows: ReadonlyArray<Transaction>) => (
     <tbody>
       {rows.map((t) => (
         <tr key={t.id} data-id={t.id}>
-          <td>{formatDateTime(t.createdAt)}</td>
-          <td data-testid="type">{t.type}</td>
-          <td class="money" data-testid="amount">{formatCents(t.amountCents)}</td>
-          <td class="money">{formatCents(t.balanceAfterCents)}</td>
-          <td>{t.reference === null ? "" : `${t.reference.type} ${t.reference.id}`}</td>
-          <td>{t.reason ?? ""}</td>
+          <td data-label="When">{formatDateTime(t.createdAt)}</td>
+          <td data-label="Type" data-testid="type">{t.type}</td>
+          <td data-label="Amount" class="money" data-testid="amount">{formatCents(t.amountCents)}</td>
+          <td data-label="Balance after" class="money">{formatCents(t.balanceAfterCents)}</td>
+          <td data-label="Refers to">{t.reference === null ? "" : `${t.reference.type} ${t.reference.id}`}</td>
+          <td data-label="Reason">{t.reason ?? ""}</td>
         </tr>
       ))}
     </tbody>
@@ -324,7 +347,7 @@ interface Deposit {
 }
 
 const Deposits = (rows: ReadonlyArray<Deposit>) => (
-  <table data-testid="deposits">
+  <table data-testid="deposits" class="stack">
     <thead>
       <tr>
         <th>Created</th>
@@ -337,11 +360,11 @@ const Deposits = (rows: ReadonlyArray<Deposit>) => (
     <tbody>
       {rows.map((d) => (
         <tr key={d.id} data-id={d.id}>
-          <td>{formatDateTime(d.createdAt)}</td>
-          <td class="money">{formatCents(d.amountCents)}</td>
-          <td class="money">{formatCents(d.feeCents)}</td>
-          <td>{d.method}</td>
-          <td data-testid="status">{d.status}</td>
+          <td data-label="Created">{formatDateTime(d.createdAt)}</td>
+          <td data-label="Amount" class="money">{formatCents(d.amountCents)}</td>
+          <td data-label="Fee" class="money">{formatCents(d.feeCents)}</td>
+          <td data-label="Method">{d.method}</td>
+          <td data-label="Status" data-testid="status">{d.status}</td>
         </tr>
       ))}
     </tbody>
@@ -360,7 +383,7 @@ interface Withdrawal {
 }
 
 const Withdrawals = (rows: ReadonlyArray<Withdrawal>) => (
-  <table data-testid="withdrawals">
+  <table data-testid="withdrawals" class="stack">
     <thead>
       <tr>
         <th>Requested</th>
@@ -372,14 +395,16 @@ const Withdrawals = (rows: ReadonlyArray<Withdrawal>) => (
     <tbody>
       {rows.map((w) => (
         <tr key={w.id} data-id={w.id}>
-          <td>{formatDateTime(w.requestedAt)}</td>
-          <td class="money">{formatCents(w.amountCents)}</td>
-          <td>
-            {w.pixKeyType} <small>{w.pixKey}</small>
+          <td data-label="Requested">{formatDateTime(w.requestedAt)}</td>
+          <td data-label="Amount" class="money">{formatCents(w.amountCents)}</td>
+          <td data-label="PIX key">
+            <span>{w.pixKeyType} <small>{w.pixKey}</small></span>
           </td>
-          <td data-testid="status">
-            {w.status}
-            {(w.rejectionReason ?? w.payoutError) && <small>: {w.rejectionReason ?? w.payoutError}</small>}
+          <td data-label="Status" data-testid="status">
+            <span>
+              {w.status}
+              {(w.rejectionReason ?? w.payoutError) && <small>: {w.rejectionReason ?? w.payoutError}</small>}
+            </span>
           </td>
         </tr>
       ))}
@@ -398,7 +423,7 @@ interface Opening {
 }
 
 const Openings = (rows: ReadonlyArray<Opening>) => (
-  <table data-testid="openings">
+  <table data-testid="openings" class="stack">
     <thead>
       <tr>
         <th>When</th>
@@ -411,13 +436,13 @@ const Openings = (rows: ReadonlyArray<Opening>) => (
     <tbody>
       {rows.map((o) => (
         <tr key={o.id} data-id={o.id}>
-          <td>{formatDateTime(o.createdAt)}</td>
-          <td>{o.case.name}</td>
-          <td>
-            {o.item.name} <small>{o.item.rarity}</small>
+          <td data-label="When">{formatDateTime(o.createdAt)}</td>
+          <td data-label="Case">{o.case.name}</td>
+          <td data-label="Item">
+            <span>{o.item.name} <small>{o.item.rarity}</small></span>
           </td>
-          <td class="money">{formatCents(o.pricePaidCents)}</td>
-          <td class="money">{formatCents(o.itemValueCents)}</td>
+          <td data-label="Paid" class="money">{formatCents(o.pricePaidCents)}</td>
+          <td data-label="Item value" class="money">{formatCents(o.itemValueCents)}</td>
         </tr>
       ))}
     </tbody>
