@@ -2,12 +2,14 @@ import { useEffect, useRef, useState } from "preact/hooks"
 import uPlot from "uplot"
 import "uplot/dist/uPlot.min.css"
 import { api } from "../api"
+import { locale, numberFormat } from "../i18n"
 import { formatCents, formatDateTime, formatPercent } from "../money"
 import { Show } from "../ui"
 import { useLoad } from "../useLoad"
 import "./dashboard.css"
 import { activityTypeText, activityValueText, axisDay, axisMoney, dayInZone, legendDay } from "./figures"
 import { UserLink } from "./nav"
+import { dashboard } from "./text/dashboard"
 
 interface Stats {
   /** BUSINESS_TIMEZONE: the zone whose calendar days "today" and "yesterday" are (docs/rules.md#business-timezone). */
@@ -44,9 +46,11 @@ const everyoneNewToday = (s: Stats): boolean => s.users.total === s.users.newTod
 
 type Kind = "count" | "money" | "percent"
 
+type CardId = keyof ReturnType<typeof dashboard>["cards"]
+
 interface Card {
   /** The field's path in `GET /api/admin/dashboard` (the value's test id is `stat-<id>`). */
-  readonly id: string
+  readonly id: CardId
   readonly label: string
   /** What it counts, in a few words, shown under the value. */
   readonly hint: string
@@ -58,161 +62,60 @@ interface Card {
   readonly notApplicable?: string
 }
 
+/** The cards, in this order, each with its kind and value; their words are in text/dashboard.ts. */
+const FIGURES: ReadonlyArray<readonly [CardId, Kind, (s: Stats) => number]> = [
+  ["users.total", "count", (s) => s.users.total],
+  ["users.activeToday", "count", (s) => s.users.activeToday],
+  ["users.newToday", "count", (s) => s.users.newToday],
+  ["users.growth", "percent", (s) => s.users.growth],
+  ["financial.revenueToday", "money", (s) => s.financial.revenueToday],
+  ["financial.profitToday", "money", (s) => s.financial.profitToday],
+  ["financial.depositsToday", "money", (s) => s.financial.depositsToday],
+  ["financial.withdrawalsToday", "money", (s) => s.financial.withdrawalsToday],
+  ["financial.pendingWithdrawals", "count", (s) => s.financial.pendingWithdrawals],
+  ["financial.itemSalesToday", "money", (s) => s.financial.itemSalesToday],
+  ["financial.feesToday", "money", (s) => s.financial.feesToday],
+  ["games.casesOpenedToday", "count", (s) => s.games.casesOpenedToday],
+  ["games.battlesToday", "count", (s) => s.games.battlesToday],
+  ["games.upgradesToday", "count", (s) => s.games.upgradesToday],
+  ["games.totalVolume", "money", (s) => s.games.totalVolume],
+  ["games.ggrToday.total", "money", (s) => s.games.ggrToday.total]
+]
+
 /** The cards, each with what it counts (docs/rules.md#dashboard-stats). */
 const cards = (s: Stats): ReadonlyArray<Card> => {
+  const m = dashboard()
   const g = s.games.ggrToday
-  return [
-    {
-      id: "users.total",
-      label: "Users",
-      hint: "all accounts, administrators included",
-      title: "Every account there is, players and administrators, banned or not.",
-      kind: "count",
-      value: s.users.total
-    },
-    {
-      id: "users.activeToday",
-      label: "Active today",
-      hint: "signed-in users seen today",
-      title: "Distinct users who made at least one signed-in request today.",
-      kind: "count",
-      value: s.users.activeToday
-    },
-    {
-      id: "users.newToday",
-      label: "New today",
-      hint: "accounts created today",
-      title: "Accounts created today.",
-      kind: "count",
-      value: s.users.newToday
-    },
-    {
-      id: "users.growth",
-      label: "Active vs yesterday",
-      hint: s.users.growth === 0 && !noneActiveYesterday(s)
-        ? "change in active users; 0 % also if none yesterday"
-        : "change in active users since yesterday",
-      title: "Active users today against active users yesterday, in percent. With nobody active yesterday there is " +
-        "no base: n/a. The API answers 0 % both for no change and for nobody yesterday; the console shows n/a when " +
-        "it can tell (nobody active today, or every account created today).",
-      kind: "percent",
-      value: s.users.growth,
-      ...(noneActiveYesterday(s) ? { notApplicable: "nobody was active yesterday: no base for a percentage" } : {})
-    },
-    {
-      id: "financial.revenueToday",
-      label: "Revenue today",
-      hint: "openings + battle entries − refunds + upgrade stakes",
-      title: "What players paid to play today: case openings and battle entries, less battle refunds, plus the " +
-        "value of the items staked in upgrades.",
-      kind: "money",
-      value: s.financial.revenueToday
-    },
-    {
-      id: "financial.profitToday",
-      label: "Profit today",
-      hint: "revenue − completed withdrawals (SPEC)",
-      title: "Revenue today less the withdrawals completed (paid) today, as SPEC defines it. The chart's profit " +
-        "subtracts withdrawal requests instead.",
-      kind: "money",
-      value: s.financial.profitToday
-    },
-    {
-      id: "financial.depositsToday",
-      label: "Deposits today",
-      hint: "confirmed today",
-      title: "Deposits confirmed today (by the time of confirmation), without their fees.",
-      kind: "money",
-      value: s.financial.depositsToday
-    },
-    {
-      id: "financial.withdrawalsToday",
-      label: "Withdrawals today",
-      hint: "completed (paid) today (SPEC)",
-      title: "Withdrawals completed today, by the time they were paid, as SPEC defines it. The chart's withdrawals " +
-        "are the amounts debited when players request them instead.",
-      kind: "money",
-      value: s.financial.withdrawalsToday
-    },
-    {
-      id: "financial.pendingWithdrawals",
-      label: "Pending withdrawals",
-      hint: "waiting now: PENDING or PROCESSING",
-      title: "How many withdrawals wait to be settled now: PENDING (to approve) and PROCESSING (sent, no answer yet).",
-      kind: "count",
-      value: s.financial.pendingWithdrawals
-    },
-    {
-      id: "financial.itemSalesToday",
-      label: "Item sales today",
-      hint: "paid to players for items sold back",
-      title: "What players were credited today for items they sold back.",
-      kind: "money",
-      value: s.financial.itemSalesToday
-    },
-    {
-      id: "financial.feesToday",
-      label: "Deposit fees today",
-      hint: "fees on deposits confirmed today",
-      title: "Fees paid on top of the deposits confirmed today; never credited to anyone.",
-      kind: "money",
-      value: s.financial.feesToday
-    },
-    {
-      id: "games.casesOpenedToday",
-      label: "Cases opened today",
-      hint: "case openings",
-      title: "Cases opened today.",
-      kind: "count",
-      value: s.games.casesOpenedToday
-    },
-    {
-      id: "games.battlesToday",
-      label: "Battles today",
-      hint: "battles created today",
-      title: "Battles created today, whatever became of them.",
-      kind: "count",
-      value: s.games.battlesToday
-    },
-    {
-      id: "games.upgradesToday",
-      label: "Upgrades today",
-      hint: "upgrades played today",
-      title: "Upgrades played today.",
-      kind: "count",
-      value: s.games.upgradesToday
-    },
-    {
-      id: "games.totalVolume",
-      label: "Volume today",
-      hint: "all stakes today (= revenue)",
-      title: "Everything staked today: the same figure as revenue today.",
-      kind: "money",
-      value: s.games.totalVolume
-    },
-    {
-      id: "games.ggrToday.total",
-      label: "GGR today",
-      hint: "stakes − value awarded, all games",
-      title: `Gross gaming revenue: what players staked today less the value of what they were awarded. Openings ` +
-        `${formatCents(g.openings)}, upgrades ${formatCents(g.upgrades)}, battles ${formatCents(g.battles)}, ` +
-        `raffles ${formatCents(g.raffles)}.`,
-      kind: "money",
-      value: s.games.ggrToday.total
+  return FIGURES.map(([id, kind, value]): Card => {
+    const words = m.cards[id]
+    if (id === "users.growth") {
+      return {
+        id,
+        ...words,
+        hint: s.users.growth === 0 && !noneActiveYesterday(s) ? m.growthZeroHint : words.hint,
+        kind,
+        value: value(s),
+        ...(noneActiveYesterday(s) ? { notApplicable: m.growthNoBase } : {})
+      }
     }
-  ]
+    const title = id === "games.ggrToday.total"
+      ? words.title + m.ggrParts(formatCents(g.openings), formatCents(g.upgrades), formatCents(g.battles), formatCents(g.raffles))
+      : words.title
+    return { id, ...words, title, kind, value: value(s) }
+  })
 }
 
 const formatStat = (kind: Kind, value: number): string =>
-  kind === "money" ? formatCents(value) : kind === "percent" ? formatPercent(value / 100) : value.toLocaleString("pt-BR")
+  kind === "money" ? formatCents(value) : kind === "percent" ? formatPercent(value / 100) : numberFormat().format(value)
 
 /** "Days in America/Sao_Paulo": the zone whose days the figures and the chart are of. */
 const Zone = ({ zone }: { zone: string }) => {
   const today = dayInZone(zone, Date.now())
+  const m = dashboard().zone
   return (
     <p class="zone" data-testid="business-timezone" data-zone={zone}>
-      Days in <strong>{zone}</strong>
-      {today === undefined ? null : <> · today is {today} there, from midnight to midnight</>}
+      {m.daysIn} <strong>{zone}</strong>
+      {today === undefined ? null : m.today(today)}
       <small> (BUSINESS_TIMEZONE)</small>
     </p>
   )
@@ -220,9 +123,10 @@ const Zone = ({ zone }: { zone: string }) => {
 
 export const Dashboard = () => {
   const [stats] = useLoad(() => api<Stats>("/admin/dashboard"), [])
+  const m = dashboard()
   return (
     <>
-      <h1>Dashboard</h1>
+      <h1>{m.title}</h1>
       <Show loaded={stats}>
         {(s) => (
           <>
@@ -232,16 +136,13 @@ export const Dashboard = () => {
                 <article key={c.id} title={c.title} data-testid={`card-${c.id}`}>
                   <div class="label">{c.label}</div>
                   <div class="value" data-testid={`stat-${c.id}`} title={c.notApplicable}>
-                    {c.notApplicable === undefined ? formatStat(c.kind, c.value) : "n/a"}
+                    {c.notApplicable === undefined ? formatStat(c.kind, c.value) : m.notApplicable}
                   </div>
                   <small class="hint" data-testid={`hint-${c.id}`}>{c.hint}</small>
                 </article>
               ))}
             </div>
-            <p class="hint" data-testid="withdrawals-note">
-              The withdrawals and profit above follow SPEC: withdrawals completed (paid) today. The chart below counts
-              withdrawal requests (the amounts debited when players ask), so its profit is revenue less those requests.
-            </p>
+            <p class="hint" data-testid="withdrawals-note">{m.withdrawalsNote}</p>
           </>
         )}
       </Show>
@@ -293,10 +194,8 @@ const noRevenueBefore = (c: ChartWithBase, everyoneNewToday: boolean): boolean =
   c.summary.growthRate === 0 && (c.previousRevenue === 0 || c.summary.totalRevenue === 0 || everyoneNewToday)
 
 const growthTitle = (c: ChartWithBase, days: number, noBase: boolean): string =>
-  `Revenue of these ${days} days against the ${days} days before them; n/a when there was no revenue before.` +
-  (c.summary.growthRate === 0 && !noBase && c.previousRevenue === undefined
-    ? " The API answers 0 % also then, and the console cannot tell which here."
-    : "")
+  dashboard().growthTitle(numberFormat().format(days)) +
+  (c.summary.growthRate === 0 && !noBase && c.previousRevenue === undefined ? dashboard().growthCannotTell : "")
 
 const RevenueChart = ({ everyoneNewToday }: { everyoneNewToday: boolean }) => {
   const [period, setPeriod] = useState<Period>("7d")
@@ -305,11 +204,12 @@ const RevenueChart = ({ everyoneNewToday }: { everyoneNewToday: boolean }) => {
     const previousRevenue = c.summary.growthRate === 0 ? await revenueBefore(c, period).catch(() => undefined) : undefined
     return { ...c, previousRevenue }
   }, [period])
+  const m = dashboard()
   return (
     <section>
       <div class="toolbar">
-        <h2>Revenue</h2>
-        <div role="group" aria-label="Period">
+        <h2>{m.revenue}</h2>
+        <div role="group" aria-label={m.period}>
           {(["7d", "30d", "90d"] as const).map((p) => (
             <button
               key={p}
@@ -317,7 +217,7 @@ const RevenueChart = ({ everyoneNewToday }: { everyoneNewToday: boolean }) => {
               aria-pressed={p === period}
               onClick={() => setPeriod(p)}
             >
-              {p}
+              {m.periods[p]}
             </button>
           ))}
         </div>
@@ -328,13 +228,13 @@ const RevenueChart = ({ everyoneNewToday }: { everyoneNewToday: boolean }) => {
           return (
             <>
               <p data-testid="chart-summary" data-points={c.data.length}>
-                <span data-testid="chart-timezone">{c.data.length} days in {c.timezone}</span> · revenue{" "}
-                {formatCents(c.summary.totalRevenue)} · profit after withdrawal requests{" "}
-                {formatCents(c.summary.totalProfit)} · daily average {formatCents(c.summary.avgDailyRevenue)} ·{" "}
+                <span data-testid="chart-timezone">{m.chartDays(numberFormat().format(c.data.length), c.timezone)}</span>
+                {" "}· {m.chartRevenue} {formatCents(c.summary.totalRevenue)} · {m.chartProfit}{" "}
+                {formatCents(c.summary.totalProfit)} · {m.chartAverage} {formatCents(c.summary.avgDailyRevenue)} ·{" "}
                 <span title={growthTitle(c, DAYS[period], noBase)}>
-                  growth vs the {DAYS[period]} days before{" "}
-                  <span data-testid="chart-growth" title={noBase ? "no revenue in the days before: no base" : undefined}>
-                    {noBase ? "n/a" : formatPercent(c.summary.growthRate / 100)}
+                  {m.chartGrowth(numberFormat().format(DAYS[period]))}{" "}
+                  <span data-testid="chart-growth" title={noBase ? m.growthNoRevenue : undefined}>
+                    {noBase ? m.notApplicable : formatPercent(c.summary.growthRate / 100)}
                   </span>
                 </span>
               </p>
@@ -342,7 +242,8 @@ const RevenueChart = ({ everyoneNewToday }: { everyoneNewToday: boolean }) => {
               <ul class="series-notes" data-testid="series-notes">
                 {SERIES.map((s) => (
                   <li key={s.key} data-series={s.key}>
-                    <span class="swatch" data-color={s.key} /> <strong>{s.label}</strong>: {s.counts}
+                    <span class="swatch" data-color={s.key} /> <strong>{m.series[s.key].label}</strong>:{" "}
+                    {m.series[s.key].counts}
                   </li>
                 ))}
               </ul>
@@ -354,38 +255,20 @@ const RevenueChart = ({ everyoneNewToday }: { everyoneNewToday: boolean }) => {
   )
 }
 
-/** The chart's series, each with what it counts (docs/rules.md#revenue-chart). */
+/** The chart's series; what each counts is in text/dashboard.ts (docs/rules.md#revenue-chart). */
 const SERIES = [
-  {
-    key: "revenue",
-    label: "Revenue",
-    stroke: "#1d70b8",
-    counts: "case openings and battle entries less refunds, plus upgrade stakes, as the tile"
-  },
-  {
-    key: "profit",
-    label: "Profit after requests",
-    stroke: "#2e7d32",
-    counts: "revenue less the day's withdrawal requests (not completed withdrawals, unlike the tile)"
-  },
-  {
-    key: "deposits",
-    label: "Deposits",
-    stroke: "#8e44ad",
-    counts: "deposits credited to players that day"
-  },
-  {
-    key: "withdrawals",
-    label: "Withdrawal requests",
-    stroke: "#d35400",
-    counts: "amounts debited when players requested a withdrawal that day, whatever became of it (the tile counts " +
-      "completed ones)"
-  }
+  { key: "revenue", stroke: "#1d70b8" },
+  { key: "profit", stroke: "#2e7d32" },
+  { key: "deposits", stroke: "#8e44ad" },
+  { key: "withdrawals", stroke: "#d35400" }
 ] as const
 
 const Plot = ({ chart }: { chart: Chart }) => {
   const box = useRef<HTMLDivElement>(null)
+  // Drawn again in the other language when it switches: the canvas's labels are not re-rendered by Preact.
+  const language = locale()
   useEffect(() => {
+    const m = dashboard()
     const element = box.current!
     // Each day at midnight UTC, and every date read in UTC: the point shows the API's date as it is.
     const data: uPlot.AlignedData = [
@@ -397,9 +280,9 @@ const Plot = ({ chart }: { chart: Chart }) => {
       height: 260,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
       series: [
-        { label: "Day", value: (_: uPlot, v: number | null) => (v === null ? "–" : legendDay(v)) },
+        { label: m.day, value: (_: uPlot, v: number | null) => (v === null ? "–" : legendDay(v)) },
         ...SERIES.map((s) => ({
-          label: s.label,
+          label: m.series[s.key].label,
           stroke: s.stroke,
           width: 2,
           value: (_: uPlot, v: number | null) => (v === null ? "–" : formatCents(Math.round(v * 100)))
@@ -432,7 +315,7 @@ const Plot = ({ chart }: { chart: Chart }) => {
       resize.disconnect()
       plot.destroy()
     }
-  }, [chart])
+  }, [chart, language])
   return <div class="chart" ref={box} data-testid="chart" />
 }
 
@@ -445,13 +328,14 @@ interface Alert {
 
 const Alerts = () => {
   const [alerts] = useLoad(() => api<{ alerts: ReadonlyArray<Alert> }>("/admin/dashboard/alerts"), [])
+  const m = dashboard()
   return (
     <section>
-      <h2>Alerts</h2>
+      <h2>{m.alerts}</h2>
       <Show loaded={alerts}>
         {({ alerts }) =>
-          alerts.length === 0 ? <p>No alerts.</p> : alerts.map((a) => (
-            <article key={a.id} class={`alert-${a.level}`}>
+          alerts.length === 0 ? <p>{m.noAlerts}</p> : alerts.map((a) => (
+            <article key={a.id} class={`alert-${a.level}`} translate={false}>
               <strong>{a.title}</strong>
               <p>{a.message}</p>
             </article>
@@ -492,19 +376,20 @@ const LiveDrops = () => {
       source.close()
     }
   }, [])
+  const m = dashboard()
   return (
     <section>
       <h2>
-        Live drops <small data-testid="live-state">{live ? "● live" : "○ connecting"}</small>
+        {m.liveDrops} <small data-testid="live-state" data-live={live}>{live ? m.live : m.connecting}</small>
       </h2>
       <div class="drops" data-testid="live-drops">
-        {drops.length === 0 ? <p>No drops yet.</p> : (
+        {drops.length === 0 ? <p>{m.noDrops}</p> : (
           <table>
             <tbody>
               {drops.map((d) => (
                 <tr key={d.id}>
-                  <td>{d.user.username}</td>
-                  <td>{d.item.name} <small>{d.item.rarity}</small></td>
+                  <td translate={false}>{d.user.username}</td>
+                  <td translate={false}>{d.item.name} <small>{d.item.rarity}</small></td>
                   <td class="money">{formatCents(d.item.valueCents)}</td>
                 </tr>
               ))}
@@ -530,43 +415,38 @@ const RecentActivity = () => {
     () => api<{ activities: ReadonlyArray<Activity> }>("/admin/dashboard/recent-activity?limit=20"),
     []
   )
+  const m = dashboard()
+  const c = m.columns
   return (
     <section>
-      <h2>Recent activity</h2>
-      <p class="hint">
-        The 20 newest case openings, confirmed deposits, withdrawal requests, upgrades and battles created.
-      </p>
+      <h2>{m.recentActivity}</h2>
+      <p class="hint">{m.activityNote}</p>
       <Show loaded={activity}>
         {({ activities }) =>
-          activities.length === 0 ? <p>Nothing yet.</p> : (
+          activities.length === 0 ? <p>{m.nothingYet}</p> : (
             <div class="overflow-auto">
               <table class="activity" data-testid="activity">
                 <thead>
                   <tr>
-                    <th title="In this browser's time zone">When</th>
-                    <th>Type</th>
-                    <th>User</th>
-                    <th>What</th>
-                    <th
-                      class="money"
-                      title="Case opened: price paid · deposit: amount · withdrawal: amount requested · upgrade: value of the item staked · battle: entry price"
-                    >
-                      Value
-                    </th>
+                    <th title={m.whenTitle}>{c.when}</th>
+                    <th>{c.type}</th>
+                    <th>{c.user}</th>
+                    <th>{c.what}</th>
+                    <th class="money" title={m.valueTitle}>{c.value}</th>
                   </tr>
                 </thead>
                 <tbody>
                   {activities.map((a) => (
                     <tr key={a.id} data-id={a.id}>
-                      <td data-label="When">{formatDateTime(a.createdAt)}</td>
-                      <td data-label="Type" data-testid="activity-type" data-type={a.type} title={a.type}>
+                      <td data-label={c.when}>{formatDateTime(a.createdAt)}</td>
+                      <td data-label={c.type} data-testid="activity-type" data-type={a.type} title={a.type}>
                         {activityTypeText(a.type)}
                       </td>
-                      <td data-label="User">
+                      <td data-label={c.user}>
                         <UserLink user={a.user} />
                       </td>
-                      <td data-label="What">{a.description}</td>
-                      <td class="money" data-label="Value" title={activityValueText(a.type)}>{formatCents(a.value)}</td>
+                      <td data-label={c.what} translate={false}>{a.description}</td>
+                      <td class="money" data-label={c.value} title={activityValueText(a.type)}>{formatCents(a.value)}</td>
                     </tr>
                   ))}
                 </tbody>
