@@ -1,9 +1,11 @@
 import { useState } from "preact/hooks"
 import { api } from "../api"
+import { locale } from "../i18n"
 import { formatDateTime } from "../money"
 import { Pager, Show } from "../ui"
 import { useLoad } from "../useLoad"
 import { Link, playerPath, UserLink } from "./nav"
+import { actionText, audit } from "./text/audit"
 
 export interface AuditEntry {
   readonly id: string
@@ -15,49 +17,6 @@ export interface AuditEntry {
   readonly entityId: string | null
   readonly metadata: Record<string, unknown>
 }
-
-/** The audit actions (docs/rules.md#audit-log; the API refuses any other). */
-export const AUDIT_ACTIONS = [
-  "2FA_ENABLED",
-  "RESPONSIBLE_GAMING_LIMITS",
-  "SELF_EXCLUDED",
-  "REGISTRY_DELISTED",
-  "2FA_DISABLED",
-  "2FA_BACKUP_CODE_USED",
-  "2FA_LOCKED",
-  "SUSPICIOUS_IP_CHANGE",
-  "DEVICE_MISMATCH",
-  "DEPOSIT_CONFIRMED",
-  "ADMIN_CONFIRM_DEPOSIT",
-  "USER_BANNED",
-  "USER_UNBANNED",
-  "ADMIN_ADJUST_BALANCE",
-  "WITHDRAWAL_REQUESTED",
-  "WITHDRAWAL_CANCELLED",
-  "WITHDRAWAL_APPROVED",
-  "WITHDRAWAL_REJECTED",
-  "WITHDRAWAL_PAYOUT_FAILED",
-  "WITHDRAWAL_PAYOUT_UNCONFIRMED",
-  "WITHDRAWAL_PAYOUT_CONFLICT",
-  "WITHDRAWAL_FAILED",
-  "WITHDRAWAL_EXCLUDED_PAYOUT",
-  "DEPOSIT_FAILED",
-  "DEPOSIT_EXPIRED",
-  "DEPOSIT_PAID_LATE",
-  "DEPOSIT_CANCELLED",
-  "DEPOSIT_THIRD_PARTY",
-  "DEPOSIT_EXCLUDED",
-  "DEPOSIT_REFUNDED",
-  "BATTLE_SETTLEMENT",
-  "RAFFLE_CREATED",
-  "RAFFLE_DRAWN",
-  "RAFFLE_CANCELLED",
-  "CASE_PROMOTIONAL",
-  "CASE_OVER_HOUSE_EDGE",
-  "ITEM_CREATED",
-  "ITEM_UPDATED",
-  "SESSION_REVOKED"
-] as const
 
 interface Filters {
   readonly action: string
@@ -97,9 +56,10 @@ export const Audit = () => {
     value: draft[name],
     onInput: (e: { currentTarget: { value: string } }) => setDraft({ ...draft, [name]: e.currentTarget.value })
   })
+  const m = audit()
   return (
     <>
-      <h1>Audit log</h1>
+      <h1>{m.title}</h1>
       <form
         class="filters"
         role="search"
@@ -111,35 +71,37 @@ export const Audit = () => {
         }}
       >
         <label>
-          Action
+          {m.action}
           <select {...field("action")} onChange={(e) => setDraft({ ...draft, action: e.currentTarget.value })}>
-            <option value="">Any action</option>
-            {AUDIT_ACTIONS.map((a) => <option key={a} value={a}>{a}</option>)}
+            <option value="">{m.anyAction}</option>
+            {Object.entries(m.actions)
+              .sort(([, a], [, b]) => a.localeCompare(b, locale()))
+              .map(([code, words]) => <option key={code} value={code}>{words}</option>)}
           </select>
         </label>
         <label>
-          User id
-          <input {...field("userId")} inputMode="numeric" placeholder="any" />
+          {m.userId}
+          <input {...field("userId")} inputMode="numeric" placeholder={m.any} />
         </label>
         <label>
-          Administrator id
-          <input {...field("actorId")} inputMode="numeric" placeholder="any" />
+          {m.actorId}
+          <input {...field("actorId")} inputMode="numeric" placeholder={m.any} />
         </label>
         <label>
-          From (UTC day)
+          {m.from}
           <input type="date" {...field("from")} />
         </label>
         <label>
-          To (UTC day)
+          {m.to}
           <input type="date" {...field("to")} />
         </label>
-        <button type="submit">Filter</button>
+        <button type="submit">{m.filter}</button>
       </form>
       <Show loaded={entries}>
         {({ entries, total }) => (
           <>
             <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
-            {entries.length === 0 ? <p>No entries.</p> : (
+            {entries.length === 0 ? <p>{m.noEntries}</p> : (
               <div class="overflow-auto">
                 <AuditRows entries={entries} />
               </div>
@@ -154,33 +116,38 @@ export const Audit = () => {
 const details = (metadata: Record<string, unknown>) =>
   Object.entries(metadata).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join(", ")
 
-export const AuditRows = ({ entries }: { entries: ReadonlyArray<AuditEntry> }) => (
-  <table data-testid="audit">
-    <thead>
-      <tr>
-        <th>When</th>
-        <th>Action</th>
-        <th>User</th>
-        <th>By</th>
-        <th>Concerns</th>
-        <th>Details</th>
-      </tr>
-    </thead>
-    <tbody>
-      {entries.map((e) => (
-        <tr key={e.id} data-id={e.id}>
-          <td>{formatDateTime(e.createdAt)}</td>
-          <td data-testid="action">{e.action}</td>
-          <td>{e.userId === null ? "" : <Link href={playerPath(e.userId)}>#{e.userId}</Link>}</td>
-          <td data-testid="actor">
-            {e.actor === null ? "" : e.actor === "system" ? "system" : <UserLink user={e.actor} />}
-          </td>
-          <td>{e.entityType === null ? "" : `${e.entityType} ${e.entityId ?? ""}`}</td>
-          <td>
-            <small>{details(e.metadata)}</small>
-          </td>
+/** Audit entries, each action in words (its code in `data-action` and the tooltip). */
+export const AuditRows = ({ entries }: { entries: ReadonlyArray<AuditEntry> }) => {
+  const m = audit()
+  const c = m.columns
+  return (
+    <table data-testid="audit">
+      <thead>
+        <tr>
+          <th>{c.when}</th>
+          <th>{c.action}</th>
+          <th>{c.user}</th>
+          <th>{c.by}</th>
+          <th>{c.concerns}</th>
+          <th>{c.details}</th>
         </tr>
-      ))}
-    </tbody>
-  </table>
-)
+      </thead>
+      <tbody>
+        {entries.map((e) => (
+          <tr key={e.id} data-id={e.id}>
+            <td>{formatDateTime(e.createdAt)}</td>
+            <td data-testid="action" data-action={e.action} title={e.action}>{actionText(e.action)}</td>
+            <td>{e.userId === null ? "" : <Link href={playerPath(e.userId)}>#{e.userId}</Link>}</td>
+            <td data-testid="actor">
+              {e.actor === null ? "" : e.actor === "system" ? m.system : <UserLink user={e.actor} />}
+            </td>
+            <td translate={false}>{e.entityType === null ? "" : `${e.entityType} ${e.entityId ?? ""}`}</td>
+            <td translate={false}>
+              <small>{details(e.metadata)}</small>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  )
+}

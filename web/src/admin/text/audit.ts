@@ -1,0 +1,126 @@
+/**
+ * The audit log's texts (web/src/admin/Audit.tsx). The actions are the server's own list (AuditAction, imported
+ * as a type only, so nothing of the service enters the page): each table must name every action and no other,
+ * or `tsc -p web` fails, and the filter offers exactly the actions of this table.
+ */
+import type { AuditAction } from "../../../../src/schema/platform/Notification"
+import { messages } from "../../i18n"
+
+export const audit = messages(
+  {
+    title: "Audit log",
+    action: "Action",
+    anyAction: "Any action",
+    userId: "User id",
+    actorId: "Administrator id",
+    any: "any",
+    from: "From (UTC day)",
+    to: "To (UTC day)",
+    filter: "Filter",
+    noEntries: "No entries.",
+    columns: { when: "When", action: "Action", user: "User", by: "By", concerns: "Concerns", details: "Details" },
+    system: "system",
+    actions: {
+      "2FA_ENABLED": "2FA turned on",
+      RESPONSIBLE_GAMING_LIMITS: "Responsible gaming limits set",
+      SELF_EXCLUDED: "Self-excluded",
+      REGISTRY_DELISTED: "Removed from the exclusion registry",
+      "2FA_DISABLED": "2FA turned off",
+      "2FA_BACKUP_CODE_USED": "2FA backup code used",
+      "2FA_LOCKED": "2FA locked after failed codes",
+      SUSPICIOUS_IP_CHANGE: "Suspicious IP change",
+      DEVICE_MISMATCH: "Device mismatch",
+      DEPOSIT_CONFIRMED: "Deposit confirmed",
+      ADMIN_CONFIRM_DEPOSIT: "Deposit confirmed by an administrator",
+      USER_BANNED: "User banned",
+      USER_UNBANNED: "User unbanned",
+      ADMIN_ADJUST_BALANCE: "Balance adjusted by an administrator",
+      WITHDRAWAL_REQUESTED: "Withdrawal requested",
+      WITHDRAWAL_CANCELLED: "Withdrawal cancelled",
+      WITHDRAWAL_APPROVED: "Withdrawal approved",
+      WITHDRAWAL_REJECTED: "Withdrawal rejected",
+      WITHDRAWAL_PAYOUT_FAILED: "Withdrawal payout failed",
+      WITHDRAWAL_PAYOUT_UNCONFIRMED: "Withdrawal payout unconfirmed",
+      WITHDRAWAL_PAYOUT_CONFLICT: "Withdrawal payout conflict",
+      WITHDRAWAL_FAILED: "Withdrawal failed",
+      WITHDRAWAL_EXCLUDED_PAYOUT: "Payout to a self-excluded player",
+      DEPOSIT_FAILED: "Deposit failed",
+      DEPOSIT_EXPIRED: "Deposit expired",
+      DEPOSIT_PAID_LATE: "Deposit paid after expiring",
+      DEPOSIT_CANCELLED: "Deposit cancelled",
+      DEPOSIT_THIRD_PARTY: "Deposit paid by a third party",
+      DEPOSIT_EXCLUDED: "Deposit from a self-excluded player",
+      DEPOSIT_REFUNDED: "Deposit refunded",
+      BATTLE_SETTLEMENT: "Battle settled",
+      RAFFLE_CREATED: "Raffle created",
+      RAFFLE_DRAWN: "Raffle drawn",
+      RAFFLE_CANCELLED: "Raffle cancelled",
+      CASE_PROMOTIONAL: "Case marked promotional",
+      CASE_OVER_HOUSE_EDGE: "Case over its house edge",
+      ITEM_CREATED: "Item created",
+      ITEM_UPDATED: "Item updated",
+      SESSION_REVOKED: "Session revoked"
+    } satisfies Record<AuditAction, string>
+  },
+  {
+    title: "Registro de auditoria",
+    action: "Ação",
+    anyAction: "Qualquer ação",
+    userId: "ID do usuário",
+    actorId: "ID do administrador",
+    any: "qualquer",
+    from: "De (dia UTC)",
+    to: "Até (dia UTC)",
+    filter: "Filtrar",
+    noEntries: "Nenhum registro.",
+    columns: { when: "Quando", action: "Ação", user: "Usuário", by: "Por", concerns: "Referente a", details: "Detalhes" },
+    system: "sistema",
+    actions: {
+      "2FA_ENABLED": "2FA ativado",
+      RESPONSIBLE_GAMING_LIMITS: "Limites de jogo responsável definidos",
+      SELF_EXCLUDED: "Autoexclusão",
+      REGISTRY_DELISTED: "Removido do cadastro de exclusão",
+      "2FA_DISABLED": "2FA desativado",
+      "2FA_BACKUP_CODE_USED": "Código de backup do 2FA usado",
+      "2FA_LOCKED": "2FA bloqueado após códigos errados",
+      SUSPICIOUS_IP_CHANGE: "Mudança de IP suspeita",
+      DEVICE_MISMATCH: "Dispositivo diferente",
+      DEPOSIT_CONFIRMED: "Depósito confirmado",
+      ADMIN_CONFIRM_DEPOSIT: "Depósito confirmado por um administrador",
+      USER_BANNED: "Usuário banido",
+      USER_UNBANNED: "Banimento revogado",
+      ADMIN_ADJUST_BALANCE: "Saldo ajustado por um administrador",
+      WITHDRAWAL_REQUESTED: "Saque solicitado",
+      WITHDRAWAL_CANCELLED: "Saque cancelado",
+      WITHDRAWAL_APPROVED: "Saque aprovado",
+      WITHDRAWAL_REJECTED: "Saque recusado",
+      WITHDRAWAL_PAYOUT_FAILED: "Falha no pagamento do saque",
+      WITHDRAWAL_PAYOUT_UNCONFIRMED: "Pagamento do saque não confirmado",
+      WITHDRAWAL_PAYOUT_CONFLICT: "Conflito no pagamento do saque",
+      WITHDRAWAL_FAILED: "Saque falhou",
+      WITHDRAWAL_EXCLUDED_PAYOUT: "Pagamento a jogador autoexcluído",
+      DEPOSIT_FAILED: "Depósito falhou",
+      DEPOSIT_EXPIRED: "Depósito expirado",
+      DEPOSIT_PAID_LATE: "Depósito pago após expirar",
+      DEPOSIT_CANCELLED: "Depósito cancelado",
+      DEPOSIT_THIRD_PARTY: "Depósito pago por terceiro",
+      DEPOSIT_EXCLUDED: "Depósito de jogador autoexcluído",
+      DEPOSIT_REFUNDED: "Depósito estornado",
+      BATTLE_SETTLEMENT: "Batalha liquidada",
+      RAFFLE_CREATED: "Rifa criada",
+      RAFFLE_DRAWN: "Rifa sorteada",
+      RAFFLE_CANCELLED: "Rifa cancelada",
+      CASE_PROMOTIONAL: "Caixa marcada como promocional",
+      CASE_OVER_HOUSE_EDGE: "Caixa acima da margem da casa",
+      ITEM_CREATED: "Item criado",
+      ITEM_UPDATED: "Item atualizado",
+      SESSION_REVOKED: "Sessão encerrada"
+    }
+  }
+)
+
+/** An action in words; one the console does not know (a newer service), as the API sends it. */
+export const actionText = (action: string): string => {
+  const words: Readonly<Record<string, string>> = audit().actions
+  return Object.prototype.hasOwnProperty.call(words, action) ? words[action]! : action
+}
