@@ -7,12 +7,14 @@
  */
 import { useMemo, useState } from "preact/hooks"
 import { api } from "../api"
+import { numberFormat } from "../i18n"
 import { formatPercent, parseReais } from "../money"
 import { ErrorNote } from "../ui"
 import { ChanceTable, type Chances, FieldNote, invalid, RtpPreview } from "./CaseItems"
 import { type AdminCase, type Item, noRefusal, type Refusal, refusalOf } from "./catalogApi"
 import { previewTyped } from "./economics"
 import { reaisText } from "./ItemEditor"
+import { catalog as text } from "./text/catalog"
 
 const FIELDS = ["priceCents", "houseEdge", "flipChance", "promotional", "rtp", "expectedValueCents", "items"]
 
@@ -81,15 +83,16 @@ export const CaseEditor = (
     }
   }
 
+  const m = text()
   return (
     <article data-testid="case-editor" data-id={kase.id}>
       <header>
-        <strong>Edit {kase.name}</strong> <small>{kase.slug}</small>
+        <strong>{m.editCase(kase.name)}</strong> <small>{kase.slug}</small>
       </header>
       <form onSubmit={submit}>
         <div class="grid">
           <label>
-            Price (R$)
+            {m.priceReais}
             <input
               name="price"
               required
@@ -101,7 +104,7 @@ export const CaseEditor = (
             <FieldNote id="case-error-priceCents" text={err.priceCents} />
           </label>
           <label>
-            House edge (0 to 0.5)
+            {m.houseEdge}
             <input
               name="houseEdge"
               inputMode="decimal"
@@ -112,7 +115,7 @@ export const CaseEditor = (
             <FieldNote id="case-error-houseEdge" text={err.houseEdge} />
           </label>
           <label>
-            FLIP chance (0 to 0.5)
+            {m.flipChance}
             <input
               name="flipChance"
               inputMode="decimal"
@@ -131,21 +134,18 @@ export const CaseEditor = (
             {...invalid("case-error-promotional", err.promotional)}
             onChange={(e) => setPromotional(e.currentTarget.checked)}
           />
-          Promotional (pays back more than its house edge on purpose)
+          {m.promotional}
         </label>
         <FieldNote id="case-error-promotional" text={err.promotional} />
-        <p>
-          Items and their drop chances (0.0001 to 1; they must add up to 1). Saved now:{" "}
-          {kase.items.length} items, return to player {formatPercent(kase.rtp)}.
-        </p>
+        <p>{m.savedNow(numberFormat().format(kase.items.length), formatPercent(kase.rtp))}</p>
         <ChanceTable items={ordered} chances={chances} setChances={setChances} rowErrors={rowErrors} />
         <FieldNote id="case-error-items" text={err.items} />
         <RtpPreview estimate={estimate} priceCents={priceCents} houseEdge={houseEdge} saved={kase.rtp} />
         <FieldNote id="case-error-economics" text={economicsError} />
         <ErrorNote text={refusal.general} />
         <div class="toolbar">
-          <button type="submit" disabled={busy} aria-busy={busy}>Save case</button>
-          <button type="button" class="outline secondary" onClick={onCancel}>Cancel</button>
+          <button type="submit" disabled={busy} aria-busy={busy}>{m.saveCase}</button>
+          <button type="button" class="outline secondary" onClick={onCancel}>{m.cancel}</button>
         </div>
       </form>
     </article>

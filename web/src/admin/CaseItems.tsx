@@ -3,9 +3,11 @@
  * the return to player as typed (economics.ts `preview`, the service's formula) and an API refusal shown by field.
  */
 import type { Dispatch, StateUpdater } from "preact/hooks"
+import { perLocale } from "../i18n"
 import { formatCents, formatPercent } from "../money"
 import type { Item } from "./catalogApi"
 import { overHouseEdge, type Preview } from "./economics"
+import { catalog as text } from "./text/catalog"
 
 /** A field's problem as the API words it, under its input (Pico colours it after an aria-invalid input). */
 export const FieldNote = ({ id, text }: { id: string; text: string | undefined }) =>
@@ -37,7 +39,7 @@ export const ChanceTable = (
                 type="checkbox"
                 id={`item-${i.id}`}
                 name={`item-${i.id}`}
-                aria-label={`Include ${i.name}`}
+                aria-label={text().include(i.name)}
                 checked={chances[i.id] !== undefined}
                 onChange={(e) => {
                   const on = e.currentTarget.checked
@@ -51,7 +53,7 @@ export const ChanceTable = (
               />
             </td>
             <td>
-              <label for={`item-${i.id}`} class="inline">
+              <label for={`item-${i.id}`} class="inline" translate={false}>
                 {i.name} <small>{i.rarity}</small>
               </label>
             </td>
@@ -61,8 +63,8 @@ export const ChanceTable = (
                 <>
                   <input
                     name={`chance-${i.id}`}
-                    aria-label={`Drop chance of ${i.name}`}
-                    placeholder="0.25"
+                    aria-label={text().dropChanceOf(i.name)}
+                    placeholder={chanceTotal().format(0.25)}
                     inputMode="decimal"
                     value={chances[i.id]}
                     {...invalid(`chance-error-${i.id}`, rowErrors[i.id])}
@@ -94,31 +96,33 @@ export const RtpPreview = (
     saved?: number
   }
 ) => {
+  const m = text()
   const edge = Number(houseEdge.replace(",", "."))
   const over = estimate !== undefined && priceCents !== undefined && overHouseEdge(estimate, priceCents, houseEdge) === true
   return (
     <p data-testid="rtp-preview" data-rtp={estimate?.rtp} data-over={over} aria-live="polite">
       {saved !== undefined && (
         <>
-          Saved return to player <strong data-testid="rtp-saved">{formatPercent(saved)}</strong>.{" "}
+          {m.savedRtp} <strong data-testid="rtp-saved">{formatPercent(saved)}</strong>.{" "}
         </>
       )}
       {estimate === undefined
-        ? "Return to player: enter a price and a drop chance for each chosen item."
+        ? m.enterPrice
         : (
           <>
-            {saved === undefined ? "Return to player" : "With these changes"}{" "}
+            {saved === undefined ? m.returnToPlayer : m.withChanges}{" "}
             <strong class={over ? "rtp-over" : ""} data-testid="rtp-estimate">{formatPercent(estimate.rtp)}</strong>
-            {" "}(expected value {formatCents(Math.round(estimate.expectedValueCents))} per opening; at most{" "}
-            {Number.isFinite(edge) ? formatPercent(1 - edge) : "?"} with this house edge)
-            {over && <> · over the house edge: saved only as promotional</>}
-            {estimate.totalUnits !== 10_000_000n && (
-              <>
-                {" "}· the drop chances add up to {(Number(estimate.totalUnits) / 10_000_000).toString()}, not 1
-              </>
+            {m.expectedValue(
+              formatCents(Math.round(estimate.expectedValueCents)),
+              Number.isFinite(edge) ? formatPercent(1 - edge) : "?"
             )}
+            {over && m.overEdge}
+            {estimate.totalUnits !== 10_000_000n && m.chancesAddUp(chanceTotal().format(Number(estimate.totalUnits) / 10_000_000))}
           </>
         )}
     </p>
   )
 }
+
+/** A chance or a sum of chances as written in the language, to the 7 decimals the service keeps. */
+const chanceTotal = perLocale((l) => new Intl.NumberFormat(l, { maximumFractionDigits: 7, useGrouping: false }))

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
 import { api, errorText } from "../api"
+import { numberFormat } from "../i18n"
 import { formatCents, formatPercent, parseReais } from "../money"
 import { ErrorNote, Show, SuccessNote } from "../ui"
 import { useLoad } from "../useLoad"
@@ -9,7 +10,8 @@ import { ChanceTable, type Chances, FieldNote, invalid, RtpPreview } from "./Cas
 import { type AdminCase, type Item, loadCatalog, noRefusal, type Refusal, refusalOf } from "./catalogApi"
 import type { PageProps } from "./Console"
 import { previewTyped } from "./economics"
-import { ItemEditor } from "./ItemEditor"
+import { ItemEditor, reaisText } from "./ItemEditor"
+import { catalog as text } from "./text/catalog"
 
 /** What the form above the lists is doing: nothing, a new case or item, or editing one. */
 type Editing =
@@ -36,11 +38,12 @@ export const Catalog = ({ twoFactorCode }: PageProps) => {
     if (editing.kind !== "none") editorRef.current?.scrollIntoView({ block: "start" })
   }, [editing])
 
+  const m = text()
   const setActive = async (c: AdminCase, isActive: boolean) => {
     setMessage({})
     try {
       await api(`/admin/cases/${c.id}`, { method: "PUT", body: { isActive }, twoFactorCode })
-      setMessage({ ok: `${c.name} is now ${isActive ? "active" : "inactive"}` })
+      setMessage({ ok: isActive ? text().nowActive(c.name) : text().nowInactive(c.name) })
       reload()
     } catch (error) {
       setMessage({ error: errorText(error) })
@@ -50,11 +53,11 @@ export const Catalog = ({ twoFactorCode }: PageProps) => {
   return (
     <>
       <div class="toolbar">
-        <h1>Catalog</h1>
+        <h1>{m.title}</h1>
         {editing.kind === "none" && (
           <>
-            <button onClick={() => open({ kind: "new-case" })}>New case…</button>
-            <button class="outline" onClick={() => open({ kind: "new-item" })}>New item…</button>
+            <button onClick={() => open({ kind: "new-case" })}>{m.newCase}</button>
+            <button class="outline" onClick={() => open({ kind: "new-item" })}>{m.newItem}</button>
           </>
         )}
       </div>
@@ -72,7 +75,7 @@ export const Catalog = ({ twoFactorCode }: PageProps) => {
                     items={items}
                     twoFactorCode={twoFactorCode}
                     onCancel={() => setEditing(NONE)}
-                    onCreated={(c) => done(`Created ${c.name}: return to player ${formatPercent(c.rtp)}`)}
+                    onCreated={(c) => done(text().created(c.name, formatPercent(c.rtp)))}
                   />
                 )}
                 {editedCase !== undefined && (
@@ -83,7 +86,7 @@ export const Catalog = ({ twoFactorCode }: PageProps) => {
                     twoFactorCode={twoFactorCode}
                     onCancel={() => setEditing(NONE)}
                     onSaved={(c) =>
-                      done(`Saved ${c.name}: return to player ${formatPercent(c.rtp)} (was ${formatPercent(editedCase.rtp)})`)}
+                      done(text().savedCase(c.name, formatPercent(c.rtp), formatPercent(editedCase.rtp)))}
                   />
                 )}
                 {(editing.kind === "new-item" || editedItem !== undefined) && (
@@ -103,27 +106,27 @@ export const Catalog = ({ twoFactorCode }: PageProps) => {
                 onEdit={(c) => open({ kind: "case", id: c.id })}
                 onActive={setActive}
               />
-              <h2>Items</h2>
+              <h2>{m.items}</h2>
               <div class="overflow-auto">
                 <table data-testid="items" class="stack">
                   <thead>
                     <tr>
-                      <th>Item</th>
-                      <th>Rarity</th>
-                      <th class="money">Value</th>
-                      <th>Upgradable</th>
+                      <th>{m.columns.item}</th>
+                      <th>{m.columns.rarity}</th>
+                      <th class="money">{m.columns.value}</th>
+                      <th>{m.columns.upgradable}</th>
                       <th />
                     </tr>
                   </thead>
                   <tbody>
                     {items.map((i) => (
                       <tr key={i.id} data-id={i.id} data-name={i.name}>
-                        <td data-label="Item">{i.name}</td>
-                        <td data-label="Rarity">{i.rarity}</td>
-                        <td data-label="Value" class="money" data-testid="value">{formatCents(i.valueCents)}</td>
-                        <td data-label="Upgradable">{i.isUpgradable ? "yes" : "no"}</td>
+                        <td data-label={m.columns.item} translate={false}>{i.name}</td>
+                        <td data-label={m.columns.rarity}>{i.rarity}</td>
+                        <td data-label={m.columns.value} class="money" data-testid="value">{formatCents(i.valueCents)}</td>
+                        <td data-label={m.columns.upgradable}>{i.isUpgradable ? m.yes : m.no}</td>
                         <td data-label="">
-                          <button class="outline" onClick={() => open({ kind: "item", id: i.id })}>Edit…</button>
+                          <button class="outline" onClick={() => open({ kind: "item", id: i.id })}>{m.edit}</button>
                         </td>
                       </tr>
                     ))}
@@ -148,70 +151,65 @@ const Cases = (
     onEdit: (c: AdminCase) => void
     onActive: (c: AdminCase, isActive: boolean) => void
   }
-) => (
-  <>
-    <div class="overflow-auto">
-      <table data-testid="cases" class="stack">
-        <thead>
-          <tr>
-            <th>Case</th>
-            <th class="money">Price</th>
-            <th class="money" title="What an opening pays back on average, as a share of the price (FLIP included)">
-              Return to player (RTP)
-            </th>
-            <th class="money" title="The share of the price the house keeps on average: 1 − RTP">
-              House edge (1 − RTP)
-            </th>
-            <th class="money" title="The case's configured limit: its house edge may not fall below it unless it is promotional">
-              Minimum house edge
-            </th>
-            <th class="money">Items</th>
-            <th>Status</th>
-            <th />
-          </tr>
-        </thead>
-        <tbody>
-          {cases.map((c) => {
-            const edge = 1 - c.rtp
-            const over = !c.promotional && edge < c.houseEdge
-            return (
-              <tr key={c.id} data-id={c.id} data-slug={c.slug}>
-                <td data-label="Case">
-                  <span>{c.name} <small>{c.slug} · {c.category}{c.promotional ? " · promotional" : ""}</small></span>
-                </td>
-                <td data-label="Price" class="money">{formatCents(c.priceCents)}</td>
-                <td data-label="Return to player (RTP)" class="money" data-testid="rtp">{formatPercent(c.rtp)}</td>
-                <td data-label="House edge (1 − RTP)" class="money" data-testid="edge">
-                  <span>
-                    <span class={over ? "rtp-over" : ""}>{formatPercent(edge)}</span>
-                    {over && <small> below the minimum</small>}
-                  </span>
-                </td>
-                <td data-label="Minimum house edge" class="money" data-testid="edge-limit">{formatPercent(c.houseEdge)}</td>
-                <td data-label="Items" class="money">{c.items.length}</td>
-                <td data-label="Status" data-testid="status">{c.isActive ? "active" : "inactive"}</td>
-                <td data-label="">
-                  <div class="actions">
-                    <button class="outline" onClick={() => onEdit(c)}>Edit…</button>
-                    <button class="outline secondary" onClick={() => onActive(c, !c.isActive)}>
-                      {c.isActive ? "Deactivate" : "Activate"}
-                    </button>
-                  </div>
-                </td>
-              </tr>
-            )
-          })}
-        </tbody>
-      </table>
-    </div>
-    <p class="legend">
-      <small>
-        Return to player + house edge (1 − RTP) = 100 % of the price. The minimum house edge is each case's configured
-        limit: below it the case pays back too much (a dashboard alert) unless it is promotional.
-      </small>
-    </p>
-  </>
-)
+) => {
+  const m = text()
+  const h = m.columns
+  return (
+    <>
+      <div class="overflow-auto">
+        <table data-testid="cases" class="stack">
+          <thead>
+            <tr>
+              <th>{h.case}</th>
+              <th class="money">{h.price}</th>
+              <th class="money" title={m.rtpTitle}>{h.rtp}</th>
+              <th class="money" title={m.edgeTitle}>{h.edge}</th>
+              <th class="money" title={m.minimumEdgeTitle}>{h.minimumEdge}</th>
+              <th class="money">{h.items}</th>
+              <th>{h.status}</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {cases.map((c) => {
+              const edge = 1 - c.rtp
+              const over = !c.promotional && edge < c.houseEdge
+              return (
+                <tr key={c.id} data-id={c.id} data-slug={c.slug}>
+                  <td data-label={h.case}>
+                    <span translate={false}>{c.name} <small>{c.slug} · {c.category}{c.promotional ? m.promotionalTag : ""}</small></span>
+                  </td>
+                  <td data-label={h.price} class="money">{formatCents(c.priceCents)}</td>
+                  <td data-label={h.rtp} class="money" data-testid="rtp">{formatPercent(c.rtp)}</td>
+                  <td data-label={h.edge} class="money" data-testid="edge">
+                    <span>
+                      <span class={over ? "rtp-over" : ""}>{formatPercent(edge)}</span>
+                      {over && <small>{m.belowMinimum}</small>}
+                    </span>
+                  </td>
+                  <td data-label={h.minimumEdge} class="money" data-testid="edge-limit">{formatPercent(c.houseEdge)}</td>
+                  <td data-label={h.items} class="money">{numberFormat().format(c.items.length)}</td>
+                  <td data-label={h.status} data-testid="status" data-active={c.isActive}>{c.isActive ? m.active : m.inactive}</td>
+                  <td data-label="">
+                    <div class="actions">
+                      <button class="outline" onClick={() => onEdit(c)}>{m.edit}</button>
+                      <button class="outline secondary" onClick={() => onActive(c, !c.isActive)}>
+                        {c.isActive ? m.deactivate : m.activate}
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
+      </div>
+      <p class="legend">
+        <small>{m.legend}</small>
+      </p>
+    </>
+  )
+}
 
 const NEW_CASE_FIELDS = ["name", "slug", "imageUrl", "priceCents", "houseEdge", "flipChance", "promotional", "rtp", "items"]
 
@@ -273,6 +271,7 @@ const NewCase = (
     }
   }
 
+  const m = text()
   const field = (id: string, label: string, value: string, set: (v: string) => void, placeholder?: string, required = true) => (
     <label>
       {label}
@@ -291,39 +290,39 @@ const NewCase = (
   return (
     <article data-testid="new-case">
       <header>
-        <strong>New case</strong>
+        <strong>{m.newCaseTitle}</strong>
       </header>
       <form onSubmit={submit}>
         <div class="grid">
-          {field("name", "Name", name, setName)}
-          {field("slug", "Slug", slug, setSlug, "lowercase-words")}
+          {field("name", m.name, name, setName)}
+          {field("slug", m.slug, slug, setSlug, m.slugPlaceholder)}
         </div>
-        {field("imageUrl", "Image URL", imageUrl, setImageUrl, "https://cdn.example.com/cases/new-case.png")}
+        {field("imageUrl", m.imageUrl, imageUrl, setImageUrl, "https://cdn.example.com/cases/new-case.png")}
         <div class="grid">
           <label>
-            Price (R$)
+            {m.priceReais}
             <input
               name="price"
               required
-              placeholder="10,00"
+              placeholder={reaisText(1_000)}
               value={price}
               {...invalid("new-case-error-priceCents", err.priceCents)}
               onInput={(e) => setPrice(e.currentTarget.value)}
             />
             <FieldNote id="new-case-error-priceCents" text={err.priceCents} />
           </label>
-          {field("houseEdge", "House edge (0 to 0.5)", houseEdge, setHouseEdge, undefined, false)}
-          {field("flipChance", "FLIP chance (0 to 0.5)", flipChance, setFlipChance, undefined, false)}
+          {field("houseEdge", m.houseEdge, houseEdge, setHouseEdge, undefined, false)}
+          {field("flipChance", m.flipChance, flipChance, setFlipChance, undefined, false)}
         </div>
-        <p>Items and their drop chances (0.0001 to 1; they must add up to 1):</p>
+        <p>{m.itemsAndChances}</p>
         <ChanceTable items={items} chances={chances} setChances={setChances} rowErrors={rowErrors} />
         <FieldNote id="new-case-error-items" text={err.items} />
         <RtpPreview estimate={estimate} priceCents={priceCents} houseEdge={houseEdge} />
         <FieldNote id="new-case-error-rtp" text={err.rtp} />
         <ErrorNote text={refusal.general} />
         <div class="toolbar">
-          <button type="submit" disabled={busy} aria-busy={busy}>Create case</button>
-          <button type="button" class="outline secondary" onClick={onCancel}>Cancel</button>
+          <button type="submit" disabled={busy} aria-busy={busy}>{m.createCase}</button>
+          <button type="button" class="outline secondary" onClick={onCancel}>{m.cancel}</button>
         </div>
       </form>
     </article>

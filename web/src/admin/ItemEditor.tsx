@@ -8,18 +8,22 @@
  */
 import { useMemo, useState } from "preact/hooks"
 import { api } from "../api"
+import { locale, numberFormat } from "../i18n"
 import { formatCents, formatPercent, parseReais } from "../money"
 import { ErrorNote, useConfirm } from "../ui"
 import { FieldNote, invalid } from "./CaseItems"
 import { type AdminCase, type Item, noRefusal, RARITIES, type Refusal, refusalOf } from "./catalogApi"
 import { flipUnitsOf, overHouseEdge, preview, savedUnits } from "./economics"
+import { catalog as text } from "./text/catalog"
 
 const FIELDS = ["name", "rarity", "valueCents", "imageUrl", "isUpgradable"]
 
-/** Cents as typed reais, "1234,56" (no thousands separator, so parseReais reads it back). */
+/**
+ * Cents as reais to type, "1234,56" (English "1234.56"): no thousands separator, so parseReais reads it back.
+ */
 export const reaisText = (cents: number | bigint) => {
   const value = BigInt(cents)
-  return `${value / 100n},${String(value % 100n).padStart(2, "0")}`
+  return `${value / 100n}${locale() === "en" ? "." : ","}${String(value % 100n).padStart(2, "0")}`
 }
 
 /** A case holding the item: its return to player now and with the item at `valueCents`. */
@@ -104,34 +108,35 @@ export const ItemEditor = (
   )
   const pushed = impact.filter((i) => i.pushedOver)
   const err = refusal.byField
+  const m = text()
 
   const submit = async (e: Event) => {
     e.preventDefault()
     setRefusal(noRefusal)
+    const m = text()
     const typedValue = valueCents === undefined ? value : Number(valueCents)
     const fields = { name, rarity, valueCents: typedValue, imageUrl, isUpgradable }
     if (item !== undefined && revalued) {
       const newValue = formatCents(valueCents!)
       const yes = await ask({
-        title: `Change ${item.name}'s value to ${newValue}?`,
+        title: m.confirmTitle(item.name, newValue),
         body: (
           <>
             <p>
-              <strong>{item.name}</strong> goes from {formatCents(item.valueCents)} to <strong>{newValue}</strong>.
+              <strong>{item.name}</strong>
+              {m.goesFromTo(formatCents(item.valueCents))}
+              <strong>{newValue}</strong>.
             </p>
             {pushed.length === 0
-              ? <p>No active case goes over its house edge with this value.</p>
+              ? <p>{m.noCaseOver}</p>
               : (
                 <>
-                  <p>
-                    It pushes {pushed.length === 1 ? "this active case" : `these ${pushed.length} active cases`} over
-                    its house edge (each raises a CRITICAL alert on the dashboard until it is dealt with):
-                  </p>
+                  <p>{m.pushesOver(pushed.length)}</p>
                   <ul data-testid="confirm-pushed">
                     {pushed.map((i) => (
                       <li key={i.kase.id}>
-                        {i.kase.name}: return to player {formatPercent(i.rtpNow)} → {formatPercent(i.rtpNew)}, at most{" "}
-                        {formatPercent(1 - i.kase.houseEdge)}
+                        {i.kase.name}
+                        {m.rtpFromTo(formatPercent(i.rtpNow), formatPercent(i.rtpNew), formatPercent(1 - i.kase.houseEdge))}
                       </li>
                     ))}
                   </ul>
@@ -139,7 +144,7 @@ export const ItemEditor = (
               )}
           </>
         ),
-        confirm: `Save ${newValue}`
+        confirm: m.saveValue(newValue)
       })
       if (!yes) return
     }
@@ -147,7 +152,7 @@ export const ItemEditor = (
     try {
       if (item === undefined) {
         const created = await api<Item>("/admin/items", { method: "POST", body: fields, twoFactorCode })
-        onSaved(created, `Created ${created.name} (${created.rarity}, ${formatCents(created.valueCents)})`)
+        onSaved(created, m.createdItem(created.name, created.rarity, formatCents(created.valueCents)))
         return
       }
       const changed = Object.fromEntries(
@@ -157,14 +162,10 @@ export const ItemEditor = (
       let note = ""
       if (revalued) {
         const ids = await recordedPushedOver(item.id).catch(() => undefined)
-        const named = (ids ?? []).map((id) => cases.find((c) => c.id === id)?.name ?? `case ${id}`)
-        note = ids === undefined
-          ? ""
-          : named.length === 0
-          ? "; it pushed no case over its house edge"
-          : `; it pushed over their house edge: ${named.join(", ")} (a CRITICAL alert each on the dashboard)`
+        const named = (ids ?? []).map((id) => cases.find((c) => c.id === id)?.name ?? m.caseNumber(id))
+        note = ids === undefined ? "" : named.length === 0 ? m.pushedNone : m.pushedCases(named.join(", "))
       }
-      onSaved(saved, `Saved ${saved.name}: ${formatCents(saved.valueCents)}${note}`)
+      onSaved(saved, m.savedItem(saved.name, formatCents(saved.valueCents)) + note)
     } catch (error) {
       setRefusal(refusalOf(error, (field) => FIELDS.includes(field)))
     } finally {
@@ -175,13 +176,13 @@ export const ItemEditor = (
   return (
     <article data-testid="item-editor">
       <header>
-        <strong>{item === undefined ? "New item" : `Edit ${item.name}`}</strong>
+        <strong>{item === undefined ? m.newItemTitle : m.editItem(item.name)}</strong>
       </header>
       {dialog}
       <form onSubmit={submit}>
         <div class="grid">
           <label>
-            Name
+            {m.name}
             <input
               name="name"
               required
@@ -192,7 +193,7 @@ export const ItemEditor = (
             <FieldNote id="item-error-name" text={err.name} />
           </label>
           <label>
-            Rarity
+            {m.columns.rarity}
             <select
               name="rarity"
               value={rarity}
@@ -204,11 +205,11 @@ export const ItemEditor = (
             <FieldNote id="item-error-rarity" text={err.rarity} />
           </label>
           <label>
-            Value (R$)
+            {m.valueReais}
             <input
               name="value"
               required
-              placeholder="12,50"
+              placeholder={reaisText(1_250)}
               inputMode="decimal"
               value={value}
               {...invalid("item-error-valueCents", err.valueCents)}
@@ -218,7 +219,7 @@ export const ItemEditor = (
           </label>
         </div>
         <label>
-          Image URL
+          {m.imageUrl}
           <input
             name="imageUrl"
             required
@@ -236,13 +237,13 @@ export const ItemEditor = (
             checked={isUpgradable}
             onChange={(e) => setUpgradable(e.currentTarget.checked)}
           />
-          Upgradable (can be the target of an upgrade)
+          {m.upgradableLabel}
         </label>
         {item !== undefined && <Impacts item={item} impact={impact} revalued={revalued} cases={cases} />}
         <ErrorNote text={refusal.general} />
         <div class="toolbar">
-          <button type="submit" disabled={busy} aria-busy={busy}>{item === undefined ? "Create item" : "Save item"}</button>
-          <button type="button" class="outline secondary" onClick={onCancel}>Cancel</button>
+          <button type="submit" disabled={busy} aria-busy={busy}>{item === undefined ? m.createItem : m.saveItem}</button>
+          <button type="button" class="outline secondary" onClick={onCancel}>{m.cancel}</button>
         </div>
       </form>
     </article>
@@ -253,15 +254,14 @@ export const ItemEditor = (
 const Impacts = (
   { item, impact, revalued, cases }: { item: Item; impact: ReadonlyArray<Impact>; revalued: boolean; cases: ReadonlyArray<AdminCase> }
 ) => {
+  const m = text()
+  const count = (n: number) => numberFormat().format(n)
   const holding = cases.filter((c) => c.items.some((i) => i.itemId === item.id))
-  if (holding.length === 0) return <p data-testid="item-impact"><small>No case holds this item.</small></p>
+  if (holding.length === 0) return <p data-testid="item-impact"><small>{m.noCaseHolds}</small></p>
   if (!revalued) {
     return (
       <p data-testid="item-impact">
-        <small>
-          In {holding.length} case(s): {holding.map((c) => c.name).join(", ")}. A new value shows what it does to their
-          return to player.
-        </small>
+        <small>{m.inCases(count(holding.length), holding.map((c) => c.name).join(", "))}</small>
       </p>
     )
   }
@@ -269,20 +269,19 @@ const Impacts = (
   return (
     <div data-testid="item-impact">
       <p>
-        {pushed === 0
-          ? "With this value no active case goes over its house edge."
-          : <strong class="rtp-over">With this value {pushed} active case(s) go over their house edge.</strong>}
+        {pushed === 0 ? m.valueNoneOver : <strong class="rtp-over">{m.valueSomeOver(count(pushed))}</strong>}
       </p>
       <ul class="impact">
         {impact.map((i) => (
           <li key={i.kase.id} data-case={i.kase.slug} data-pushed={i.pushedOver}>
-            {i.kase.name}
-            {!i.kase.isActive && <small> (inactive)</small>}
-            {i.kase.promotional && <small> (promotional)</small>}: return to player {formatPercent(i.rtpNow)} →{" "}
-            <span class={i.overNew ? "rtp-over" : ""}>{formatPercent(i.rtpNew)}</span>, at most{" "}
-            {formatPercent(1 - i.kase.houseEdge)}
-            {i.pushedOver && <strong class="rtp-over"> · pushed over</strong>}
-            {i.overNow && <small> · already over</small>}
+            <span translate={false}>{i.kase.name}</span>
+            {!i.kase.isActive && <small>{m.inactiveTag}</small>}
+            {i.kase.promotional && <small>{m.promotionalCaseTag}</small>}
+            {m.impactLine(formatPercent(i.rtpNow))}
+            <span class={i.overNew ? "rtp-over" : ""}>{formatPercent(i.rtpNew)}</span>
+            {m.atMost(formatPercent(1 - i.kase.houseEdge))}
+            {i.pushedOver && <strong class="rtp-over">{m.pushedOverTag}</strong>}
+            {i.overNow && <small>{m.alreadyOverTag}</small>}
           </li>
         ))}
       </ul>
