@@ -15,18 +15,34 @@ import {
   base,
   call,
   describeInBrowser,
-  money,
+  money as moneyIn,
   newContext,
   ok,
   photograph,
   signIn,
   startService,
   switchService,
+  turnOnTwoFactor,
   watch
 } from "../support/ConsoleBrowser"
 import { devSessionAt } from "../support/DevSignIn"
+import { languageScenarios } from "./console/Languages"
 import { peopleScenarios } from "./console/People"
 import { freePort } from "../support/ServiceProcess"
+import { audit } from "../../web/src/admin/text/audit"
+import { catalog } from "../../web/src/admin/text/catalog"
+import { consoleText } from "../../web/src/admin/text/console"
+import { dashboard } from "../../web/src/admin/text/dashboard"
+import { common } from "../../web/src/text/common"
+import { home } from "../../web/src/text/home"
+
+// These scenarios run in English (the browser's language "en"), except the dashboard's figures in pt-BR;
+// test/e2e/console/Languages.ts switches between the two. The translated pages' words come from their text modules.
+const money = (cents: number) => moneyIn(cents, "en")
+const percentIn = (locale: "en" | "pt-BR") => (fraction: number) =>
+  new Intl.NumberFormat(locale, { style: "percent", minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(fraction)
+const percent = percentIn("en")
+const c = catalog.in("en")
 
 describeInBrowser("the console in a browser", () => {
   it("an administrator works through the console; what it shows and does agrees with the API", async () => {
@@ -55,7 +71,7 @@ describeInBrowser("the console in a browser", () => {
       method: "PIX"
     })
 
-    const context = await newContext()
+    const context = await newContext("en")
     const page = await context.newPage()
     const errors: Array<string> = []
     watch(page, errors)
@@ -77,7 +93,7 @@ describeInBrowser("the console in a browser", () => {
       financial: Record<string, number>
       games: Record<string, number> & { ggrToday: { total: number } }
     }
-    const count = (n: number) => n.toLocaleString("pt-BR")
+    const count = (n: number) => n.toLocaleString("en")
     const expected: Record<string, string> = {
       "users.total": count(stats.users.total!),
       "users.activeToday": count(stats.users.activeToday!),
@@ -101,10 +117,10 @@ describeInBrowser("the console in a browser", () => {
     expect(stats.users.total).toBe(5)
     expect(stats.financial.pendingWithdrawals).toBe(2)
     await expect.poll(() => page.getByTestId("chart-summary").getAttribute("data-points")).toBe("7")
-    await page.getByRole("button", { name: "30d" }).click()
+    await page.getByRole("button", { name: dashboard.in("en").periods["30d"] }).click()
     await expect.poll(() => page.getByTestId("chart-summary").getAttribute("data-points")).toBe("30")
     // A drop reaches the page through the live stream.
-    await expect.poll(() => page.getByTestId("live-state").textContent()).toContain("live")
+    await expect.poll(() => page.getByTestId("live-state").getAttribute("data-live")).toBe("true")
     const item = (await ok(admin, "GET", "/api/admin/items?limit=1")).items[0]
     await ok(admin, "POST", "/api/live-drops/emit", { userId: players.alice!.id, itemId: item.id, source: "CASE_OPEN" })
     await expect.poll(() => page.getByTestId("live-drops").textContent()).toContain(item.name)
@@ -118,7 +134,7 @@ describeInBrowser("the console in a browser", () => {
     await photograph(page, "withdrawals")
     // Approving asks first, naming the amount and the person; cancelled, nothing moves.
     await approveRow.getByRole("button", { name: "Approve" }).click()
-    await answerConfirmation(page, [money(5_000), "e2e-alice", "alice@example.com"], "Cancel")
+    await answerConfirmation(page, [money(5_000), "e2e-alice", "alice@example.com"], common.in("en").cancel)
     expect(await approveRow.getByTestId("status").textContent()).toBe("PENDING")
     expect((await ok(admin, "GET", `/api/admin/withdrawals?status=PENDING&limit=100`)).withdrawals.map((w: { id: string }) => w.id))
       .toContain(toApprove.id)
@@ -143,7 +159,7 @@ describeInBrowser("the console in a browser", () => {
     await expect.poll(() => depositRow.locator("td").nth(1).textContent()).toBe(money(3_000))
     await photograph(page, "deposits")
     await depositRow.getByRole("button", { name: "Confirm" }).click()
-    await answerConfirmation(page, [money(3_000), "e2e-carol"], "Cancel")
+    await answerConfirmation(page, [money(3_000), "e2e-carol"], common.in("en").cancel)
     expect(await depositRow.getByTestId("status").textContent()).toBe("PENDING")
     expect((await ok(players.carol!.session, "GET", "/api/auth/me")).balanceCents).toBe(0)
     await depositRow.getByRole("button", { name: "Confirm" }).click()
@@ -178,7 +194,7 @@ describeInBrowser("the console in a browser", () => {
     await carolRow.getByLabel("Amount in R$ (negative to debit)").fill("12,34")
     await carolRow.getByLabel("Reason").fill("goodwill credit")
     await carolRow.getByRole("button", { name: `Adjust by ${money(1_234)}` }).click()
-    await answerConfirmation(page, ["e2e-carol", money(1_234), money(3_000), money(4_234), "goodwill credit"], "Cancel")
+    await answerConfirmation(page, ["e2e-carol", money(1_234), money(3_000), money(4_234), "goodwill credit"], common.in("en").cancel)
     expect((await ok(players.carol!.session, "GET", "/api/auth/me")).balanceCents).toBe(3_000)
     await carolRow.getByRole("button", { name: `Adjust by ${money(1_234)}` }).click()
     await answerConfirmation(page, ["e2e-carol", money(1_234)], `Adjust by ${money(1_234)}`)
@@ -194,23 +210,20 @@ describeInBrowser("the console in a browser", () => {
     >).sort((a, b) => a.valueCents - b.valueCents)
     const [cheap, dear] = [items[0]!, items[items.length - 1]!]
     const priceCents = Math.ceil(((cheap.valueCents * 0.9 + dear.valueCents * 0.1) / 0.85) / 100) * 100
-    await page.getByRole("button", { name: "New case…" }).click()
+    await page.getByRole("button", { name: c.newCase }).click()
     const form = page.getByTestId("new-case")
-    await form.getByLabel("Name").fill("E2E Case")
-    await form.getByLabel("Slug").fill("e2e-case")
-    await form.getByLabel("Image URL").fill("https://cdn.example.com/cases/e2e-case.png")
-    await form.getByLabel("Price (R$)").fill(String(priceCents / 100))
+    await form.getByLabel(c.name).fill("E2E Case")
+    await form.getByLabel(c.slug).fill("e2e-case")
+    await form.getByLabel(c.imageUrl).fill("https://cdn.example.com/cases/e2e-case.png")
+    await form.getByLabel(c.priceReais).fill(String(priceCents / 100))
     for (const [it, chance] of [[cheap, "0.9"], [dear, "0.1"]] as const) {
       await form.locator(`input[name="item-${it.id}"]`).check()
-      await form.getByLabel(`Drop chance of ${it.name}`).fill(chance)
+      await form.getByLabel(c.dropChanceOf(it.name)).fill(chance)
     }
     const expectedRtp = (cheap.valueCents * 0.9 + dear.valueCents * 0.1) / priceCents
-    const percent = (fraction: number) =>
-      new Intl.NumberFormat("pt-BR", { style: "percent", minimumFractionDigits: 2, maximumFractionDigits: 2 })
-        .format(fraction)
     await expect.poll(() => form.getByTestId("rtp-preview").textContent()).toContain(percent(expectedRtp))
     await photograph(page, "catalog-new-case")
-    await form.getByRole("button", { name: "Create case" }).click()
+    await form.getByRole("button", { name: c.createCase }).click()
     const created = page.locator(`tr[data-slug="e2e-case"]`)
     await created.waitFor()
     const saved = ((await ok(admin, "GET", "/api/admin/cases?limit=100")).cases as Array<{ slug: string; rtp: number }>)
@@ -218,14 +231,17 @@ describeInBrowser("the console in a browser", () => {
     expect(saved.rtp).toBeCloseTo(expectedRtp, 4)
     expect(await created.getByTestId("rtp").textContent()).toBe(percent(saved.rtp))
     // Deactivated from the console; the public list no longer has it.
-    await created.getByRole("button", { name: "Deactivate" }).click()
-    await expect.poll(() => created.getByTestId("status").textContent()).toBe("inactive")
+    await created.getByRole("button", { name: c.deactivate }).click()
+    await expect.poll(() => created.getByTestId("status").textContent()).toBe(c.inactive)
 
     expect(errors).toEqual([])
     await context.close()
   }, 180_000)
 
   it("the dashboard says what each figure counts and the zone of its days; n/a without a base; activity in words; the chart in pt-BR", async () => {
+    // In Portuguese: the words are text/dashboard.ts's pt-BR table, the figures pt-BR's.
+    const d = dashboard.in("pt-BR")
+    const money = (cents: number) => moneyIn(cents, "pt-BR")
     const admin = await devSessionAt(base, ADMIN)
     const session = await devSessionAt(base, "e2e-gina")
     const gina = (await ok(session, "GET", "/api/auth/me")) as { id: string }
@@ -236,7 +252,7 @@ describeInBrowser("the console in a browser", () => {
       paymentDetails: { pixKeyType: "EMAIL", pixKey: "gina@example.com" }
     })
 
-    const context = await newContext()
+    const context = await newContext("pt-BR")
     const page = await context.newPage()
     const errors: Array<string> = []
     watch(page, errors)
@@ -254,15 +270,15 @@ describeInBrowser("the console in a browser", () => {
     const today = new Intl.DateTimeFormat("pt-BR", { dateStyle: "short", timeZone: stats.timezone }).format(new Date())
     const zone = page.getByTestId("business-timezone")
     expect(await zone.getAttribute("data-zone")).toBe(stats.timezone)
-    expect(await zone.textContent()).toContain(`Days in ${stats.timezone} · today is ${today} there`)
-    expect(await page.getByTestId("chart-timezone").textContent()).toBe(`7 days in ${chart.timezone}`)
+    expect(await zone.textContent()).toContain(`${d.zone.daysIn} ${stats.timezone}${d.zone.today(today)}`)
+    expect(await page.getByTestId("chart-timezone").textContent()).toBe(d.chartDays("7", chart.timezone))
 
     // A new service: every account was created today, so nobody was active yesterday and no revenue came
     // before this week. The API answers 0 for both; the page says n/a.
     expect([stats.users.total, stats.users.growth, chart.summary.growthRate]).toEqual([stats.users.newToday, 0, 0])
     expect(stats.users.activeToday).toBeGreaterThan(0)
-    expect(await page.getByTestId("stat-users.growth").textContent()).toBe("n/a")
-    expect(await page.getByTestId("chart-growth").textContent()).toBe("n/a")
+    expect(await page.getByTestId("stat-users.growth").textContent()).toBe(d.notApplicable)
+    expect(await page.getByTestId("chart-growth").textContent()).toBe(d.notApplicable)
 
     // Every card says what it counts, under the value and at length in its tooltip; the withdrawals are SPEC's
     // (completed), the chart's are requests, and the page says so.
@@ -274,18 +290,21 @@ describeInBrowser("the console in a browser", () => {
       expect((await page.getByTestId(`hint-${id}`).textContent())!.length, id).toBeGreaterThan(5)
       expect((await page.getByTestId(`card-${id}`).getAttribute("title"))!.length, id).toBeGreaterThan(10)
     }
-    expect(await page.getByTestId("hint-financial.withdrawalsToday").textContent()).toBe("completed (paid) today (SPEC)")
-    expect(await page.getByTestId("hint-financial.profitToday").textContent()).toBe("revenue − completed withdrawals (SPEC)")
-    expect(await page.getByTestId("withdrawals-note").textContent()).toContain("The chart below counts withdrawal requests")
+    expect(await page.getByTestId("hint-financial.withdrawalsToday").textContent())
+      .toBe(d.cards["financial.withdrawalsToday"].hint)
+    expect(await page.getByTestId("hint-financial.profitToday").textContent()).toBe(d.cards["financial.profitToday"].hint)
+    expect(await page.getByTestId("withdrawals-note").textContent()).toBe(d.withdrawalsNote)
     const notes = page.getByTestId("series-notes")
     expect(await notes.locator("li").evaluateAll((items) => items.map((i) => i.getAttribute("data-series"))))
       .toEqual(["revenue", "profit", "deposits", "withdrawals"])
-    expect(await notes.locator("li[data-series=withdrawals]").textContent()).toContain("Withdrawal requests: amounts debited")
-    expect(await notes.locator("li[data-series=profit]").textContent()).toContain("less the day's withdrawal requests")
+    for (const key of ["revenue", "profit", "deposits", "withdrawals"] as const) {
+      expect((await notes.locator(`li[data-series=${key}]`).textContent())!.trim())
+        .toBe(`${d.series[key].label}: ${d.series[key].counts}`)
+    }
 
     // The recent activity's types in words.
     const activity = page.locator(`[data-testid=activity] tr[data-id="WITHDRAWAL_REQUEST:${requested.id}"]`)
-    expect(await activity.getByTestId("activity-type").textContent()).toBe("Withdrawal requested")
+    expect(await activity.getByTestId("activity-type").textContent()).toBe(d.activityTypes.WITHDRAWAL_REQUEST)
 
     // The chart: day and money ticks as the page writes them (dd/mm, R$), its legend the series' labels and,
     // under the cursor, the day's figures in pt-BR.
@@ -300,7 +319,7 @@ describeInBrowser("the console in a browser", () => {
     for (const tick of yTicks) expect(tick).toMatch(/^-?R\$\u00a0\d{1,3}(\.\d{3})*(,\d{1,2})?( mil| mi)?$/)
     const legend = plot.locator(".u-legend tr.u-series")
     expect(await legend.locator("th").allTextContents())
-      .toEqual(["Day", "Revenue", "Profit after requests", "Deposits", "Withdrawal requests"])
+      .toEqual([d.day, ...(["revenue", "profit", "deposits", "withdrawals"] as const).map((k) => d.series[k].label)])
     await plot.locator(".u-over").hover()
     await expect.poll(() => legend.first().locator(".u-value").textContent()).toMatch(/\d{2}\/\d{2}\/\d{4}$/)
     const shownDay = (await legend.first().locator(".u-value").textContent())!
@@ -347,7 +366,7 @@ describeInBrowser("the console in a browser", () => {
     expect(ledger.total).toBe(13)
     const profile = await ok(admin, "GET", `/api/admin/users/${frank.id}`)
 
-    const context = await newContext()
+    const context = await newContext("en")
     const page = await context.newPage()
     const errors: Array<string> = []
     watch(page, errors)
@@ -387,8 +406,11 @@ describeInBrowser("the console in a browser", () => {
     await expect.poll(() => page.locator(`[data-testid=openings] tr[data-id="${opened.openingId}"] td`).nth(2).textContent())
       .toContain(opened.item.name)
     await page.getByRole("tab", { name: /^Audit/ }).click()
-    await expect.poll(() => page.locator("[data-testid=audit] [data-testid=action]").allTextContents())
-      .toContain("WITHDRAWAL_REQUESTED")
+    const actions = () =>
+      page.locator("[data-testid=audit] [data-testid=action]").evaluateAll((cells) => cells.map((c) => c.getAttribute("data-action")))
+    await expect.poll(actions).toContain("WITHDRAWAL_REQUESTED")
+    expect(await page.locator(`[data-testid=audit] [data-action=WITHDRAWAL_REQUESTED]`).first().textContent())
+      .toBe(audit.in("en").actions.WITHDRAWAL_REQUESTED)
 
     // Frank's one session, ended from here: his next request is refused.
     const sessionRows = page.locator("[data-testid=sessions] tbody tr")
@@ -403,38 +425,39 @@ describeInBrowser("the console in a browser", () => {
     await page.waitForURL(`${base}/admin/audit?userId=${frank.id}`)
     await page.getByTestId("audit").waitFor()
     const filters = page.getByTestId("audit-filters")
-    expect(await filters.getByLabel("User id").inputValue()).toBe(frank.id)
-    await filters.getByLabel("Action").selectOption("ADMIN_ADJUST_BALANCE")
-    await filters.getByRole("button", { name: "Filter" }).click()
-    await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe("11 in all")
-    expect(new Set(await page.locator("[data-testid=audit] [data-testid=action]").allTextContents()))
-      .toEqual(new Set(["ADMIN_ADJUST_BALANCE"]))
-    await filters.getByLabel("Action").selectOption("SESSION_REVOKED")
-    await filters.getByRole("button", { name: "Filter" }).click()
-    await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe("1 in all")
+    const a = audit.in("en")
+    const inAll = common.in("en").inAll
+    expect(await filters.getByLabel(a.userId).inputValue()).toBe(frank.id)
+    await filters.getByLabel(a.action).selectOption("ADMIN_ADJUST_BALANCE")
+    await filters.getByRole("button", { name: a.filter }).click()
+    await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe(inAll("11"))
+    expect(new Set(await actions())).toEqual(new Set(["ADMIN_ADJUST_BALANCE"]))
+    await filters.getByLabel(a.action).selectOption("SESSION_REVOKED")
+    await filters.getByRole("button", { name: a.filter }).click()
+    await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe(inAll("1"))
     expect(await page.locator("[data-testid=audit] [data-testid=actor]").textContent()).toBe(ADMIN)
     await photograph(page, "audit")
     // A day with no entries: none.
-    await filters.getByLabel("To (UTC day)").fill("2000-01-01")
-    await filters.getByRole("button", { name: "Filter" }).click()
-    await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe("0 in all")
+    await filters.getByLabel(a.to).fill("2000-01-01")
+    await filters.getByRole("button", { name: a.filter }).click()
+    await expect.poll(() => page.getByTestId("pager-summary").textContent()).toBe(inAll("0"))
 
     expect(errors).toEqual([])
     await context.close()
   }, 120_000)
 
   it("signing in from a console page returns to that page", async () => {
-    const context = await newContext()
+    const context = await newContext("en")
     const page = await context.newPage()
     const errors: Array<string> = []
     watch(page, errors)
     await page.goto(`${base}/admin/audit`)
     await page.getByTestId("signed-out").waitFor()
-    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("button", { name: consoleText.in("en").signIn }).click()
     await page.locator("input[name=login]").fill(ADMIN)
-    await page.getByRole("button", { name: "Sign in" }).click()
+    await page.getByRole("button", { name: "Sign in" }).click() // the identity provider's own form
     await page.waitForURL(`${base}/admin/audit`)
-    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Audit log")
+    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe(audit.in("en").title)
     // Once: the start page stays the start page afterwards.
     await page.goto(`${base}/`)
     await expect.poll(() => page.getByTestId("username").textContent()).toBe(ADMIN)
@@ -446,13 +469,7 @@ describeInBrowser("the console in a browser", () => {
   it("an administrator with 2FA approves a withdrawal only with a current code", async () => {
     const admin = await devSessionAt(base, ADMIN)
     const guarded = await devSessionAt(base, ADMIN_WITH_2FA)
-    const { secret } = await ok(guarded, "POST", "/api/auth/2fa/generate")
-    // Turned on with the previous step's code (still accepted), so the current step's code is fresh
-    // for the approval; away from a step's edge, so that code does not age out on the way.
-    if (Date.now() % 30_000 > 28_000) await new Promise((resolve) => setTimeout(resolve, 2_500))
-    await ok(guarded, "POST", "/api/auth/2fa/enable", {
-      code: authenticator.clone({ epoch: Date.now() - 30_000 }).generate(secret)
-    })
+    const secret = await turnOnTwoFactor(guarded)
     const player = await devSessionAt(base, "e2e-erin")
     const erin = await ok(player, "GET", "/api/auth/me")
     await ok(admin, "POST", `/api/admin/users/${erin.id}/adjust-balance`, { amountCents: 9_000, reason: "e2e" })
@@ -462,7 +479,7 @@ describeInBrowser("the console in a browser", () => {
       paymentDetails: { pixKeyType: "EMAIL", pixKey: "erin@example.com" }
     })
 
-    const context = await newContext()
+    const context = await newContext("en")
     const page = await context.newPage()
     const errors: Array<string> = []
     watch(page, errors, [new RegExp(`^/api/admin/withdrawals/${requested.id}/approve$`)])
@@ -473,7 +490,7 @@ describeInBrowser("the console in a browser", () => {
     await answerConfirmation(page, [money(2_500), "e2e-erin"], `Approve ${money(2_500)}`)
     await expect.poll(() => page.getByRole("alert").textContent()).toBe("2FA code required")
     expect(await row.getByTestId("status").textContent()).toBe("PENDING")
-    await page.getByLabel("2FA code for protected actions").fill(authenticator.generate(secret))
+    await page.getByLabel(consoleText.in("en").twoFactorCode).fill(authenticator.generate(secret))
     await row.getByRole("button", { name: "Approve" }).click()
     await answerConfirmation(page, [money(2_500), "e2e-erin"], `Approve ${money(2_500)}`)
     await expect.poll(() => row.getByTestId("status").textContent()).toBe("COMPLETED")
@@ -483,7 +500,7 @@ describeInBrowser("the console in a browser", () => {
   }, 60_000)
 
   it("a player sees their balance at / and the refusal at /admin", async () => {
-    const context = await newContext()
+    const context = await newContext("en")
     const page = await context.newPage()
     const errors: Array<string> = []
     watch(page, errors)
@@ -492,10 +509,10 @@ describeInBrowser("the console in a browser", () => {
     expect(await page.getByTestId("console-link").count()).toBe(0)
     await page.goto(`${base}/admin/withdrawals`)
     await page.getByTestId("admins-only").waitFor()
-    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Administrators only")
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe(consoleText.in("en").adminsOnly)
     await photograph(page, "admins-only")
     await page.goto(`${base}/`)
-    await page.getByRole("button", { name: "Sign out" }).click()
+    await page.getByRole("button", { name: home.in("en").signOut }).click()
     await page.getByTestId("sign-in").waitFor()
     expect(errors).toEqual([])
     await context.close()
@@ -503,7 +520,7 @@ describeInBrowser("the console in a browser", () => {
 
   it("a form on a sibling origin of the same site cannot open a case with the player's cookie; our own page can", async () => {
     const admin = await devSessionAt(base, ADMIN)
-    const context = await newContext()
+    const context = await newContext("en")
     const page = await context.newPage()
     await signIn(page, "e2e-victim")
     const meInPage = () => page.evaluate(async () => (await fetch("/api/auth/me")).json() as Promise<{ id: string; balanceCents: number }>)
@@ -546,13 +563,10 @@ describeInBrowser("the console in a browser", () => {
         if (items.length === 0 || all.length >= total) return all
       }
     }
-    const percent = (fraction: number) =>
-      new Intl.NumberFormat("pt-BR", { style: "percent", minimumFractionDigits: 2, maximumFractionDigits: 2 })
-        .format(fraction)
     const overAlerts = async () =>
       ((await ok(admin, "GET", "/api/admin/dashboard/alerts")).alerts as Array<{ id: string }>).map((a) => a.id)
 
-    const context = await newContext()
+    const context = await newContext("en")
     const page = await context.newPage()
     const errors: Array<string> = []
     // The case editor's refusals (422) are provoked on purpose.
@@ -562,18 +576,18 @@ describeInBrowser("the console in a browser", () => {
     await page.getByTestId("cases").waitFor()
 
     // A new item from the console, as the API then has it.
-    await page.getByRole("button", { name: "New item…" }).click()
+    await page.getByRole("button", { name: c.newItem }).click()
     const newItem = page.getByTestId("item-editor")
-    await newItem.getByLabel("Name", { exact: true }).fill("E2E Ruby")
-    await newItem.getByLabel(/^Rarity/).selectOption("COVERT")
-    await newItem.getByLabel("Value (R$)", { exact: true }).fill("12,50")
-    await newItem.getByLabel("Image URL", { exact: true }).fill("https://cdn.example.com/items/e2e-ruby.png")
-    await newItem.getByLabel(/^Upgradable/).uncheck()
+    await newItem.getByLabel(c.name, { exact: true }).fill("E2E Ruby")
+    await newItem.getByLabel(new RegExp(`^${c.columns.rarity}`)).selectOption("COVERT")
+    await newItem.getByLabel(c.valueReais, { exact: true }).fill("12.50")
+    await newItem.getByLabel(c.imageUrl, { exact: true }).fill("https://cdn.example.com/items/e2e-ruby.png")
+    await newItem.getByLabel(c.upgradableLabel).uncheck()
     await photograph(page, "catalog-new-item")
-    await newItem.getByRole("button", { name: "Create item" }).click()
+    await newItem.getByRole("button", { name: c.createItem }).click()
     const rubyRow = page.locator(`[data-testid=items] tr[data-name="E2E Ruby"]`)
     await rubyRow.waitFor()
-    expect(await page.getByRole("status").textContent()).toBe(`Created E2E Ruby (COVERT, ${money(1_250)})`)
+    expect(await page.getByRole("status").textContent()).toBe(c.createdItem("E2E Ruby", "COVERT", money(1_250)))
     const ruby = (await everyItem()).find((i) => i.name === "E2E Ruby")!
     expect(ruby).toMatchObject({
       rarity: "COVERT",
@@ -607,45 +621,44 @@ describeInBrowser("the console in a browser", () => {
 
     // Revalued so that the case pays back over 95 %: the editor names it before saving, the confirmation too.
     const newValue = Math.ceil((0.95 * priceCents - 0.9 * cheap.valueCents) * 10 / 100) * 100 + 100
-    await rubyRow.getByRole("button", { name: "Edit…" }).click()
+    await rubyRow.getByRole("button", { name: c.edit }).click()
     const editor = page.getByTestId("item-editor")
-    expect(await editor.getByLabel("Value (R$)", { exact: true }).inputValue()).toBe("12,50")
-    await editor.getByLabel("Value (R$)", { exact: true }).fill(`${newValue / 100},00`)
+    expect(await editor.getByLabel(c.valueReais, { exact: true }).inputValue()).toBe("12.50")
+    await editor.getByLabel(c.valueReais, { exact: true }).fill(`${newValue / 100}.00`)
     const impact = editor.locator(`[data-testid=item-impact] li[data-case="e2e-ruby-case"]`)
     await expect.poll(() => impact.getAttribute("data-pushed")).toBe("true")
     expect(await impact.textContent()).toContain(percent(kase.rtp))
     await photograph(page, "catalog-edit-item")
-    await editor.getByRole("button", { name: "Save item" }).click()
-    await answerConfirmation(page, ["E2E Ruby", money(newValue), "E2E Ruby Case"], "Cancel")
+    await editor.getByRole("button", { name: c.saveItem }).click()
+    await answerConfirmation(page, ["E2E Ruby", money(newValue), "E2E Ruby Case"], common.in("en").cancel)
     expect((await everyItem()).find((i) => i.id === ruby.id)!.valueCents).toBe(1_250)
-    await editor.getByRole("button", { name: "Save item" }).click()
-    await answerConfirmation(page, ["E2E Ruby", money(newValue), "E2E Ruby Case"], `Save ${money(newValue)}`)
-    await expect.poll(() => page.getByRole("status").textContent()).toBe(
-      `Saved E2E Ruby: ${money(newValue)}; it pushed over their house edge: E2E Ruby Case (a CRITICAL alert each on the dashboard)`
-    )
+    await editor.getByRole("button", { name: c.saveItem }).click()
+    await answerConfirmation(page, ["E2E Ruby", money(newValue), "E2E Ruby Case"], c.saveValue(money(newValue)))
+    await expect.poll(() => page.getByRole("status").textContent())
+      .toBe(c.savedItem("E2E Ruby", money(newValue)) + c.pushedCases("E2E Ruby Case"))
     expect((await everyItem()).find((i) => i.id === ruby.id)!.valueCents).toBe(newValue)
     const over = (await ok(admin, "GET", `/api/admin/cases/${kase.id}`)) as AdminCase
     expect(over.rtp).toBeGreaterThan(0.9)
     expect(await overAlerts()).toContain(`case-over-house-edge:${kase.id}`)
     await expect.poll(() => caseRow.getByTestId("rtp").textContent()).toBe(percent(over.rtp))
-    expect(await caseRow.getByTestId("edge").textContent()).toBe(`${percent(1 - over.rtp)} below the minimum`)
+    expect(await caseRow.getByTestId("edge").textContent()).toBe(`${percent(1 - over.rtp)}${c.belowMinimum}`)
     expect(await rubyRow.getByTestId("value").textContent()).toBe(money(newValue))
 
     // The case's chances: the RTP follows them as they are typed; the API's refusals are shown by field.
-    await caseRow.getByRole("button", { name: "Edit…" }).click()
+    await caseRow.getByRole("button", { name: c.edit }).click()
     const caseEditor = page.getByTestId("case-editor")
     const preview = caseEditor.getByTestId("rtp-preview")
     expect(await caseEditor.getByTestId("rtp-saved").textContent()).toBe(percent(over.rtp))
     expect(Number(await preview.getAttribute("data-rtp"))).toBe(over.rtp)
-    const chanceOf = (name: string) => caseEditor.getByLabel(`Drop chance of ${name}`, { exact: true })
+    const chanceOf = (name: string) => caseEditor.getByLabel(c.dropChanceOf(name), { exact: true })
     // Chances that leave rolls uncovered: 422 on the items.
     await chanceOf("E2E Ruby").fill("0.05")
-    await expect.poll(() => preview.textContent()).toContain("the drop chances add up to 0.95, not 1")
-    await caseEditor.getByRole("button", { name: "Save case" }).click()
+    await expect.poll(() => preview.textContent()).toContain(c.chancesAddUp("0.95"))
+    await caseEditor.getByRole("button", { name: c.saveCase }).click()
     await expect.poll(() => caseEditor.getByTestId("case-error-items").isVisible()).toBe(true)
     // Over the house edge as saved: 422 with the figures, each by its field.
     await chanceOf("E2E Ruby").fill("0.1")
-    await caseEditor.getByRole("button", { name: "Save case" }).click()
+    await caseEditor.getByRole("button", { name: c.saveCase }).click()
     await expect.poll(() => caseEditor.getByTestId("case-error-economics").textContent()).toContain("1 - houseEdge")
     expect(await caseEditor.getByTestId("case-error-houseEdge").textContent()).toContain("0.1")
     expect(await caseEditor.getByTestId("case-error-promotional").textContent()).toContain("promotional true")
@@ -660,13 +673,13 @@ describeInBrowser("the console in a browser", () => {
     const before = Number(await preview.getAttribute("data-rtp"))
     expect(await caseEditor.getByTestId("rtp-estimate").textContent()).toBe(percent(before))
     expect(await preview.getAttribute("data-over")).toBe("false")
-    await caseEditor.getByRole("button", { name: "Save case" }).click()
+    await caseEditor.getByRole("button", { name: c.saveCase }).click()
     await caseEditor.waitFor({ state: "detached" })
     const saved = (await ok(admin, "GET", `/api/admin/cases/${kase.id}`)) as AdminCase
     expect(saved.rtp).toBe(before)
     expect(Object.fromEntries(saved.items.map((i) => [i.itemId, i.dropChance]))).toEqual({ [cheap.id]: 0.99, [ruby.id]: 0.01 })
     expect(await page.getByRole("status").textContent())
-      .toBe(`Saved E2E Ruby Case: return to player ${percent(saved.rtp)} (was ${percent(over.rtp)})`)
+      .toBe(c.savedCase("E2E Ruby Case", percent(saved.rtp), percent(over.rtp)))
     await expect.poll(() => caseRow.getByTestId("rtp").textContent()).toBe(percent(saved.rtp))
     expect(await caseRow.getByTestId("edge").textContent()).toBe(percent(1 - saved.rtp))
     expect(await overAlerts()).not.toContain(`case-over-house-edge:${kase.id}`)
@@ -721,7 +734,7 @@ describeInBrowser("the console in a browser", () => {
       // One approved by the API, unanswered: PROCESSING.
       expect((await ok(admin, "POST", `/api/admin/withdrawals/${failed.id}/approve`)).status).toBe("PROCESSING")
 
-      context = await newContext()
+      context = await newContext("en")
       const page = await context.newPage()
       const errors: Array<string> = []
       watch(page, errors)
@@ -780,5 +793,6 @@ describeInBrowser("the console in a browser", () => {
     }
   }, 120_000)
 
+  languageScenarios()
   peopleScenarios()
 })

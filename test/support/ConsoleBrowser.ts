@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { authenticator } from "otplib"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { freshPostgresUrl, usingRealPostgres } from "./TestDatabase"
 import { removeRedisKeys } from "./TestStores"
@@ -24,10 +25,12 @@ const SCREENSHOTS = join(import.meta.dirname, "..", "e2e", "screenshots")
 const skipped = process.env.SKIP_E2E === "1"
 export const ADMIN = "e2e-admin"
 export const ADMIN_WITH_2FA = "e2e-admin-2fa"
+/** Another administrator who turns 2FA on, so each scenario that needs one knows its secret. */
+export const CATALOG_ADMIN_WITH_2FA = "e2e-admin-2fa-catalog"
 
-const brl = new Intl.NumberFormat("pt-BR", { style: "currency", currency: "BRL" })
-/** An amount as the pages show it in pt-BR. */
-export const money = (cents: number) => brl.format(cents / 100)
+/** An amount as the pages show it in `locale` ("R$ 1.234,56" in pt-BR, "R$1,234.56" in English). */
+export const money = (cents: number, locale: "pt-BR" | "en" = "pt-BR") =>
+  new Intl.NumberFormat(locale, { style: "currency", currency: "BRL" }).format(cents / 100)
 
 /** The service the helpers speak to (see `switchService`). */
 export let base = ""
@@ -68,7 +71,7 @@ export const startService = async (env: Record<string, string> = {}): Promise<Ru
     PUBLIC_URL: url,
     DEV_IDP_PORT: String(idpPort),
     DATA_DIR: dataDir,
-    ADMIN_IDP_IDS: `${ADMIN},${ADMIN_WITH_2FA}`,
+    ADMIN_IDP_IDS: `${ADMIN},${ADMIN_WITH_2FA},${CATALOG_ADMIN_WITH_2FA}`,
     RATE_LIMIT_GLOBAL: "1000000/60000",
     RATE_LIMIT_AUTH: "1000000/60000",
     RATE_LIMIT_WITHDRAWAL: "1000000/60000",
@@ -209,6 +212,18 @@ export const answerConfirmation = async (page: Page, mentions: ReadonlyArray<str
   for (const m of mentions) expect(text).toContain(m)
   await dialog.getByRole("button", { name: button, exact: true }).click()
   await dialog.waitFor({ state: "detached" })
+}
+
+/**
+ * Turns 2FA on for the user of `session` and returns its secret. Turned on with the previous step's code (still
+ * accepted), so the current step's code is fresh for the step-up that follows; away from a step's edge, so that
+ * code does not age out on the way.
+ */
+export const turnOnTwoFactor = async (session: string): Promise<string> => {
+  const { secret } = await ok(session, "POST", "/api/auth/2fa/generate")
+  if (Date.now() % 30_000 > 28_000) await new Promise((resolve) => setTimeout(resolve, 2_500))
+  await ok(session, "POST", "/api/auth/2fa/enable", { code: authenticator.clone({ epoch: Date.now() - 30_000 }).generate(secret) })
+  return secret as string
 }
 
 /** A fresh browser profile (no cookies, no storage) with the browser's language `locale`. */
