@@ -6,6 +6,8 @@ import { useLoad } from "../useLoad"
 import "./catalog.css"
 import type { PageProps } from "./Console"
 import { UserLink } from "./nav"
+import { peopleText } from "./text/people"
+import { usersText } from "./text/users"
 import { type Outcome, UserActions } from "./UserActions"
 
 interface User {
@@ -23,7 +25,10 @@ interface User {
 
 const LIMIT = 50
 
+/** `/admin/users`: everyone, paged (by id, as the API orders them), narrowed by a username or idpId substring. */
 export const Users = (props: PageProps) => {
+  const m = usersText()
+  const w = peopleText()
   const [search, setSearch] = useState("")
   const [query, setQuery] = useState("")
   const [page, setPage] = useState(1)
@@ -43,7 +48,7 @@ export const Users = (props: PageProps) => {
 
   return (
     <>
-      <h1>Users</h1>
+      <h1>{m.title}</h1>
       <form
         class="toolbar"
         role="search"
@@ -56,47 +61,52 @@ export const Users = (props: PageProps) => {
         <input
           type="search"
           name="search"
-          aria-label="Search users"
-          placeholder="Username or idpId"
+          aria-label={m.searchLabel}
+          placeholder={m.searchPlaceholder}
+          maxLength={100}
           value={search}
           onInput={(e) => setSearch(e.currentTarget.value)}
         />
-        <button type="submit">Search</button>
+        <button type="submit">{m.search}</button>
       </form>
       {dialog}
       <SuccessNote text={message.ok} />
       <ErrorNote text={message.error} />
       <Show loaded={users}>
         {({ users, total }) =>
-          users.length === 0 ? <p>No users found.</p> : (
+          users.length === 0 ? <p>{m.none}</p> : (
             <div class="overflow-auto">
               <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
               <table data-testid="users" class="stack">
                 <thead>
                   <tr>
-                    <th>User</th>
-                    <th>Role</th>
-                    <th class="money">Balance</th>
-                    <th>2FA</th>
-                    <th class="money">Sessions</th>
-                    <th>Last active</th>
-                    <th>Status</th>
-                    <th>Actions</th>
+                    <th>{m.user}</th>
+                    <th>{m.role}</th>
+                    <th class="money">{m.balance}</th>
+                    <th>{m.twoFactor}</th>
+                    <th class="money">{m.sessions}</th>
+                    <th>{m.lastActive}</th>
+                    <th>{m.status}</th>
+                    <th>{m.actions}</th>
                   </tr>
                 </thead>
                 <tbody>
                   {users.map((u) => (
                     <tr key={u.id} data-id={u.id} data-username={u.username}>
-                      <td data-label="User">
-                        <span><UserLink user={u} /> <small>{u.idpId}</small></span>
+                      <td data-label={m.user}>
+                        <span>
+                          <UserLink user={u} /> <small>{u.idpId}</small>
+                        </span>
                       </td>
-                      <td data-label="Role">{u.role}</td>
-                      <td data-label="Balance" class="money" data-testid="balance">{formatCents(u.balanceCents)}</td>
-                      <td data-label="2FA" data-testid="two-factor">{u.twoFactorEnabled ? "on" : "off"}</td>
-                      <td data-label="Sessions" class="money" data-testid="sessions">{u.activeSessions}</td>
-                      <td data-label="Last active">{u.lastActiveAt === null ? "never" : formatDateTime(u.lastActiveAt)}</td>
-                      <td data-label="Status" data-testid="status">{u.bannedAt === null ? "active" : `banned ${formatDateTime(u.bannedAt)}`}</td>
-                      <td data-label="Actions">
+                      <td data-label={m.role}>{w.role[u.role] ?? u.role}</td>
+                      <td data-label={m.balance} class="money" data-testid="balance">{formatCents(u.balanceCents)}</td>
+                      <td data-label={m.twoFactor} data-testid="two-factor">{u.twoFactorEnabled ? w.on : w.off}</td>
+                      <td data-label={m.sessions} class="money" data-testid="sessions">{u.activeSessions}</td>
+                      <td data-label={m.lastActive}>{u.lastActiveAt === null ? w.never : formatDateTime(u.lastActiveAt)}</td>
+                      <td data-label={m.status} data-testid="status" data-status={u.bannedAt === null ? "active" : "banned"}>
+                        {u.bannedAt === null ? w.active : w.banned(formatDateTime(u.bannedAt))}
+                      </td>
+                      <td data-label={m.actions}>
                         <UserActions
                           {...props}
                           person={{ ...u, banned: u.bannedAt !== null }}
