@@ -6,13 +6,16 @@ import { useLoad } from "../useLoad"
 import "./catalog.css"
 import type { PageProps } from "./Console"
 import { UserLink } from "./nav"
+import { depositsText } from "./text/deposits"
+import { DEPOSIT_STATUSES, type DepositStatus, peopleText } from "./text/people"
+import type { Outcome } from "./UserActions"
 
 interface Deposit {
   readonly id: string
   readonly amountCents: number | string
   readonly feeCents: number
   readonly method: string
-  readonly status: string
+  readonly status: DepositStatus
   readonly createdAt: string
   readonly user: { id: string; username: string }
 }
@@ -20,40 +23,36 @@ interface Deposit {
 // REFUND_PENDING and REFUNDED: deposits paid by a third party under JURISDICTION=BR (docs/rules.md#deposit-third-party).
 const LIMIT = 50
 
-const STATUSES = ["PENDING", "CONFIRMED", "FAILED", "EXPIRED", "CANCELLED", "REFUND_PENDING", "REFUNDED"] as const
-
+/** `/admin/deposits`: deposits of one status (PENDING first) or of every status, paged; a PENDING one confirmed by hand. */
 export const Deposits = ({ twoFactorCode }: PageProps) => {
-  const [status, setStatus] = useState<string>("PENDING")
+  const m = depositsText()
+  const w = peopleText()
+  const [status, setStatus] = useState<DepositStatus | "">("PENDING")
   const [page, setPage] = useState(1)
   const [deposits, reload] = useLoad(
     () =>
       api<{ deposits: ReadonlyArray<Deposit>; total: number }>(
-        `/admin/deposits?status=${status}&page=${page}&limit=${LIMIT}`
+        `/admin/deposits?page=${page}&limit=${LIMIT}${status === "" ? "" : `&status=${status}`}`
       ),
     [status, page]
   )
   const [dialog, ask] = useConfirm()
   const [confirmed, setConfirmed] = useState<ReadonlySet<string>>(new Set())
-  const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
+  const [message, setMessage] = useState<Outcome>({})
 
   const confirm = async (d: Deposit) => {
     setMessage({})
+    const amount = formatCents(d.amountCents)
     const yes = await ask({
-      title: `Credit ${formatCents(d.amountCents)} to ${d.user.username}?`,
-      body: (
-        <p>
-          Confirming marks <strong>{d.user.username}</strong>'s {d.method} deposit of{" "}
-          <strong>{formatCents(d.amountCents)}</strong> as paid and credits it to their balance, without the gateway's
-          word. Do it only with proof of payment.
-        </p>
-      ),
-      confirm: `Confirm ${formatCents(d.amountCents)}`
+      title: m.confirmTitle(amount, d.user.username),
+      body: <p>{m.confirmBody(d.user.username, w.method[d.method] ?? d.method, amount)}</p>,
+      confirm: m.confirmButton(amount)
     })
     if (!yes) return
     try {
       await api(`/admin/deposits/${d.id}/confirm`, { method: "POST", twoFactorCode })
       setConfirmed((now) => new Set([...now, d.id]))
-      setMessage({ ok: `Confirmed ${d.user.username}'s deposit of ${formatCents(d.amountCents)}` })
+      setMessage({ ok: m.confirmed(d.user.username, amount) })
     } catch (error) {
       setMessage({ error: errorText(error) })
     }
@@ -62,53 +61,57 @@ export const Deposits = ({ twoFactorCode }: PageProps) => {
   return (
     <>
       <div class="toolbar">
-        <h1>Deposits</h1>
+        <h1>{m.title}</h1>
         <select
           name="status"
-          aria-label="Status"
+          aria-label={m.status}
           value={status}
-          onChange={(e) => (setConfirmed(new Set()), setPage(1), setStatus(e.currentTarget.value))}
+          onChange={(e) => (setConfirmed(new Set()), setPage(1), setStatus(e.currentTarget.value as DepositStatus | ""))}
         >
-          {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
+          {DEPOSIT_STATUSES.map((s) => <option key={s} value={s}>{w.depositStatus[s]}</option>)}
+          <option value="">{w.everyStatus}</option>
         </select>
-        <button class="outline secondary" onClick={() => (setConfirmed(new Set()), reload())}>Refresh</button>
+        <button class="outline secondary" onClick={() => (setConfirmed(new Set()), reload())}>{m.refresh}</button>
       </div>
       {dialog}
       <SuccessNote text={message.ok} />
       <ErrorNote text={message.error} />
       <Show loaded={deposits}>
         {({ deposits, total }) =>
-          deposits.length === 0 ? <p>No {status.toLowerCase()} deposits.</p> : (
+          deposits.length === 0 ? <p>{m.none(status === "" ? w.everyStatus : w.depositStatus[status])}</p> : (
             <div class="overflow-auto">
               <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
               <table data-testid="deposits" class="stack">
                 <thead>
                   <tr>
-                    <th>User</th>
-                    <th class="money">Amount</th>
-                    <th class="money">Fee</th>
-                    <th>Method</th>
-                    <th>Created</th>
-                    <th>Status</th>
+                    <th>{m.user}</th>
+                    <th class="money">{m.amount}</th>
+                    <th class="money">{m.fee}</th>
+                    <th>{m.method}</th>
+                    <th>{m.created}</th>
+                    <th>{m.status}</th>
                     <th />
                   </tr>
                 </thead>
                 <tbody>
-                  {deposits.map((d) => (
-                    <tr key={d.id} data-id={d.id}>
-                      <td data-label="User">
-                        <UserLink user={d.user} />
-                      </td>
-                      <td data-label="Amount" class="money">{formatCents(d.amountCents)}</td>
-                      <td data-label="Fee" class="money">{formatCents(d.feeCents)}</td>
-                      <td data-label="Method">{d.method}</td>
-                      <td data-label="Created">{formatDateTime(d.createdAt)}</td>
-                      <td data-label="Status" data-testid="status">{confirmed.has(d.id) ? "CONFIRMED" : d.status}</td>
-                      <td data-label="">
-                        {d.status === "PENDING" && !confirmed.has(d.id) && <ConfirmButton onConfirm={() => confirm(d)} />}
-                      </td>
-                    </tr>
-                  ))}
+                  {deposits.map((d) => {
+                    const shown: DepositStatus = confirmed.has(d.id) ? "CONFIRMED" : d.status
+                    return (
+                      <tr key={d.id} data-id={d.id}>
+                        <td data-label={m.user}>
+                          <UserLink user={d.user} />
+                        </td>
+                        <td data-label={m.amount} class="money">{formatCents(d.amountCents)}</td>
+                        <td data-label={m.fee} class="money">{formatCents(d.feeCents)}</td>
+                        <td data-label={m.method}>{w.method[d.method] ?? d.method}</td>
+                        <td data-label={m.created}>{formatDateTime(d.createdAt)}</td>
+                        <td data-label={m.status} data-testid="status" data-status={shown}>{w.depositStatus[shown] ?? shown}</td>
+                        <td data-label="">
+                          {d.status === "PENDING" && !confirmed.has(d.id) && <ConfirmButton onConfirm={() => confirm(d)} />}
+                        </td>
+                      </tr>
+                    )
+                  })}
                 </tbody>
               </table>
             </div>
@@ -122,7 +125,7 @@ const ConfirmButton = ({ onConfirm }: { onConfirm: () => Promise<void> }) => {
   const [busy, setBusy] = useState(false)
   return (
     <button disabled={busy} aria-busy={busy} onClick={() => (setBusy(true), onConfirm().finally(() => setBusy(false)))}>
-      Confirm
+      {depositsText().confirm}
     </button>
   )
 }
