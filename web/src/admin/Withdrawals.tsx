@@ -6,11 +6,14 @@ import { useLoad } from "../useLoad"
 import "./catalog.css"
 import type { PageProps } from "./Console"
 import { UserLink } from "./nav"
+import { peopleText, WITHDRAWAL_STATUSES, type WithdrawalStatus } from "./text/people"
+import { withdrawalsText } from "./text/withdrawals"
+import type { Outcome } from "./UserActions"
 
 interface Withdrawal {
   readonly id: string
   readonly amountCents: number
-  readonly status: string
+  readonly status: WithdrawalStatus
   readonly requestedAt: string
   readonly rejectionReason: string | null
   readonly user: { id: string; username: string }
@@ -24,7 +27,6 @@ interface Page {
   readonly total: number
 }
 
-const STATUSES = ["PENDING", "PROCESSING", "COMPLETED", "REJECTED", "CANCELLED", "FAILED"] as const
 const LIMIT = 50
 
 /**
@@ -41,53 +43,51 @@ const loadPage = async (status: string, page: number) => {
 }
 
 export const Withdrawals = ({ twoFactorCode }: PageProps) => {
-  const [status, setStatus] = useState<string>("PENDING")
+  const m = withdrawalsText()
+  const w = peopleText()
+  const [status, setStatus] = useState<WithdrawalStatus | "">("PENDING")
   const [page, setPage] = useState(1)
   const [queue, reload] = useLoad(() => loadPage(status, page), [status, page])
   const [dialog, ask] = useConfirm()
-  const show = (next: string) => (setOutcomes({}), setReconciled({}), setPage(1), setStatus(next))
+  const show = (next: WithdrawalStatus | "") => (setOutcomes({}), setReconciled({}), setPage(1), setStatus(next))
   /** What happened to rows acted on here, shown in place of their actions until the next reload. */
   const [outcomes, setOutcomes] = useState<Record<string, Withdrawal>>({})
   /** What a reconciliation found (docs/rules.md#withdrawal-reconcile), in words, by row. */
   const [reconciled, setReconciled] = useState<Record<string, string>>({})
-  const [message, setMessage] = useState<{ ok?: string; error?: string }>({})
+  const [message, setMessage] = useState<Outcome>({})
 
-  const act = async (w: Withdrawal, action: "approve" | "reject", reason?: string) => {
+  const act = async (row: Withdrawal, action: "approve" | "reject", reason?: string) => {
     setMessage({})
+    const amount = formatCents(row.amountCents)
     if (action === "approve") {
       const yes = await ask({
-        title: `Pay ${formatCents(w.amountCents)} to ${w.user.username}?`,
-        body: (
-          <p>
-            Approving sends <strong>{formatCents(w.amountCents)}</strong> to <strong>{w.user.username}</strong> by PIX
-            ({w.pixKeyType} <code>{w.pixKey}</code>) now. A payout cannot be called back.
-          </p>
-        ),
-        confirm: `Approve ${formatCents(w.amountCents)}`
+        title: m.approveTitle(amount, row.user.username),
+        body: <p>{m.approveBody(amount, row.user.username, w.pixKeyType[row.pixKeyType] ?? row.pixKeyType, row.pixKey)}</p>,
+        confirm: m.approveConfirm(amount)
       })
       if (!yes) return
     }
     try {
-      const done = await api<Withdrawal>(`/admin/withdrawals/${w.id}/${action}`, {
+      const done = await api<Withdrawal>(`/admin/withdrawals/${row.id}/${action}`, {
         method: "POST",
         body: action === "reject" ? { reason } : undefined,
         twoFactorCode
       })
-      setOutcomes((now) => ({ ...now, [w.id]: done }))
-      setMessage({ ok: `${w.user.username}'s withdrawal of ${formatCents(w.amountCents)}: ${done.status}` })
+      setOutcomes((now) => ({ ...now, [row.id]: done }))
+      setMessage({ ok: m.outcome(row.user.username, amount, w.withdrawalStatus[done.status] ?? done.status) })
     } catch (error) {
       setMessage({ error: errorText(error) })
     }
   }
 
-  const reconcile = async (w: Withdrawal) => {
+  const reconcile = async (row: Withdrawal) => {
     setMessage({})
     try {
-      const done = await api<Withdrawal>(`/admin/withdrawals/${w.id}/reconcile`, { method: "POST" })
+      const done = await api<Withdrawal>(`/admin/withdrawals/${row.id}/reconcile`, { method: "POST" })
       const said = reconcileOutcome(done)
-      setOutcomes((now) => ({ ...now, [w.id]: done }))
-      setReconciled((now) => ({ ...now, [w.id]: said }))
-      setMessage({ ok: `${w.user.username}'s withdrawal of ${formatCents(w.amountCents)}: ${said}` })
+      setOutcomes((now) => ({ ...now, [row.id]: done }))
+      setReconciled((now) => ({ ...now, [row.id]: said }))
+      setMessage({ ok: m.outcome(row.user.username, formatCents(row.amountCents), said) })
     } catch (error) {
       setMessage({ error: errorText(error) })
     }
@@ -96,12 +96,17 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
   return (
     <>
       <div class="toolbar">
-        <h1>Withdrawals</h1>
-        <select name="status" aria-label="Status" value={status} onChange={(e) => show(e.currentTarget.value)}>
-          {STATUSES.map((s) => <option key={s} value={s}>{s}</option>)}
-          <option value="">every status</option>
+        <h1>{m.title}</h1>
+        <select
+          name="status"
+          aria-label={m.status}
+          value={status}
+          onChange={(e) => show(e.currentTarget.value as WithdrawalStatus | "")}
+        >
+          {WITHDRAWAL_STATUSES.map((s) => <option key={s} value={s}>{w.withdrawalStatus[s]}</option>)}
+          <option value="">{w.everyStatus}</option>
         </select>
-        <button class="outline secondary" onClick={() => (setOutcomes({}), setReconciled({}), reload())}>Refresh</button>
+        <button class="outline secondary" onClick={() => (setOutcomes({}), setReconciled({}), reload())}>{m.refresh}</button>
       </div>
       {dialog}
       <SuccessNote text={message.ok} />
@@ -111,55 +116,56 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
           <>
             {processing > 0 && (
               <p data-testid="processing-hint">
-                {processing} payout(s) PROCESSING at the gateway.{" "}
-                <a href="#" onClick={(e) => (e.preventDefault(), show("PROCESSING"))}>Show them</a>
+                {m.processingHint(processing, w.withdrawalStatus.PROCESSING)}{" "}
+                <a href="#" onClick={(e) => (e.preventDefault(), show("PROCESSING"))}>{m.showThem}</a>
               </p>
             )}
-          {rows.length === 0 ? <p>{status === "PENDING" ? "The queue is empty." : "None."}</p> : (
+          {rows.length === 0 ? <p>{status === "PENDING" ? m.queueEmpty : m.none}</p> : (
             <div class="overflow-auto">
               <Pager page={page} limit={LIMIT} total={total} onPage={setPage} />
               <table data-testid="withdrawals" class="stack">
                 <thead>
                   <tr>
-                    <th>User</th>
-                    <th class="money">Amount</th>
-                    <th>PIX key</th>
-                    <th>Age</th>
-                    <th>Status</th>
-                    <th>Action</th>
+                    <th>{m.user}</th>
+                    <th class="money">{m.amount}</th>
+                    <th>{m.pixKey}</th>
+                    <th>{m.age}</th>
+                    <th>{m.status}</th>
+                    <th>{m.action}</th>
                   </tr>
                 </thead>
                 <tbody>
-                  {rows.map((w) => {
-                    const outcome = outcomes[w.id]
+                  {rows.map((row) => {
+                    const outcome = outcomes[row.id]
+                    const now = outcome ?? row
                     return (
-                      <tr key={w.id} data-id={w.id}>
-                        <td data-label="User">
-                          <UserLink user={w.user} />
+                      <tr key={row.id} data-id={row.id}>
+                        <td data-label={m.user}>
+                          <UserLink user={row.user} />
                         </td>
-                        <td data-label="Amount" class="money">{formatCents(w.amountCents)}</td>
-                        <td data-label="PIX key">
-                          <span>{w.pixKeyType} <small>{w.pixKey}</small></span>
+                        <td data-label={m.amount} class="money">{formatCents(row.amountCents)}</td>
+                        <td data-label={m.pixKey}>
+                          <span>{w.pixKeyType[row.pixKeyType] ?? row.pixKeyType} <small>{row.pixKey}</small></span>
                         </td>
-                        <td data-label="Age" title={formatDateTime(w.requestedAt)}>{age(w.requestedAt)}</td>
-                        <td data-label="Status" data-testid="status">
+                        <td data-label={m.age} title={formatDateTime(row.requestedAt)}>{age(row.requestedAt)}</td>
+                        <td data-label={m.status} data-testid="status" data-status={now.status}>
                           <span>
-                            {(outcome ?? w).status}
-                            {(outcome ?? w).payoutError && <small>: {(outcome ?? w).payoutError}</small>}
+                            {w.withdrawalStatus[now.status] ?? now.status}
+                            {now.payoutError && <small>: {now.payoutError}</small>}
                           </span>
                         </td>
-                        <td data-label="Action">
-                          {outcome === undefined && w.status === "PENDING"
-                            ? <Actions onApprove={() => act(w, "approve")} onReject={(r) => act(w, "reject", r)} />
-                            : (outcome ?? w).status === "PROCESSING"
+                        <td data-label={m.action}>
+                          {outcome === undefined && row.status === "PENDING"
+                            ? <Actions onApprove={() => act(row, "approve")} onReject={(r) => act(row, "reject", r)} />
+                            : now.status === "PROCESSING"
                             ? (
                               <div class="actions">
-                                <ReconcileButton onReconcile={() => reconcile(w)} />
-                                {reconciled[w.id] && <small data-testid="reconcile-outcome">{reconciled[w.id]}</small>}
+                                <ReconcileButton onReconcile={() => reconcile(row)} />
+                                {reconciled[row.id] && <small data-testid="reconcile-outcome">{reconciled[row.id]}</small>}
                               </div>
                             )
-                            : reconciled[w.id]
-                            ? <small data-testid="reconcile-outcome">{reconciled[w.id]}</small>
+                            : reconciled[row.id]
+                            ? <small data-testid="reconcile-outcome">{reconciled[row.id]}</small>
                             : outcome?.rejectionReason ?? ""}
                         </td>
                       </tr>
@@ -177,18 +183,20 @@ export const Withdrawals = ({ twoFactorCode }: PageProps) => {
 }
 
 /** What a reconciliation's answer means (docs/rules.md#withdrawal-reconcile). */
-const reconcileOutcome = (w: Withdrawal): string => {
-  switch (w.status) {
+const reconcileOutcome = (row: Withdrawal): string => {
+  const m = withdrawalsText()
+  const status = peopleText().withdrawalStatus
+  switch (row.status) {
     case "COMPLETED":
-      return "the gateway paid it: COMPLETED"
+      return m.reconciledPaid(status.COMPLETED)
     case "FAILED":
-      return `the gateway reports it failed: FAILED, the amount returned to the balance${w.payoutError ? ` (${w.payoutError})` : ""}`
+      return m.reconciledFailed(status.FAILED, row.payoutError)
     case "PENDING":
-      return "the gateway never received it: back to PENDING, to approve again or reject"
+      return m.reconciledNeverReceived(status.PENDING)
     case "PROCESSING":
-      return "still PROCESSING: the gateway has not settled it yet (or received it less than 2 minutes ago); try again later"
+      return m.reconciledStillProcessing(status.PROCESSING)
     default:
-      return w.status
+      return status[row.status] ?? row.status
   }
 }
 
@@ -202,12 +210,13 @@ const ReconcileButton = ({ onReconcile }: { onReconcile: () => Promise<void> }) 
       aria-busy={busy}
       onClick={() => (setBusy(true), onReconcile().finally(() => setBusy(false)))}
     >
-      Reconcile
+      {withdrawalsText().reconcile}
     </button>
   )
 }
 
 const Actions = ({ onApprove, onReject }: { onApprove: () => Promise<void>; onReject: (reason: string) => Promise<void> }) => {
+  const m = withdrawalsText()
   const [busy, setBusy] = useState(false)
   const [rejecting, setRejecting] = useState(false)
   const [reason, setReason] = useState("")
@@ -220,25 +229,27 @@ const Actions = ({ onApprove, onReject }: { onApprove: () => Promise<void>; onRe
       <form
         onSubmit={(e) => {
           e.preventDefault()
-          run(() => onReject(reason))
+          // The API refuses a reason with spaces around it.
+          if (reason.trim() !== "") run(() => onReject(reason.trim()))
         }}
       >
         <input
           name="reason"
-          aria-label="Reason"
-          placeholder="Reason"
+          aria-label={m.reason}
+          placeholder={m.reason}
           required
+          maxLength={500}
           value={reason}
           onInput={(e) => setReason(e.currentTarget.value)}
         />
-        <button type="submit" disabled={busy}>Reject</button>
-        <button type="button" class="outline secondary" onClick={() => setRejecting(false)}>Cancel</button>
+        <button type="submit" disabled={busy}>{m.reject}</button>
+        <button type="button" class="outline secondary" onClick={() => setRejecting(false)}>{m.cancel}</button>
       </form>
     )
     : (
       <div class="actions">
-        <button disabled={busy} aria-busy={busy} onClick={() => run(onApprove)}>Approve</button>
-        <button class="outline" disabled={busy} onClick={() => setRejecting(true)}>Reject…</button>
+        <button disabled={busy} aria-busy={busy} onClick={() => run(onApprove)}>{m.approve}</button>
+        <button class="outline" disabled={busy} onClick={() => setRejecting(true)}>{m.rejectOpen}</button>
       </div>
     )
 }
