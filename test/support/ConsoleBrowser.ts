@@ -46,6 +46,8 @@ export const switchService = (url: string): string => {
 
 export interface RunningService {
   readonly url: string
+  /** Its own PostgreSQL database, for a test that seeds rows by SQL; undefined on the embedded database. */
+  readonly databaseUrl: string | undefined
   /** Everything it printed so far. */
   readonly output: () => string
   readonly stop: () => Promise<void>
@@ -98,7 +100,7 @@ export const startService = async (env: Record<string, string> = {}): Promise<Ru
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  return { url, output: () => output, stop }
+  return { url, databaseUrl, output: () => output, stop }
 }
 
 /**
