@@ -6,6 +6,7 @@ import { ErrorNote, Pager, Show, SuccessNote, useConfirm } from "../ui"
 import { useLoad } from "../useLoad"
 import { AuditRows, type AuditEntry } from "./Audit"
 import "./catalog.css"
+import "./people.css"
 import type { PageProps } from "./Console"
 import { Link } from "./nav"
 import {
