@@ -63,7 +63,7 @@ afterAll(async () => {
 })
 
 describe("the pages", () => {
-  it.each(["/", "/admin", "/admin/", "/admin/withdrawals", "/admin/withdrawals/", "/?next=1"])(
+  it.each(["/", "/admin", "/admin/", "/admin/withdrawals", "/admin/withdrawals/", "/admin/users/42", "/?next=1"])(
     "%s: the page, revalidated, with the security headers",
     async (path) => {
       const answer = await get(path)
@@ -131,6 +131,9 @@ describe("the pages", () => {
     `/assets/${"a".repeat(8000)}.js`,
     `/admin/${"a".repeat(33)}`,
     "/admin/withdrawals/x/y",
+    "/admin/users/4x2",
+    "/admin/users/42/deposits",
+    `/admin/users/${"9".repeat(20)}`,
     "/api/docs"
   ])("%s: not a page; on to the API", async (path) => {
     const answer = await get(path)

@@ -96,8 +96,11 @@ export const loadWebAssets = (dir: string): WebAssets | undefined => {
   return assets
 }
 
-/** The console's own routes, all answered with the one page (the page shows the section). */
-const PAGE_PATH = /^\/(admin(\/[a-z-]{1,32})?\/?)?$/
+/**
+ * The console's own routes, all answered with the one page (the page shows the section): a section, or one
+ * player's page (`/admin/users/<id>`), so that either can be reloaded, bookmarked and returned to after sign-in.
+ */
+const PAGE_PATH = /^\/(admin(\/[a-z-]{1,32}|\/users\/\d{1,19})?\/?)?$/
 
 const assetFor = (assets: WebAssets, pathname: string): Asset | undefined =>
   PAGE_PATH.test(pathname) ? assets.get("/index.html") : pathname === "/index.html" ? undefined : assets.get(pathname)
