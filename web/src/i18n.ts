@@ -3,13 +3,13 @@
  * languages (any `pt` -> pt-BR, else English); the switch remembers the choice in localStorage. Every text
  * lives in a `text` module beside its page (`messages(en, ptBR)`), which the end-to-end tests import too, so a
  * test finds a button by the same words the page shows. Numbers, money and dates follow the language.
+ * This module is plain TypeScript (no Preact, no document): the tests' type check reads it too. The switch
+ * itself, which re-renders the pages, is web/src/useLocale.ts.
  */
-import { useEffect, useState } from "preact/hooks"
-
 export const LOCALES = ["pt-BR", "en"] as const
 export type Locale = (typeof LOCALES)[number]
 
-const STORAGE_KEY = "locale"
+export const STORAGE_KEY = "locale"
 
 const isLocale = (value: unknown): value is Locale => LOCALES.includes(value as Locale)
 
@@ -26,27 +26,12 @@ const initial = (): Locale => {
 }
 
 let current: Locale = initial()
-const listeners = new Set<(locale: Locale) => void>()
 
 export const locale = (): Locale => current
 
-/** Switches every page to `next` and remembers it for the next visit. */
-export const setLocale = (next: Locale) => {
+/** Makes `next` the language every text and formatter reads from now on (see useLocale.ts's setLocale). */
+export const useLanguage = (next: Locale) => {
   current = next
-  localStorage.setItem(STORAGE_KEY, next)
-  document.documentElement.lang = next
-  for (const listener of listeners) listener(next)
-}
-
-/** The current language, re-rendering the component when it switches. Used once at the root. */
-export const useLocale = (): Locale => {
-  const [value, setValue] = useState(current)
-  useEffect(() => {
-    document.documentElement.lang = current
-    listeners.add(setValue)
-    return () => void listeners.delete(setValue)
-  }, [])
-  return value
 }
 
 /**

@@ -3,7 +3,7 @@ import "./styles.css"
 import { render } from "preact"
 import { lazy, Suspense } from "preact/compat"
 import { Home } from "./Home"
-import { useLocale } from "./i18n"
+import { useLocale } from "./useLocale"
 
 // The console (and its chart library) is loaded only under /admin.
 const Console = lazy(() => import("./admin/Console").then((m) => ({ default: m.Console })))

@@ -51,21 +51,22 @@ const englishOnly = (tables: ReadonlyArray<Table>): Array<string> => {
  * What the page shows and says: its visible text and the titles, labels and placeholders of its visible elements,
  * leaving out what is marked translate="no" (names, the API's own words).
  */
+// In the page (a string: the tests' type check has no DOM).
 const shownText = (page: Page): Promise<string> =>
-  page.evaluate(() => {
-    const kept = (element: Element | null) =>
+  page.evaluate<string>(`(() => {
+    const kept = (element) =>
       element !== null && element.closest("[translate=no]") === null && element.checkVisibility()
-    const parts: Array<string> = [document.title]
+    const parts = [document.title]
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
     for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
       if (kept(node.parentElement)) parts.push(node.textContent ?? "")
     }
-    for (const element of Array.from(document.body.querySelectorAll("[title], [aria-label], [placeholder], [data-label]"))) {
+    for (const element of document.body.querySelectorAll("[title], [aria-label], [placeholder], [data-label]")) {
       if (!kept(element)) continue
       for (const name of ["title", "aria-label", "placeholder", "data-label"]) parts.push(element.getAttribute(name) ?? "")
     }
-    return parts.join("\n")
-  })
+    return parts.join("\\n")
+  })()`)
 
 /** The English strings of `tables` the page shows (as whole words): none, in Portuguese. */
 const englishShown = async (page: Page, tables: ReadonlyArray<Table>): Promise<Array<string>> => {
@@ -76,7 +77,7 @@ const englishShown = async (page: Page, tables: ReadonlyArray<Table>): Promise<A
 
 const switchLanguage = async (page: Page, to: Locale) => {
   await page.getByTestId("language-switch").click()
-  await expect.poll(() => page.evaluate(() => document.documentElement.lang)).toBe(to)
+  await expect.poll(() => page.evaluate<string>("document.documentElement.lang")).toBe(to)
 }
 
 /** The chart's tick labels (drawn on a canvas; the page keeps them on the element) and its legend's day. */
@@ -151,7 +152,7 @@ export const languageScenarios = () => {
     const first = await english.newPage()
     await first.goto(`${base}/`)
     await expect.poll(() => first.getByRole("heading", { level: 1 }).textContent()).toBe(home.in("en").title)
-    expect(await first.evaluate(() => document.documentElement.lang)).toBe("en")
+    expect(await first.evaluate<string>("document.documentElement.lang")).toBe("en")
     expect(await first.getByTestId("sign-in").textContent()).toBe(home.in("en").signIn)
     await english.close()
 
@@ -162,7 +163,7 @@ export const languageScenarios = () => {
     watch(page, errors)
     await page.goto(`${base}/`)
     await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe(home.in("pt-BR").title)
-    expect(await page.evaluate(() => document.documentElement.lang)).toBe("pt-BR")
+    expect(await page.evaluate<string>("document.documentElement.lang")).toBe("pt-BR")
     expect(await englishShown(page, [home, common])).toEqual([])
     await photograph(page, "home-signed-out-pt")
     await signIn(page, ADMIN)
@@ -216,7 +217,7 @@ export const languageScenarios = () => {
     watch(second, errors)
     await second.goto(`${base}/admin/catalog`)
     await expect.poll(() => second.getByRole("heading", { level: 1 }).textContent()).toBe(catalog.in("en").title)
-    expect(await second.evaluate(() => document.documentElement.lang)).toBe("en")
+    expect(await second.evaluate<string>("document.documentElement.lang")).toBe("en")
     await switchLanguage(second, "pt-BR")
     await second.close()
     await page.reload()
