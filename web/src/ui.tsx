@@ -1,6 +1,7 @@
 import type { ComponentChildren } from "preact"
 import { useState } from "preact/hooks"
-import { LOCALES, locale, numberFormat, setLocale } from "./i18n"
+import { LOCALES, locale, numberFormat } from "./i18n"
+import { setLocale } from "./useLocale"
 import { common, LANGUAGE_NAMES } from "./text/common"
 import type { Loaded } from "./useLoad"
 
@@ -19,7 +20,7 @@ export const Show = <A,>({ loaded, children }: { loaded: Loaded<A>; children: (v
     ? <ErrorNote text={loaded.error} />
     : <>{children(loaded.value)}</>
 
-/** Page controls of a paged list (docs/rules.md#pagination): which rows are shown of how many, previous and next. */
+/** Page controls of a paged list (docs/rules.md#pagination): which rows are shown of how many; first, previous, next and last. */
 export const Pager = (
   { page, limit, total, onPage }: { page: number; limit: number; total: number; onPage: (page: number) => void }
 ) => {
@@ -31,9 +32,15 @@ export const Pager = (
   const last = Math.min(total, page * limit)
   return (
     <nav class="pager" aria-label={m.pages} data-testid="pager">
+      <button class="outline secondary" disabled={page <= 1} onClick={() => onPage(1)} aria-label={m.firstPage} title={m.firstPage}>
+        {m.first}
+      </button>
       <button class="outline secondary" disabled={page <= 1} onClick={() => onPage(page - 1)}>{m.previous}</button>
       <small data-testid="pager-summary">{m.range(n(first), n(last), n(total), n(page), n(pages))}</small>
       <button class="outline secondary" disabled={page >= pages} onClick={() => onPage(page + 1)}>{m.next}</button>
+      <button class="outline secondary" disabled={page >= pages} onClick={() => onPage(pages)} aria-label={m.lastPage} title={m.lastPage}>
+        {m.last}
+      </button>
     </nav>
   )
 }

@@ -26,6 +26,7 @@ import {
 } from "../../support/ConsoleBrowser"
 import { devSessionAt } from "../../support/DevSignIn"
 import { depositsText } from "../../../web/src/admin/text/deposits"
+import { common } from "../../../web/src/text/common"
 import { peopleText } from "../../../web/src/admin/text/people"
 import { playerText } from "../../../web/src/admin/text/player"
 import { usersText } from "../../../web/src/admin/text/users"
@@ -290,13 +291,20 @@ export const peopleScenarios = () => {
         await page.goto(`${base}/admin/users`)
         const rows = page.locator("[data-testid=users] tbody tr")
         await expect.poll(() => rows.count()).toBe(LIMIT)
-        const next = page.getByTestId("pager").getByRole("button").last()
-        for (let n = 2; n <= pages; n++) {
+        const c = common.in(locale)
+        const pager = page.getByTestId("pager")
+        const next = pager.getByRole("button", { name: c.next, exact: true })
+        // A page or two forward (not to the last), then to the last at once.
+        for (let n = 2; n < Math.min(4, pages); n++) {
           const before = await rows.first().getAttribute("data-id")
           await next.click()
           await expect.poll(() => rows.first().getAttribute("data-id")).not.toBe(before)
         }
-        expect(await rows.evaluateAll((all) => all.map((r) => r.getAttribute("data-id")))).toEqual(last.map((r) => r.id))
+        await pager.getByRole("button", { name: c.lastPage, exact: true }).click()
+        await expect.poll(() => rows.evaluateAll((all) => all.map((r) => r.getAttribute("data-id")))).toEqual(last.map((r) => r.id))
+        const n = (value: number) => new Intl.NumberFormat(locale).format(value)
+        expect(await page.getByTestId("pager-summary").textContent())
+          .toBe(c.range(n((pages - 1) * LIMIT + 1), n(total), n(total), n(pages), n(pages)))
         expect(await next.isDisabled()).toBe(true)
         if (locale === "pt-BR") await fitsThePhone(page, "the last page of users")
         await photograph(page, `people-users-last-page-${suffix(locale)}`)

@@ -4,8 +4,12 @@ import { messages } from "../i18n"
 export const common = messages(
   {
     loading: "Loading…",
+    first: "«",
+    firstPage: "First page",
     previous: "‹ Previous",
     next: "Next ›",
+    last: "»",
+    lastPage: "Last page",
     pages: "Pages",
     inAll: (total: string) => `${total} in all`,
     range: (first: string, last: string, total: string, page: string, pages: string) =>
@@ -17,8 +21,12 @@ export const common = messages(
   },
   {
     loading: "Carregando…",
+    first: "«",
+    firstPage: "Primeira página",
     previous: "‹ Anterior",
     next: "Próxima ›",
+    last: "»",
+    lastPage: "Última página",
     pages: "Páginas",
     inAll: (total: string) => `${total} no total`,
     range: (first: string, last: string, total: string, page: string, pages: string) =>
