@@ -6,6 +6,7 @@ import { Pager, Show } from "../ui"
 import { useLoad } from "../useLoad"
 import { Link, playerPath, UserLink } from "./nav"
 import { actionText, audit } from "./text/audit"
+import "./catalog.css"
 
 export interface AuditEntry {
   readonly id: string
@@ -121,7 +122,7 @@ export const AuditRows = ({ entries }: { entries: ReadonlyArray<AuditEntry> }) =
   const m = audit()
   const c = m.columns
   return (
-    <table data-testid="audit">
+    <table class="stack" data-testid="audit">
       <thead>
         <tr>
           <th>{c.when}</th>
@@ -135,14 +136,14 @@ export const AuditRows = ({ entries }: { entries: ReadonlyArray<AuditEntry> }) =
       <tbody>
         {entries.map((e) => (
           <tr key={e.id} data-id={e.id}>
-            <td>{formatDateTime(e.createdAt)}</td>
-            <td data-testid="action" data-action={e.action} title={e.action}>{actionText(e.action)}</td>
-            <td>{e.userId === null ? "" : <Link href={playerPath(e.userId)}>#{e.userId}</Link>}</td>
-            <td data-testid="actor">
+            <td data-label={c.when}>{formatDateTime(e.createdAt)}</td>
+            <td data-label={c.action} data-testid="action" data-action={e.action} title={e.action}>{actionText(e.action)}</td>
+            <td data-label={c.user}>{e.userId === null ? "" : <Link href={playerPath(e.userId)}>#{e.userId}</Link>}</td>
+            <td data-label={c.by} data-testid="actor">
               {e.actor === null ? "" : e.actor === "system" ? m.system : <UserLink user={e.actor} />}
             </td>
-            <td translate={false}>{e.entityType === null ? "" : `${e.entityType} ${e.entityId ?? ""}`}</td>
-            <td translate={false}>
+            <td data-label={c.concerns} translate={false}>{e.entityType === null ? "" : `${e.entityType} ${e.entityId ?? ""}`}</td>
+            <td data-label={c.details} translate={false}>
               <small>{details(e.metadata)}</small>
             </td>
           </tr>
