@@ -14,12 +14,10 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Schema } from "effect"
 import type { BattleId, BattleMode } from "../../schema/battles/Battle"
 import { ItemId, UserId } from "../../schema/platform/Ids"
-import { Audit, type AuditEntry } from "../admin/Audit"
-import { settle } from "./BattleSettlement"
+import { settle, TOLERANCE } from "./BattleSettlement"
 import { itemForRoll } from "../games/CaseRanges"
-import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
-import { execute, orUnavailable, rowsOf } from "../platform/SqlRows"
+import { orUnavailable, rowsOf, singleOf } from "../platform/SqlRows"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
 
 interface BattlePlayer {
@@ -47,14 +45,23 @@ const winnersOf = (mode: BattleMode, players: ReadonlyArray<BattlePlayer>): Read
 }
 
 /** A round's case as it was when the battle was created: its items' ranges and values (`battle_cases.items`). */
-const RoundRow = Schema.Struct({
+const RoundJson = Schema.Struct({
   roundNumber: Schema.Number,
   caseId: Schema.String,
   caseName: Schema.String,
   items: Schema.Array(Schema.Struct({ itemId: ItemId, rangeStart: Schema.Number, rangeEnd: Schema.Number, valueCents: Schema.BigInt }))
 })
-const PlayerRow = Schema.Struct({ slot: Schema.Number, userId: UserId, team: Schema.NullOr(Schema.Number) })
+/** A player with the client seed and the first of the nonces taken for the battle's rounds (null: no fairness state). */
+const PlayerJson = Schema.Struct({
+  slot: Schema.Number,
+  userId: UserId,
+  team: Schema.NullOr(Schema.Number),
+  clientSeed: Schema.NullOr(Schema.String),
+  firstNonce: Schema.NullOr(Schema.NumberFromString)
+})
+const BattleStateRow = Schema.Struct({ rounds: Schema.Array(RoundJson), players: Schema.Array(PlayerJson) })
 const PoolRow = Schema.Struct({ itemId: ItemId, valueCents: Schema.BigInt })
+const DropIdsRow = Schema.Struct({ dropIds: Schema.Array(Schema.String) })
 
 /** A player's roll in a round, as `battle_rolls` keeps it (with the battle's id, seed and time). */
 interface Roll {
@@ -69,41 +76,57 @@ interface Roll {
   readonly rangeStart: number
   readonly rangeEnd: number
 }
-const SavedRecordRow = Schema.Struct({
-  id: Schema.String,
-  userId: Schema.NullOr(UserId),
-  itemId: ItemId,
-  type: Schema.String,
-  valueCents: Schema.BigInt,
-  roundNumber: Schema.NullOr(Schema.Number),
-  inventoryItemId: Schema.NullOr(Schema.String)
-})
+
+/** Whether a winner ends short of the fair share by more than the tolerance: only then does the catalog (the pool) count. */
+const needsPool = <U extends bigint, I extends bigint>(settlement: ReturnType<typeof settle<U, I>>, winners: ReadonlyArray<U>) =>
+  winners.some((winner) =>
+    settlement.fairShare -
+        settlement.records.filter((r) => r.type === "DROPPED" && r.userId === winner).reduce((sum, r) => sum + r.valueCents, 0n) >
+      TOLERANCE
+  )
 
 export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const fairness = yield* ProvablyFair
-    const audit = yield* Audit
-    const liveDrops = yield* LiveDrops
     const outbox = yield* WebhookOutbox
 
     /**
      * Call inside the transaction that filled the battle. Returns the live drops to announce after
-     * the commit.
+     * the commit. Three statements whatever the numbers of players and rounds (the catalog is read
+     * only for a settlement that compensates a winner), each with one text (the rows as arrays,
+     * docs/decisions.md#prepared-statements).
      */
     const run = Effect.fn("BattleRun.run")(function*(battleId: BattleId, mode: BattleMode, seed: ServerSeed) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* execute(sql`UPDATE battles SET status = 'RUNNING' WHERE id = ${battleId}`)
-      const rounds = yield* rowsOf(RoundRow, sql`
-        SELECT bc.round_number, bc.case_id::text AS case_id, c.name AS case_name, bc.items
-        FROM battle_cases bc JOIN cases c ON c.id = bc.case_id WHERE bc.battle_id = ${battleId} ORDER BY bc.round_number`)
-      const players = yield* rowsOf(PlayerRow, sql`
-        SELECT slot, user_id, team FROM battle_players WHERE battle_id = ${battleId} ORDER BY slot`)
+      // The rounds, and the players with their nonces taken, one per round: the fairness rows are locked
+      // in ascending user id order (ORDER BY ... FOR UPDATE locks in the sorted order).
+      const state = yield* singleOf(BattleStateRow, sql`
+        WITH locked AS (
+          SELECT f.user_id FROM fairness_seeds f
+          WHERE f.user_id IN (SELECT user_id FROM battle_players WHERE battle_id = ${battleId})
+          ORDER BY f.user_id FOR UPDATE OF f
+        ), round_count AS (
+          SELECT count(*)::bigint AS n FROM battle_cases WHERE battle_id = ${battleId}
+        ), taken AS (
+          UPDATE fairness_seeds f SET nonce = f.nonce + round_count.n, updated_at = ${now}
+          FROM locked, round_count WHERE f.user_id = locked.user_id
+          RETURNING f.user_id, f.client_seed, (f.nonce - round_count.n + 1)::text AS first_nonce
+        )
+        SELECT
+          (SELECT COALESCE(json_agg(json_build_object('roundNumber', bc.round_number, 'caseId', bc.case_id::text,
+                                                      'caseName', c.name, 'items', bc.items) ORDER BY bc.round_number), '[]')
+           FROM battle_cases bc JOIN cases c ON c.id = bc.case_id WHERE bc.battle_id = ${battleId}) AS rounds,
+          (SELECT COALESCE(json_agg(json_build_object('slot', p.slot, 'userId', p.user_id::text, 'team', p.team,
+                                                      'clientSeed', t.client_seed, 'firstNonce', t.first_nonce) ORDER BY p.slot), '[]')
+           FROM battle_players p LEFT JOIN taken t ON t.user_id = p.user_id WHERE p.battle_id = ${battleId}) AS players`)
+      const { players, rounds } = state
 
-      const drops: Array<{ userId: UserId; itemId: ItemId; valueCents: bigint; roundNumber: number; caseName: string }> = []
       const rolls: Array<Roll> = []
       for (const player of [...players].sort((a, b) => (a.userId < b.userId ? -1 : 1))) {
-        const { clientSeed, firstNonce } = yield* fairness.takeNonces(player.userId, rounds.length)
+        yield* fairness.forget(player.userId)
+        const { clientSeed, firstNonce } = player
+        if (clientSeed === null || firstNonce === null) return yield* Effect.dieMessage(`User ${player.userId} has no committed server seed`)
         for (const [i, round] of rounds.entries()) {
           const nonce = firstNonce + i
           const roll = caseRoll(seed.serverSeed, clientSeed, nonce)
@@ -123,103 +146,92 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
             rangeStart: won.rangeStart,
             rangeEnd: won.rangeEnd
           })
-          drops.push({ userId: player.userId, itemId: won.itemId, valueCents: won.valueCents, roundNumber: round.roundNumber, caseName: round.caseName })
         }
       }
-      // One statement text whatever the numbers of players and rounds: the columns as arrays
-      // (docs/decisions.md#prepared-statements).
-      const column = <K extends keyof Roll>(key: K) => rolls.map((roll) => roll[key])
-      yield* execute(sql`
-        INSERT INTO battle_rolls (battle_id, round_number, user_id, case_id, item_id, value_cents, server_seed,
-                                  server_seed_hash, client_seed, nonce, roll, range_start, range_end, created_at)
-        SELECT ${battleId}::bigint, r.round_number, r.user_id, r.case_id, r.item_id, r.value_cents, ${seed.serverSeed}::text,
-               ${seed.serverSeedHash}::text, r.client_seed, r.nonce, r.roll, r.range_start, r.range_end, ${now}::timestamptz
-        FROM unnest(
-          ${column("roundNumber")}::integer[], ${column("userId")}::bigint[], ${column("caseId")}::bigint[],
-          ${column("itemId")}::bigint[], ${column("valueCents")}::bigint[], ${column("clientSeed")}::text[],
-          ${column("nonce")}::integer[], ${column("roll")}::integer[], ${column("rangeStart")}::integer[],
-          ${column("rangeEnd")}::integer[]
-        ) WITH ORDINALITY AS r(round_number, user_id, case_id, item_id, value_cents, client_seed, nonce, roll, range_start,
-                               range_end, n)
-        ORDER BY r.n`)
 
       const totals: ReadonlyArray<BattlePlayer> = players.map((p) => ({
-        ...p,
-        totalValueCents: drops.filter((d) => d.userId === p.userId).reduce((sum, d) => sum + d.valueCents, 0n)
+        slot: p.slot,
+        userId: p.userId,
+        team: p.team,
+        totalValueCents: rolls.filter((r) => r.userId === p.userId).reduce((sum, r) => sum + r.valueCents, 0n)
       }))
       const winners = winnersOf(mode, totals)
-      const pool = yield* rowsOf(PoolRow, sql`SELECT id AS item_id, value_cents FROM items ORDER BY id`)
-      const settlement = settle({
-        drops: drops.map(({ itemId, roundNumber, userId, valueCents }) => ({ userId, itemId, valueCents, roundNumber })),
-        winners: winners.map(({ slot, userId }) => ({ userId, slot })),
-        pool
-      })
+      const drops = rolls.map(({ itemId, roundNumber, userId, valueCents }) => ({ userId, itemId, valueCents, roundNumber }))
+      const winnerList = winners.map(({ slot, userId }) => ({ userId, slot }))
+      const withoutPool = settle({ drops, winners: winnerList, pool: [] })
+      const settlement = needsPool(withoutPool, winners.map((w) => w.userId))
+        ? settle({ drops, winners: winnerList, pool: yield* rowsOf(PoolRow, sql`SELECT id AS item_id, value_cents FROM items ORDER BY id`) })
+        : withoutPool
 
-      // One statement for all records: the winners' inventory entries, then the records, each pointing
-      // to an entry of its user and item (entries of the same user and item are interchangeable).
-      const caseNameOfRound = new Map(drops.map((d) => [d.roundNumber, d.caseName]))
-      const input = settlement.records.map((record, ord) => ({
-        ord,
-        user_id: record.userId === null ? null : String(record.userId),
-        item_id: String(record.itemId),
-        type: record.type,
-        value_cents: String(record.valueCents),
-        round_number: record.roundNumber
-      }))
-      const saved = yield* rowsOf(SavedRecordRow, sql`
-          WITH input AS (
-            SELECT * FROM jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
-              AS r(ord integer, user_id bigint, item_id bigint, type text, value_cents bigint, round_number integer)
-          ), entries AS (
-            INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-            SELECT user_id, item_id, 'BATTLE', ${now}, ${now} FROM input WHERE user_id IS NOT NULL ORDER BY ord
-            RETURNING id, user_id, item_id
-          ), numbered_entries AS (
-            SELECT id, user_id, item_id, row_number() OVER (PARTITION BY user_id, item_id ORDER BY id) AS n FROM entries
-          ), numbered_input AS (
-            SELECT ord, user_id, item_id, row_number() OVER (PARTITION BY user_id, item_id ORDER BY ord) AS n
-            FROM input WHERE user_id IS NOT NULL
-          )
-          INSERT INTO battle_settlements (battle_id, user_id, item_id, type, value_cents, round_number, inventory_item_id, created_at)
+      // Everything else in one statement: the rolls; the winners' inventory entries, then the settlement
+      // records, each pointing to an entry of its user and item (entries of the same user and item are
+      // interchangeable); an audit entry per record; the live drops; the players' totals; the battle FINISHED.
+      const caseNameOfRound = new Map(rounds.map((r) => [r.roundNumber, r.caseName]))
+      const rollColumn = <K extends keyof Roll>(key: K) => rolls.map((roll) => roll[key])
+      const records = settlement.records
+      const winnerSlots = new Set(winners.map((w) => w.slot))
+      const { dropIds } = yield* singleOf(DropIdsRow, sql`
+        WITH rolled AS (
+          INSERT INTO battle_rolls (battle_id, round_number, user_id, case_id, item_id, value_cents, server_seed,
+                                    server_seed_hash, client_seed, nonce, roll, range_start, range_end, created_at)
+          SELECT ${battleId}::bigint, r.round_number, r.user_id, r.case_id, r.item_id, r.value_cents, ${seed.serverSeed}::text,
+                 ${seed.serverSeedHash}::text, r.client_seed, r.nonce, r.roll, r.range_start, r.range_end, ${now}::timestamptz
+          FROM unnest(
+            ${rollColumn("roundNumber")}::integer[], ${rollColumn("userId")}::bigint[], ${rollColumn("caseId")}::bigint[],
+            ${rollColumn("itemId")}::bigint[], ${rollColumn("valueCents")}::bigint[], ${rollColumn("clientSeed")}::text[],
+            ${rollColumn("nonce")}::integer[], ${rollColumn("roll")}::integer[], ${rollColumn("rangeStart")}::integer[],
+            ${rollColumn("rangeEnd")}::integer[]
+          ) WITH ORDINALITY AS r(round_number, user_id, case_id, item_id, value_cents, client_seed, nonce, roll, range_start,
+                                 range_end, n)
+          ORDER BY r.n
+        ), input AS (
+          SELECT * FROM unnest(
+            ${records.map((r) => r.userId)}::bigint[], ${records.map((r) => r.itemId)}::bigint[],
+            ${records.map((r) => r.type)}::text[], ${records.map((r) => r.valueCents)}::bigint[],
+            ${records.map((r) => r.roundNumber)}::integer[],
+            ${records.map((r) => (r.roundNumber === null ? null : caseNameOfRound.get(r.roundNumber) ?? null))}::text[]
+          ) WITH ORDINALITY AS r(user_id, item_id, type, value_cents, round_number, case_name, ord)
+        ), entries AS (
+          INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+          SELECT user_id, item_id, 'BATTLE', ${now}, ${now} FROM input WHERE user_id IS NOT NULL ORDER BY ord
+          RETURNING id, user_id, item_id
+        ), numbered_entries AS (
+          SELECT id, user_id, item_id, row_number() OVER (PARTITION BY user_id, item_id ORDER BY id) AS n FROM entries
+        ), numbered_input AS (
+          SELECT ord, user_id, item_id, row_number() OVER (PARTITION BY user_id, item_id ORDER BY ord) AS n
+          FROM input WHERE user_id IS NOT NULL
+        ), settled AS (
+          INSERT INTO battle_settlements (battle_id, user_id, item_id, type, value_cents, round_number, inventory_item_id,
+                                          created_at)
           SELECT ${battleId}, i.user_id, i.item_id, i.type, i.value_cents, i.round_number, e.id, ${now}
           FROM input i
           LEFT JOIN numbered_input ni ON ni.ord = i.ord
           LEFT JOIN numbered_entries e ON e.user_id = ni.user_id AND e.item_id = ni.item_id AND e.n = ni.n
           ORDER BY i.ord
-          RETURNING id::text, user_id, item_id, type, value_cents, round_number, inventory_item_id::text`)
-      const movements: Array<AuditEntry> = saved.map((record) => ({
-        userId: record.userId,
-        action: "BATTLE_SETTLEMENT",
-        entityType: "BattleSettlement",
-        entityId: record.id,
-        metadata: {
-          battleId: String(battleId),
-          type: record.type,
-          itemId: String(record.itemId),
-          valueCents: Number(record.valueCents),
-          roundNumber: record.roundNumber,
-          inventoryItemId: record.inventoryItemId
-        }
-      }))
-      yield* audit.recordMany(movements)
-      const dropIds = yield* liveDrops.recordMany(
-        settlement.records.flatMap((record) =>
-          record.userId === null ? [] : [{
-            userId: record.userId,
-            itemId: record.itemId,
-            source: "BATTLE" as const,
-            caseName: record.roundNumber === null ? null : caseNameOfRound.get(record.roundNumber) ?? null
-          }]
+          RETURNING id, user_id, item_id, type, value_cents, round_number, inventory_item_id
+        ), audited AS (
+          INSERT INTO audit_logs (user_id, action, entity_type, entity_id, metadata, created_at)
+          SELECT user_id, 'BATTLE_SETTLEMENT', 'BattleSettlement', id::text,
+                 jsonb_build_object('battleId', ${String(battleId)}::text, 'type', type, 'itemId', item_id::text,
+                                    'valueCents', value_cents, 'roundNumber', round_number,
+                                    'inventoryItemId', inventory_item_id::text),
+                 ${now}::timestamptz
+          FROM settled ORDER BY id
+        ), dropped AS (
+          INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
+          SELECT user_id, item_id, 'BATTLE', case_name, ${now}::timestamptz FROM input WHERE user_id IS NOT NULL ORDER BY ord
+          RETURNING id
+        ), totals AS (
+          UPDATE battle_players p SET total_value_cents = t.total_value_cents, is_winner = t.is_winner
+          FROM unnest(${totals.map((p) => p.slot)}::integer[], ${totals.map((p) => p.totalValueCents)}::bigint[],
+                      ${totals.map((p) => winnerSlots.has(p.slot))}::boolean[]) AS t(slot, total_value_cents, is_winner)
+          WHERE p.battle_id = ${battleId} AND p.slot = t.slot
+        ), finished AS (
+          UPDATE battles SET status = 'FINISHED', finished_at = ${now}, fair_share_cents = ${settlement.fairShare},
+                             winners_count = ${winners.length}
+          WHERE id = ${battleId}
         )
-      )
-
-      const winnerSlots = new Set(winners.map((w) => w.slot))
-      for (const player of totals) {
-        yield* execute(sql`UPDATE battle_players SET total_value_cents = ${player.totalValueCents}, is_winner = ${winnerSlots.has(player.slot)}
-                   WHERE battle_id = ${battleId} AND slot = ${player.slot}`)
-      }
-      yield* execute(sql`UPDATE battles SET status = 'FINISHED', finished_at = ${now}, fair_share_cents = ${settlement.fairShare},
-                   winners_count = ${winners.length} WHERE id = ${battleId}`)
+        SELECT COALESCE(array_agg(id::text ORDER BY id), '{}') AS drop_ids FROM dropped`)
       yield* outbox.enqueue("battle.finished", {
         battleId: String(battleId),
         winnerIds: winners.map((w) => String(w.userId)),
@@ -230,5 +242,5 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
 
     return { run } as const
   }),
-  dependencies: [ProvablyFair.Default, Audit.Default, LiveDrops.Default, WebhookOutbox.Default]
+  dependencies: [ProvablyFair.Default, WebhookOutbox.Default]
 }) {}

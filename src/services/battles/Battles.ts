@@ -56,8 +56,7 @@ const BattleRow = Schema.Struct({
 })
 type BattleRow = typeof BattleRow.Type
 
-const PlayerRow = Schema.Struct({
-  battleId: Schema.String,
+const PlayerJson = Schema.Struct({
   slot: Schema.Number,
   team: Schema.NullOr(Schema.Number),
   userId: UserId,
@@ -67,18 +66,13 @@ const PlayerRow = Schema.Struct({
 })
 
 const SeatRow = Schema.Struct({ userId: UserId, slot: Schema.Number })
+const SlotRow = Schema.Struct({ slot: Schema.Number })
 /** When a player paid a battle's entry (its BATTLE_ENTRY movement): a refund gives room back in that play's windows. */
 const EntryRow = Schema.Struct({ userId: UserId, paidAt: Schema.DateFromSelf })
 const CasePriceRow = Schema.Struct({ id: CaseId, priceCents: Schema.BigInt })
 const CreatedRow = Schema.Struct({ id: Schema.String })
 
-const CaseRow = Schema.Struct({
-  battleId: Schema.String,
-  roundNumber: Schema.Number,
-  id: CaseId,
-  name: Schema.String,
-  priceCents: Schema.BigInt
-})
+const CaseJson = Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigInt })
 
 const ItemColumns = { itemId: ItemId, itemName: Schema.String, rarity: Rarity, valueCents: Schema.BigInt, imageUrl: Schema.String }
 const itemOf = (row: { itemId: ItemId; itemName: string; rarity: Rarity; valueCents: bigint; imageUrl: string }) => ({
@@ -89,9 +83,8 @@ const itemOf = (row: { itemId: ItemId; itemName: string; rarity: Rarity; valueCe
   imageUrl: row.imageUrl
 })
 
-const RollRow = Schema.Struct({
+const RollColumns = {
   id: BattleRollId,
-  battleId: Schema.String,
   roundNumber: Schema.Number,
   userId: UserId,
   roll: Schema.Number,
@@ -99,12 +92,24 @@ const RollRow = Schema.Struct({
   serverSeedHash: Schema.String,
   clientSeed: Schema.String,
   nonce: Schema.Number,
-  rangeStart: Schema.Number,
-  rangeEnd: Schema.Number,
   ...ItemColumns
+}
+
+/** A battle's players, cases and rolls, as `viewsOf` reads them. */
+const DetailsRow = Schema.Struct({
+  ...BattleRow.fields,
+  players: Schema.Array(PlayerJson),
+  cases: Schema.Array(CaseJson),
+  rolls: Schema.Array(Schema.Struct(RollColumns))
 })
 
-const VerifiedRollRow = Schema.extend(RollRow, Schema.Struct({ battleSeedHash: Schema.NullOr(Schema.String) }))
+const VerifiedRollRow = Schema.Struct({
+  ...RollColumns,
+  battleId: Schema.String,
+  rangeStart: Schema.Number,
+  rangeEnd: Schema.Number,
+  battleSeedHash: Schema.NullOr(Schema.String)
+})
 
 const SettlementRow = Schema.Struct({
   id: Schema.String,
@@ -140,67 +145,75 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         "winners_count, created_at, finished_at, server_seed, server_seed_hash"
     )
 
-    /** The views of `GET /battles/:id` for these battles, in the order given. */
-    const viewsOf = (battles: ReadonlyArray<BattleRow>, withRounds: boolean) =>
+    /**
+     * The views of `GET /battles/:id` for these battles, in the order given: one statement, the players,
+     * cases and (`withRounds`) rolls of each battle as JSON arrays on its row.
+     */
+    const viewsOf = (ids: ReadonlyArray<string | BattleId>, withRounds: boolean) =>
       Effect.gen(function*() {
-        if (battles.length === 0) return []
-        const ids = battles.map((b) => b.id)
-        const players = yield* rowsOf(PlayerRow, sql`
-          SELECT p.battle_id::text AS battle_id, p.slot, p.team, p.user_id, u.username, p.total_value_cents, p.is_winner
-          FROM battle_players p JOIN users u ON u.id = p.user_id
-          WHERE p.battle_id = ANY(${ids}::bigint[]) ORDER BY p.slot`)
-        const cases = yield* rowsOf(CaseRow, sql`
-          SELECT bc.battle_id::text AS battle_id, bc.round_number, c.id, c.name, bc.price_cents
-          FROM battle_cases bc JOIN cases c ON c.id = bc.case_id
-          WHERE bc.battle_id = ANY(${ids}::bigint[]) ORDER BY bc.round_number`)
-        const rolls = withRounds
-          ? yield* rowsOf(RollRow, sql`
-              SELECT r.id, r.battle_id::text AS battle_id, r.round_number, r.user_id, r.roll, r.server_seed, r.server_seed_hash,
-                     r.client_seed, r.nonce, r.range_start, r.range_end, r.item_id, i.name AS item_name, i.rarity,
-                     r.value_cents, i.image_url
-              FROM battle_rolls r JOIN items i ON i.id = r.item_id
-              WHERE r.battle_id = ANY(${ids}::bigint[]) ORDER BY r.round_number, r.user_id`)
-          : []
-        return battles.map((battle) => ({
-          id: battle.id,
-          status: battle.status,
-          serverSeedHash: battle.serverSeedHash,
-          serverSeed: battle.status === "FINISHED" ? battle.serverSeed : null,
-          mode: battle.mode,
-          maxPlayers: battle.maxPlayers,
-          entryPriceCents: battle.entryPriceCents,
-          players: players.filter((p) => p.battleId === battle.id).map((p) => ({
-            slot: p.slot,
-            team: p.team,
-            user: { id: p.userId, username: p.username },
-            totalValueCents: p.totalValueCents,
-            isWinner: p.isWinner
-          })),
-          cases: cases.filter((c) => c.battleId === battle.id).map((c) => ({ id: c.id, name: c.name, priceCents: c.priceCents })),
-          rounds: rolls.filter((r) => r.battleId === battle.id).map((r) => ({
-            id: r.id,
-            roundNumber: r.roundNumber,
-            userId: r.userId,
-            item: itemOf(r),
-            roll: r.roll,
-            serverSeedHash: r.serverSeedHash,
-            // Rolls exist only once the battle is FINISHED (rolled and settled at once), so the seed is revealed.
-            serverSeed: battle.status === "FINISHED" ? r.serverSeed : null,
-            clientSeed: r.clientSeed,
-            nonce: r.nonce
-          })),
-          createdAt: battle.createdAt,
-          finishedAt: battle.finishedAt
-        }))
+        if (ids.length === 0) return []
+        const details = yield* rowsOf(DetailsRow, sql`
+          SELECT ${battleColumns},
+            (SELECT COALESCE(json_agg(json_build_object('slot', p.slot, 'team', p.team, 'userId', p.user_id::text,
+                                                        'username', u.username, 'totalValueCents', p.total_value_cents::text,
+                                                        'isWinner', p.is_winner) ORDER BY p.slot), '[]')
+             FROM battle_players p JOIN users u ON u.id = p.user_id WHERE p.battle_id = b.id) AS players,
+            (SELECT COALESCE(json_agg(json_build_object('id', c.id::text, 'name', c.name, 'priceCents', bc.price_cents::text)
+                                      ORDER BY bc.round_number), '[]')
+             FROM battle_cases bc JOIN cases c ON c.id = bc.case_id WHERE bc.battle_id = b.id) AS cases,
+            (SELECT COALESCE(json_agg(json_build_object('id', r.id::text, 'roundNumber', r.round_number, 'userId', r.user_id::text,
+                                                        'roll', r.roll, 'serverSeed', r.server_seed,
+                                                        'serverSeedHash', r.server_seed_hash, 'clientSeed', r.client_seed,
+                                                        'nonce', r.nonce, 'itemId', r.item_id::text, 'itemName', i.name,
+                                                        'rarity', i.rarity, 'valueCents', r.value_cents::text,
+                                                        'imageUrl', i.image_url) ORDER BY r.round_number, r.user_id), '[]')
+             FROM battle_rolls r JOIN items i ON i.id = r.item_id WHERE r.battle_id = b.id AND ${withRounds}) AS rolls
+          FROM battles b WHERE b.id = ANY(${ids}::bigint[])`)
+        const detailsOf = new Map(details.map((d) => [d.id, d]))
+        return ids.flatMap((id) => {
+          const battle = detailsOf.get(String(id))
+          if (battle === undefined) return []
+          const { cases, players, rolls } = battle
+          return [{
+            id: battle.id,
+            status: battle.status,
+            serverSeedHash: battle.serverSeedHash,
+            serverSeed: battle.status === "FINISHED" ? battle.serverSeed : null,
+            mode: battle.mode,
+            maxPlayers: battle.maxPlayers,
+            entryPriceCents: battle.entryPriceCents,
+            players: players.map((p) => ({
+              slot: p.slot,
+              team: p.team,
+              user: { id: p.userId, username: p.username },
+              totalValueCents: p.totalValueCents,
+              isWinner: p.isWinner
+            })),
+            cases,
+            rounds: rolls.map((r) => ({
+              id: r.id,
+              roundNumber: r.roundNumber,
+              userId: r.userId,
+              item: itemOf(r),
+              roll: r.roll,
+              serverSeedHash: r.serverSeedHash,
+              // Rolls exist only once the battle is FINISHED (rolled and settled at once), so the seed is revealed.
+              serverSeed: battle.status === "FINISHED" ? r.serverSeed : null,
+              clientSeed: r.clientSeed,
+              nonce: r.nonce
+            })),
+            createdAt: battle.createdAt,
+            finishedAt: battle.finishedAt
+          }]
+        })
       })
 
     const findRow = (id: BattleId, lock: boolean) =>
       firstOf(BattleRow, sql`SELECT ${battleColumns} FROM battles WHERE id = ${id} ${sql.literal(lock ? "FOR UPDATE" : "")}`)
 
     const get = Effect.fn("Battles.get")(function*(id: BattleId) {
-      const row = yield* findRow(id, false)
-      if (row === undefined) return yield* battleNotFound()
-      return (yield* viewsOf([row], true))[0]!
+      const [view] = yield* viewsOf([id], true)
+      return view ?? (yield* battleNotFound())
     })
 
     const list = Effect.fn("Battles.list")(function*(query: StatusPageRequest<BattleStatus>) {
@@ -211,7 +224,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         query,
         { status: query.status }
       )
-      return { battles: yield* viewsOf(items, false), total, page }
+      return { battles: yield* viewsOf(items.map((battle) => battle.id), false), total, page }
     })
 
     const teamOf = (mode: BattleMode, slot: number) => (mode === "TEAM" ? (slot <= 2 ? 1 : 2) : null)
@@ -225,30 +238,31 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const entry = request.caseIds.reduce((sum, id) => sum + priceOf.get(id)!, 0n)
       const at = yield* now
       const seed = yield* fairness.newServerSeed
+      // Each round keeps its case's ranges and values as they are now (`items`, in roll order), so
+      // that editing the case later cannot change a battle its players already paid for.
       const { balanceCents, id } = yield* transaction(Effect.gen(function*() {
         const { id } = yield* singleOf(CreatedRow, sql`
-          INSERT INTO battles (creator_id, mode, max_players, entry_price_cents, player_count, server_seed, server_seed_hash,
-                               created_at)
-          VALUES (${userId}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed}, ${seed.serverSeedHash},
-                  ${at})
-          RETURNING id`)
-        // Each round keeps its case's ranges and values as they are now (`items`, in roll order), so
-        // that editing the case later cannot change a battle its players already paid for.
-        const rounds = request.caseIds.map((caseId, index) => ({
-          round_number: index + 1,
-          case_id: String(caseId),
-          price_cents: String(priceOf.get(caseId)!)
-        }))
-        yield* execute(sql`
-          INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
-          SELECT ${id}, r.round_number, r.case_id, r.price_cents,
-                 (SELECT jsonb_agg(jsonb_build_object('itemId', ci.item_id::text, 'rangeStart', ci.range_start,
-                                                      'rangeEnd', ci.range_end, 'valueCents', i.value_cents::text)
-                                   ORDER BY ci.range_start)
-                  FROM case_items ci JOIN items i ON i.id = ci.item_id WHERE ci.case_id = r.case_id)
-          FROM jsonb_to_recordset(${JSON.stringify(rounds)}::jsonb) AS r(round_number integer, case_id bigint, price_cents bigint)`)
-        yield* execute(sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
-                   VALUES (${id}, 1, ${userId}, ${teamOf(request.mode, 1)}, ${at})`)
+          WITH battle AS (
+            INSERT INTO battles (creator_id, mode, max_players, entry_price_cents, player_count, server_seed, server_seed_hash,
+                                 created_at)
+            VALUES (${userId}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed}, ${seed.serverSeedHash},
+                    ${at})
+            RETURNING id
+          ), rounds AS (
+            INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
+            SELECT battle.id, r.round_number, r.case_id, r.price_cents,
+                   (SELECT jsonb_agg(jsonb_build_object('itemId', ci.item_id::text, 'rangeStart', ci.range_start,
+                                                        'rangeEnd', ci.range_end, 'valueCents', i.value_cents::text)
+                                     ORDER BY ci.range_start)
+                    FROM case_items ci JOIN items i ON i.id = ci.item_id WHERE ci.case_id = r.case_id)
+            FROM battle, unnest(${request.caseIds}::bigint[],
+                                ${request.caseIds.map((caseId) => priceOf.get(caseId)!)}::bigint[])
+                         WITH ORDINALITY AS r(case_id, price_cents, round_number)
+          ), creator AS (
+            INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+            SELECT battle.id, 1, ${userId}, ${teamOf(request.mode, 1)}::integer, ${at} FROM battle
+          )
+          SELECT id::text AS id FROM battle`)
         const posting = yield* responsibleGaming.stake({
           userId,
           type: "BATTLE_ENTRY",
@@ -272,12 +286,16 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         if (battle === undefined) {
           return yield* (yield* findRow(id, false)) === undefined ? battleNotFound() : new BattleNotOpen()
         }
-        const seats = yield* rowsOf(SeatRow, sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id}`)
-        if (seats.some((s) => s.userId === userId)) return yield* new AlreadyJoined()
-        const used = new Set(seats.map((s) => s.slot))
-        const slot = [1, 2, 3, 4].find((s) => !used.has(s))!
-        yield* execute(sql`INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
-                   VALUES (${id}, ${slot}, ${userId}, ${teamOf(battle.mode, slot)}, ${at})`)
+        // The lowest free slot, unless the user already has one (read after the update above took the battle's
+        // lock, so every join before this one is seen).
+        const seated = yield* firstOf(SlotRow, sql`
+          WITH seats AS (SELECT user_id, slot FROM battle_players WHERE battle_id = ${id})
+          INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+          SELECT ${id}, free.slot, ${userId}, (${[1, 2, 3, 4].map((slot) => teamOf(battle.mode, slot))}::integer[])[free.slot], ${at}
+          FROM (SELECT min(n) AS slot FROM generate_series(1, 4) n WHERE n NOT IN (SELECT slot FROM seats)) free
+          WHERE NOT EXISTS (SELECT 1 FROM seats WHERE user_id = ${userId})
+          RETURNING slot`)
+        if (seated === undefined) return yield* new AlreadyJoined()
         const posting = yield* responsibleGaming.stake({
           userId,
           type: "BATTLE_ENTRY",
@@ -290,7 +308,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       yield* gameRound("battle_join", joined.entryPriceCents)
       yield* realtime.balanceChanged(userId, joined.balanceCents)
       yield* responsibleGaming.warnAfterPlay(userId, at)
-      yield* Effect.forEach(joined.dropIds, liveDrops.announce, { discard: true })
+      yield* liveDrops.announce(...joined.dropIds)
       return yield* get(id)
     })
 

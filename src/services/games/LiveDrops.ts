@@ -60,6 +60,14 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     /** A committed drop, which is there to read. */
     const byId = (id: string) => singleOf(DropRow, select(id, 1))
 
+    /** Committed drops, in id order. */
+    const byIds = (ids: ReadonlyArray<string>) =>
+      rowsOf(DropRow, sql`
+        SELECT d.id, d.user_id, u.username, d.item_id, i.name, i.rarity, i.value_cents, i.image_url, d.source,
+               d.case_name, d.created_at
+        FROM live_drops d JOIN users u ON u.id = d.user_id JOIN items i ON i.id = d.item_id
+        WHERE d.id = ANY(${ids}::bigint[]) ORDER BY d.id`)
+
     interface NewDrop {
       readonly userId: UserId
       readonly itemId: ItemId
@@ -67,31 +75,12 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
       readonly caseName: string | null
     }
 
-    /** One statement text whatever the number of drops (docs/decisions.md#prepared-statements); ids in the drops' order. */
-    const insert = (drops: ReadonlyArray<NewDrop>, now: Date) =>
-      sql`INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
-          SELECT d.user_id, d.item_id, d.source, d.case_name, ${now}::timestamptz
-          FROM unnest(
-            ${drops.map((drop) => drop.userId)}::bigint[],
-            ${drops.map((drop) => drop.itemId)}::bigint[],
-            ${drops.map((drop) => drop.source)}::text[],
-            ${drops.map((drop) => drop.caseName)}::text[]
-          ) WITH ORDINALITY AS d(user_id, item_id, source, case_name, n)
-          ORDER BY d.n
-          RETURNING id`
-
-    /** Records drops inside the caller's transaction; `announce` each after the commit. Returns their ids. */
-    const recordMany = Effect.fn("LiveDrops.recordMany")(function*(drops: ReadonlyArray<NewDrop>) {
-      if (drops.length === 0) return []
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const rows = yield* rowsOf(DropIdRow, insert(drops, now))
-      return rows.map((row) => row.id)
-    })
-
-    /** Records one drop (see `recordMany`); returns its id. */
+    /** Records a drop inside the caller's transaction; `announce` it after the commit. Returns its id. */
     const record = Effect.fn("LiveDrops.record")(function*(drop: NewDrop) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return (yield* singleOf(DropIdRow, insert([drop], now))).id
+      return (yield* singleOf(DropIdRow, sql`
+        INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
+        VALUES (${drop.userId}, ${drop.itemId}, ${drop.source}, ${drop.caseName}, ${now}) RETURNING id`)).id
     })
 
     /**
@@ -105,9 +94,13 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
         RETURNING id
       )`
 
-    /** Publishes a committed drop, read by its id, to every instance's subscribers (see `afterCommit`). */
-    const announce = Effect.fn("LiveDrops.announce")(function*(dropId: string) {
-      yield* afterCommit(Effect.flatMap(byId(dropId), (row) => broadcast.publish(publication(toDrop(row)))))
+    /**
+     * Publishes committed drops, read by their ids in one statement, to every instance's subscribers in one
+     * publication (see `afterCommit`).
+     */
+    const announce = Effect.fn("LiveDrops.announce")(function*(...dropIds: ReadonlyArray<string>) {
+      if (dropIds.length === 0) return
+      yield* afterCommit(Effect.flatMap(byIds(dropIds), (rows) => broadcast.publish(...rows.map((row) => publication(toDrop(row))))))
     })
 
     const recent = Effect.fn("LiveDrops.recent")(function*(limit: number) {
@@ -130,6 +123,6 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
     const subscribe: Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
 
-    return { record, recordMany, recordStep, publication, announce, recent, emit, subscribe } as const
+    return { record, recordStep, publication, announce, recent, emit, subscribe } as const
   })
 }) {}

@@ -101,13 +101,11 @@ const RollRow = Schema.Struct({
   nextServerSeedHash: Schema.String
 })
 
-const NoncesRow = Schema.Struct({ clientSeed: Schema.String, nonce: Schema.NumberFromString })
-
 /**
  * A user's fairness state as a one-statement write expects to find it (`lockStep`): the client seed,
  * the last nonce used and the committed next seed.
  */
-interface NextRoll {
+export interface NextRoll {
   readonly clientSeed: string
   readonly nonce: number
   readonly nextServerSeed: string
@@ -209,19 +207,6 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
       return roll
     })
 
-    /**
-     * Inside the caller's transaction: the user's next `count` nonces (the first is returned) and
-     * client seed, for rolls with a seed committed elsewhere (a FLIP's second roll, a battle's rounds).
-     */
-    const takeNonces = Effect.fn("ProvablyFair.takeNonces")(function*(userId: UserId, count: number) {
-      yield* forget(userId)
-      const at = yield* now
-      const row = yield* committed(userId, firstOf(NoncesRow, sql`
-        UPDATE fairness_seeds SET nonce = nonce + ${count}, updated_at = ${at} WHERE user_id = ${userId}
-        RETURNING client_seed, nonce`))
-      return { clientSeed: row.clientSeed, firstNonce: row.nonce - count + 1 }
-    })
-
     /** The state of the user's next roll: remembered, or read (`known`). */
     const nextRoll = (userId: UserId) =>
       Effect.gen(function*() {
@@ -273,7 +258,6 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
       state,
       setClientSeed,
       takeCommittedRoll,
-      takeNonces,
       nextRoll,
       lockStep,
       rotateStep,
