@@ -51,7 +51,6 @@ const EntryRow = Schema.Struct({
 
 /** A sold entry: its value, and when it was won (a sale gives room back only in that play's windows). */
 const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt, acquiredAt: Schema.DateFromSelf })
-const AddedRow = Schema.Struct({ id: InventoryItemId })
 const TotalsRow = Schema.Struct({ total: Schema.Number, totalValueCents: Schema.BigInt })
 
 const toEntry = (row: typeof EntryRow.Type): InventoryEntry => ({
@@ -68,18 +67,6 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     const transaction = inTransaction(sql)
     const ledger = yield* Ledger
     const realtime = yield* Realtime
-
-    /**
-     * Adds an AVAILABLE entry of `itemId`; returns its id. One statement, so it joins the caller's
-     * database transaction (`inTransaction`) and commits or rolls back with it.
-     */
-    const add = Effect.fn("Inventory.add")(function*(userId: UserId, itemId: ItemId, source: DropSource) {
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const row = yield* singleOf(AddedRow, sql`
-        INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-        VALUES (${userId}, ${itemId}, ${source}, ${now}, ${now}) RETURNING id`)
-      return row.id
-    })
 
     /**
      * `GET /inventory` (docs/rules.md#inventory-entries): newest first; `totalValueCents` sums the AVAILABLE
@@ -174,7 +161,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
       return result
     })
 
-    return { add, list, sell, sellAll } as const
+    return { list, sell, sellAll } as const
   }),
   dependencies: [Ledger.Default, Realtime.Default]
 }) {}

@@ -16,7 +16,7 @@
  * No money moves (docs/rules.md#ledger-checks).
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Clock, Effect, Either, Schema } from "effect"
 import { UserLock } from "../../layers/stores/UserLock"
 import { NotFound } from "../../schema/platform/Errors"
 import { ItemId, type UserId } from "../../schema/platform/Ids"
@@ -35,10 +35,9 @@ import {
   type UpgradeVerification
 } from "../../schema/games/Upgrade"
 import type { Role } from "../../schema/identity/User"
-import { Inventory } from "./Inventory"
 import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { LiveDrops } from "./LiveDrops"
-import { hashServerSeed, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
+import { hashServerSeed, type NextRoll, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
 import { firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
@@ -134,8 +133,20 @@ const HistoryRow = Schema.Struct({
   createdAt: Schema.DateFromSelf
 })
 
-const StakedRow = Schema.Struct({ id: InventoryItemId })
-const UpgradeIdRow = Schema.Struct({ id: UpgradeId })
+/** What an upgrade's first statement found (`stake`); an item's columns are null when it does not exist. */
+const StakedRow = Schema.Struct({
+  played: Schema.Boolean,
+  stakedId: Schema.NullOr(InventoryItemId),
+  fairCurrent: Schema.Boolean,
+  fromId: Schema.NullOr(ItemId),
+  fromName: Schema.NullOr(Schema.String),
+  fromValueCents: Schema.NullOr(Schema.BigInt),
+  toId: Schema.NullOr(ItemId),
+  toName: Schema.NullOr(Schema.String),
+  toValueCents: Schema.NullOr(Schema.BigInt),
+  toIsUpgradable: Schema.NullOr(Schema.Boolean)
+})
+const WrittenRow = Schema.Struct({ upgradeId: UpgradeId, dropId: Schema.NullOr(Schema.String) })
 
 const StatsRow = Schema.Struct({
   totalUpgrades: Schema.Number,
@@ -154,7 +165,6 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     const lock = yield* UserLock
     const fairness = yield* ProvablyFair
     const responsibleGaming = yield* ResponsibleGaming
-    const inventory = yield* Inventory
     const liveDrops = yield* LiveDrops
 
     const itemById = (id: ItemId) => sql`SELECT id, name, value_cents, is_upgradable FROM items WHERE id = ${id}`
@@ -186,16 +196,20 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     })
 
     /**
-     * The user's oldest AVAILABLE entry of the item (or the given one), now UPGRADED. SKIP LOCKED: an
-     * entry another transaction is staking or selling is not waited for (that one decides its fate);
-     * the outer status check is the guard in any case.
+     * The first statement of an upgrade: the play counted (`played`), the stake (the user's oldest AVAILABLE entry
+     * of the item, or the given one, now UPGRADED; only once `played` has its row), the user's fairness row locked
+     * when it is still as `expected` (`fair_state`), and both items read. SKIP LOCKED: an entry another transaction
+     * is staking or selling is not waited for (that one decides its fate); the outer status check is the guard in
+     * any case.
      */
-    const stake = (userId: UserId, request: UpgradeRequest, now: Date) =>
-      firstOf(StakedRow, sql`
-        UPDATE inventory_items SET status = 'UPGRADED', updated_at = ${now}
-        WHERE id = (
-          SELECT id FROM inventory_items
-          WHERE ${
+    const stake = (userId: UserId, request: UpgradeRequest, expected: NextRoll, now: Date) =>
+      singleOf(StakedRow, sql`
+        WITH ${responsibleGaming.playStep(userId, now)},
+        staked AS (
+          UPDATE inventory_items SET status = 'UPGRADED', updated_at = ${now}
+          WHERE id = (
+            SELECT id FROM inventory_items
+            WHERE ${
         sql.and([
           sql`user_id = ${userId}`,
           sql`item_id = ${request.fromItemId}`,
@@ -203,44 +217,77 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
           ...(request.inventoryItemId === undefined ? [] : [sql`id = ${request.inventoryItemId}`])
         ])
       }
-          ORDER BY acquired_at, id
-          LIMIT 1
-          FOR UPDATE SKIP LOCKED
-        ) AND status = 'AVAILABLE'
-        RETURNING id`)
+            ORDER BY acquired_at, id
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED
+          ) AND status = 'AVAILABLE' AND EXISTS (SELECT 1 FROM played)
+          RETURNING id
+        ),
+        ${fairness.lockStep(userId, expected)}
+        SELECT EXISTS (SELECT 1 FROM played) AS played, (SELECT id FROM staked) AS staked_id,
+               EXISTS (SELECT 1 FROM fair_state) AS fair_current,
+               f.id AS from_id, f.name AS from_name, f.value_cents AS from_value_cents,
+               t.id AS to_id, t.name AS to_name, t.value_cents AS to_value_cents, t.is_upgradable AS to_is_upgradable
+        FROM (SELECT ${request.fromItemId}::bigint AS from_id, ${request.toItemId}::bigint AS to_id) wanted
+        LEFT JOIN items f ON f.id = wanted.from_id LEFT JOIN items t ON t.id = wanted.to_id`)
 
-    /** `POST /upgrades` (docs/rules.md#upgrade-stake; see the top of this file). */
+    /**
+     * `POST /upgrades` (docs/rules.md#upgrade-stake; see the top of this file): two statements in the transaction
+     * when the user's fairness state is the one this instance knows (`ProvablyFair.nextRoll`), one more otherwise.
+     */
     const upgrade = Effect.fn("Upgrades.upgrade")(function*(userId: UserId, request: UpgradeRequest) {
       const outcome = yield* lock.withLock(
         `user:${userId}`,
         transaction(Effect.gen(function*() {
           const now = new Date(yield* Clock.currentTimeMillis)
+          const expected = yield* fairness.nextRoll(userId)
+          const staked = yield* stake(userId, request, expected, now)
           // A game action: the player's exclusion and limits allow it, and its minute counts as played.
-          yield* responsibleGaming.playWithoutStake(userId)
-          const staked = yield* stake(userId, request, now)
-          if (staked === undefined) return yield* new ItemNotAvailable()
+          if (!staked.played) return yield* responsibleGaming.playRefusal(userId, now)
+          if (staked.stakedId === null) return yield* new ItemNotAvailable()
           // The staked entry is of this item, so it exists.
-          const from = yield* singleOf(ItemRow, itemById(request.fromItemId))
-          const { odds, to } = yield* oddsAgainst(from, request.toItemId)
+          if (staked.fromId === null || staked.fromName === null || staked.fromValueCents === null) {
+            return yield* Effect.dieMessage(`Upgrades: item ${request.fromItemId} of a staked entry is gone`)
+          }
+          const from = { id: staked.fromId, name: staked.fromName, valueCents: staked.fromValueCents }
+          if (staked.toId === null || staked.toName === null || staked.toValueCents === null || staked.toIsUpgradable !== true) {
+            return yield* new ItemNotUpgradable()
+          }
+          const to = { id: staked.toId, name: staked.toName, valueCents: staked.toValueCents }
+          const odds = yield* fromEither(upgradeOdds(from.valueCents, to.valueCents))
 
-          const seeds = yield* fairness.takeCommittedRoll(userId)
+          // The committed seed and the next nonce, taken only now: a refused upgrade consumes neither.
+          const next = yield* fairness.newServerSeed
+          const seeds = staked.fairCurrent
+            ? {
+              serverSeed: expected.nextServerSeed,
+              serverSeedHash: expected.nextServerSeedHash,
+              clientSeed: expected.clientSeed,
+              nonce: expected.nonce + 1,
+              nextServerSeedHash: next.serverSeedHash
+            }
+            : yield* fairness.takeCommittedRoll(userId)
           const roll = upgradeRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
           const success = upgradeSucceeds(roll, odds.threshold)
-          const { id: upgradeId } = yield* singleOf(UpgradeIdRow, sql`
-            INSERT INTO upgrades (user_id, inventory_item_id, from_item_id, to_item_id, from_value_cents, to_value_cents,
-              probability, threshold, roll, success, server_seed, server_seed_hash, client_seed, nonce, created_at)
-            VALUES (${userId}, ${staked.id}, ${from.id}, ${to.id}, ${from.valueCents}, ${to.valueCents},
-              ${odds.probability}, ${odds.threshold}, ${roll}, ${success}, ${seeds.serverSeed}, ${seeds.serverSeedHash},
-              ${seeds.clientSeed}, ${seeds.nonce}, ${now})
-            RETURNING id`)
-          const dropId = success
-            ? yield* inventory.add(userId, to.id, "UPGRADE").pipe(
-              Effect.zipRight(liveDrops.record({ userId, itemId: to.id, source: "UPGRADE", caseName: null })),
-              Effect.map(Option.some)
-            )
-            : Option.none<string>()
+          const written = yield* singleOf(WrittenRow, sql`
+            WITH ${fairness.rotateStep(userId, 1, next, now, sql`${staked.fairCurrent}::boolean`)},
+            upgrade AS (
+              INSERT INTO upgrades (user_id, inventory_item_id, from_item_id, to_item_id, from_value_cents, to_value_cents,
+                probability, threshold, roll, success, server_seed, server_seed_hash, client_seed, nonce, created_at)
+              VALUES (${userId}, ${staked.stakedId}, ${from.id}, ${to.id}, ${from.valueCents}, ${to.valueCents},
+                ${odds.probability}, ${odds.threshold}, ${roll}, ${success}, ${seeds.serverSeed}, ${seeds.serverSeedHash},
+                ${seeds.clientSeed}, ${seeds.nonce}, ${now})
+              RETURNING id
+            ),
+            entry AS (
+              INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+              SELECT ${userId}, ${to.id}, 'UPGRADE', ${now}, ${now} WHERE ${success}
+              RETURNING id
+            ),
+            ${liveDrops.recordStep({ userId, itemId: to.id, source: "UPGRADE", caseName: null }, now, sql`EXISTS (SELECT 1 FROM entry)`)}
+            SELECT (SELECT id FROM upgrade) AS upgrade_id, (SELECT id::text FROM dropped) AS drop_id`)
           const result = {
-            upgradeId,
+            upgradeId: written.upgradeId,
             success,
             probability: odds.probability,
             roll,
@@ -249,13 +296,22 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
             fromItem: { id: from.id, name: from.name },
             toItem: success ? { id: to.id, name: to.name } : null
           } satisfies UpgradeResult
-          return { result, dropId, stakeCents: from.valueCents, awardCents: success ? to.valueCents : 0n, at: now }
+          return {
+            result,
+            dropId: written.dropId,
+            rolled: staked.fairCurrent ? fairness.rolled(userId, expected, 1, next) : Effect.void,
+            stakeCents: from.valueCents,
+            awardCents: success ? to.valueCents : 0n,
+            at: now
+          }
         }))
       )
+      // Committed: the user's next roll is known without reading it.
+      yield* outcome.rolled
       yield* responsibleGaming.warnAfterPlay(userId, outcome.at)
       yield* gameRound("upgrade", outcome.stakeCents, outcome.awardCents)
       // Announced only once committed, so nobody sees a drop that was rolled back.
-      yield* Option.match(outcome.dropId, { onNone: () => Effect.void, onSome: liveDrops.announce })
+      if (outcome.dropId !== null) yield* liveDrops.announce(outcome.dropId)
       return outcome.result
     })
 
@@ -343,5 +399,5 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
 
     return { probability, upgrade, verify, history } as const
   }),
-  dependencies: [ProvablyFair.Default, Inventory.Default, LiveDrops.Default, ResponsibleGaming.Default]
+  dependencies: [ProvablyFair.Default, LiveDrops.Default, ResponsibleGaming.Default]
 }) {}

@@ -266,23 +266,29 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
       )
     })
 
-    /** A game action that stakes no money (an upgrade): the exclusion, the limits and the play minute, counted. */
-    const playWithoutStake = Effect.fn("ResponsibleGaming.playWithoutStake")(function*(userId: UserId) {
-      const at = yield* now
+    /**
+     * A game action that stakes no money (an upgrade), as a step `played` of the caller's statement: the play minute
+     * counted, when the exclusion and the limits allow the action at `at`; no row otherwise (`playRefusal` says why).
+     */
+    const playStep = (userId: UserId, at: Date) => {
       const w = playWindowsAt(at)
-      const counted = yield* firstOf(Schema.Struct({ id: Schema.String }), sql`
-        UPDATE users SET play_minutes = CASE WHEN play_day = ${w.day.key}::date THEN play_minutes ELSE 0 END
-                           + CASE WHEN play_day = ${w.day.key}::date AND play_last_minute = ${w.minute} THEN 0 ELSE 1 END,
-                         play_day = ${w.day.key}::date, play_last_minute = ${w.minute}
-        WHERE id = ${userId} AND ${within(0n)(at)}
-        RETURNING id`)
-      if (counted === undefined) {
-        const why = yield* refusal(userId, 0n, at)
+      return sql`
+        played AS (
+          UPDATE users SET play_minutes = CASE WHEN play_day = ${w.day.key}::date THEN play_minutes ELSE 0 END
+                             + CASE WHEN play_day = ${w.day.key}::date AND play_last_minute = ${w.minute} THEN 0 ELSE 1 END,
+                           play_day = ${w.day.key}::date, play_last_minute = ${w.minute}
+          WHERE id = ${userId} AND ${within(0n)(at)}
+          RETURNING id
+        )`
+    }
+
+    /** Why a `playStep` at `at` counted nothing. */
+    const playRefusal = (userId: UserId, at: Date) =>
+      Effect.flatMap(refusal(userId, 0n, at), (why): Effect.Effect<never, PlayRefusal> =>
         // The check refused, so a reason exists; were it ever not found, the action must not go ahead anyway.
-        if (Option.isNone(why)) return yield* Effect.dieMessage(`ResponsibleGaming: user ${userId}'s play refused without a reason`)
-        return yield* Effect.fail(why.value)
-      }
-    })
+        Option.isNone(why)
+          ? Effect.dieMessage(`ResponsibleGaming: user ${userId}'s play refused without a reason`)
+          : Effect.fail(why.value))
 
     /** Deposits are closed to an excluded player (403 SELF_EXCLUDED). */
     const requireNotExcluded = Effect.fn("ResponsibleGaming.requireNotExcluded")(function*(userId: UserId) {
@@ -563,7 +569,8 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
       refusal,
       refused,
       stake,
-      playWithoutStake,
+      playStep,
+      playRefusal,
       warn,
       warnAfterPlay,
       requireNotExcluded,
