@@ -67,7 +67,7 @@ const findUser = (who: string) =>
   )
 
 /** Sessions are shared (and readable here) only in Redis; in memory they are the running service's alone. */
-const sessionsUnreachable = "sessions are kept in the service's memory (REDIS_URL is not set)"
+const sessionsUnreachable = "sessions are kept in the service's memory (no Redis configured: REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)"
 
 const roleChange = (role: "ADMIN" | "USER") => (opener: DatabaseOpener, [who]: ReadonlyArray<string>) =>
   Effect.gen(function*() {

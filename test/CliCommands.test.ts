@@ -206,7 +206,7 @@ it.scopedLive("each operator command on the test run's database, with its exit c
       const unreachable = yield* cli("sessions", "revoke", "alice")
       expect({ code: unreachable.code, stderr: unreachable.stderr.trim().split("\n") }).toEqual({
         code: 1,
-        stderr: [expect.stringMatching(/^Cannot run: sessions are kept in the service's memory \(REDIS_URL is not set\)/)]
+        stderr: [expect.stringMatching(/^Cannot run: sessions are kept in the service's memory \(no Redis configured: REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES\)/)]
       })
     }
 

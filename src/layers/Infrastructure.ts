@@ -73,7 +73,7 @@ export const StoresFromConfig = Layer.unwrapEffect(
     return yield* Option.match(config.redis, {
       onNone: () =>
         Effect.as(
-          Effect.logWarning("Redis: REDIS_URL is not set; using in-memory stores (single process only)"),
+          Effect.logWarning("Redis: none configured (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES); using in-memory stores (single process only)"),
           Stores.memory
         ),
       onSome: (target) =>
