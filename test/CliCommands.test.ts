@@ -259,7 +259,7 @@ it.scopedLive("each operator command on the test run's database, with its exit c
     expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: "" })
     expect(applied.stdout).toContain(`Applied 1 migration: ${last}`)
     expect((yield* cliJson("migrate", "status")).pending).toEqual([])
-  }), { timeout: 300_000 })
+  }), { timeout: 600_000 })
 
 it.live("usage: --help, unknown commands and options, missing arguments; nothing is opened", () =>
   Effect.gen(function*() {
