@@ -12,7 +12,8 @@ import { spawn, type ChildProcess } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Browser, chromium } from "playwright-core"
+import type { Browser } from "playwright-core"
+import { launchChromium } from "../support/ConsoleBrowser"
 import { freePort } from "../support/ServiceProcess"
 
 const CHROMIUM = "/usr/bin/chromium"
@@ -58,19 +59,7 @@ if (!skipped && !existsSync(CHROMIUM)) {
         if (i > 900 || service.exitCode !== null) throw new Error(`the service did not start:\n${output}`)
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync"
-        ]
-      })
+      browser = await launchChromium()
     }, 120_000)
 
     afterAll(async () => {

@@ -104,6 +104,25 @@ export const startService = async (env: Record<string, string> = {}): Promise<Ru
 }
 
 /**
+ * Headless Chromium as this machine runs it: without the background networking that the closed network
+ * refuses. playwright-core gives each launch a fresh temporary profile (--user-data-dir) of its own.
+ */
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync"
+    ]
+  })
+
+/**
  * `tests` against one service and one Chromium, started before and stopped after. Without Chromium the
  * suite fails, saying how to install it, unless SKIP_E2E=1.
  */
@@ -126,20 +145,7 @@ export const describeInBrowser = (title: string, tests: () => void) => {
       if (built.status !== 0) throw new Error(`npm run build failed:\n${built.stdout}${built.stderr}`)
       service = await startService()
       base = service.url
-      // playwright-core gives each launch a fresh temporary profile (--user-data-dir) of its own.
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync"
-        ]
-      })
+      browser = await launchChromium()
     }, 120_000)
 
     afterAll(async () => {

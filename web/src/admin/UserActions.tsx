@@ -119,7 +119,7 @@ export const UserActions = (
 }
 
 /** The reason as the API takes it: without the spaces around it (it refuses them). */
-const ReasonInput = ({ value, onInput }: { value: string; onInput: (value: string) => void }) => {
+export const ReasonInput = ({ value, onInput }: { value: string; onInput: (value: string) => void }) => {
   const m = peopleText()
   return (
     <input

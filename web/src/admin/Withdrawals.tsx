@@ -7,6 +7,7 @@ import "./catalog.css"
 import type { PageProps } from "./Console"
 import { UserLink } from "./nav"
 import { peopleText, WITHDRAWAL_STATUSES, type WithdrawalStatus } from "./text/people"
+import { ReasonInput } from "./UserActions"
 import { withdrawalsText } from "./text/withdrawals"
 import type { Outcome } from "./UserActions"
 
@@ -233,15 +234,7 @@ const Actions = ({ onApprove, onReject }: { onApprove: () => Promise<void>; onRe
           if (reason.trim() !== "") run(() => onReject(reason.trim()))
         }}
       >
-        <input
-          name="reason"
-          aria-label={m.reason}
-          placeholder={m.reason}
-          required
-          maxLength={500}
-          value={reason}
-          onInput={(e) => setReason(e.currentTarget.value)}
-        />
+        <ReasonInput value={reason} onInput={setReason} />
         <button type="submit" disabled={busy}>{m.reject}</button>
         <button type="button" class="outline secondary" onClick={() => setRejecting(false)}>{m.cancel}</button>
       </form>
