@@ -120,24 +120,29 @@ const makeMemory = Effect.sync((): BroadcastShape => {
 
 const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | Scope.Scope> = Effect.gen(
   function*() {
-    const { client, duplicate, prefix } = yield* RedisConnection
-    const subscriber = yield* duplicate
+    const connection = yield* RedisConnection
+    const { client, prefix, sharded } = connection
+    const subscriber = yield* connection.subscriber
     const channelKey = (channel: string) => `${prefix}bc:${channel}`
+    // On a cluster, sharded pub/sub: one channel's messages all go through the node of its slot, in order.
+    const commands = sharded
+      ? { publish: "spublish", subscribe: "ssubscribe", unsubscribe: "sunsubscribe", message: "smessage" } as const
+      : { publish: "publish", subscribe: "subscribe", unsubscribe: "unsubscribe", message: "message" } as const
     const fanout = makeFanout({
       // ioredis resolves these once Redis confirms; it also resubscribes by itself after a reconnect.
-      onFirst: (channel) => Effect.asVoid(storeCall(() => subscriber.subscribe(channelKey(channel)))),
+      onFirst: (channel) => Effect.asVoid(storeCall(() => subscriber[commands.subscribe](channelKey(channel)))),
       // During an outage there is nothing to unsubscribe from; ioredis resubscribes only what is left.
-      onLast: (channel) => Effect.ignore(storeCall(() => subscriber.unsubscribe(channelKey(channel))))
+      onLast: (channel) => Effect.ignore(storeCall(() => subscriber[commands.unsubscribe](channelKey(channel))))
     })
     const own = `${prefix}bc:`
-    subscriber.on("message", (channel: string, message: string) => {
+    subscriber.on(commands.message, (channel: string, message: string) => {
       if (channel.startsWith(own)) fanout.deliver(channel.slice(own.length), message)
     })
     return {
       // ioredis writes each command without waiting for the replies before it: one round trip in all.
       publish: (...publications) =>
         Effect.asVoid(storeCall(() =>
-          Promise.all(publications.map(({ channel, message }) => client.publish(channelKey(channel), message)))
+          Promise.all(publications.map(({ channel, message }) => client[commands.publish](channelKey(channel), message)))
         )),
       subscribe: fanout.subscribe
     }

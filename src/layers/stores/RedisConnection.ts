@@ -23,8 +23,17 @@ interface RedisConnectionShape {
    * by ioredis when Redis has forgotten it). One key, so that a cluster runs it on the key's node.
    */
   readonly script: (name: string, lua: string) => Script
-  /** A further connection (for SUBSCRIBE, which takes a connection over), closed with the scope. */
-  readonly duplicate: Effect.Effect<RedisClient, StartupError, Scope.Scope>
+  /**
+   * A further connection for subscriptions (SUBSCRIBE takes a connection over), closed with the scope. On a cluster
+   * it subscribes with SSUBSCRIBE (sharded pub/sub, Redis 7), at the node of the channel's slot.
+   */
+  readonly subscriber: Effect.Effect<RedisClient, StartupError, Scope.Scope>
+  /**
+   * True on a cluster: channels are sharded (SPUBLISH and SSUBSCRIBE, routed by the channel's slot). A plain
+   * PUBLISH goes to any node and reaches the subscriber's node over the cluster bus from there, so two messages
+   * published one after the other through two nodes could arrive the other way round.
+   */
+  readonly sharded: boolean
 }
 
 /** Runs a script on this key (prefixed by the caller) with these arguments. */
@@ -159,9 +168,13 @@ export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisCon
             const run = (client as unknown as Record<string, (...args: ReadonlyArray<string | number>) => Promise<unknown>>)[name]!
             return (key, args) => run.call(client, key, ...args)
           },
-          // A cluster's duplicate is a cluster of its own (its SUBSCRIBE goes through any node); under Sentinel the
-          // duplicate finds the primary through the sentinels too.
-          duplicate: connect(() => client.duplicate(), where)
+          // A cluster's duplicate is a cluster of its own, with a subscriber per shard; under Sentinel the duplicate
+          // finds the primary through the sentinels too.
+          subscriber: connect(
+            () => client instanceof Cluster ? client.duplicate(undefined, { shardedSubscribers: true }) : client.duplicate(),
+            where
+          ),
+          sharded: client instanceof Cluster
         }
       })
     )
