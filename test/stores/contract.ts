@@ -19,8 +19,8 @@ export interface Harness {
 
 /** A fresh key per test, so tests never see each other's data. */
 const fresh = (name: string) => `${name}:${randomUUID()}`
-const hit = (counter: RateCounterShape, key: string, windowMs: number) =>
-  Effect.map(counter.hitAll([{ key, windowMs }]), ([count]) => count!)
+const hit = (counter: RateCounterShape, subject: string, windowMs: number) =>
+  Effect.map(counter.hitAll([{ subject, name: "n", windowMs }]), ([count]) => count!)
 
 /** Lets forked fibers run up to their next wait. */
 const settle = Effect.sleep(0).pipe(Effect.zipRight(Effect.yieldNow()), Effect.repeatN(20))
@@ -258,20 +258,32 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       const counter = yield* RateCounter
       const now = yield* Clock.currentTimeMillis
       if (60_000 - (now % 60_000) < 5_000) yield* advance(60_000 - (now % 60_000) + 20)
-      const [global, open] = [fresh("global"), fresh("open")]
-      expect((yield* counter.hitAll([{ key: global, windowMs: 60_000 }])).map((c) => c.count)).toEqual([1])
+      const [user, address] = [fresh("user"), fresh("ip")]
+      expect((yield* counter.hitAll([{ subject: user, name: "global", windowMs: 60_000 }])).map((c) => c.count)).toEqual([1])
+      // A user's counters and an address's interleaved, as a request's limits come.
       const counts = yield* counter.hitAll([
-        { key: global, windowMs: 60_000 },
-        { key: open, windowMs: 1_000 },
-        { key: open, windowMs: 60_000 }
+        { subject: user, name: "global", windowMs: 60_000 },
+        { subject: address, name: "auth", windowMs: 60_000 },
+        { subject: user, name: "open", windowMs: 1_000 },
+        { subject: user, name: "open", windowMs: 60_000 },
+        { subject: address, name: "global", windowMs: 60_000 }
       ])
-      expect(counts.map((c) => c.count)).toEqual([2, 1, 1])
+      expect(counts.map((c) => c.count)).toEqual([2, 1, 1, 1, 1])
       const at = yield* Clock.currentTimeMillis
       expect(counts.map((c) => c.resetAtMs)).toEqual([
         (Math.floor(at / 60_000) + 1) * 60_000,
+        (Math.floor(at / 60_000) + 1) * 60_000,
         (Math.floor(at / 1_000) + 1) * 1_000,
+        (Math.floor(at / 60_000) + 1) * 60_000,
         (Math.floor(at / 60_000) + 1) * 60_000
       ])
+      expect((yield* counter.hitAll([
+        { subject: user, name: "open", windowMs: 60_000 },
+        { subject: address, name: "global", windowMs: 60_000 }
+      ])).map((c) => c.count)).toEqual([2, 2])
+      // More of one subject's limits than one store call takes.
+      const many = yield* counter.hitAll(Array.from({ length: 6 }, (_, i) => ({ subject: user, name: `limit${i}`, windowMs: 60_000 })))
+      expect(many.map((c) => c.count)).toEqual([1, 1, 1, 1, 1, 1])
       expect(yield* counter.hitAll([])).toEqual([])
     }))
 

@@ -83,7 +83,7 @@ export const RateLimitLive = HttpApiBuilder.middleware(
           subject: rule.perAddress ? address : Option.getOrElse(user, () => address)
         }))
         const counts = yield* counter.hitAll(
-          limits.map(({ limit, rule, subject }) => ({ key: `${rule.name}:${subject}`, windowMs: limit.windowMs }))
+          limits.map(({ limit, rule, subject }) => ({ subject, name: rule.name, windowMs: limit.windowMs }))
         )
         const counted = limits.map(({ limit }, i): Counted => ({ limit, count: counts[i]! }))
         const tightest = counted.reduce((a, b) =>

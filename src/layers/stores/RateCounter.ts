@@ -16,14 +16,19 @@ export interface RateCount {
   readonly resetAtMs: number
 }
 
-/** One hit on the counter `key` in windows of `windowMs`. */
+/** One hit on the counter `name` of `subject` (a user, an address) in windows of `windowMs`. */
 interface RateHit {
-  readonly key: string
+  readonly subject: string
+  readonly name: string
   readonly windowMs: number
 }
 
+const counterKey = ({ name, subject, windowMs }: RateHit, index: number) =>
+  // The subject in braces: a Redis Cluster hash tag, which puts all of a subject's counters on one slot.
+  `{${subject}}:${name}:${windowMs}:${index}`
+
 export interface RateCounterShape {
-  /** Counts each hit (all of one request's limits in one store call); the counts in the same order. */
+  /** Counts each hit (all of one request's limits in one store call, one script per subject); the counts in the same order. */
   readonly hitAll: (hits: ReadonlyArray<RateHit>) => Effect.Effect<ReadonlyArray<RateCount>, ServiceUnavailable>
 }
 
@@ -44,9 +49,9 @@ const makeMemory = Effect.sync((): RateCounterShape => {
           nextSweep = now + SWEEP_INTERVAL_MS
           for (const [k, c] of counters) if (c.resetAtMs <= now) counters.delete(k)
         }
-        return hits.map(({ key, windowMs }) => {
-          const { index, resetAtMs } = windowOf(now, windowMs)
-          const id = `${key}:${windowMs}:${index}`
+        return hits.map((hit) => {
+          const { index, resetAtMs } = windowOf(now, hit.windowMs)
+          const id = counterKey(hit, index)
           const count = (counters.get(id)?.count ?? 0) + 1
           counters.set(id, { count, resetAtMs })
           return { count, resetAtMs }
@@ -56,24 +61,48 @@ const makeMemory = Effect.sync((): RateCounterShape => {
 })
 
 // Each key expires with its window (plus a second for clock skew between instances); set on the first
-// hit only, so a window's key never outlives it by more than that. One key per script: one request's
-// counters (its address's, its user's) are on different hash slots of a cluster, and the calls of one
-// request still leave in one write (auto-pipelining), one per cluster node at most.
-const HIT_SCRIPT = `local n = redis.call("INCR", KEYS[1])
-if n == 1 then redis.call("PEXPIRE", KEYS[1], ARGV[1]) end
-return n`
+// hit only, so a window's key never outlives it by more than that. One script per subject: a subject's
+// counters share a hash slot (counterKey), while one request's address and user may be on two nodes of a
+// cluster; the calls of one request still leave in one write (auto-pipelining), one per cluster node at most.
+const HITS_SCRIPT = `local counts = {}
+for i, key in ipairs(KEYS) do
+  local n = redis.call("INCR", key)
+  if n == 1 then redis.call("PEXPIRE", key, ARGV[i]) end
+  counts[i] = n
+end
+return counts`
+
+/** The most keys one script call counts (a request has one or two limits per subject); more go in several calls. */
+const MAX_KEYS_PER_CALL = 4
 
 const makeRedis = Effect.map(RedisConnection, ({ prefix, script }): RateCounterShape => {
-  const hit = script("rateHit", HIT_SCRIPT)
+  // One command per key count, all defined at the start: ioredis's auto-pipelines know only the commands
+  // defined before them.
+  const hitsOf = Array.from({ length: MAX_KEYS_PER_CALL }, (_, i) => script(`rateHits${i + 1}`, HITS_SCRIPT, i + 1))
   return {
     hitAll: (hits) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const windows = hits.map(({ key, windowMs }) => ({ key, windowMs, ...windowOf(now, windowMs) }))
+        const windows = hits.map((hit) => ({ hit, ...windowOf(now, hit.windowMs) }))
+        // The hits' indexes, by subject, at most MAX_KEYS_PER_CALL together.
+        const groups: Array<Array<number>> = []
+        const open = new Map<string, Array<number>>()
+        windows.forEach(({ hit }, i) => {
+          const group = open.get(hit.subject)
+          if (group !== undefined && group.length < MAX_KEYS_PER_CALL) return void group.push(i)
+          open.set(hit.subject, groups[groups.push([i]) - 1]!)
+        })
         return storeCall(() =>
-          Promise.all(windows.map(({ index, key, resetAtMs, windowMs }) =>
-            hit(`${prefix}rate:${key}:${windowMs}:${index}`, [toTtl(resetAtMs - now + 1000)])
+          Promise.all(groups.map((group) =>
+            hitsOf[group.length - 1]!(
+              group.map((i) => `${prefix}rate:${counterKey(windows[i]!.hit, windows[i]!.index)}`),
+              group.map((i) => toTtl(windows[i]!.resetAtMs - now + 1000))
+            ) as Promise<ReadonlyArray<number>>
           ))
-        ).pipe(Effect.map((counts) => windows.map(({ resetAtMs }, i) => ({ count: Number(counts[i]), resetAtMs }))))
+        ).pipe(Effect.map((counted) => {
+          const counts = new Array<number>(windows.length)
+          groups.forEach((group, g) => group.forEach((i, k) => (counts[i] = Number(counted[g]![k]))))
+          return windows.map(({ resetAtMs }, i) => ({ count: counts[i]!, resetAtMs }))
+        }))
       })
   }
 })

@@ -19,10 +19,11 @@ interface RedisConnectionShape {
   /** Prepended to every key and channel. */
   readonly prefix: string
   /**
-   * A Lua script of one key as a command: sent in full once per connection, then by its SHA1 (EVALSHA, reloaded
-   * by ioredis when Redis has forgotten it). One key, so that a cluster runs it on the key's node.
+   * A Lua script of `numberOfKeys` keys (default 1) as a command: sent in full once per connection, then by its
+   * SHA1 (EVALSHA, reloaded by ioredis when Redis has forgotten it). A cluster runs it on the node of its keys,
+   * which must share a hash slot (a hash tag).
    */
-  readonly script: (name: string, lua: string) => Script
+  readonly script: (name: string, lua: string, numberOfKeys?: number) => Script
   /**
    * A further connection for subscriptions (SUBSCRIBE takes a connection over), closed with the scope. On a cluster
    * it subscribes with SSUBSCRIBE (sharded pub/sub, Redis 7), at the node of the channel's slot.
@@ -36,8 +37,8 @@ interface RedisConnectionShape {
   readonly sharded: boolean
 }
 
-/** Runs a script on this key (prefixed by the caller) with these arguments. */
-type Script = (key: string, args: ReadonlyArray<string | number>) => Promise<unknown>
+/** Runs a script on these keys (one, or `numberOfKeys`; prefixed by the caller) with these arguments. */
+type Script = (keys: string | ReadonlyArray<string>, args: ReadonlyArray<string | number>) => Promise<unknown>
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
@@ -161,12 +162,12 @@ export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisCon
         return {
           client,
           prefix,
-          script: (name, lua) => {
-            // numberOfKeys fixed: the key comes first, as for any command, which a cluster's auto-pipelining
+          script: (name, lua, numberOfKeys = 1) => {
+            // numberOfKeys fixed: the keys come first, as for any command, which a cluster's auto-pipelining
             // groups commands by (with the count first, it grouped by the slot of "1").
-            client.defineCommand(name, { lua, numberOfKeys: 1 })
+            client.defineCommand(name, { lua, numberOfKeys })
             const run = (client as unknown as Record<string, (...args: ReadonlyArray<string | number>) => Promise<unknown>>)[name]!
-            return (key, args) => run.call(client, key, ...args)
+            return (keys, args) => run.call(client, ...(typeof keys === "string" ? [keys] : keys), ...args)
           },
           // A cluster's duplicate is a cluster of its own, with a subscriber per shard; under Sentinel the duplicate
           // finds the primary through the sentinels too.
