@@ -172,7 +172,8 @@ export const languageScenarios = () => {
     await photograph(page, "home-pt")
     await switchLanguage(page, "en")
     expect(await page.getByTestId("console-link").textContent()).toBe(home.in("en").openConsole)
-    expect(await page.title()).toBe(home.in("en").documentTitle)
+    // The title is set after the render (an effect): waited for.
+    await expect.poll(() => page.title()).toBe(home.in("en").documentTitle)
     await photograph(page, "home-en")
     await switchLanguage(page, "pt-BR")
 
@@ -185,7 +186,7 @@ export const languageScenarios = () => {
     const checkDashboard = async (locale: Locale) => {
       const d = dashboard.in(locale)
       expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe(d.title)
-      expect(await page.title()).toBe(`${d.title} · Console`)
+      await expect.poll(() => page.title()).toBe(`${d.title} · Console`)
       expect(await page.getByTestId("stat-financial.revenueToday").textContent()).toBe(money(stats.financial.revenueToday, locale))
       expect(await page.getByTestId("stat-users.total").textContent()).toBe(new Intl.NumberFormat(locale).format(stats.users.total))
       const row = page.locator(`[data-testid=activity] tr[data-id="${activity.id}"]`)
