@@ -1,6 +1,6 @@
 /**
- * Builds the service into dist/main.mjs, one ES module (esbuild), which `npm start` runs with plain
- * node: one file to load instead of thousands of modules resolved and compiled one by one, so a
+ * Builds the service into dist/main.mjs and the operator commands (src/cli.ts) into dist/cli.mjs, each one ES
+ * module (esbuild), which `npm start` and `npm run cli` run with plain node: one file to load instead of thousands of modules resolved and compiled one by one, so a
  * (re)start is ready in a few seconds (docs/decisions.md "Start-up").
  * Packages that load files of their own at run time (PGlite's WebAssembly, the GeoIP data, the
  * development identity provider) stay in node_modules.
@@ -25,7 +25,7 @@ const webUpToDate = () =>
 
 await Promise.all([
   build({
-    entryPoints: { main: "src/main.ts" },
+    entryPoints: { main: "src/main.ts", cli: "src/cli.ts" },
     outdir: "dist",
     outExtension: { ".js": ".mjs" },
     bundle: true,

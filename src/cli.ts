@@ -19,6 +19,9 @@ import { Sessions } from "./services/identity/Sessions"
 import { Users } from "./services/identity/Users"
 import { Ledger } from "./services/money/Ledger"
 
+// V8's default: the bundle's modules loaded with none (scripts/build.mjs, docs/decisions.md#the-source-map).
+Error.stackTraceLimit = 10
+
 /** What a command prints once the database is closed: its text, or with --json its data; exit code 1 for a failed check. */
 interface Outcome {
   readonly text: string

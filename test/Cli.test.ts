@@ -15,7 +15,7 @@ import { join } from "node:path"
 import { LOCK_FILE } from "../src/layers/DataDirLock"
 import { devSessionAt } from "./support/DevSignIn"
 import { usingRealPostgres } from "./support/TestDatabase"
-import { freePort } from "./support/ServiceProcess"
+import { freePort, runCli, runServiceToEnd, serviceArgs } from "./support/ServiceProcess"
 
 const untilReady = async (base: string, exited: Promise<unknown>) => {
   let gone = false
@@ -31,22 +31,7 @@ const untilReady = async (base: string, exited: Promise<unknown>) => {
   throw new Error(gone ? "the service exited before it was ready" : "the service did not become ready")
 }
 
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
 
-/** Runs a script of this project (as `npm run cli` runs it) to its end. */
-const run = (env: NodeJS.ProcessEnv, script: string, ...args: ReadonlyArray<string>) =>
-  new Promise<Run>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once("exit", (code) => resolve({ code, stdout, stderr }))
-  })
 
 /** Statements on the embedded database, run in order with the service stopped; the rows of each. */
 const query = async (dataDir: string, ...texts: ReadonlyArray<string>) => {
@@ -94,7 +79,7 @@ it.scoped.skipIf(usingRealPostgres)(
       delete env.DATABASE_URL
       delete env.REDIS_URL
       // Its own process group, so that the finalizer stops whatever it started.
-      const service = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      const service = spawn(process.execPath, serviceArgs, {
         env,
         detached: true,
         stdio: ["ignore", "pipe", "pipe"]
@@ -124,8 +109,8 @@ it.scoped.skipIf(usingRealPostgres)(
 
       const refusals = yield* Effect.promise(() =>
         Promise.all([
-          ...COMMANDS.map((command) => run(env, "src/cli.ts", ...command)),
-          run({ ...env, PORT: String(otherPort), DEV_IDP_PORT: String(otherIdpPort) }, "src/main.ts")
+          ...COMMANDS.map((command) => runCli(env, ...command)),
+          runServiceToEnd({ ...env, PORT: String(otherPort), DEV_IDP_PORT: String(otherIdpPort) })
         ])
       )
       const inUse = `The embedded database in ${dataDir} is in use by`
@@ -160,10 +145,10 @@ it.scoped.skipIf(usingRealPostgres)(
       )
       expect(before).toEqual([{ role: "USER" }])
 
-      const granted = yield* Effect.promise(() => run(env, "src/cli.ts", "grant-admin", "bob"))
+      const granted = yield* Effect.promise(() => runCli(env, "grant-admin", "bob"))
       expect({ code: granted.code, stderr: granted.stderr }).toEqual({ code: 0, stderr: "" })
       expect(granted.stdout).toMatch(/^User \d+ \(bob, idpId bob\) is now an administrator$/m)
-      const seeded = yield* Effect.promise(() => run(env, "src/cli.ts", "seed"))
+      const seeded = yield* Effect.promise(() => runCli(env, "seed"))
       expect({ code: seeded.code, stderr: seeded.stderr }).toEqual({ code: 0, stderr: "" })
       expect(seeded.stdout).toContain("Demo catalog: 0 items and 1 cases added")
       expect(existsSync(join(dataDir, LOCK_FILE))).toBe(false)

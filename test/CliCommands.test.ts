@@ -8,7 +8,6 @@
 import { PGlite } from "@electric-sql/pglite"
 import { expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
-import { spawn } from "node:child_process"
 import { createHash, randomUUID } from "node:crypto"
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -25,23 +24,9 @@ import { Users } from "../src/services/identity/Users"
 import { testConfig } from "./support/TestApp"
 import { freshPostgresUrl, usingRealPostgres } from "./support/TestDatabase"
 import { removeRedisKeys, usingRealRedis } from "./support/TestStores"
-import { freePort } from "./support/ServiceProcess"
+import { freePort, runCli, runServiceToEnd } from "./support/ServiceProcess"
 
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
 
-const runScript = (env: NodeJS.ProcessEnv, script: string, ...args: ReadonlyArray<string>) =>
-  new Promise<Run>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    child.once("exit", (code) => resolve({ code, stdout, stderr }))
-  })
 
 const files = readdirSync(migrationsDirectory).filter((name) => /^\d{4}_[\w-]+\.sql$/.test(name)).sort()
 const sha256 = (file: string) => createHash("sha256").update(readFileSync(join(migrationsDirectory, file))).digest("hex")
@@ -83,7 +68,7 @@ it.scopedLive("each operator command on the test run's database, with its exit c
         }
         return results
       })
-    const cli = (...args: ReadonlyArray<string>) => Effect.promise(() => runScript(env, "src/cli.ts", ...args))
+    const cli = (...args: ReadonlyArray<string>) => Effect.promise(() => runCli(env, ...args))
     const cliJson = (...args: ReadonlyArray<string>) =>
       Effect.map(cli(...args, "--json"), (run) => {
         expect({ args, code: run.code, stderr: run.stderr }).toEqual({ args, code: 0, stderr: "" })
@@ -246,16 +231,16 @@ it.scopedLive("each operator command on the test run's database, with its exit c
     )
     const [port, idpPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
     const refusedStart = yield* Effect.promise(() =>
-      runScript({ ...env, MIGRATE_ON_START: "false", PORT: String(port), DEV_IDP_PORT: String(idpPort) }, "src/main.ts")
+      runServiceToEnd({ ...env, MIGRATE_ON_START: "false", PORT: String(port), DEV_IDP_PORT: String(idpPort) })
     )
     const refusal = `1 pending migration (${last}) and MIGRATE_ON_START=false: run \`npm run cli -- migrate\` first`
     expect({ code: refusedStart.code, stderr: refusedStart.stderr.trimEnd() })
       .toEqual({ code: 1, stderr: `Cannot start: ${refusal}` })
-    const refusedCommand = yield* Effect.promise(() => runScript({ ...env, MIGRATE_ON_START: "false" }, "src/cli.ts", "admins", "list"))
+    const refusedCommand = yield* Effect.promise(() => runCli({ ...env, MIGRATE_ON_START: "false" }, "admins", "list"))
     expect({ code: refusedCommand.code, stderr: refusedCommand.stderr.trimEnd() })
       .toEqual({ code: 1, stderr: `Cannot run: ${refusal}` })
     expect((yield* cliJson("migrate", "status")).pending.map((m: { file: string }) => m.file)).toEqual([last])
-    const applied = yield* Effect.promise(() => runScript({ ...env, MIGRATE_ON_START: "false" }, "src/cli.ts", "migrate"))
+    const applied = yield* Effect.promise(() => runCli({ ...env, MIGRATE_ON_START: "false" }, "migrate"))
     expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: "" })
     expect(applied.stdout).toContain(`Applied 1 migration: ${last}`)
     expect((yield* cliJson("migrate", "status")).pending).toEqual([])
@@ -264,7 +249,7 @@ it.scopedLive("each operator command on the test run's database, with its exit c
 it.live("usage: --help, unknown commands and options, missing arguments; nothing is opened", () =>
   Effect.gen(function*() {
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: "/nonexistent/gp-cli-usage" }
-    const cli = (...args: ReadonlyArray<string>) => Effect.promise(() => runScript(env, "src/cli.ts", ...args))
+    const cli = (...args: ReadonlyArray<string>) => Effect.promise(() => runCli(env, ...args))
     const [help, commandHelp, none, unknown, group, missing, extra, option, noJson] = yield* Effect.all([
       cli("--help"),
       cli("ledger", "check", "--help"),

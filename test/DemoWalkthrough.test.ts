@@ -13,7 +13,7 @@ import { join } from "node:path"
 import { devSessionAt } from "./support/DevSignIn"
 import { freshPostgresUrl, usingRealPostgres } from "./support/TestDatabase"
 import { removeRedisKeys } from "./support/TestStores"
-import { freePort, untilReady } from "./support/ServiceProcess"
+import { freePort, serviceArgs, untilReady } from "./support/ServiceProcess"
 
 const verify = (args: ReadonlyArray<string>) =>
   new Promise<{ code: number; out: string }>((resolve) =>
@@ -42,7 +42,7 @@ it.scoped("a started service: every demo image is an SVG; a case opened is verif
       ADMIN_IDP_IDS: "walkthrough-admin"
     }
     if (databaseUrl === undefined) delete env.DATABASE_URL
-    const service = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] })
+    const service = spawn(process.execPath, serviceArgs, { env, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     service.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()))
     service.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()))

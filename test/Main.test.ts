@@ -14,7 +14,7 @@ import pg from "pg"
 import { devSessionAt } from "./support/DevSignIn"
 import { freshPostgresUrl, usingRealPostgres } from "./support/TestDatabase"
 import { removeRedisKeys } from "./support/TestStores"
-import { freePort, untilReady } from "./support/ServiceProcess"
+import { freePort, serviceArgs, untilReady } from "./support/ServiceProcess"
 
 it.scoped("SIGTERM during openings: each one completed with its answer delivered, or left no trace; exit 0", () =>
   Effect.gen(function*() {
@@ -42,7 +42,7 @@ it.scoped("SIGTERM during openings: each one completed with its answer delivered
     }
     if (databaseUrl === undefined) delete env.DATABASE_URL
     if (env.REDIS_URL === undefined) delete env.REDIS_URL
-    const service = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] })
+    const service = spawn(process.execPath, serviceArgs, { env, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     service.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()))
     service.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()))

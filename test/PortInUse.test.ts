@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { freePort } from "./support/ServiceProcess"
+import { freePort, serviceArgs } from "./support/ServiceProcess"
 
 /** Another process's listener on `port`, on the address the service would take (any address, or loopback). */
 const occupy = (port: number, host?: string) =>
@@ -30,7 +30,7 @@ const start = (port: number, idpPort: number) =>
       DATA_DIR: dataDir
     }
     for (const name of ["DATABASE_URL", "REDIS_URL", "PUBLIC_URL", "NODE_ENV", "LOG_LEVEL"]) delete env[name]
-    const service = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] })
+    const service = spawn(process.execPath, serviceArgs, { env, stdio: ["ignore", "pipe", "pipe"] })
     yield* Effect.addFinalizer(() => Effect.sync(() => service.kill("SIGKILL")))
     let stdout = ""
     let stderr = ""

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Browser } from "playwright-core"
 import { launchChromium } from "../support/ConsoleBrowser"
-import { freePort } from "../support/ServiceProcess"
+import { freePort, serviceArgs } from "../support/ServiceProcess"
 
 const CHROMIUM = "/usr/bin/chromium"
 const skipped = process.env.SKIP_E2E === "1"
@@ -50,7 +50,7 @@ if (!skipped && !existsSync(CHROMIUM)) {
       }
       delete env.DATABASE_URL
       delete env.REDIS_URL
-      service = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] })
+      service = spawn(process.execPath, serviceArgs, { env, stdio: ["ignore", "pipe", "pipe"] })
       service.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
       service.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
       for (let i = 0; ; i++) {

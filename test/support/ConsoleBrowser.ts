@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect, Exit, Redacted, Scope } from "effect"
-import { spawn, spawnSync, type ChildProcess } from "node:child_process"
+import { spawn, type ChildProcess } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -18,7 +18,7 @@ import { authenticator } from "otplib"
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
 import { freshPostgresUrl, usingRealPostgres } from "./TestDatabase"
 import { removeRedisKeys } from "./TestStores"
-import { freePort } from "./ServiceProcess"
+import { freePort, serviceArgs } from "./ServiceProcess"
 
 const CHROMIUM = "/usr/bin/chromium"
 const SCREENSHOTS = join(import.meta.dirname, "..", "e2e", "screenshots")
@@ -81,7 +81,7 @@ export const startService = async (env: Record<string, string> = {}): Promise<Ru
   }
   if (databaseUrl === undefined) delete childEnv.DATABASE_URL
   if (childEnv.REDIS_URL === undefined) delete childEnv.REDIS_URL
-  const child: ChildProcess = spawn(process.execPath, ["dist/main.mjs"], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
+  const child: ChildProcess = spawn(process.execPath, serviceArgs, { env: childEnv, stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()))
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()))
@@ -141,8 +141,6 @@ export const describeInBrowser = (title: string, tests: () => void) => {
     let service: RunningService | undefined
     beforeAll(async () => {
       mkdirSync(SCREENSHOTS, { recursive: true })
-      const built = spawnSync(process.execPath, ["scripts/build.mjs"], { encoding: "utf8" })
-      if (built.status !== 0) throw new Error(`npm run build failed:\n${built.stdout}${built.stderr}`)
       service = await startService()
       base = service.url
       browser = await launchChromium()

@@ -1,5 +1,36 @@
-/** What tests that start the service as its own process share: a free port to give it, and waiting for it to be ready. */
+/**
+ * What tests that start the service or the operator commands as processes share: a free port to give the service,
+ * waiting for it to be ready, and running a command to its end. Both run as `npm start` and `npm run cli` run
+ * them, from the bundles the test run built once (test/support/globalSetup.ts).
+ */
+import { spawn } from "node:child_process"
 import { createServer } from "node:net"
+import { cliArgs, serviceArgs } from "../../bench/serviceCommand"
+
+export { serviceArgs }
+
+export interface CliRun {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs node with `nodeArgs` and `env` to its end. */
+const runToEnd = (env: NodeJS.ProcessEnv, nodeArgs: ReadonlyArray<string>) =>
+  new Promise<CliRun>((resolve) => {
+    const child = spawn(process.execPath, nodeArgs, { env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.once("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
+/** Runs an operator command (`npm run cli -- <args>`) with `env` to its end. */
+export const runCli = (env: NodeJS.ProcessEnv, ...args: ReadonlyArray<string>) => runToEnd(env, [...cliArgs, ...args])
+
+/** Runs the service (`npm start`) with `env` to its end: for a start that is refused. */
+export const runServiceToEnd = (env: NodeJS.ProcessEnv) => runToEnd(env, serviceArgs)
 
 /** A TCP port free on the loopback address right now. */
 export const freePort = () =>
