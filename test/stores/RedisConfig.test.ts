@@ -112,4 +112,19 @@ describe("Redis configuration", () => {
         /REDIS_SENTINEL_NAME.*Expected the primary's name/
       )
     }))
+
+  it.effect("a node given as a URL with credentials is refused without echoing them; a newline stays escaped", () =>
+    Effect.gen(function*() {
+      for (const name of ["REDIS_CLUSTER_NODES", "REDIS_SENTINELS"]) {
+        const message = yield* refusal({ [name]: "10.0.0.1:7000,redis://default:s3cr3t-pass@10.0.0.2:7001" })
+        expect(message).toContain(name)
+        expect(message).toContain("10.0.0.2:7001")
+        expect(message).not.toContain("s3cr3t-pass")
+        expect(message).not.toContain("default:")
+        // A password that itself holds an @ is hidden whole.
+        expect(yield* refusal({ [name]: "user:p@ss@word@10.0.0.2:7001" })).not.toMatch(/p@ss|word/)
+      }
+      // refusal() checks the message is one line
+      expect(yield* refusal({ REDIS_SENTINELS: "10.0.0.1:26379\nsecond-line" })).toContain("REDIS_SENTINELS")
+    }))
 })

@@ -36,6 +36,13 @@ export const DEFAULT_SENTINEL_NAME = "mymaster"
 
 const invalid = (name: string, message: string) => Either.left(ConfigError.InvalidData([name], message))
 
+/**
+ * An entry as a refusal quotes it: whatever comes before its last `@` (a URL's user and password) hidden, and quoted
+ * as JSON, so the refusal stays one line.
+ */
+const quoted = (entry: string) =>
+  JSON.stringify(entry.includes("@") ? `<credentials hidden>@${entry.slice(entry.lastIndexOf("@") + 1)}` : entry)
+
 /** `host:port,host:port` (IPv6 as `[::1]:26379`); every entry checked, none empty. */
 const nodeList = (name: string, text: string): Either.Either<ReadonlyArray<RedisNode>, ConfigError.ConfigError> => {
   const entries = text.split(",").map((entry) => entry.trim())
@@ -44,7 +51,7 @@ const nodeList = (name: string, text: string): Either.Either<ReadonlyArray<Redis
     const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(entry)
     const port = Number(match?.[2])
     if (match === null || port < 1 || port > 65535) {
-      return invalid(name, `Expected a comma-separated list of host:port (port 1 to 65535), not "${entry}"`)
+      return invalid(name, `Expected a comma-separated list of host:port (port 1 to 65535), not ${quoted(entry)}`)
     }
     nodes.push({ host: match[1]!.replace(/^\[(.*)\]$/, "$1"), port })
   }
