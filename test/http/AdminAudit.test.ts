@@ -117,6 +117,30 @@ layer(TestDatabase)("the audit log", (it) => {
       expect(JSON.stringify(changed)).not.toContain(player.sessionId)
     }))
 
+  it.scoped("a session an entry is about (DEVICE_MISMATCH's entityId, as Sessions records it) is shown by its reference", () =>
+    Effect.gen(function*() {
+      const client = yield* withAdmin
+      const admin = yield* signIn(client, "root")
+      const player = yield* signIn(client, "bound-player", { "x-device-id": "phone-A" })
+      const playerId = (yield* client.get("/api/auth/me", player.auth)).body.id as string
+      // Another device with the player's session: refused, and audited under the player with the session as entity.
+      expect((yield* client.get("/api/auth/me", { ...player.auth, "x-device-id": "laptop-B" })).status).toBe(401)
+
+      for (const path of ["/api/admin/audit?action=DEVICE_MISMATCH", `/api/admin/users/${playerId}/audit?action=DEVICE_MISMATCH`]) {
+        const answer = yield* client.get(path, admin.auth)
+        expect(answer.status).toBe(200)
+        expect(answer.body.entries).toHaveLength(1)
+        expect(answer.body.entries[0]).toMatchObject({
+          action: "DEVICE_MISMATCH",
+          userId: playerId,
+          entityType: "Session",
+          entityId: sessionReference(player.sessionId)
+        })
+        // The id itself signs in as the player: an administrator never reads it.
+        expect(JSON.stringify(answer.body)).not.toContain(player.sessionId)
+      }
+    }))
+
   it.scoped("400 for bad parameters, 401 without a session, 403 for a player", () =>
     Effect.gen(function*() {
       const client = yield* withAdmin

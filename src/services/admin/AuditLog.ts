@@ -5,7 +5,8 @@
  * The actor of an entry: the administrator its metadata names (`adminId`); `"system"` when its metadata says
  * `actor: "system"` (automatic payouts); the row's user for the actions only administrators take and record
  * under their own id (ADMIN_CONFIRM_DEPOSIT, RAFFLE_CREATED, the catalog's); null otherwise. A session id in an
- * entry's metadata (SUSPICIOUS_IP_CHANGE) is shown as the session's reference: the id itself signs in.
+ * entry's metadata (SUSPICIOUS_IP_CHANGE), or as the entity of an entry about a session (SUSPICIOUS_IP_CHANGE,
+ * DEVICE_MISMATCH), is shown as the session's reference: the id itself signs in.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -37,6 +38,9 @@ const Row = Schema.Struct({
 })
 type Row = typeof Row.Type
 
+/** A session reference as `sessionReference` makes it (a session id is 32 hexadecimal characters). */
+const REFERENCE = /^[0-9a-f]{24}$/
+
 const view = (row: Row): AuditEntryView => {
   const { actorId, actorUsername, metadata, ...entry } = row
   const actor = actorId !== null && actorUsername !== null
@@ -47,7 +51,11 @@ const view = (row: Row): AuditEntryView => {
   const shown = typeof metadata["sessionId"] === "string"
     ? { ...metadata, sessionId: sessionReference(metadata["sessionId"]) }
     : metadata
-  return { ...entry, actor, metadata: shown }
+  // A session the entry is about: SUSPICIOUS_IP_CHANGE and DEVICE_MISMATCH record its id, SESSION_REVOKED its reference.
+  const entityId = entry.entityType === "Session" && entry.entityId !== null && !REFERENCE.test(entry.entityId)
+    ? sessionReference(entry.entityId)
+    : entry.entityId
+  return { ...entry, entityId, actor, metadata: shown }
 }
 
 /** The filters of a page of the audit log; a user's page sets `userId`. */
