@@ -6,7 +6,8 @@
  * `actor: "system"` (automatic payouts); the row's user for the actions only administrators take and record
  * under their own id (ADMIN_CONFIRM_DEPOSIT, RAFFLE_CREATED, the catalog's); null otherwise. A session id in an
  * entry's metadata (SUSPICIOUS_IP_CHANGE), or as the entity of an entry about a session (SUSPICIOUS_IP_CHANGE,
- * DEVICE_MISMATCH), is shown as the session's reference: the id itself signs in.
+ * DEVICE_MISMATCH), is shown as the session's reference: the id itself signs in. Sessions records references;
+ * entries recorded before it did hold ids.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -40,6 +41,8 @@ type Row = typeof Row.Type
 
 /** A session reference as `sessionReference` makes it (a session id is 32 hexadecimal characters). */
 const REFERENCE = /^[0-9a-f]{24}$/
+/** A session named by its id (in entries recorded before Sessions recorded references) or by its reference: the reference. */
+const asReference = (session: string) => REFERENCE.test(session) ? session : sessionReference(session)
 
 const view = (row: Row): AuditEntryView => {
   const { actorId, actorUsername, metadata, ...entry } = row
@@ -49,12 +52,10 @@ const view = (row: Row): AuditEntryView => {
     ? "system" as const
     : null
   const shown = typeof metadata["sessionId"] === "string"
-    ? { ...metadata, sessionId: sessionReference(metadata["sessionId"]) }
+    ? { ...metadata, sessionId: asReference(metadata["sessionId"]) }
     : metadata
-  // A session the entry is about: SUSPICIOUS_IP_CHANGE and DEVICE_MISMATCH record its id, SESSION_REVOKED its reference.
-  const entityId = entry.entityType === "Session" && entry.entityId !== null && !REFERENCE.test(entry.entityId)
-    ? sessionReference(entry.entityId)
-    : entry.entityId
+  // A session the entry is about: entries recorded before Sessions recorded references hold its id.
+  const entityId = entry.entityType === "Session" && entry.entityId !== null ? asReference(entry.entityId) : entry.entityId
   return { ...entry, entityId, actor, metadata: shown }
 }
 

@@ -33,6 +33,7 @@ import {
   SessionId
 } from "../../schema/identity/Session"
 import { AccountBanned, type User } from "../../schema/identity/User"
+import { sessionReference } from "../../schema/admin/AdminPlayer"
 import { Audit } from "../admin/Audit"
 import { regionOf } from "./GeoRegion"
 import { Notifications } from "../platform/Notifications"
@@ -158,8 +159,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
           userId: session.userId,
           action: "SUSPICIOUS_IP_CHANGE",
           entityType: "Session",
-          entityId: session.id,
-          metadata: { sessionId: session.id, originalIp: session.ip, newIp: ip }
+          entityId: sessionReference(session.id),
+          metadata: { sessionId: sessionReference(session.id), originalIp: session.ip, newIp: ip }
         })
         yield* notifications.notify(session.userId, {
           type: "SECURITY_ALERT",
@@ -222,7 +223,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
           userId: session.userId,
           action: "DEVICE_MISMATCH",
           entityType: "Session",
-          entityId: session.id,
+          entityId: sessionReference(session.id),
           metadata: { expectedDevice: session.deviceId, receivedDevice: client.deviceId ?? null }
         })
         return yield* new DeviceMismatch()
