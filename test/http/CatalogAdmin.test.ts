@@ -225,6 +225,11 @@ layer(TestDatabase)("catalog administration", (it) => {
       const badUpdate = yield* put(client, `/api/admin/items/${id}`, { valueCents: -1, rarity: "RARE", name: "" }, admin.auth)
       expect(badUpdate.status).toBe(400)
       expect(fieldsOf(badUpdate.body)).toEqual(["name", "rarity", "valueCents"])
+      // Beyond R$ 1 000 000 000: a value whose sales could overflow a balance. The most is accepted.
+      const dearest = yield* put(client, `/api/admin/items/${id}`, { valueCents: 100_000_000_001 }, admin.auth)
+      expect(dearest.status).toBe(400)
+      expect(dearest.body.errors).toEqual([{ field: "valueCents", message: "must be at most 100000000000" }])
+      expect((yield* put(client, `/api/admin/items/${id}`, { valueCents: 100_000_000_000 }, admin.auth)).status).toBe(200)
     }))
 
   it.scoped("cases: 201 with ranges in roll order; 0.57 + 0.43 is stored and answered exactly", () =>

@@ -201,8 +201,15 @@ const Description = Schema.NullOr(
 )
 
 /** Cents in a JSON integer, more than zero. */
+/**
+ * The most an item may be worth or a case cost: R$ 1 000 000 000. Far beyond any real item, and low enough that no
+ * number of sales, wins or refunds of such items can overflow a balance (a bigint of cents).
+ */
+export const MAX_CATALOG_CENTS = 100_000_000_000
+
 const PositiveCents = Schema.Number.pipe(
   Schema.filter((n) => Number.isSafeInteger(n) && n > 0, { message: () => "must be a positive integer" }),
+  Schema.filter((n) => n <= MAX_CATALOG_CENTS, { message: () => `must be at most ${MAX_CATALOG_CENTS}` }),
   Schema.compose(Schema.BigIntFromNumber)
 )
 
