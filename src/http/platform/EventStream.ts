@@ -1,6 +1,6 @@
 /** Server-Sent Events responses from a stream of messages, with a heartbeat for proxies. */
 import { HttpServerResponse } from "@effect/platform"
-import { Chunk, Clock, Duration, Effect, Schedule, type Scope, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Queue, type Scope, Stream } from "effect"
 import { Lifecycle } from "../../layers/Lifecycle"
 import { sseClientOpen } from "../../layers/AppMetrics"
 import { Realtime } from "../../services/platform/Realtime"
@@ -10,22 +10,66 @@ const HEARTBEAT = "15 seconds"
 const MAX_STREAM_LIFE = Duration.toMillis("24 hours")
 const encoder = new TextEncoder()
 
+const CONNECTED = encoder.encode(": connected\n\n")
+const HEARTBEAT_COMMENT = encoder.encode(": heartbeat\n\n")
 /** The last event of every stream when the service shuts down: clients reconnect to another instance. */
-const SHUTDOWN_EVENT = "event: shutdown\ndata: {}\n\n"
-
+const SHUTDOWN_EVENT = encoder.encode("event: shutdown\ndata: {}\n\n")
 /** The last event of a stream ended by one of its limits (docs/rules.md#stream-limits), and why. */
-const closedEvent = (reason: "replaced" | "expired" | "lagging") => `event: closed\ndata: {"reason":"${reason}"}\n\n`
+const closedEvent = (reason: "replaced" | "expired" | "lagging") => encoder.encode(`event: closed\ndata: {"reason":"${reason}"}\n\n`)
 const REPLACED_EVENT = closedEvent("replaced")
 const EXPIRED_EVENT = closedEvent("expired")
 const LAGGING_EVENT = closedEvent("lagging")
+/** No last event (the session ended: its client signs in again). */
+const NONE = new Uint8Array(0)
 
 /**
- * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a
- * message into `event: <name>\ndata: <json>\n\n`. The stream counts as one of its owner's open streams.
- * The response ends when `ended` completes (the session it was opened with is revoked), with
- * SHUTDOWN_EVENT when the service stops (docs/rules.md#event-streams), and with a `closed` event when the
- * owner opens one stream too many, after MAX_STREAM_LIFE, or when the client falls too far behind (the
- * messages end: see Broadcast) (docs/rules.md#stream-limits).
+ * How many writes wait for one response at most. The bounded buffer is the subscription's (Broadcast: a client
+ * that falls SUBSCRIBER_QUEUE_LIMIT messages behind is dropped there); this one only hands them to the response,
+ * and is small so that little more than that limit waits for a client that stopped reading.
+ */
+const PENDING_WRITES = 16
+/** The end of a response's writes. */
+const END = Symbol("end")
+
+/**
+ * A message's event bytes, made once per message and `toEvent` however many streams send it (a live drop goes to
+ * every open stream): the last RECENT_EVENTS messages are kept, more than a stream can have waiting before it is
+ * dropped (Broadcast's SUBSCRIBER_QUEUE_LIMIT), so that streams behind by hundreds still share them.
+ */
+const RECENT_EVENTS = 2048
+const encoders = new WeakMap<(message: string) => string, (message: string) => Uint8Array>()
+const encoderOf = (toEvent: (message: string) => string) => {
+  const known = encoders.get(toEvent)
+  if (known !== undefined) return known
+  const recent = new Map<string, Uint8Array>()
+  const encode = (message: string) => {
+    let bytes = recent.get(message)
+    if (bytes === undefined) {
+      bytes = encoder.encode(toEvent(message))
+      if (recent.size >= RECENT_EVENTS) recent.delete(recent.keys().next().value!)
+      recent.set(message, bytes)
+    }
+    return bytes
+  }
+  encoders.set(toEvent, encode)
+  return encode
+}
+
+/** What waited together, as one write. */
+const joined = (chunk: Chunk.Chunk<Uint8Array>): Chunk.Chunk<Uint8Array> =>
+  Chunk.size(chunk) <= 1 ? chunk : Chunk.of(Buffer.concat(Chunk.toReadonlyArray(chunk)))
+
+/**
+ * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a message into
+ * `event: <name>\ndata: <json>\n\n` (a function made once, not per request: its events are shared by all streams).
+ * The stream counts as one of its owner's open streams. The response ends when `ended` completes (the session it
+ * was opened with is revoked), with SHUTDOWN_EVENT when the service stops (docs/rules.md#event-streams), and with a
+ * `closed` event when the owner opens one stream too many, after MAX_STREAM_LIFE, or when the client falls too far
+ * behind (the messages end: see Broadcast) (docs/rules.md#stream-limits).
+ *
+ * Everything the response writes goes through one queue, filled by a fiber that forwards the messages, one that
+ * beats the heartbeat, and one that waits for the end: each event costs a queue offer and take, and no per-event
+ * merge or race (which forked fibers for every event on every stream). What waited together is one write.
  */
 export const eventStream = <E, E1, E2>(
   owner: bigint,
@@ -33,40 +77,41 @@ export const eventStream = <E, E1, E2>(
   toEvent: (message: string) => string,
   ended: Effect.Effect<Effect.Effect<void>, E2, Scope.Scope>
 ) =>
-  Effect.map(Effect.zip(Lifecycle, Realtime), ([lifecycle, realtime]) =>
-    HttpServerResponse.stream(
+  Effect.map(Effect.zip(Lifecycle, Realtime), ([lifecycle, realtime]) => {
+    const encode = encoderOf(toEvent)
+    return HttpServerResponse.stream(
       Stream.unwrapScoped(Effect.gen(function*() {
         const messages = yield* subscribe
         const end = yield* ended
         const replaced = yield* realtime.streamOpened(owner)
         const closesAt = (yield* Clock.currentTimeMillis) + MAX_STREAM_LIFE
         yield* sseClientOpen
-        // The messages end only when the client fell too far behind; anything else that ends the stream
-        // says here what its last event is ("" for none).
-        let last = LAGGING_EVENT
-        const stop = Effect.raceAll([
-          Effect.as(end, ""),
+        const writes = yield* Queue.bounded<Uint8Array | typeof END>(PENDING_WRITES)
+        const forwarding = yield* Stream.runForEachChunk(messages, (chunk) => Queue.offerAll(writes, Chunk.map(chunk, encode))).pipe(
+          Effect.forkScoped
+        )
+        const beating = yield* Queue.offer(writes, HEARTBEAT_COMMENT).pipe(Effect.delay(HEARTBEAT), Effect.forever, Effect.forkScoped)
+        yield* Effect.raceAll([
+          // The messages end (however they end) only when the client fell too far behind.
+          Effect.as(Fiber.await(forwarding), LAGGING_EVENT),
+          Effect.as(end, NONE),
           Effect.as(lifecycle.shutdown, SHUTDOWN_EVENT),
           Effect.as(replaced, REPLACED_EVENT),
           // From the opening time, however late this starts.
           Effect.as(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Math.max(0, closesAt - now))), EXPIRED_EVENT)
-        ]).pipe(Effect.map((event) => {
-          last = event
-        }))
-        return Stream.merge(
-          Stream.map(messages, toEvent),
-          Stream.fromSchedule(Schedule.spaced(HEARTBEAT)).pipe(Stream.as(": heartbeat\n\n")),
-          { haltStrategy: "left" }
-        ).pipe(
-          Stream.prepend(Chunk.of(": connected\n\n")),
-          // One signal for every end: each interruptWhen would cost every event a merge step.
-          Stream.interruptWhen(stop),
+        ]).pipe(
           // A shutdown says goodbye whatever ended the stream.
-          Stream.concat(Stream.fromEffect(lifecycle.draining).pipe(
-            Stream.map((draining) => draining ? SHUTDOWN_EVENT : last),
-            Stream.filter((event) => event !== "")
-          ))
+          Effect.flatMap((last) => Effect.map(lifecycle.draining, (draining) => draining ? SHUTDOWN_EVENT : last)),
+          Effect.tap(() => Effect.zipRight(Fiber.interrupt(forwarding), Fiber.interrupt(beating))),
+          Effect.flatMap((last) => Queue.offerAll(writes, last === NONE ? [END] : [last, END])),
+          Effect.forkScoped
         )
-      })).pipe(Stream.map((text) => encoder.encode(text))),
+        return Stream.fromQueue(writes).pipe(
+          Stream.takeWhile((write): write is Uint8Array => write !== END),
+          Stream.prepend(Chunk.of(CONNECTED)),
+          Stream.mapChunks(joined)
+        )
+      })),
       { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }
-    ))
+    )
+  })

@@ -33,6 +33,8 @@ interface BroadcastShape {
  * stopped reading holds this much at most, and never holds up the others.
  */
 const SUBSCRIBER_QUEUE_LIMIT = 1000
+/** The most messages a subscriber's stream takes from its queue at once. */
+const MESSAGES_PER_TAKE = 16
 
 interface Channel {
   /** A queue per local subscriber, bounded by SUBSCRIBER_QUEUE_LIMIT. */
@@ -84,8 +86,9 @@ const makeFanout = (hooks: {
       // Uninterruptible: other subscribers of the channel wait for `ready`.
       if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
       yield* Deferred.await(entry.ready)
-      // A queue shut down (the subscriber dropped) ends the stream.
-      return Stream.fromQueue(queue)
+      // A queue shut down (the subscriber dropped) ends the stream. Taken MESSAGES_PER_TAKE at a time: what a
+      // subscriber has taken and not yet passed on does not count against SUBSCRIBER_QUEUE_LIMIT, so it stays small.
+      return Stream.fromQueue(queue, { maxChunkSize: MESSAGES_PER_TAKE })
     })
 
   /** Delivers to local subscribers; synchronous, for use from event handlers. */
