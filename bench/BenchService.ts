@@ -325,5 +325,5 @@ export const startBench = async (options: BenchOptions) => {
     await cleanUp()
   }
 
-  return { database, databaseUrl, dir, base, adminSession, send, signIn, serviceCpuMs, closedLoop, gcClock, gcPauses, stop }
+  return { database, databaseUrl, dir, base, pids: instances.map(({ process: child }) => child.pid!), adminSession, send, signIn, serviceCpuMs, closedLoop, gcClock, gcPauses, stop }
 }
