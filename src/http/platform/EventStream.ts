@@ -1,11 +1,11 @@
 /** Server-Sent Events responses from a stream of messages, with a heartbeat for proxies. */
 import { HttpServerResponse } from "@effect/platform"
-import { Chunk, Clock, Duration, Effect, Fiber, Queue, type Scope, Stream } from "effect"
+import { Chunk, Clock, Deferred, Duration, Effect, Exit, Fiber, FiberId, Queue, type Scope, Stream } from "effect"
 import { Lifecycle } from "../../layers/Lifecycle"
 import { sseClientOpen } from "../../layers/AppMetrics"
 import { Realtime } from "../../services/platform/Realtime"
 
-const HEARTBEAT = "15 seconds"
+const HEARTBEAT_MS = Duration.toMillis("15 seconds")
 /** The longest a stream stays open (docs/rules.md#stream-limits); then it ends and the client reconnects. */
 const MAX_STREAM_LIFE = Duration.toMillis("24 hours")
 const encoder = new TextEncoder()
@@ -67,9 +67,11 @@ const joined = (chunk: Chunk.Chunk<Uint8Array>): Chunk.Chunk<Uint8Array> =>
  * `closed` event when the owner opens one stream too many, after MAX_STREAM_LIFE, or when the client falls too far
  * behind (the messages end: see Broadcast) (docs/rules.md#stream-limits).
  *
- * Everything the response writes goes through one queue, filled by a fiber that forwards the messages, one that
- * beats the heartbeat, and one that waits for the end: each event costs a queue offer and take, and no per-event
- * merge or race (which forked fibers for every event on every stream). What waited together is one write.
+ * Everything the response writes goes through one queue; what waited together is one write. Every end completes
+ * one signal with the stream's last event, the first one to come winning: shutdown and replacement by callbacks,
+ * the lag by the forwarding fiber's end, the 24 h by the heartbeat's fiber, the session by a fiber of its own. An
+ * open stream is four fibers besides the request's (it was nine, with a fiber for each end raced), and each event
+ * costs a queue offer and take, no per-event merge or race.
  */
 export const eventStream = <E, E1, E2>(
   owner: bigint,
@@ -83,27 +85,36 @@ export const eventStream = <E, E1, E2>(
       Stream.unwrapScoped(Effect.gen(function*() {
         const messages = yield* subscribe
         const end = yield* ended
-        const replaced = yield* realtime.streamOpened(owner)
         const closesAt = (yield* Clock.currentTimeMillis) + MAX_STREAM_LIFE
+        /** The stream's last event (NONE: none), set once by whichever end comes first. */
+        const last = Deferred.unsafeMake<Uint8Array>(FiberId.none)
+        const finish = (event: Uint8Array) => () => void Deferred.unsafeDone(last, Exit.succeed(event))
+        yield* realtime.streamOpened(owner, finish(REPLACED_EVENT))
+        yield* lifecycle.onShutdown(finish(SHUTDOWN_EVENT))
         yield* sseClientOpen
         const writes = yield* Queue.bounded<Uint8Array | typeof END>(PENDING_WRITES)
+        // The messages end (however they end) only when the client fell too far behind.
         const forwarding = yield* Stream.runForEachChunk(messages, (chunk) => Queue.offerAll(writes, Chunk.map(chunk, encode))).pipe(
+          Effect.ensuring(Effect.sync(finish(LAGGING_EVENT))),
           Effect.forkScoped
         )
-        const beating = yield* Queue.offer(writes, HEARTBEAT_COMMENT).pipe(Effect.delay(HEARTBEAT), Effect.forever, Effect.forkScoped)
-        yield* Effect.raceAll([
-          // The messages end (however they end) only when the client fell too far behind.
-          Effect.as(Fiber.await(forwarding), LAGGING_EVENT),
-          Effect.as(end, NONE),
-          Effect.as(lifecycle.shutdown, SHUTDOWN_EVENT),
-          Effect.as(replaced, REPLACED_EVENT),
-          // From the opening time, however late this starts.
-          Effect.as(Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sleep(Math.max(0, closesAt - now))), EXPIRED_EVENT)
-        ]).pipe(
+        // A heartbeat every HEARTBEAT_MS until MAX_STREAM_LIFE from the opening, however late this starts. It waits
+        // while the writes are full (a client that stopped reading): the end is seen when the client reads on.
+        const beat: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          now >= closesAt
+            ? Effect.sync(finish(EXPIRED_EVENT))
+            : Effect.sleep(Math.min(HEARTBEAT_MS, closesAt - now)).pipe(
+              Effect.zipRight(Clock.currentTimeMillis),
+              Effect.flatMap((then) => then >= closesAt ? Effect.void : Queue.offer(writes, HEARTBEAT_COMMENT)),
+              Effect.zipRight(Effect.suspend(() => beat))
+            ))
+        const beating = yield* Effect.forkScoped(beat)
+        yield* end.pipe(Effect.zipRight(Effect.sync(finish(NONE))), Effect.forkScoped)
+        yield* Deferred.await(last).pipe(
           // A shutdown says goodbye whatever ended the stream.
-          Effect.flatMap((last) => Effect.map(lifecycle.draining, (draining) => draining ? SHUTDOWN_EVENT : last)),
+          Effect.flatMap((event) => Effect.map(lifecycle.draining, (draining) => draining ? SHUTDOWN_EVENT : event)),
           Effect.tap(() => Effect.zipRight(Fiber.interrupt(forwarding), Fiber.interrupt(beating))),
-          Effect.flatMap((last) => Queue.offerAll(writes, last === NONE ? [END] : [last, END])),
+          Effect.flatMap((event) => Queue.offerAll(writes, event === NONE ? [END] : [event, END])),
           Effect.forkScoped
         )
         return Stream.fromQueue(writes).pipe(

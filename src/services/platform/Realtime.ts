@@ -4,7 +4,7 @@
  * `{event, data}` on channel `user:<id>`, fanned out across instances by the Broadcast store.
  * Also counts each user's open event streams on this instance (docs/rules.md#stream-limits).
  */
-import { Deferred, Effect, Exit, type Scope, type Stream } from "effect"
+import { Effect, type Scope, type Stream } from "effect"
 import { Broadcast, type Publication } from "../../layers/stores/Broadcast"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { userChannel } from "./Notifications"
@@ -34,36 +34,34 @@ export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
     const subscribe = (userId: bigint): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
       broadcast.subscribe(userChannel(userId))
 
-    /** Each user's open event streams, oldest first: the signal that ends each one. */
-    const openStreams = new Map<bigint, Array<Deferred.Deferred<void>>>()
+    /** Each user's open event streams, oldest first: the callback that ends each one. */
+    const openStreams = new Map<bigint, Array<() => void>>()
 
     /**
-     * Counts an event stream of the user as open until the scope closes. The effect returned completes
-     * when the user opens more than MAX_STREAMS_PER_USER and this one is the oldest: it is replaced.
+     * Counts an event stream of the user as open until the scope closes. `onReplaced` (synchronous) is called when
+     * the user opens more than MAX_STREAMS_PER_USER and this one is the oldest: it is replaced.
      */
-    const streamOpened = (userId: bigint): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
-      Effect.map(
-        Effect.acquireRelease(
-          Effect.flatMap(Deferred.make<void>(), (replaced) =>
-            Effect.sync(() => {
-              const open = openStreams.get(userId) ?? []
-              if (open.length === 0) openStreams.set(userId, open)
-              open.push(replaced)
-              const oldest = open.length > MAX_STREAMS_PER_USER ? open.shift() : undefined
-              if (oldest !== undefined) Deferred.unsafeDone(oldest, Exit.void)
-              return replaced
-            })),
-          (replaced) =>
-            Effect.sync(() => {
-              const open = openStreams.get(userId)
-              const at = open === undefined ? -1 : open.indexOf(replaced)
-              // Not found: it was replaced, and is out of the list already.
-              if (open === undefined || at < 0) return
-              open.splice(at, 1)
-              if (open.length === 0) openStreams.delete(userId)
-            })
-        ),
-        Deferred.await
+    const streamOpened = (userId: bigint, onReplaced: () => void): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          // A function of its own, so that the same callback given twice is still two streams.
+          const replaced = () => onReplaced()
+          const open = openStreams.get(userId) ?? []
+          if (open.length === 0) openStreams.set(userId, open)
+          open.push(replaced)
+          const oldest = open.length > MAX_STREAMS_PER_USER ? open.shift() : undefined
+          oldest?.()
+          return replaced
+        }),
+        (replaced) =>
+          Effect.sync(() => {
+            const open = openStreams.get(userId)
+            const at = open === undefined ? -1 : open.indexOf(replaced)
+            // Not found: it was replaced, and is out of the list already.
+            if (open === undefined || at < 0) return
+            open.splice(at, 1)
+            if (open.length === 0) openStreams.delete(userId)
+          })
       )
 
     return { balanceChanged, balanceUpdate, subscribe, streamOpened } as const
