@@ -1,7 +1,8 @@
-import { describe, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
+import { RedisConnection } from "../../src/layers/stores/RedisConnection"
 import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { Stores } from "../../src/layers/stores/Stores"
 import { storeContract } from "./contract"
@@ -27,4 +28,21 @@ describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
     // Redis keeps its own time: let real time pass.
     storeContract(it, { advance: (ms) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms))) })
   })
+
+  // ioredis stops for good when a reconnection attempt is abandoned (under Sentinel, a fail-over announced while
+  // it was reconnecting): the connection must not stay dead until a restart.
+  it.live("a connection the client gave up on is connected again by itself", () =>
+    Effect.gen(function*() {
+      const { client } = yield* RedisConnection
+      yield* Effect.async<void>((resume) => {
+        client.once("end", () => resume(Effect.void))
+        client.disconnect()
+      })
+      expect(client.status).toBe("end")
+      yield* Effect.promise(async () => {
+        for (let i = 0; i < 50 && client.status !== "ready"; i++) await new Promise((resolve) => setTimeout(resolve, 100))
+      })
+      expect(client.status).toBe("ready")
+      expect(yield* Effect.promise(() => client.ping())).toBe("PONG")
+    }).pipe(Effect.provide(RedisConnection.layer(singleNode(Redacted.make(url!)), prefix)), Effect.scoped))
 })

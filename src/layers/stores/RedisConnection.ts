@@ -42,10 +42,17 @@ type Script = (keys: string | ReadonlyArray<string>, args: ReadonlyArray<string 
 
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
+/** How long after ioredis gave a connection up it is connected again. */
+const CONNECT_AGAIN_AFTER_MS = 1_000
+
 /**
  * Waits until `client` is ready; fails after CONNECT_TIMEOUT with the last connection error. ioredis
  * keeps reconnecting on its own, so a Redis that comes up within the timeout is accepted. Afterwards a
  * lost connection is logged once, and the recovery once.
+ *
+ * A connection ioredis gives up on ("end") is connected again after CONNECT_AGAIN_AFTER_MS, unless the scope is
+ * closing it: under Sentinel, a fail-over announced (+switch-master) while the client was already reconnecting
+ * made ioredis abandon that attempt and stop for good, every command failing at once (503) until a restart.
  */
 const connect = (create: () => RedisClient, where: string): Effect.Effect<RedisClient, StartupError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -55,6 +62,7 @@ const connect = (create: () => RedisClient, where: string): Effect.Effect<RedisC
     let lastError = "no answer"
     let ready = false
     let lost = false
+    let closing = false
     const client = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const client = create()
@@ -77,16 +85,28 @@ const connect = (create: () => RedisClient, where: string): Effect.Effect<RedisC
             log(Effect.logInfo(`Redis connection to ${where} restored`))
           }
         })
+        client.on("end", () => {
+          if (closing) return
+          log(Effect.logWarning(`Redis connection to ${where} given up by the client; connecting again`))
+          setTimeout(() => {
+            if (!closing && client.status === "end") client.connect().catch(() => undefined)
+          }, CONNECT_AGAIN_AFTER_MS).unref()
+        })
         return client
       }),
       (client) =>
-        client.status === "ready"
-          ? Effect.tryPromise(() => client.quit()).pipe(
-            Effect.timeout("2 seconds"),
-            Effect.ignore,
-            Effect.ensuring(Effect.sync(() => client.disconnect()))
-          )
-          : Effect.sync(() => client.disconnect())
+        Effect.zipRight(
+          Effect.sync(() => {
+            closing = true
+          }),
+          client.status === "ready"
+            ? Effect.tryPromise(() => client.quit()).pipe(
+              Effect.timeout("2 seconds"),
+              Effect.ignore,
+              Effect.ensuring(Effect.sync(() => client.disconnect()))
+            )
+            : Effect.sync(() => client.disconnect())
+        )
     )
     yield* Deferred.await(isReady).pipe(
       Effect.timeoutFail({
