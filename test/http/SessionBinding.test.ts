@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, TestClock } from "effect"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -13,6 +13,7 @@ import { TestStores } from "../support/TestStores"
 
 let seq = 0
 const login = (name: string) => `${name}-${++seq}`
+const DAY = 24 * 60 * 60 * 1000
 const mismatch = { statusCode: 401, message: "Device mismatch" }
 
 const auditRows = (action: string, userId: string) =>
@@ -68,6 +69,22 @@ layer(TestDatabase)("a stolen session", (it) => {
       expect((yield* client.open("/api/realtime", { headers: { ...auth, "x-device-id": "laptop-B" } })).status).toBe(401)
       // Spelling the path of a stream otherwise does not make another endpoint a stream.
       expect((yield* client.get("/api/auth/me;realtime", auth)).status).toBe(401)
+    }))
+
+  it.scoped("requests from another device do not keep a bound session alive; its own device's do", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient({ stores: TestStores })
+      const { auth: own } = yield* signIn(client, login("idle-owner"), { "x-device-id": "tablet" })
+      const bare = { authorization: own.authorization! }
+      yield* TestClock.adjust(6 * DAY)
+      expect((yield* client.get("/api/auth/me", own)).status).toBe(200)
+      // The owner's last use was at day 6: a thief's refused requests on days 12 and 13 change nothing.
+      yield* TestClock.adjust(6 * DAY)
+      expect((yield* client.get("/api/auth/me", { ...bare, "x-device-id": "laptop" })).body).toEqual(mismatch)
+      yield* TestClock.adjust(DAY - 1000)
+      expect((yield* client.get("/api/auth/me", bare)).body).toEqual(mismatch)
+      yield* TestClock.adjust(2000)
+      expect((yield* client.get("/api/auth/me", own)).status).toBe(401)
     }))
 
   it.scoped("a session created on a device is bound from the start; of two racing first devices exactly one wins", () =>

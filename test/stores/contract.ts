@@ -63,6 +63,51 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(yield* kv.get(key)).toEqual(Option.none())
     }))
 
+  it.effect("key-value: slide reads a session and moves its times and time to live, unless expired or from another device", () =>
+    Effect.gen(function*() {
+      const kv = yield* KeyValue
+      const session = (fields: Record<string, string>) =>
+        JSON.stringify({ id: "s", userAgent: 'x "deviceId":"d1" \\', lastActivity: "2026-01-01T00:00:00.000Z", ...fields })
+      const stamp = { now: "2026-01-05T00:00:00.000Z", expiresAt: "2026-01-12T00:00:00.000Z", deviceId: undefined }
+      const slidOf = (value: string) => ({ ...JSON.parse(value), lastActivity: stamp.now, expiresAt: stamp.expiresAt })
+      const absent = fresh("session")
+      expect(yield* kv.slide(absent, 600, stamp)).toEqual(Option.none())
+      expect(yield* kv.get(absent)).toEqual(Option.none())
+
+      // Unbound, and bound to the request's device (compared as JSON text: quotes and backslashes included).
+      for (const [fields, deviceId] of [
+        [{ expiresAt: "2026-01-08T00:00:00.000Z" }, undefined],
+        [{ expiresAt: "2026-01-08T00:00:00.000Z" }, "d1"],
+        [{ deviceId: 'd"1\\', expiresAt: "2026-01-08T00:00:00.000Z" }, 'd"1\\']
+      ] as const) {
+        const key = fresh("session")
+        const value = session(fields)
+        yield* kv.set(key, value, 600)
+        yield* advance(400)
+        expect(yield* kv.slide(key, 600, { ...stamp, deviceId })).toEqual(Option.some({ value, slid: true }))
+        yield* advance(400)
+        expect(Option.map(yield* kv.get(key), JSON.parse)).toEqual(Option.some(slidOf(value)))
+      }
+
+      // Expired by its own expiresAt (at the stamp's now, or before), another device, or no device on a bound one.
+      for (const [fields, deviceId] of [
+        [{ expiresAt: stamp.now }, undefined],
+        [{ expiresAt: "2026-01-04T23:59:59.999Z" }, undefined],
+        [{ deviceId: "d1", expiresAt: "2026-01-08T00:00:00.000Z" }, "d2"],
+        [{ deviceId: "d1", expiresAt: "2026-01-08T00:00:00.000Z" }, "d"],
+        [{ deviceId: "d1", expiresAt: "2026-01-08T00:00:00.000Z" }, undefined]
+      ] as const) {
+        const key = fresh("session")
+        const value = session(fields)
+        yield* kv.set(key, value, 600)
+        yield* advance(400)
+        expect(yield* kv.slide(key, 600, { ...stamp, deviceId })).toEqual(Option.some({ value, slid: false }))
+        expect(yield* kv.get(key)).toEqual(Option.some(value))
+        yield* advance(400)
+        expect(yield* kv.get(key)).toEqual(Option.none())
+      }
+    }))
+
   it.effect("key-value: setIfAbsent sets once, and again only after expiry; parallel callers: one wins", () =>
     Effect.gen(function*() {
       const kv = yield* KeyValue

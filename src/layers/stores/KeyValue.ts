@@ -9,6 +9,13 @@ import { RedisConnection } from "./RedisConnection"
 
 interface KeyValueShape {
   readonly get: (key: string) => Effect.Effect<Option.Option<string>, ServiceUnavailable>
+  /**
+   * A session's sliding refresh (Sessions) in one command: reads the JSON object at `key` and, when its
+   * `expiresAt` is after `stamp.now` and its `deviceId` is absent or `stamp.deviceId`, sets its `lastActivity`
+   * to `stamp.now`, its `expiresAt` to `stamp.expiresAt` and the key's time to live to `ttlMs`. The value as it
+   * was, and whether it was slid; none when the key is absent. Times are ISO 8601 strings (Date#toISOString).
+   */
+  readonly slide: (key: string, ttlMs: number, stamp: SlideStamp) => Effect.Effect<Option.Option<Slid>, ServiceUnavailable>
   readonly set: (key: string, value: string, ttlMs: number) => Effect.Effect<void, ServiceUnavailable>
   /** Sets the key only when it is absent (SET NX); true when this call set it. */
   readonly setIfAbsent: (key: string, value: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
@@ -23,6 +30,17 @@ interface KeyValueShape {
   /** True when the member was there. */
   readonly setRemove: (key: string, member: string) => Effect.Effect<boolean, ServiceUnavailable>
   readonly setMembers: (key: string) => Effect.Effect<ReadonlyArray<string>, ServiceUnavailable>
+}
+
+export interface SlideStamp {
+  readonly now: string
+  readonly expiresAt: string
+  readonly deviceId: string | undefined
+}
+
+export interface Slid {
+  readonly value: string
+  readonly slid: boolean
 }
 
 /** Redis accepts only positive integer milliseconds. */
@@ -69,6 +87,21 @@ const makeMemory = Effect.sync((): KeyValueShape => {
         const entry = live(key, now)
         if (entry === undefined) return Effect.succeed(Option.none())
         return typeof entry.value === "string" ? Effect.succeed(Option.some(entry.value)) : wrongType(key)
+      }),
+    slide: (key, ttlMs, stamp) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const entry = live(key, now)
+        if (entry === undefined) return Effect.succeed(Option.none())
+        const value = entry.value
+        if (typeof value !== "string") return wrongType(key)
+        const stored = JSON.parse(value) as { expiresAt?: unknown; deviceId?: unknown }
+        const slid = typeof stored.expiresAt === "string" && stored.expiresAt > stamp.now &&
+          (stored.deviceId === undefined || stored.deviceId === stamp.deviceId)
+        if (slid) {
+          entry.value = JSON.stringify({ ...stored, lastActivity: stamp.now, expiresAt: stamp.expiresAt })
+          entry.expiresAt = now + toTtl(ttlMs)
+        }
+        return Effect.succeed(Option.some({ value, slid }))
       }),
     set: (key, value, ttlMs) =>
       withNow((now) => {
@@ -126,13 +159,34 @@ const makeMemory = Effect.sync((): KeyValueShape => {
   }
 })
 
-const makeRedis = Effect.map(RedisConnection, ({ client, prefix }): KeyValueShape => {
+// The fields are found as our own JSON.stringify writes them: a top-level field is `"name":` outside any string
+// (inside one, a quote is escaped), and the device is compared as its JSON text, escapes included.
+const SLIDE_SCRIPT = `local value = redis.call("GET", KEYS[1])
+if not value then return false end
+local expiresAt = string.match(value, '"expiresAt":"([^"]*)"')
+if expiresAt == nil or expiresAt <= ARGV[1] then return {value, 0} end
+if string.find(value, '"deviceId":', 1, true) and not string.find(value, '"deviceId":' .. ARGV[4], 1, true) then
+  return {value, 0}
+end
+local slid = string.gsub(value, '"lastActivity":"[^"]*"', function() return '"lastActivity":"' .. ARGV[1] .. '"' end, 1)
+slid = string.gsub(slid, '"expiresAt":"[^"]*"', function() return '"expiresAt":"' .. ARGV[2] .. '"' end, 1)
+redis.call("SET", KEYS[1], slid, "PX", ARGV[3])
+return {value, 1}`
+
+const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }): KeyValueShape => {
   const k = (key: string) => `${prefix}kv:${key}`
+  const slideScript = script("sessionSlide", SLIDE_SCRIPT)
   // No span per command: a span costs more CPU than the command (docs/decisions.md "Performance of the
   // hot paths"); a request's trace shows its store time inside the service spans.
   const run = storeCall
   return {
     get: (key) => run(() => client.get(k(key))).pipe(Effect.map(Option.fromNullable)),
+    slide: (key, ttlMs, { deviceId, expiresAt, now }) =>
+      run(() =>
+        slideScript(k(key), [now, expiresAt, toTtl(ttlMs), deviceId === undefined ? "null" : JSON.stringify(deviceId)]) as Promise<
+          [string, number] | null
+        >
+      ).pipe(Effect.map((reply) => Option.map(Option.fromNullable(reply), ([value, slid]) => ({ value, slid: slid === 1 })))),
     set: (key, value, ttlMs) => Effect.asVoid(run(() => client.set(k(key), value, "PX", toTtl(ttlMs)))),
     setIfAbsent: (key, value, ttlMs) =>
       run(() => client.set(k(key), value, "PX", toTtl(ttlMs), "NX")).pipe(

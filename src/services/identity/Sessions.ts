@@ -2,8 +2,9 @@
  * Sessions (docs/rules.md#sessions): JSON under `session:<id>` in the key-value
  * store with a time to live of 7 days, and the user's index `user-sessions:<userId>`.
  *
- * Validation slides the session: lastActivity, expiresAt and the stored time to live all move to
- * now + 7 days. At most 5 sessions per user: creating a 6th deletes the one idle the longest. Creation
+ * Validation slides the session: lastActivity moves to now, expiresAt and the stored time to live to now + 7
+ * days, in the same store command as the read (KeyValue.slide), unless the session has expired or the request
+ * comes from another device than the one the session is bound to. At most 5 sessions per user: creating a 6th deletes the one idle the longest. Creation
  * holds the user's lock so that parallel sign-ins cannot exceed the limit.
  *
  * Device binding (docs/rules.md#device-binding): a session is bound to the first `X-Device-Id` it sees
@@ -203,12 +204,20 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       client: ClientInfo,
       options: { readonly stream: boolean } = { stream: false }
     ) {
-      const found = yield* read(id)
+      const now = yield* Clock.currentTimeMillis
+      const lastActivity = new Date(now)
+      const expiresAt = new Date(now + SESSION_TTL_MS)
+      // Read and, unless expired or from another device than the one it is bound to, slid in one command.
+      const stored = yield* kv.slide(sessionKey(id), SESSION_TTL_MS, {
+        now: lastActivity.toISOString(),
+        expiresAt: expiresAt.toISOString(),
+        deviceId: client.deviceId
+      })
+      const found = Option.flatMap(stored, ({ value }) => decode(value))
       if (Option.isNone(found)) {
         owners.delete(id)
         return yield* new Unauthenticated()
       }
-      const now = yield* Clock.currentTimeMillis
       if (found.value.expiresAt.getTime() <= now) {
         yield* remove(found.value)
         return yield* new Unauthenticated()
@@ -230,14 +239,14 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       }
       const account = yield* accountFor(session, now)
       yield* checkRegion(session, client.ip)
-      const refreshed: Session = {
-        ...session,
-        lastActivity: new Date(now),
-        expiresAt: new Date(now + SESSION_TTL_MS),
-        account
+      const refreshed: Session = { ...session, lastActivity, expiresAt, account }
+      // Written again when the store did not slide it (a stream without the device header) or when more than the
+      // times changed (a re-read account, a device bound now); only over the stored session, so that a revocation
+      // that raced this request is not undone.
+      const slidAsIs = Option.exists(stored, ({ slid }) => slid) && account === found.value.account && session === found.value
+      if (!slidAsIs && !(yield* kv.setIfPresent(sessionKey(id), encode(refreshed), SESSION_TTL_MS))) {
+        return yield* new Unauthenticated()
       }
-      // Written only over the stored session: a revocation that raced this request is not undone.
-      if (!(yield* kv.setIfPresent(sessionKey(id), encode(refreshed), SESSION_TTL_MS))) return yield* new Unauthenticated()
       return { session: refreshed, account }
     })
 
