@@ -24,6 +24,7 @@ import { ResponsibleGaming } from "../../services/identity/ResponsibleGaming"
 import { noteRequestUser } from "../platform/AccessLog"
 import { clientOf, credentialOf, makeSameOriginCheck } from "../platform/ClientInfo"
 import { endpoint, makeEndpoints } from "../platform/Routes"
+import { sessionReadAhead } from "./SessionReadAhead"
 import { AdminAuthentication, Authentication, CurrentUser } from "./Authentication"
 
 type Authenticated = Context.Tag.Service<CurrentUser>
@@ -46,7 +47,8 @@ const makeAuthenticate = Effect.gen(function*() {
     if (credential.via === "cookie" && !sameOrigin(request)) return yield* new CrossSiteRequest()
     const client = clientOf(request, config)
     const stream = streams.has(endpoints.of(request)?.name ?? "")
-    const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream })
+    const slid = sessionReadAhead(request, credential.sessionId)
+    const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream, slid })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
     yield* noteRequestUser(user.id)
     yield* activity.note(user.id)

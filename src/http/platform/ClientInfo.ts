@@ -57,15 +57,18 @@ export const clientIpOf = (request: HttpServerRequest.HttpServerRequest, setting
   return client
 }
 
-/** Who sent `request`: its address (behind the trusted proxies), user agent and device id. */
-export const clientOf = (request: HttpServerRequest.HttpServerRequest, settings: ProxySettings): ClientInfo => {
+/** The request's `X-Device-Id` (docs/rules.md#device-binding), trimmed, at most 200 characters. */
+export const deviceIdOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const deviceId = request.headers["x-device-id"]?.trim()
-  return {
-    ip: clientIpOf(request, settings),
-    userAgent: request.headers["user-agent"] ?? "",
-    deviceId: deviceId ? deviceId.slice(0, 200) : undefined
-  }
+  return deviceId ? deviceId.slice(0, 200) : undefined
 }
+
+/** Who sent `request`: its address (behind the trusted proxies), user agent and device id. */
+export const clientOf = (request: HttpServerRequest.HttpServerRequest, settings: ProxySettings): ClientInfo => ({
+  ip: clientIpOf(request, settings),
+  userAgent: request.headers["user-agent"] ?? "",
+  deviceId: deviceIdOf(request)
+})
 
 export const currentClient: Effect.Effect<ClientInfo, never, HttpServerRequest.HttpServerRequest | AppConfig> = Effect
   .zipWith(HttpServerRequest.HttpServerRequest, AppConfig, (request, config) => clientOf(request, config))

@@ -12,6 +12,7 @@ import { type RateCount, RateCounter } from "../../layers/stores/RateCounter"
 import { rateLimitRejection } from "../../layers/AppMetrics"
 import { Sessions } from "../../services/identity/Sessions"
 import { Api } from "../Api"
+import { startSessionReadAhead } from "../identity/SessionReadAhead"
 import { clientIpOf, credentialOf, makeSameOriginCheck } from "./ClientInfo"
 import { endpoint, type EndpointName, makeEndpoints } from "./Routes"
 
@@ -66,7 +67,8 @@ export const RateLimitLive = HttpApiBuilder.middleware(
     return (app: HttpApp.Default) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const name = endpoints.of(request)?.name
+        const resolved = endpoints.of(request)
+        const name = resolved?.name
         const applicable = rules.filter((rule) => rule.applies(name))
         if (applicable.length === 0) return yield* app
         const address = `ip:${clientIpOf(request, config)}`
@@ -74,9 +76,14 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         // address, never against the user whose cookie a page on another origin made the browser send: such a
         // page must not be able to keep a player at 429.
         const credential = credentialOf(request)
-        const user = credential === undefined || (credential.via === "cookie" && !sameOrigin(request))
-          ? Option.none()
-          : Option.map(yield* sessions.peekUserId(credential.sessionId), (id) => `user:${id}`)
+        const usable = credential !== undefined && (credential.via === "bearer" || sameOrigin(request))
+        // The session's read for the authentication leaves with the counts (SessionReadAhead.ts).
+        const slid = usable && resolved?.authenticated === true
+          ? yield* startSessionReadAhead(sessions, request, credential.sessionId)
+          : undefined
+        const user = usable
+          ? Option.map(yield* sessions.peekUserId(credential.sessionId, slid), (id) => `user:${id}`)
+          : Option.none()
         const limits = applicable.map((rule) => ({
           rule,
           limit: config.rateLimits[rule.name],

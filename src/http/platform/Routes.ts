@@ -9,6 +9,7 @@ import { HttpRouter } from "@effect/platform"
 import { Effect, FiberRef } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { Api } from "../Api"
+import { AdminAuthentication, Authentication } from "../identity/Authentication"
 
 /** `group.endpoint`, as named in the HttpApi groups, e.g. `auth.verify2fa`. */
 export type EndpointName = `${string}.${string}`
@@ -17,24 +18,25 @@ interface ResolvedEndpoint {
   readonly name: EndpointName
   /** The route's template, e.g. `/api/auth/sessions/:id`. */
   readonly path: string
+  /** Whether it validates a session (Authentication or AdminAuthentication). */
+  readonly authenticated: boolean
 }
 
 export type ResolveEndpoint = (method: string, url: string) => ResolvedEndpoint | undefined
 
-interface Route {
-  readonly name: EndpointName
+interface Route extends ResolvedEndpoint {
   readonly method: string
-  readonly path: string
 }
 
 // Read on first use: modules the API itself imports (the security middleware) use this too.
 let routes: ReadonlyArray<Route> | undefined
 const allRoutes = (): ReadonlyArray<Route> =>
-  routes ??= Object.entries(Api.groups).flatMap(([group, { endpoints }]) =>
+  routes ??= Object.entries(Api.groups).flatMap(([group, { endpoints, middlewares }]) =>
     Object.entries(endpoints).map(([name, endpoint]) => ({
       name: `${group}.${name}` as const,
       method: endpoint.method,
-      path: endpoint.path
+      path: endpoint.path,
+      authenticated: [...middlewares, ...endpoint.middlewares].some((m) => m === Authentication || m === AdminAuthentication)
     }))
   )
 
@@ -84,7 +86,9 @@ export const makeEndpoints: Effect.Effect<Endpoints> = Effect.map(
     let router = routers.get(config)
     if (router === undefined) {
       router = FindMyWay.make<ResolvedEndpoint>(config)
-      for (const { method, name, path } of allRoutes()) router.on(method, path as FindMyWay.PathInput, { name, path })
+      for (const { authenticated, method, name, path } of allRoutes()) {
+        router.on(method, path as FindMyWay.PathInput, { name, path, authenticated })
+      }
       routers.set(config, router)
     }
     const found = router

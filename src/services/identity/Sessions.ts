@@ -21,7 +21,7 @@
 import { Clock, Effect, Option, Schema, type Scope, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { Broadcast } from "../../layers/stores/Broadcast"
-import { KeyValue } from "../../layers/stores/KeyValue"
+import { KeyValue, type Slid } from "../../layers/stores/KeyValue"
 import { UserLock } from "../../layers/stores/UserLock"
 import { NotFound, type ServiceUnavailable, Unauthenticated } from "../../schema/platform/Errors"
 import type { UserId } from "../../schema/platform/Ids"
@@ -39,6 +39,12 @@ import { Audit } from "../admin/Audit"
 import { regionOf } from "./GeoRegion"
 import { Notifications } from "../platform/Notifications"
 import { Users } from "./Users"
+
+/** A session as the store's read and slide (`Sessions.slide`) found it, at `now`. */
+export interface SessionRead {
+  readonly now: number
+  readonly stored: Option.Option<Slid>
+}
 
 export const SESSION_TTL_SECONDS = 604_800
 const MAX_SESSIONS_PER_USER = 5
@@ -81,13 +87,35 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         broadcast.publish({ channel: endedChannel(session.id), message: "ended" })
       ], { discard: true })
 
-    /** The owner of a session, without refreshing it (rate limits count per user). */
-    const peekUserId = (id: string) =>
+    /**
+     * The store's part of a validation: the session read and slid in one command (KeyValue.slide) unless it has
+     * expired or `deviceId` is not the one it is bound to. Started ahead of `validate` by the rate limiter, so that
+     * it shares its round trip to the store (src/http/identity/SessionReadAhead.ts).
+     */
+    const slide = (id: string, deviceId: string | undefined): Effect.Effect<SessionRead, ServiceUnavailable> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.map(
+          kv.slide(sessionKey(id), SESSION_TTL_MS, {
+            now: new Date(now).toISOString(),
+            expiresAt: new Date(now + SESSION_TTL_MS).toISOString(),
+            deviceId
+          }),
+          (stored) => ({ now, stored })
+        ))
+
+    /**
+     * The owner of a session (rate limits count per user): remembered, else from `slid` (the request's own read,
+     * `slide`) when given, else read without refreshing the session.
+     */
+    const peekUserId = (id: string, slid?: Effect.Effect<SessionRead, ServiceUnavailable>) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const known = owners.get(id)
         if (known !== undefined && known.until > now) return Option.some(known.userId)
-        const owner = Option.map(yield* read(id), (session) => session.userId)
+        const session = slid === undefined
+          ? yield* read(id)
+          : Option.flatMap((yield* slid).stored, ({ value }) => decode(value))
+        const owner = Option.map(session, (session) => session.userId)
         if (Option.isSome(owner)) {
           if (owners.size >= OWNERS_KEPT) owners.clear()
           owners.set(id, { userId: owner.value, until: now + OWNER_KEPT_MS })
@@ -202,17 +230,15 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     const validate = Effect.fnUntraced(function*(
       id: string,
       client: ClientInfo,
-      options: { readonly stream: boolean } = { stream: false }
+      options: {
+        readonly stream: boolean
+        /** This request's `slide` of the session, when started ahead. */
+        readonly slid?: Effect.Effect<SessionRead, ServiceUnavailable> | undefined
+      } = { stream: false }
     ) {
-      const now = yield* Clock.currentTimeMillis
+      const { now, stored } = yield* (options.slid ?? slide(id, client.deviceId))
       const lastActivity = new Date(now)
       const expiresAt = new Date(now + SESSION_TTL_MS)
-      // Read and, unless expired or from another device than the one it is bound to, slid in one command.
-      const stored = yield* kv.slide(sessionKey(id), SESSION_TTL_MS, {
-        now: lastActivity.toISOString(),
-        expiresAt: expiresAt.toISOString(),
-        deviceId: client.deviceId
-      })
       const found = Option.flatMap(stored, ({ value }) => decode(value))
       if (Option.isNone(found)) {
         owners.delete(id)
@@ -280,7 +306,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return sessions.length
     })
 
-    return { create, validate, peekUserId, currentUser, list, revoke, revokeAll, whenEnded } as const
+    return { create, slide, validate, peekUserId, currentUser, list, revoke, revokeAll, whenEnded } as const
   }),
   dependencies: [Audit.Default, Notifications.Default, Users.Default]
 }) {}
