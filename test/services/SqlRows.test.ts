@@ -1,30 +1,23 @@
 /**
  * The data-access policy (src/services/platform/SqlRows.ts, Failures.ts): publications wait for the
- * transaction they were made in (and nobody waits for them), a transient conflict runs the transaction again a bounded number of
+ * transaction they were made in, a transient conflict runs the transaction again a bounded number of
  * times, an outage is ServiceUnavailable and a bug a defect.
  */
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { expect, it, layer } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Queue, Ref } from "effect"
+import { Cause, Effect, Exit, Ref } from "effect"
 import { PleaseRetry, ServiceUnavailable } from "../../src/schema/platform/Errors"
 import { afterCommit, inTransaction, orUnavailable } from "../../src/services/platform/SqlRows"
 import { TestDatabase } from "../support/TestDatabase"
 
 const sqlFailure = (code: string, message = "failed") => new SqlError({ cause: Object.assign(new Error(message), { code }) })
 
-it.effect("a publication outside a transaction starts at once, on its own fiber: the caller does not wait for it", () =>
+it.effect("a publication outside a transaction is made at once", () =>
   Effect.gen(function*() {
-    const started = yield* Deferred.make<void>()
-    const gate = yield* Deferred.make<void>()
-    const published = yield* Deferred.make<void>()
-    yield* afterCommit(Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(gate)).pipe(
-      Effect.zipRight(Deferred.succeed(published, undefined))
-    ))
-    yield* Deferred.await(started)
-    expect(yield* Deferred.isDone(published)).toBe(false)
-    yield* Deferred.succeed(gate, undefined)
-    yield* Deferred.await(published)
+    const published = yield* Ref.make(0)
+    yield* afterCommit(Ref.update(published, (n) => n + 1))
+    expect(yield* Ref.get(published)).toBe(1)
   }))
 
 it.effect("a publication that fails is logged, never the caller's failure", () =>
@@ -37,23 +30,20 @@ layer(TestDatabase, { excludeTestServices: true })("transactions", (it) => {
   it.effect("publications made inside wait for the commit, in order, and are dropped on a rollback", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const published = yield* Queue.unbounded<string>()
-      const publish = (what: string) => afterCommit(Queue.offer(published, what))
+      const published = yield* Ref.make<ReadonlyArray<string>>([])
+      const publish = (what: string) => afterCommit(Ref.update(published, (all) => [...all, what]))
       const seenInside = yield* inTransaction(sql)(Effect.gen(function*() {
         yield* publish("balance")
         // A nested transaction's publications wait for the outermost commit too.
         yield* inTransaction(sql)(publish("drop"))
-        yield* Effect.sleep("50 millis")
-        return yield* Queue.size(published)
+        return yield* Ref.get(published)
       }))
-      expect(seenInside).toBe(0)
-      expect([yield* Queue.take(published), yield* Queue.take(published)]).toEqual(["balance", "drop"])
+      expect(seenInside).toEqual([])
+      expect(yield* Ref.get(published)).toEqual(["balance", "drop"])
 
       const failed = yield* Effect.exit(inTransaction(sql)(Effect.zipRight(publish("rolled back"), Effect.fail("no"))))
       expect(failed).toEqual(Exit.fail("no"))
-      // Published in the order they are made: what follows the rollback comes next, nothing of the rollback.
-      yield* publish("after")
-      expect(yield* Queue.take(published)).toBe("after")
+      expect(yield* Ref.get(published)).toEqual(["balance", "drop"])
     }))
 
   it.effect("a deadlock or serialization failure runs the transaction again, at most 3 more times", () =>

@@ -185,31 +185,22 @@ export const onUniqueViolation = <B, E2, R2>(onViolation: () => Effect.Effect<B,
  * request holds around a whole service call): then they wait until it has committed, and are dropped
  * if it rolls back.
  */
-const heldPublications = FiberRef.unsafeMake<Array<Effect.Effect<void, unknown>> | undefined>(undefined)
+const heldPublications = FiberRef.unsafeMake<Array<Effect.Effect<void>> | undefined>(undefined)
 
 /**
  * Publishes now, or once the transaction held around the caller commits. A publication is best
  * effort: the change it announces is committed, so its failure (Redis down) is logged, not answered.
- * The caller does not wait for it: it goes on its own fiber, so that its command leaves Redis-bound with
- * the next one the request makes (the user lock's release: one round trip for both, ioredis's auto-pipelining),
- * and the answer does not wait for it. Publications of one caller start in the order they were made.
  */
-export const afterCommit = <E>(publish: Effect.Effect<void, E>): Effect.Effect<void> =>
-  Effect.flatMap(
-    FiberRef.get(heldPublications),
-    (held) => held === undefined ? publishAll([publish]) : Effect.sync(() => void held.push(publish))
-  )
-
-const publishAll = (publications: ReadonlyArray<Effect.Effect<void, unknown>>): Effect.Effect<void> =>
-  publications.length === 0 ? Effect.void : Effect.asVoid(Effect.forkDaemon(Effect.forEach(
-    publications,
-    (publish) => publish.pipe(Effect.catchAllCause((cause) => Effect.logWarning("A publication after a commit failed", cause))),
-    { discard: true }
-  )))
+export const afterCommit = <E>(publish: Effect.Effect<void, E>): Effect.Effect<void> => {
+  const attempt = publish.pipe(Effect.catchAllCause((cause) => Effect.logWarning("A publication after a commit failed", cause)))
+  return Effect.flatMap(FiberRef.get(heldPublications), (held) => held === undefined ? attempt : Effect.sync(() => void held.push(attempt)))
+}
 
 /** Runs `transaction` (which commits when it succeeds), then the publications made inside it. */
 const publishingAfterCommit = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
-    const held: Array<Effect.Effect<void, unknown>> = []
-    return Effect.locally(transaction, heldPublications, held).pipe(Effect.tap(() => publishAll(held)))
+    const held: Array<Effect.Effect<void>> = []
+    return Effect.locally(transaction, heldPublications, held).pipe(
+      Effect.tap(() => Effect.forEach(held, (publish) => publish, { discard: true }))
+    )
   })
