@@ -281,6 +281,47 @@ layer(TestDatabase)("responsible gaming: limits", (it) => {
       expect(yield* warnings).toHaveLength(2)
     }))
 
+  it.scoped("a battle entry, a raffle ticket and an upgrade warn at 80 % too, with their own write", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(THURSDAY_NOON_UTC)
+      const client = yield* app()
+      const { items, kase } = yield* makeCase({ priceCents: 400n })
+      const player = yield* fundedPlayer(client, "warned-games", 100_000)
+      const admin = yield* signIn(client, "root")
+      yield* setLimits(client, player.auth, { dailyLossCents: 1_000, dailyPlayMinutes: 2 })
+      const warnings = Effect.map(
+        client.get("/api/notifications", player.auth),
+        (r) => r.body.notifications.filter((n: { type: string }) => n.type === "RESPONSIBLE_GAMING").map((n: { message: string }) => n.message)
+      )
+      // A battle entry: 40 % of the day's losses, the first of two minutes.
+      const battle = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, player.auth)
+      expect(battle.status).toBe(201)
+      expect(yield* warnings).toEqual([])
+      // A raffle ticket in the same minute: 80 % of the losses.
+      const endsAt = new Date((yield* Clock.currentTimeMillis) + HOUR).toISOString()
+      const raffle = yield* client.post(
+        "/api/admin/raffles",
+        { itemId: String(items.jackpot!.id), ticketPriceCents: 400, maxTickets: 100, endsAt },
+        admin.auth
+      )
+      expect((yield* client.post(`/api/raffles/${raffle.body.id}/tickets`, { count: 1 }, player.auth)).status).toBe(200)
+      const afterTicket = yield* warnings
+      expect(afterTicket).toHaveLength(1)
+      expect(afterTicket[0]).toContain("80% of your daily loss limit")
+      // An upgrade stakes no money; in the next minute it plays the second of two minutes.
+      yield* TestClock.adjust(60_000)
+      const [stake] = yield* grantItems(player.id, [items.rare!.id])
+      const upgrade = yield* client.post(
+        "/api/upgrades",
+        { fromItemId: String(items.rare!.id), toItemId: String(items.jackpot!.id), inventoryItemId: stake },
+        player.auth
+      )
+      expect(upgrade.status).toBe(200)
+      const afterUpgrade = yield* warnings
+      expect(afterUpgrade).toHaveLength(2)
+      expect(afterUpgrade.some((message: string) => message.includes("80% of your daily play time limit"))).toBe(true)
+    }))
+
   it.scoped("at a limit's edge, parallel openings, battle entries and raffle tickets never pass it together", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(THURSDAY_NOON_UTC)

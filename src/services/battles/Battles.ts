@@ -272,7 +272,6 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         return { id: BigInt(id) as BattleId, balanceCents: posting.balanceAfterCents }
       }))
       yield* realtime.balanceChanged(userId, balanceCents)
-      yield* responsibleGaming.warnAfterPlay(userId, at)
       return yield* get(id)
     })
 
@@ -307,7 +306,6 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       }))
       yield* gameRound("battle_join", joined.entryPriceCents)
       yield* realtime.balanceChanged(userId, joined.balanceCents)
-      yield* responsibleGaming.warnAfterPlay(userId, at)
       yield* liveDrops.announce(...joined.dropIds)
       return yield* get(id)
     })

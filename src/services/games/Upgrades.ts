@@ -146,7 +146,7 @@ const StakedRow = Schema.Struct({
   toValueCents: Schema.NullOr(Schema.BigInt),
   toIsUpgradable: Schema.NullOr(Schema.Boolean)
 })
-const WrittenRow = Schema.Struct({ upgradeId: UpgradeId, dropId: Schema.NullOr(Schema.String) })
+const WrittenRow = Schema.Struct({ upgradeId: UpgradeId, dropId: Schema.NullOr(Schema.String), warnings: Schema.NullOr(Schema.String) })
 
 const StatsRow = Schema.Struct({
   totalUpgrades: Schema.Number,
@@ -284,8 +284,10 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
               SELECT ${userId}, ${to.id}, 'UPGRADE', ${now}, ${now} WHERE ${success}
               RETURNING id
             ),
-            ${liveDrops.recordStep({ userId, itemId: to.id, source: "UPGRADE", caseName: null }, now, sql`EXISTS (SELECT 1 FROM entry)`)}
-            SELECT (SELECT id FROM upgrade) AS upgrade_id, (SELECT id::text FROM dropped) AS drop_id`)
+            ${liveDrops.recordStep({ userId, itemId: to.id, source: "UPGRADE", caseName: null }, now, sql`EXISTS (SELECT 1 FROM entry)`)},
+            ${responsibleGaming.playWarningSteps(userId, now)}
+            SELECT (SELECT id FROM upgrade) AS upgrade_id, (SELECT id::text FROM dropped) AS drop_id,
+                   (SELECT limits FROM warned) AS warnings`)
           const result = {
             upgradeId: written.upgradeId,
             success,
@@ -300,15 +302,15 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
             result,
             dropId: written.dropId,
             rolled: staked.fairCurrent ? fairness.rolled(userId, expected, 1, next) : Effect.void,
+            warnings: written.warnings,
             stakeCents: from.valueCents,
-            awardCents: success ? to.valueCents : 0n,
-            at: now
+            awardCents: success ? to.valueCents : 0n
           }
         }))
       )
       // Committed: the user's next roll is known without reading it.
       yield* outcome.rolled
-      yield* responsibleGaming.warnAfterPlay(userId, outcome.at)
+      yield* responsibleGaming.warn(userId, outcome.warnings)
       yield* gameRound("upgrade", outcome.stakeCents, outcome.awardCents)
       // Announced only once committed, so nobody sees a drop that was rolled back.
       if (outcome.dropId !== null) yield* liveDrops.announce(outcome.dropId)

@@ -31,12 +31,13 @@ import {
   type SelfExclusionRequest
 } from "../../schema/identity/ResponsibleGaming"
 import type { Reference } from "../../schema/money/Ledger"
-import { UserId } from "../../schema/platform/Ids"
+import { InsufficientBalance } from "../../schema/platform/Errors"
+import { TransactionId, UserId } from "../../schema/platform/Ids"
 import { Audit } from "../admin/Audit"
 import { Ledger } from "../money/Ledger"
 import { Withdrawals } from "../money/Withdrawals"
 import { Notifications } from "../platform/Notifications"
-import { execute, firstOf, inTransaction, rowsOf, singleOf } from "../platform/SqlRows"
+import { afterCommit, execute, firstOf, inTransaction, rowsOf, singleOf } from "../platform/SqlRows"
 import { Identities } from "./Identities"
 import { talliesOf, warningSteps, withinLimits } from "./PlayTallies"
 import { type PlayWindows, playWindowsAt } from "./PlayWindows"
@@ -150,6 +151,13 @@ const WindowKeys = Schema.Struct({
 })
 const FullStateRow = Schema.extend(StateRow, WindowKeys)
 
+/** A stake's statement: its ledger row and the balance after (null: nothing moved), and the limits it warned of. */
+const StakedRow = Schema.Struct({
+  transactionId: Schema.NullOr(TransactionId),
+  balanceAfterCents: Schema.NullOr(Schema.BigInt),
+  warnings: Schema.NullOr(Schema.String)
+})
+
 const WARNING_TEXT: Record<LimitField, string> = {
   dailyLossCents: "daily loss limit",
   weeklyLossCents: "weekly loss limit",
@@ -242,16 +250,14 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
       }).pipe(Effect.asVoid)
     }
 
-    /** After a game action outside an opening's one statement: the 80 % warnings it brought, sent. */
-    const warnAfterPlay = (userId: UserId, at: Date) =>
-      Effect.gen(function*() {
-        const w = playWindowsAt(at)
-        const row = yield* firstOf(
-          Schema.Struct({ limits: Schema.NullOr(Schema.String) }),
-          sql`WITH ${warningSteps(sql, w, at, userId, talliesOf(sql, w, userId))} SELECT (SELECT limits FROM warned) AS limits`
-        )
-        yield* warn(userId, row?.limits ?? null)
-      })
+    /**
+     * The warning steps (`warned`: the limits now at 80 %) of a statement that follows a game action's tallies in its
+     * transaction (an upgrade's write), read from the player's row; `warn` the result after the commit.
+     */
+    const playWarningSteps = (userId: UserId, at: Date) => {
+      const w = playWindowsAt(at)
+      return warningSteps(sql, w, at, userId, talliesOf(sql, w, userId))
+    }
 
     /**
      * A game stake through the ledger (battle entries, raffle tickets), with the limits checked in its UPDATE:
@@ -260,10 +266,19 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
     const stake = Effect.fn("ResponsibleGaming.stake")(function*(
       movement: { readonly userId: UserId; readonly type: DebitType; readonly amountCents: bigint; readonly reference?: Reference }
     ) {
+      if (movement.amountCents <= 0n) return yield* Effect.dieMessage(`ResponsibleGaming: a stake of ${movement.amountCents} cents`)
       const at = yield* now
-      return yield* ledger.debit(movement, within(movement.amountCents)).pipe(
-        Effect.catchTag("InsufficientBalance", (e) => refused(movement.userId, movement.amountCents, at, e))
-      )
+      // The debit and the 80 % warnings it brings, in one statement (as an opening's); the warning is sent after the commit.
+      const staked = yield* singleOf(StakedRow, sql`
+        WITH ${ledger.debitSteps(movement, at, within(movement.amountCents)(at))},
+        ${warningSteps(sql, playWindowsAt(at), at, movement.userId, sql`moved`)}
+        SELECT (SELECT id FROM posted) AS transaction_id, (SELECT balance_cents FROM moved) AS balance_after_cents,
+               (SELECT limits FROM warned) AS warnings`)
+      if (staked.transactionId === null || staked.balanceAfterCents === null) {
+        return yield* refused(movement.userId, movement.amountCents, at, new InsufficientBalance())
+      }
+      yield* afterCommit(warn(movement.userId, staked.warnings))
+      return { transactionId: staked.transactionId, balanceAfterCents: staked.balanceAfterCents }
     })
 
     /**
@@ -572,7 +587,7 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
       playStep,
       playRefusal,
       warn,
-      warnAfterPlay,
+      playWarningSteps,
       requireNotExcluded,
       limitsOf,
       setLimits,

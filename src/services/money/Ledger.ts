@@ -9,7 +9,7 @@
  *
  * A game's movement (a stake, or money a game gives back: GAME_MOVEMENTS) also updates the responsible-gaming tallies
  * on the same row in the same UPDATE (src/services/identity/PlayTallies.ts), so the losses the limits are enforced on
- * are the ledger's own sums; a stake may carry the limits' check (`within`) in that UPDATE's WHERE.
+ * are the ledger's own sums; a stake (`debitSteps`) carries the limits' check in that UPDATE's WHERE.
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
@@ -60,9 +60,6 @@ const talliesOf = (sql: SqlClient.SqlClient, type: TransactionType, signedCents:
     : tallySet(sql, playWindowsAt(at), { lossCents: -signedCents, countsMinute: game.countsMinute, stakedAt })
   return items.length === 0 ? sql`` : sql`, ${sql.csv(items)}`
 }
-
-/** A condition on the `users` row a stake is taken from, made for the movement's own time. */
-export type StakeCondition = (at: Date) => Statement.Fragment
 
 const PostingRow = Schema.Struct({ id: TransactionId, balanceAfterCents: Schema.BigInt })
 const BalanceRow = Schema.Struct({ balanceCents: Schema.BigInt })
@@ -126,7 +123,6 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       signedCents: bigint,
       reference?: Reference,
       reason?: string,
-      within?: StakeCondition,
       stakedAt?: Date
     ) =>
       Effect.gen(function*() {
@@ -137,7 +133,7 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
           WITH moved AS (
             UPDATE users SET balance_cents = balance_cents + ${signedCents}, updated_at = ${createdAt}
                              ${tallies}
-            WHERE id = ${userId} AND balance_cents + ${signedCents} >= 0 ${within === undefined ? sql`` : sql`AND ${within(createdAt)}`}
+            WHERE id = ${userId} AND balance_cents + ${signedCents} >= 0
             RETURNING id, balance_cents
           )
           INSERT INTO transactions
@@ -164,20 +160,17 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       if (GAME_MOVEMENTS[movement.type] !== undefined && movement.stakedAt === undefined) {
         return yield* Effect.dieMessage(`Ledger: ${movement.type} without stakedAt`)
       }
-      const posted = yield* post(movement.userId, movement.type, movement.amountCents, movement.reference, undefined, undefined, movement.stakedAt)
+      const posted = yield* post(movement.userId, movement.type, movement.amountCents, movement.reference, undefined, movement.stakedAt)
       return yield* Option.match(posted, {
         onNone: () => Effect.dieMessage("Ledger: a credit was refused"),
         onSome: Effect.succeed
       })
     })
 
-    /**
-     * Takes from the balance, or fails with InsufficientBalance and changes nothing; with `within`, also when the
-     * user's row does not meet it (the caller tells which it was).
-     */
-    const debit = Effect.fn("Ledger.debit")(function*(movement: Movement<DebitType>, within?: StakeCondition) {
+    /** Takes from the balance, or fails with InsufficientBalance and changes nothing. */
+    const debit = Effect.fn("Ledger.debit")(function*(movement: Movement<DebitType>) {
       yield* positive(movement.amountCents)
-      const posted = yield* post(movement.userId, movement.type, -movement.amountCents, movement.reference, undefined, within)
+      const posted = yield* post(movement.userId, movement.type, -movement.amountCents, movement.reference)
       return yield* Option.match(posted, {
         onNone: () => new InsufficientBalance(),
         onSome: Effect.succeed

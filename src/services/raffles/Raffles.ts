@@ -237,7 +237,6 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         return { first, last, balanceCents: posting.balanceAfterCents, drawn }
       }))
       yield* realtime.balanceChanged(userId, bought.balanceCents)
-      yield* responsibleGaming.warnAfterPlay(userId, at)
       yield* announce(bought.drawn)
       return {
         tickets: Array.from({ length: bought.last - bought.first + 1 }, (_, i) => bought.first + i),
