@@ -4,8 +4,8 @@
  *
  * Validation slides the session: lastActivity moves to now, expiresAt and the stored time to live to now + 7
  * days, in the same store command as the read (KeyValue.slide), unless the session has expired or the request
- * comes from another device than the one the session is bound to. At most 5 sessions per user: creating a 6th deletes the one idle the longest. Creation
- * holds the user's lock so that parallel sign-ins cannot exceed the limit.
+ * comes from another device than the one the session is bound to. At most 5 sessions per user: creating a 6th
+ * deletes the one idle the longest. Creation holds the user's lock so that parallel sign-ins cannot exceed the limit.
  *
  * Device binding (docs/rules.md#device-binding): a session is bound to the first `X-Device-Id` it sees
  * (at sign-in, or on its first request that sends one; of two racing requests one wins, by a
