@@ -211,7 +211,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
               best_drop_value_cents = GREATEST(s.best_drop_value_cents, EXCLUDED.best_drop_value_cents)
           ),
           ${liveDrops.recordStep({ userId: player.id, itemId: won.itemId, source: "CASE_OPEN", caseName: kase.name }, now, sql`EXISTS (SELECT 1 FROM opening)`)},
-          ${responsibleGaming.warningSteps(player.id, now, sql`moved`)}
+          ${responsibleGaming.playWarningSteps(player.id, now, sql`moved`)}
           SELECT EXISTS (SELECT 1 FROM fair_state) AS state_current,
                  EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version}) AS catalog_current,
                  (SELECT balance_cents FROM moved) AS balance_cents,

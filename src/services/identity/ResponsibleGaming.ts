@@ -251,12 +251,13 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
     }
 
     /**
-     * The warning steps (`warned`: the limits now at 80 %) of a statement that follows a game action's tallies in its
-     * transaction (an upgrade's write), read from the player's row; `warn` the result after the commit.
+     * A statement's warning steps (`warned`: the limits a game action took to 80 %; `warn` them after the commit), from
+     * `tallies` (an opening's debit step `moved`), else from the player's row as earlier statements of the
+     * transaction left it (an upgrade's write, after its stake counted the minute).
      */
-    const playWarningSteps = (userId: UserId, at: Date) => {
+    const playWarningSteps = (userId: UserId, at: Date, tallies?: Statement.Fragment) => {
       const w = playWindowsAt(at)
-      return warningSteps(sql, w, at, userId, talliesOf(sql, w, userId))
+      return warningSteps(sql, w, at, userId, tallies ?? talliesOf(sql, w, userId))
     }
 
     /**
@@ -271,7 +272,7 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
       // The debit and the 80 % warnings it brings, in one statement (as an opening's); the warning is sent after the commit.
       const staked = yield* singleOf(StakedRow, sql`
         WITH ${ledger.debitSteps(movement, at, within(movement.amountCents)(at))},
-        ${warningSteps(sql, playWindowsAt(at), at, movement.userId, sql`moved`)}
+        ${playWarningSteps(movement.userId, at, sql`moved`)}
         SELECT (SELECT id FROM posted) AS transaction_id, (SELECT balance_cents FROM moved) AS balance_after_cents,
                (SELECT limits FROM warned) AS warnings`)
       if (staked.transactionId === null || staked.balanceAfterCents === null) {
@@ -574,13 +575,8 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
       return checked
     })
 
-    /** The opening's one statement's warning steps, from the tallies its debit step `moved` returns. */
-    const openingWarningSteps = (userId: UserId, at: Date, tallies: Statement.Fragment) =>
-      warningSteps(sql, playWindowsAt(at), at, userId, tallies)
-
     return {
       within,
-      warningSteps: openingWarningSteps,
       refusal,
       refused,
       stake,
