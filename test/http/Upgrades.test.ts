@@ -169,6 +169,45 @@ layer(TestDatabase)("upgrades", (it) => {
       yield* sql`UPDATE upgrades SET success = NOT success, server_seed = ${"0".repeat(64)} WHERE id = ${results[1]!.upgradeId}`
       expect((yield* client.get(`/api/upgrades/${results[1]!.upgradeId}/verify`, player.auth)).body.isValid).toBe(false)
     }))
+
+  it.scoped("an upgrade goes by the catalog as it is now, and a won upgrade's live drop is the one recorded", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const [from, target] = yield* items([1_000, 2_000])
+      const player = yield* fundedPlayer(client, "edited", 0)
+      const [first, second, third] = [yield* grant(player.id, from!), yield* grant(player.id, from!), yield* grant(player.id, from!)]
+      const stream = yield* client.open("/api/live-drops/stream", { headers: player.auth })
+      const reader = stream.body!.getReader()
+      const decoder = new TextDecoder()
+      let text = decoder.decode((yield* Effect.promise(() => reader.read())).value)
+      expect(text).toContain(": connected")
+
+      // PINNED[0]: roll 729 wins at 45 %.
+      const won = (yield* upgrade(client, player.auth, { fromItemId: from!, toItemId: target!, inventoryItemId: first })).body
+      expect(won).toMatchObject({ success: true, probability: 0.45, roll: PINNED[0]![0] })
+      while (!text.includes("event: drop")) text += decoder.decode((yield* Effect.promise(() => reader.read())).value)
+      const announced = JSON.parse(text.split("event: drop\ndata: ")[1]!.split("\n")[0]!)
+      const [recorded] = (yield* client.get("/api/live-drops/recent?limit=1", player.auth)).body.drops
+      expect(announced).toEqual(recorded)
+      expect(announced).toMatchObject({ user: { id: player.id, username: "edited" }, item: { id: target, valueCents: 2000 }, source: "UPGRADE" })
+      yield* Effect.promise(() => reader.cancel())
+
+      // An administrator's edits between two upgrades of this instance count at once: the target now worth 4000
+      // (22.5 %), then not upgradable at all.
+      const catalog = yield* Effect.provide(Catalog, Catalog.Default)
+      yield* catalog.updateItem(BigInt(target!) as never, { valueCents: 4_000n })
+      const repriced = (yield* upgrade(client, player.auth, { fromItemId: from!, toItemId: target!, inventoryItemId: second })).body
+      expect(repriced).toMatchObject({ probability: 0.225, success: repriced.roll < 22_500 })
+      expect((yield* client.get(`/api/upgrades/${repriced.upgradeId}/verify`, player.auth)).body).toMatchObject({ threshold: 22_500, isValid: true })
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ toValueCents: string; threshold: number }>`
+        SELECT to_value_cents::text, threshold FROM upgrades WHERE id = ${repriced.upgradeId}`
+      expect(row).toEqual({ toValueCents: "4000", threshold: 22_500 })
+      yield* catalog.updateItem(BigInt(target!) as never, { isUpgradable: false })
+      expect((yield* upgrade(client, player.auth, { fromItemId: from!, toItemId: target!, inventoryItemId: third })).body)
+        .toEqual({ statusCode: 400, message: "Item not upgradable" })
+      expect(yield* statusOf(third)).toBe("AVAILABLE")
+    }))
 })
 
 layer(TestDatabase, { excludeTestServices: true })("upgrades in parallel", (it) => {

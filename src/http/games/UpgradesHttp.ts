@@ -16,7 +16,7 @@ export const UpgradesLive = HttpApiBuilder.group(Api, "upgrades", (handlers) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
           idempotent(
             { userId: user.id, headers, operation: "upgrades.upgrade", input: { payload }, response: UpgradeResult },
-            upgrades.upgrade(user.id, payload)
+            upgrades.upgrade(user, payload)
           )))
       .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.verify(user, path.id)))
       .handle("history", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.history(user.id, urlParams)))

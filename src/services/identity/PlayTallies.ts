@@ -119,9 +119,15 @@ export const warningSteps = (
     )`
 }
 
+/**
+ * The current windows' tallies (`loss_day_cents`, `loss_week_cents`, `loss_month_cents`, `play_minutes`) of a row of
+ * `users` named `row`, as `warningSteps` reads them: a select list, or an UPDATE's RETURNING list.
+ */
+export const currentTallies = (sql: SqlClient.SqlClient, w: PlayWindows, row: Statement.Fragment): Statement.Fragment =>
+  sql`${lossOf(sql, w, row, LOSS_TALLIES[0])} AS loss_day_cents, ${lossOf(sql, w, row, LOSS_TALLIES[1])} AS loss_week_cents,
+      ${lossOf(sql, w, row, LOSS_TALLIES[2])} AS loss_month_cents,
+      CASE WHEN ${row}.play_day = ${w.day.key}::date THEN ${row}.play_minutes ELSE 0 END AS play_minutes`
+
 /** The current windows' tallies of a player, as `warningSteps` reads them, from their `users` row. */
 export const talliesOf = (sql: SqlClient.SqlClient, w: PlayWindows, userId: bigint): Statement.Fragment =>
-  sql`(SELECT ${lossOf(sql, w, sql`u`, LOSS_TALLIES[0])} AS loss_day_cents, ${lossOf(sql, w, sql`u`, LOSS_TALLIES[1])} AS loss_week_cents,
-              ${lossOf(sql, w, sql`u`, LOSS_TALLIES[2])} AS loss_month_cents,
-              CASE WHEN u.play_day = ${w.day.key}::date THEN u.play_minutes ELSE 0 END AS play_minutes
-       FROM users u WHERE u.id = ${userId})`
+  sql`(SELECT ${currentTallies(sql, w, sql`u`)} FROM users u WHERE u.id = ${userId})`

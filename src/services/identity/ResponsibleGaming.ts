@@ -39,7 +39,7 @@ import { Withdrawals } from "../money/Withdrawals"
 import { Notifications } from "../platform/Notifications"
 import { afterCommit, execute, firstOf, inTransaction, rowsOf, singleOf } from "../platform/SqlRows"
 import { Identities } from "./Identities"
-import { talliesOf, warningSteps, withinLimits } from "./PlayTallies"
+import { currentTallies, talliesOf, warningSteps, withinLimits } from "./PlayTallies"
 import { type PlayWindows, playWindowsAt } from "./PlayWindows"
 
 /** A raise or removal of a limit waits this long (UKGC's cooling-off). */
@@ -284,17 +284,18 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
 
     /**
      * A game action that stakes no money (an upgrade), as a step `played` of the caller's statement: the play minute
-     * counted, when the exclusion and the limits allow the action at `at`; no row otherwise (`playRefusal` says why).
+     * counted, when the exclusion and the limits allow the action at `at` (and `onlyIf` holds); no row otherwise
+     * (`playRefusal` says why). Its row has the player's current tallies, for `playWarningSteps` in the same statement.
      */
-    const playStep = (userId: UserId, at: Date) => {
+    const playStep = (userId: UserId, at: Date, onlyIf: Statement.Fragment = sql`true`) => {
       const w = playWindowsAt(at)
       return sql`
         played AS (
           UPDATE users SET play_minutes = CASE WHEN play_day = ${w.day.key}::date THEN play_minutes ELSE 0 END
                              + CASE WHEN play_day = ${w.day.key}::date AND play_last_minute = ${w.minute} THEN 0 ELSE 1 END,
                            play_day = ${w.day.key}::date, play_last_minute = ${w.minute}
-          WHERE id = ${userId} AND ${within(0n)(at)}
-          RETURNING id
+          WHERE id = ${userId} AND ${within(0n)(at)} AND ${onlyIf}
+          RETURNING id, ${currentTallies(sql, w, sql`users`)}
         )`
     }
 
