@@ -6,8 +6,9 @@
  * - Traces: with OTEL_EXPORTER_OTLP_ENDPOINT set, the spans the service already makes (the HTTP
  *   server span, `Effect.fn` service spans, the SQL client's statement spans) go in batches to that
  *   OTLP/HTTP collector; the exporter reads the other OTEL_EXPORTER_OTLP_* variables itself (headers,
- *   timeout), and OTEL_RESOURCE_ATTRIBUTES adds resource attributes. Unset: no exporter, no SDK
- *   tracer, nothing leaves the process.
+ *   timeout), and OTEL_RESOURCE_ATTRIBUTES adds resource attributes. Unset: tracing is off, since
+ *   nothing would read a span: no HTTP server span (its URL parsing, header copies and attributes on
+ *   every request) and no-op spans elsewhere (about a tenth of a request's CPU, docs/decisions.md).
  */
 import * as OtelMetrics from "@effect/opentelemetry/Metrics"
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
@@ -15,6 +16,7 @@ import * as Resource from "@effect/opentelemetry/Resource"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { HttpMiddleware } from "@effect/platform"
 import { Config, Context, Effect, Layer, Option } from "effect"
 
 const RESOURCE = { serviceName: "game-platform", serviceVersion: "0.1.0" }
@@ -38,13 +40,13 @@ export class MetricsExport extends Context.Tag("app/MetricsExport")<MetricsExpor
   }))
 }
 
-/** The OTLP trace export when OTEL_EXPORTER_OTLP_ENDPOINT is set; nothing otherwise. */
+/** The OTLP trace export when OTEL_EXPORTER_OTLP_ENDPOINT is set; tracing off otherwise. */
 export const TracingFromEnv: Layer.Layer<never> = Layer.unwrapEffect(
   Effect.map(
     Config.option(Config.nonEmptyString("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(Effect.orElseSucceed(() => Option.none())),
     (endpoint) =>
       Option.isNone(endpoint)
-        ? Layer.empty
+        ? Layer.merge(Layer.setTracerEnabled(false), Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true))
         : Layer.discard(NodeSdk.layer(() => ({
           resource: RESOURCE,
           spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter())

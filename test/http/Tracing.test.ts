@@ -6,7 +6,8 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { expect, layer } from "@effect/vitest"
-import { ConfigProvider, Effect, Logger } from "effect"
+import { HttpMiddleware, HttpServerRequest } from "@effect/platform"
+import { ConfigProvider, Effect, FiberRef, Logger } from "effect"
 import { TracingFromEnv } from "../../src/layers/Observability"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient } from "../support/TestApp"
@@ -61,13 +62,22 @@ layer(TestDatabase)("tracing", (it) => {
       })
     }).pipe(Effect.provide(InMemoryTracing)))
 
-  it.scoped("the OTLP exporter is installed only when OTEL_EXPORTER_OTLP_ENDPOINT is set", () =>
+  it.scoped("the OTLP exporter is installed only when OTEL_EXPORTER_OTLP_ENDPOINT is set; without it tracing is off", () =>
     Effect.gen(function*() {
       const native = yield* Effect.tracer
-      const tracerWith = (env: ReadonlyArray<[string, string]>) =>
-        Effect.tracer.pipe(Effect.provide(TracingFromEnv), Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env))))
-      expect(yield* tracerWith([])).toBe(native)
+      const request = HttpServerRequest.fromWeb(new Request("http://localhost/api/health"))
+      // Each in a fiber of its own: the layer sets fiber refs for the fiber it is built in.
+      const tracingWith = (env: ReadonlyArray<[string, string]>) =>
+        Effect.promise(() => Effect.runPromise(Effect.all({
+          tracer: Effect.tracer,
+          enabled: FiberRef.get(FiberRef.currentTracerEnabled),
+          serverSpan: Effect.map(FiberRef.get(HttpMiddleware.currentTracerDisabledWhen), (disabled) => !disabled(request))
+        }).pipe(Effect.provide(TracingFromEnv), Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env))))))
+      // Nothing would read a span: none is made, not even the HTTP server's.
+      expect(yield* tracingWith([])).toEqual({ tracer: native, enabled: false, serverSpan: false })
       // Nothing is sent: no span ends while it is installed.
-      expect(yield* tracerWith([["OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"]])).not.toBe(native)
+      const exporting = yield* tracingWith([["OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"]])
+      expect(exporting.tracer).not.toBe(native)
+      expect(exporting).toMatchObject({ enabled: true, serverSpan: true })
     }))
 })
