@@ -389,6 +389,26 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(Chunk.toArray(b)).toEqual(["drop"])
     }))
 
+  it.scoped("pub/sub: a burst reaches a subscriber in few deliveries, whole and in order", () =>
+    Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      const channel = fresh("burst")
+      const messages = yield* broadcast.subscribe(channel)
+      const received = yield* Stream.runCollect(Stream.chunks(messages).pipe(
+        Stream.scan([] as Array<ReadonlyArray<string>>, (deliveries, chunk) => [...deliveries, Chunk.toReadonlyArray(chunk)]),
+        Stream.takeUntil((deliveries) => deliveries.flat().length >= 10)
+      )).pipe(Effect.fork)
+      // Ten messages a couple of real milliseconds apart: each would find the subscriber waiting, and be a delivery
+      // of its own, were a channel's messages not passed on together (COALESCE_MS).
+      for (let i = 0; i < 10; i++) {
+        yield* broadcast.publish({ channel, message: `b${i}` })
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
+      }
+      const deliveries = Chunk.toReadonlyArray(yield* Fiber.join(received)).at(-1)!
+      expect(deliveries.flat()).toEqual(Array.from({ length: 10 }, (_, i) => `b${i}`))
+      expect(deliveries.length).toBeLessThanOrEqual(4)
+    }))
+
   it.effect("pub/sub: a channel can be subscribed again after its last subscriber left", () =>
     Effect.gen(function*() {
       const broadcast = yield* Broadcast

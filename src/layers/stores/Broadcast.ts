@@ -4,7 +4,7 @@
  * UNSUBSCRIBE), and each message fans out locally to a bounded queue per subscriber. In memory the local
  * fan-out alone does it.
  */
-import { Context, Deferred, Effect, Layer, Queue, type Scope, Stream } from "effect"
+import { Chunk, Context, Deferred, Effect, Layer, Queue, type Scope, Stream } from "effect"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { storeCall } from "../Failures"
 import type { StartupError } from "../AppConfig"
@@ -33,23 +33,39 @@ interface BroadcastShape {
  * stopped reading holds this much at most, and never holds up the others.
  */
 const SUBSCRIBER_QUEUE_LIMIT = 1000
-/** The most messages a subscriber's stream takes from its queue at once. */
-const MESSAGES_PER_TAKE = 16
+/**
+ * A channel passes its messages on at most once per COALESCE_MS (docs/decisions.md "Live-drop fan-out"): the
+ * first message after a quiet moment goes at once, those that follow within the window go together at its end.
+ * A burst then costs each subscriber one delivery (one wake-up of its stream, one write to its client) instead
+ * of one per message: 200 drops a second to 5 000 streams is 100 000 deliveries a second, not a million.
+ */
+const COALESCE_MS = 50
+
+/** A local subscriber: its queue of deliveries, and how many messages they hold (bounded by SUBSCRIBER_QUEUE_LIMIT). */
+interface Subscriber {
+  readonly queue: Queue.Queue<ReadonlyArray<string>>
+  waiting: number
+}
 
 interface Channel {
-  /** A queue per local subscriber, bounded by SUBSCRIBER_QUEUE_LIMIT. */
-  readonly subscribers: Set<Queue.Queue<string>>
+  readonly subscribers: Set<Subscriber>
   /** Completes once the channel's messages reach `subscribers` (the Redis SUBSCRIBE is confirmed). */
   readonly ready: Deferred.Deferred<void, ServiceUnavailable>
   refs: number
+  /** Messages of the current window, passed on at its end. */
+  pending: Array<string>
+  /** The end of the current window, while messages wait for it. */
+  timer: ReturnType<typeof setTimeout> | undefined
+  /** When the channel last passed messages on (ms). */
+  lastDelivery: number
 }
 
 /**
  * Local fan-out with per-channel reference counts; `onFirst` and `onLast` connect a channel to its
  * source. A subscriber puts its queue in the channel before the source is connected, so nothing that
- * arrives once the source is connected can be missed. Each message is offered to every queue without
- * waiting; a subscriber whose queue is full is dropped (SUBSCRIBER_QUEUE_LIMIT), so a slow one neither
- * holds up the others nor buffers without bound.
+ * arrives once the source is connected can be missed. Messages are passed on in order, those of one
+ * COALESCE_MS window together, to every queue without waiting; a subscriber that has SUBSCRIBER_QUEUE_LIMIT
+ * messages waiting is dropped, so a slow one neither holds up the others nor buffers without bound.
  */
 const makeFanout = (hooks: {
   readonly onFirst: (channel: string) => Effect.Effect<void, ServiceUnavailable>
@@ -59,26 +75,35 @@ const makeFanout = (hooks: {
 
   const subscribe = (channel: string): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
     Effect.gen(function*() {
-      const queue = yield* Queue.bounded<string>(SUBSCRIBER_QUEUE_LIMIT)
+      // Each delivery holds at least one message, so the queue never fills before `waiting` passes the limit.
+      const subscriber: Subscriber = { queue: yield* Queue.bounded<ReadonlyArray<string>>(SUBSCRIBER_QUEUE_LIMIT), waiting: 0 }
       const { entry, first } = yield* Effect.acquireRelease(
         Effect.suspend(() => {
           const existing = channels.get(channel)
           if (existing !== undefined) {
             existing.refs++
-            existing.subscribers.add(queue)
+            existing.subscribers.add(subscriber)
             return Effect.succeed({ entry: existing, first: false })
           }
           return Effect.map(Deferred.make<void, ServiceUnavailable>(), (ready) => {
-            const entry: Channel = { subscribers: new Set([queue]), ready, refs: 1 }
+            const entry: Channel = {
+              subscribers: new Set([subscriber]),
+              ready,
+              refs: 1,
+              pending: [],
+              timer: undefined,
+              lastDelivery: 0
+            }
             channels.set(channel, entry)
             return { entry, first: true }
           })
         }),
         ({ entry }) =>
           Effect.suspend(() => {
-            entry.subscribers.delete(queue)
+            entry.subscribers.delete(subscriber)
             entry.refs--
             if (entry.refs > 0) return Effect.void
+            clearTimeout(entry.timer)
             if (channels.get(channel) === entry) channels.delete(channel)
             return hooks.onLast(channel)
           })
@@ -86,25 +111,45 @@ const makeFanout = (hooks: {
       // Uninterruptible: other subscribers of the channel wait for `ready`.
       if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
       yield* Deferred.await(entry.ready)
-      // A queue shut down (the subscriber dropped) ends the stream. Taken MESSAGES_PER_TAKE at a time: what a
-      // subscriber has taken and not yet passed on does not count against SUBSCRIBER_QUEUE_LIMIT, so it stays small.
-      return Stream.fromQueue(queue, { maxChunkSize: MESSAGES_PER_TAKE })
+      // A queue shut down (the subscriber dropped) ends the stream. One delivery taken at a time: what a subscriber
+      // has taken and not yet passed on does not count against SUBSCRIBER_QUEUE_LIMIT, so it stays one window's worth.
+      return Stream.fromQueue(subscriber.queue, { maxChunkSize: 1 }).pipe(
+        Stream.mapChunks((deliveries) => {
+          const messages = Chunk.toReadonlyArray(deliveries).flat()
+          subscriber.waiting -= messages.length
+          return Chunk.unsafeFromArray(messages)
+        })
+      )
     })
 
-  /** Delivers to local subscribers; synchronous, for use from event handlers. */
-  const deliver = (channel: string, message: string): void => {
-    const entry = channels.get(channel)
-    if (entry === undefined) return
-    for (const queue of entry.subscribers) {
-      if (!queue.unsafeOffer(message)) drop(entry, queue)
+  /** Passes the channel's waiting messages on, as one delivery to each subscriber. */
+  const flush = (entry: Channel): void => {
+    entry.timer = undefined
+    entry.lastDelivery = Date.now()
+    const delivery = entry.pending
+    entry.pending = []
+    for (const subscriber of entry.subscribers) {
+      subscriber.waiting += delivery.length
+      if (subscriber.waiting > SUBSCRIBER_QUEUE_LIMIT || !subscriber.queue.unsafeOffer(delivery)) drop(entry, subscriber)
     }
   }
 
+  /** Delivers to local subscribers (see COALESCE_MS); synchronous, for use from event handlers. */
+  const deliver = (channel: string, message: string): void => {
+    const entry = channels.get(channel)
+    if (entry === undefined) return
+    entry.pending.push(message)
+    if (entry.timer !== undefined) return
+    const wait = entry.lastDelivery + COALESCE_MS - Date.now()
+    if (wait <= 0) flush(entry)
+    else entry.timer = setTimeout(() => flush(entry), wait)
+  }
+
   /** A subscriber SUBSCRIBER_QUEUE_LIMIT messages behind: out of the channel, its messages let go, its stream ended. */
-  const drop = (entry: Channel, queue: Queue.Queue<string>): void => {
-    entry.subscribers.delete(queue)
+  const drop = (entry: Channel, subscriber: Subscriber): void => {
+    entry.subscribers.delete(subscriber)
     // Synchronous: a full queue has no taker waiting, and nothing here waits.
-    Effect.runSync(Effect.zipRight(Queue.takeAll(queue), Queue.shutdown(queue)))
+    Effect.runSync(Effect.zipRight(Queue.takeAll(subscriber.queue), Queue.shutdown(subscriber.queue)))
   }
 
   return { subscribe, deliver }
