@@ -88,6 +88,8 @@ const playBattle = (client: TestClient, mode: string, count: 2 | 3 | 4, caseIds:
     const created = yield* client.post("/api/battles", { caseIds, mode, maxPlayers: count }, fighters[0]!.auth)
     expect(created.status).toBe(201)
     expect(created.body).toMatchObject({ status: "WAITING", mode, maxPlayers: count, entryPriceCents: entry, rounds: [] })
+    // The creation answers the battle exactly as it is stored.
+    expect(created.body).toEqual((yield* client.get(`/api/battles/${created.body.id}`, fighters[0]!.auth)).body)
     let last = created
     for (const fighter of fighters.slice(1)) {
       last = yield* client.post(`/api/battles/${created.body.id}/join`, undefined, fighter.auth)

@@ -15,7 +15,7 @@ export const BattlesLive = HttpApiBuilder.group(Api, "battles", (handlers) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
           idempotent(
             { userId: user.id, headers, operation: "battles.create", input: { payload }, response: Battle },
-            battles.create(user.id, payload)
+            battles.create(user, payload)
           )))
       .handle("list", ({ urlParams }) => battles.list(urlParams))
       .handle("get", ({ path }) => battles.get(path.id))

@@ -35,7 +35,7 @@ import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { execute, firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
+import { execute, firstOf, inTransaction, newestPage, rowsOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 const BattleRow = Schema.Struct({
@@ -69,8 +69,8 @@ const SeatRow = Schema.Struct({ userId: UserId, slot: Schema.Number })
 const SlotRow = Schema.Struct({ slot: Schema.Number })
 /** When a player paid a battle's entry (its BATTLE_ENTRY movement): a refund gives room back in that play's windows. */
 const EntryRow = Schema.Struct({ userId: UserId, paidAt: Schema.DateFromSelf })
-const CasePriceRow = Schema.Struct({ id: CaseId, priceCents: Schema.BigInt })
-const CreatedRow = Schema.Struct({ id: Schema.String })
+/** A case of a battle being created, with the id the battle will have (taken ahead from its sequence). */
+const NewBattleCaseRow = Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigInt, battleId: Schema.BigInt })
 
 const CaseJson = Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigInt })
 
@@ -145,6 +145,39 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         "winners_count, created_at, finished_at, server_seed, server_seed_hash"
     )
 
+    /** `GET /battles/:id`'s view of a battle's details. */
+    const viewOf = (battle: typeof DetailsRow.Type) => ({
+      id: battle.id,
+      status: battle.status,
+      serverSeedHash: battle.serverSeedHash,
+      serverSeed: battle.status === "FINISHED" ? battle.serverSeed : null,
+      mode: battle.mode,
+      maxPlayers: battle.maxPlayers,
+      entryPriceCents: battle.entryPriceCents,
+      players: battle.players.map((p) => ({
+        slot: p.slot,
+        team: p.team,
+        user: { id: p.userId, username: p.username },
+        totalValueCents: p.totalValueCents,
+        isWinner: p.isWinner
+      })),
+      cases: battle.cases,
+      rounds: battle.rolls.map((r) => ({
+        id: r.id,
+        roundNumber: r.roundNumber,
+        userId: r.userId,
+        item: itemOf(r),
+        roll: r.roll,
+        serverSeedHash: r.serverSeedHash,
+        // Rolls exist only once the battle is FINISHED (rolled and settled at once), so the seed is revealed.
+        serverSeed: battle.status === "FINISHED" ? r.serverSeed : null,
+        clientSeed: r.clientSeed,
+        nonce: r.nonce
+      })),
+      createdAt: battle.createdAt,
+      finishedAt: battle.finishedAt
+    })
+
     /**
      * The views of `GET /battles/:id` for these battles, in the order given: one statement, the players,
      * cases and (`withRounds`) rolls of each battle as JSON arrays on its row.
@@ -172,39 +205,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         const detailsOf = new Map(details.map((d) => [d.id, d]))
         return ids.flatMap((id) => {
           const battle = detailsOf.get(String(id))
-          if (battle === undefined) return []
-          const { cases, players, rolls } = battle
-          return [{
-            id: battle.id,
-            status: battle.status,
-            serverSeedHash: battle.serverSeedHash,
-            serverSeed: battle.status === "FINISHED" ? battle.serverSeed : null,
-            mode: battle.mode,
-            maxPlayers: battle.maxPlayers,
-            entryPriceCents: battle.entryPriceCents,
-            players: players.map((p) => ({
-              slot: p.slot,
-              team: p.team,
-              user: { id: p.userId, username: p.username },
-              totalValueCents: p.totalValueCents,
-              isWinner: p.isWinner
-            })),
-            cases,
-            rounds: rolls.map((r) => ({
-              id: r.id,
-              roundNumber: r.roundNumber,
-              userId: r.userId,
-              item: itemOf(r),
-              roll: r.roll,
-              serverSeedHash: r.serverSeedHash,
-              // Rolls exist only once the battle is FINISHED (rolled and settled at once), so the seed is revealed.
-              serverSeed: battle.status === "FINISHED" ? r.serverSeed : null,
-              clientSeed: r.clientSeed,
-              nonce: r.nonce
-            })),
-            createdAt: battle.createdAt,
-            finishedAt: battle.finishedAt
-          }]
+          return battle === undefined ? [] : [viewOf(battle)]
         })
       })
 
@@ -229,24 +230,38 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     const teamOf = (mode: BattleMode, slot: number) => (mode === "TEAM" ? (slot <= 2 ? 1 : 2) : null)
 
-    /** docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. */
-    const create = Effect.fn("Battles.create")(function*(userId: UserId, request: CreateBattleRequest) {
+    /**
+     * docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. Two
+     * statements: the cases read with the battle's id taken ahead, then the entry's debit with the battle, its
+     * rounds and the creator's seat, which are written only when the debit is; the answer is made from what these
+     * know, as `get` would read it.
+     */
+    const create = Effect.fn("Battles.create")(function*(creator: { readonly id: UserId; readonly username: string }, request: CreateBattleRequest) {
       const distinct = [...new Set(request.caseIds)]
-      const cases = yield* rowsOf(CasePriceRow, sql`SELECT id, price_cents FROM cases WHERE id = ANY(${distinct}::bigint[]) AND is_active`)
+      const cases = yield* rowsOf(NewBattleCaseRow, sql`
+        SELECT c.id, c.name, c.price_cents, b.id AS battle_id
+        FROM cases c CROSS JOIN (SELECT nextval(pg_get_serial_sequence('battles', 'id')) AS id) b
+        WHERE c.id = ANY(${distinct}::bigint[]) AND c.is_active`)
       if (cases.length !== distinct.length) return yield* new CaseNotFound()
-      const priceOf = new Map(cases.map((c) => [c.id, c.priceCents]))
-      const entry = request.caseIds.reduce((sum, id) => sum + priceOf.get(id)!, 0n)
+      const caseOf = new Map(cases.map((c) => [c.id, c]))
+      const rounds = request.caseIds.map((id) => caseOf.get(id)!)
+      const entry = rounds.reduce((sum, c) => sum + c.priceCents, 0n)
+      const id = cases[0]!.battleId
       const at = yield* now
       const seed = yield* fairness.newServerSeed
+      const team = teamOf(request.mode, 1)
       // Each round keeps its case's ranges and values as they are now (`items`, in roll order), so
       // that editing the case later cannot change a battle its players already paid for.
-      const { balanceCents, id } = yield* transaction(Effect.gen(function*() {
-        const { id } = yield* singleOf(CreatedRow, sql`
-          WITH battle AS (
-            INSERT INTO battles (creator_id, mode, max_players, entry_price_cents, player_count, server_seed, server_seed_hash,
-                                 created_at)
-            VALUES (${userId}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed}, ${seed.serverSeedHash},
-                    ${at})
+      const posting = yield* responsibleGaming.stake(
+        { userId: creator.id, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id } },
+        sql`
+          battle AS (
+            INSERT INTO battles (id, creator_id, mode, max_players, entry_price_cents, player_count, server_seed,
+                                 server_seed_hash, created_at)
+            OVERRIDING SYSTEM VALUE
+            SELECT ${id}, ${creator.id}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed},
+                   ${seed.serverSeedHash}, ${at}
+            FROM moved
             RETURNING id
           ), rounds AS (
             INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
@@ -255,24 +270,32 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                                                         'rangeEnd', ci.range_end, 'valueCents', i.value_cents::text)
                                      ORDER BY ci.range_start)
                     FROM case_items ci JOIN items i ON i.id = ci.item_id WHERE ci.case_id = r.case_id)
-            FROM battle, unnest(${request.caseIds}::bigint[],
-                                ${request.caseIds.map((caseId) => priceOf.get(caseId)!)}::bigint[])
+            FROM battle, unnest(${request.caseIds}::bigint[], ${rounds.map((c) => c.priceCents)}::bigint[])
                          WITH ORDINALITY AS r(case_id, price_cents, round_number)
           ), creator AS (
             INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
-            SELECT battle.id, 1, ${userId}, ${teamOf(request.mode, 1)}::integer, ${at} FROM battle
-          )
-          SELECT id::text AS id FROM battle`)
-        const posting = yield* responsibleGaming.stake({
-          userId,
-          type: "BATTLE_ENTRY",
-          amountCents: entry,
-          reference: { type: "BATTLE", id: BigInt(id) }
-        })
-        return { id: BigInt(id) as BattleId, balanceCents: posting.balanceAfterCents }
-      }))
-      yield* realtime.balanceChanged(userId, balanceCents)
-      return yield* get(id)
+            SELECT battle.id, 1, ${creator.id}, ${team}::integer, ${at} FROM battle
+          )`
+      )
+      yield* realtime.balanceChanged(creator.id, posting.balanceAfterCents)
+      return viewOf({
+        id: String(id),
+        creatorId: creator.id,
+        mode: request.mode,
+        maxPlayers: request.maxPlayers,
+        status: "WAITING",
+        entryPriceCents: entry,
+        playerCount: 1,
+        fairShareCents: null,
+        winnersCount: null,
+        createdAt: at,
+        finishedAt: null,
+        serverSeed: seed.serverSeed,
+        serverSeedHash: seed.serverSeedHash,
+        players: [{ slot: 1, team, userId: creator.id, username: creator.username, totalValueCents: 0n, isWinner: false }],
+        cases: rounds.map((c) => ({ id: c.id, name: c.name, priceCents: c.priceCents })),
+        rolls: []
+      })
     })
 
     const join = Effect.fn("Battles.join")(function*(userId: UserId, id: BattleId) {
