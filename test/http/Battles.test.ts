@@ -90,12 +90,25 @@ const playBattle = (client: TestClient, mode: string, count: 2 | 3 | 4, caseIds:
     expect(created.body).toMatchObject({ status: "WAITING", mode, maxPlayers: count, entryPriceCents: entry, rounds: [] })
     // The creation answers the battle exactly as it is stored.
     expect(created.body).toEqual((yield* client.get(`/api/battles/${created.body.id}`, fighters[0]!.auth)).body)
+    // Watching the live drops from before the last join, which records and announces them.
+    const stream = yield* client.open("/api/live-drops/stream", { headers: fighters[0]!.auth })
+    const reader = stream.body!.getReader()
+    const decoder = new TextDecoder()
+    let text = ""
+    /** The first `n` drops announced on the stream. */
+    const announced = (n: number) =>
+      Effect.gen(function*() {
+        const dropsIn = () => text.split("event: drop\ndata: ").slice(1).map((event) => JSON.parse(event.split("\n")[0]!))
+        while (dropsIn().length < n) text += decoder.decode((yield* Effect.promise(() => reader.read())).value)
+        yield* Effect.promise(() => reader.cancel())
+        return dropsIn().slice(0, n)
+      })
     let last = created
     for (const fighter of fighters.slice(1)) {
       last = yield* client.post(`/api/battles/${created.body.id}/join`, undefined, fighter.auth)
       expect(last.status).toBe(200)
     }
-    return { battle: last.body as Battle, fighters }
+    return { battle: last.body as Battle, fighters, announced }
   })
 
 layer(TestDatabase)("battles", (it) => {
@@ -111,7 +124,7 @@ layer(TestDatabase)("battles", (it) => {
         expect(receiver.status).toBe(201)
         const { kase } = yield* makeCase({ priceCents: 500n })
         const caseIds = [kase.id, kase.id, kase.id].map(String)
-        const { battle, fighters } = yield* playBattle(client, mode, count, caseIds)
+        const { announced, battle, fighters } = yield* playBattle(client, mode, count, caseIds)
 
         expect(battle.status).toBe("FINISHED")
         expect(battle.players.map((p) => p.slot)).toEqual(Array.from({ length: count }, (_, i) => i + 1))
@@ -194,6 +207,8 @@ layer(TestDatabase)("battles", (it) => {
         const drops = (yield* client.get("/api/live-drops/recent?limit=50", fighters[0]!.auth)).body.drops as ReadonlyArray<{ source: string; user: { id: string } }>
         const received = records.filter((r) => r.userId !== null).length
         expect(drops.filter((d) => d.source === "BATTLE" && winners.includes(d.user.id)).length).toBe(Math.min(received, 50))
+        // Announced as recorded, in one publication after the commit.
+        expect(yield* announced(received)).toEqual(drops.filter((d) => d.source === "BATTLE").slice(0, received).reverse())
         expect(yield* ledgerProblems).toEqual(healthyLedger)
       }))
   }

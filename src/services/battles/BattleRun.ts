@@ -16,6 +16,7 @@ import type { BattleId, BattleMode } from "../../schema/battles/Battle"
 import { ItemId, UserId } from "../../schema/platform/Ids"
 import { settle, TOLERANCE } from "./BattleSettlement"
 import { itemForRoll } from "../games/CaseRanges"
+import { LiveDrops, RecordedDrops } from "../games/LiveDrops"
 import { caseRoll, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { orUnavailable, rowsOf, singleOf } from "../platform/SqlRows"
 import { WebhookOutbox } from "../platform/WebhookOutbox"
@@ -61,7 +62,7 @@ const PlayerJson = Schema.Struct({
 })
 const BattleStateRow = Schema.Struct({ rounds: Schema.Array(RoundJson), players: Schema.Array(PlayerJson) })
 const PoolRow = Schema.Struct({ itemId: ItemId, valueCents: Schema.BigInt })
-const DropIdsRow = Schema.Struct({ dropIds: Schema.Array(Schema.String) })
+const WrittenRow = Schema.Struct({ drops: RecordedDrops })
 
 /** A player's roll in a round, as `battle_rolls` keeps it (with the battle's id, seed and time). */
 interface Roll {
@@ -89,6 +90,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const fairness = yield* ProvablyFair
+    const liveDrops = yield* LiveDrops
     const outbox = yield* WebhookOutbox
 
     /**
@@ -170,7 +172,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
       const rollColumn = <K extends keyof Roll>(key: K) => rolls.map((roll) => roll[key])
       const records = settlement.records
       const winnerSlots = new Set(winners.map((w) => w.slot))
-      const { dropIds } = yield* singleOf(DropIdsRow, sql`
+      const { drops: recordedDrops } = yield* singleOf(WrittenRow, sql`
         WITH rolled AS (
           INSERT INTO battle_rolls (battle_id, round_number, user_id, case_id, item_id, value_cents, server_seed,
                                     server_seed_hash, client_seed, nonce, roll, range_start, range_end, created_at)
@@ -220,7 +222,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         ), dropped AS (
           INSERT INTO live_drops (user_id, item_id, source, case_name, created_at)
           SELECT user_id, item_id, 'BATTLE', case_name, ${now}::timestamptz FROM input WHERE user_id IS NOT NULL ORDER BY ord
-          RETURNING id
+          RETURNING id, user_id, item_id, source, case_name, created_at
         ), totals AS (
           UPDATE battle_players p SET total_value_cents = t.total_value_cents, is_winner = t.is_winner
           FROM unnest(${totals.map((p) => p.slot)}::integer[], ${totals.map((p) => p.totalValueCents)}::bigint[],
@@ -231,16 +233,16 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
                              winners_count = ${winners.length}
           WHERE id = ${battleId}
         )
-        SELECT COALESCE(array_agg(id::text ORDER BY id), '{}') AS drop_ids FROM dropped`)
+        SELECT ${liveDrops.recorded(sql`dropped`)} AS drops`)
       yield* outbox.enqueue("battle.finished", {
         battleId: String(battleId),
         winnerIds: winners.map((w) => String(w.userId)),
         totalValueCents: Number(settlement.summary.totalDropped)
       })
-      return dropIds
+      return recordedDrops
     }, orUnavailable)
 
     return { run } as const
   }),
-  dependencies: [ProvablyFair.Default, WebhookOutbox.Default]
+  dependencies: [ProvablyFair.Default, WebhookOutbox.Default, LiveDrops.Default]
 }) {}

@@ -324,12 +324,12 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           amountCents: battle.entryPriceCents,
           reference: { type: "BATTLE", id }
         })
-        const dropIds = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
-        return { balanceCents: posting.balanceAfterCents, dropIds, entryPriceCents: battle.entryPriceCents }
+        const drops = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
+        return { balanceCents: posting.balanceAfterCents, drops, entryPriceCents: battle.entryPriceCents }
       }))
       yield* gameRound("battle_join", joined.entryPriceCents)
       yield* realtime.balanceChanged(userId, joined.balanceCents)
-      yield* liveDrops.announce(...joined.dropIds)
+      yield* liveDrops.announceRecorded(joined.drops)
       return yield* get(id)
     })
 

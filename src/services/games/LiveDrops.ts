@@ -35,6 +35,9 @@ const publication = (drop: LiveDrop): Publication => ({
   message: JSON.stringify(Schema.encodeSync(LiveDrop)(drop))
 })
 
+/** Drops as `recorded` returns them: the rows of DropRow as JSON. */
+export const RecordedDrops = Schema.Array(Schema.Struct({ ...DropRow.fields, createdAt: Schema.Date }))
+
 const toDrop = (row: typeof DropRow.Type): LiveDrop =>
   Schema.decodeUnknownSync(LiveDrop)({
     id: row.id,
@@ -95,6 +98,22 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
       )`
 
     /**
+     * The drops a step of the statement inserted (`inserted`: a relation of `live_drops` rows), as a JSON array
+     * (RecordedDrops), for `announceRecorded`: the statement returns what a publication needs, nothing is read back.
+     */
+    const recorded = (inserted: Statement.Fragment) => sql`
+      (SELECT COALESCE(json_agg(json_build_object('id', d.id::text, 'userId', d.user_id::text, 'username', u.username,
+                                                  'itemId', d.item_id::text, 'name', i.name, 'rarity', i.rarity,
+                                                  'valueCents', i.value_cents::text, 'imageUrl', i.image_url,
+                                                  'source', d.source, 'caseName', d.case_name, 'createdAt', d.created_at)
+                                ORDER BY d.id), '[]')
+       FROM ${inserted} d JOIN users u ON u.id = d.user_id JOIN items i ON i.id = d.item_id)`
+
+    /** Publishes drops a write recorded (`recorded`), in one publication, once it has committed (see `afterCommit`). */
+    const announceRecorded = (drops: typeof RecordedDrops.Type) =>
+      drops.length === 0 ? Effect.void : afterCommit(broadcast.publish(...drops.map((row) => publication(toDrop(row)))))
+
+    /**
      * Publishes committed drops, read by their ids in one statement, to every instance's subscribers in one
      * publication (see `afterCommit`).
      */
@@ -123,6 +142,6 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
     /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
     const subscribe: Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
 
-    return { record, recordStep, publication, announce, recent, emit, subscribe } as const
+    return { record, recordStep, recorded, publication, announceRecorded, announce, recent, emit, subscribe } as const
   })
 }) {}
