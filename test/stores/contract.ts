@@ -409,6 +409,23 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(deliveries.length).toBeLessThanOrEqual(4)
     }))
 
+  it.scoped("pub/sub: who subscribes while a burst waits to be passed on gets only what follows", () =>
+    Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      const channel = fresh("window")
+      const early = yield* broadcast.subscribe(channel)
+      const earlyGot = yield* Stream.runCollect(Stream.take(early, 3)).pipe(Effect.fork)
+      // `first` goes at once; `second`, a moment later, waits for the rest of the channel's window (COALESCE_MS).
+      yield* broadcast.publish({ channel, message: "first" })
+      yield* broadcast.publish({ channel, message: "second" })
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
+      const late = yield* broadcast.subscribe(channel)
+      const lateGot = yield* Stream.runCollect(Stream.take(late, 1)).pipe(Effect.fork)
+      yield* broadcast.publish({ channel, message: "third" })
+      expect(Chunk.toArray(yield* Fiber.join(earlyGot))).toEqual(["first", "second", "third"])
+      expect(Chunk.toArray(yield* Fiber.join(lateGot))).toEqual(["third"])
+    }))
+
   it.effect("pub/sub: a channel can be subscribed again after its last subscriber left", () =>
     Effect.gen(function*() {
       const broadcast = yield* Broadcast

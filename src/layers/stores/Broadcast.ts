@@ -22,7 +22,8 @@ interface BroadcastShape {
   /**
    * Subscribes for the lifetime of the scope. Every message published after this effect completes
    * is in the stream, in order, until the subscriber falls SUBSCRIBER_QUEUE_LIMIT messages behind: then
-   * the stream ends (it is the only way it ends by itself).
+   * the stream ends (it is the only way it ends by itself). Messages come in deliveries (a stream chunk
+   * each): a channel's burst together, at most one delivery per COALESCE_MS.
    */
   readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope>
 }
@@ -45,6 +46,8 @@ const COALESCE_MS = 50
 interface Subscriber {
   readonly queue: Queue.Queue<ReadonlyArray<string>>
   waiting: number
+  /** Messages of the current window published before it subscribed: not its own. */
+  skip: number
 }
 
 interface Channel {
@@ -76,12 +79,13 @@ const makeFanout = (hooks: {
   const subscribe = (channel: string): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
     Effect.gen(function*() {
       // Each delivery holds at least one message, so the queue never fills before `waiting` passes the limit.
-      const subscriber: Subscriber = { queue: yield* Queue.bounded<ReadonlyArray<string>>(SUBSCRIBER_QUEUE_LIMIT), waiting: 0 }
+      const subscriber: Subscriber = { queue: yield* Queue.bounded<ReadonlyArray<string>>(SUBSCRIBER_QUEUE_LIMIT), waiting: 0, skip: 0 }
       const { entry, first } = yield* Effect.acquireRelease(
         Effect.suspend(() => {
           const existing = channels.get(channel)
           if (existing !== undefined) {
             existing.refs++
+            subscriber.skip = existing.pending.length
             existing.subscribers.add(subscriber)
             return Effect.succeed({ entry: existing, first: false })
           }
@@ -129,8 +133,11 @@ const makeFanout = (hooks: {
     const delivery = entry.pending
     entry.pending = []
     for (const subscriber of entry.subscribers) {
-      subscriber.waiting += delivery.length
-      if (subscriber.waiting > SUBSCRIBER_QUEUE_LIMIT || !subscriber.queue.unsafeOffer(delivery)) drop(entry, subscriber)
+      const own = subscriber.skip === 0 ? delivery : delivery.slice(subscriber.skip)
+      subscriber.skip = 0
+      if (own.length === 0) continue
+      subscriber.waiting += own.length
+      if (subscriber.waiting > SUBSCRIBER_QUEUE_LIMIT || !subscriber.queue.unsafeOffer(own)) drop(entry, subscriber)
     }
   }
 
