@@ -277,6 +277,10 @@ layer(TestDatabase)("battles", (it) => {
       expect((yield* post({ caseIds: [String(inactive.id)], mode: "NORMAL", maxPlayers: 2 })).status).toBe(404)
       expect(yield* post({ caseIds: [id, id], mode: "NORMAL", maxPlayers: 2 })).toMatchObject({ status: 400, body: { message: "Insufficient balance" } })
       expect(yield* balanceOf(client, rich!.auth)).toBe(500)
+      // Nothing of the refused creation was written: no battle, no seat.
+      const sql = yield* SqlClient.SqlClient
+      expect(yield* sql`SELECT id FROM battles WHERE creator_id = ${rich!.id}`).toEqual([])
+      expect(yield* sql`SELECT battle_id FROM battle_players WHERE user_id = ${rich!.id}`).toEqual([])
 
       const created = yield* post({ caseIds: [id], mode: "NORMAL", maxPlayers: 2 })
       const broke = yield* fundedPlayer(client, `broke-${++logins}`, 499)
