@@ -3,7 +3,8 @@
  * settlement records and the verification of every roll.
  *
  * Money: the entry (sum of the round cases' prices) is debited through the Ledger (BATTLE_ENTRY) in
- * the transaction that takes the slot, and refunded (BATTLE_REFUND) in the one that gives it back.
+ * the write that takes the slot (the creator's: one statement with the battle; a joiner's: its transaction),
+ * and refunded (BATTLE_REFUND) in the transaction that gives it back.
  * Slots: a join first increments `player_count` conditionally (`< max_players`, WAITING), which locks
  * the battle row, so concurrent joins are serialized and never exceed maxPlayers; a join that fails
  * afterwards (already joined, insufficient balance) rolls back with its increment, so a player who did
