@@ -409,6 +409,22 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(deliveries.length).toBeLessThanOrEqual(4)
     }))
 
+  it.scoped("pub/sub: a reader that keeps up with a burst of more than the limit in one window is not dropped", () =>
+    Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      const channel = fresh("flood")
+      const messages = yield* broadcast.subscribe(channel)
+      const reader = yield* Stream.runCollect(Stream.take(messages, 1200)).pipe(Effect.fork)
+      yield* broadcast.publish({ channel, message: "m0" })
+      // 1199 more within a few milliseconds (one window), the reader given its turn every 100.
+      for (let i = 1; i < 1200; i++) {
+        yield* broadcast.publish({ channel, message: `m${i}` })
+        if (i % 100 === 0) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      }
+      const got = yield* Fiber.join(reader)
+      expect(Chunk.toArray(got)).toEqual(Array.from({ length: 1200 }, (_, i) => `m${i}`))
+    }))
+
   it.scoped("pub/sub: who subscribes while a burst waits to be passed on gets only what follows", () =>
     Effect.gen(function*() {
       const broadcast = yield* Broadcast

@@ -38,9 +38,15 @@ const SUBSCRIBER_QUEUE_LIMIT = 1000
  * A channel passes its messages on at most once per COALESCE_MS (docs/decisions.md "Live-drop fan-out"): the
  * first message after a quiet moment goes at once, those that follow within the window go together at its end.
  * A burst then costs each subscriber one delivery (one wake-up of its stream, one write to its client) instead
- * of one per message: 200 drops a second to 5 000 streams is 100 000 deliveries a second, not a million.
+ * of one per message, up to MESSAGES_PER_DELIVERY: 200 drops a second to 5 000 streams is 100 000 deliveries a
+ * second, not a million.
  */
 const COALESCE_MS = 50
+/**
+ * The most messages in one delivery: a window that gathers this many is passed on at once. A delivery reaches a
+ * subscriber whole, so an unbounded one could outgrow SUBSCRIBER_QUEUE_LIMIT and drop even a reader that keeps up.
+ */
+const MESSAGES_PER_DELIVERY = 64
 
 /** A local subscriber: its queue of deliveries, and how many messages they hold (bounded by SUBSCRIBER_QUEUE_LIMIT). */
 interface Subscriber {
@@ -116,7 +122,8 @@ const makeFanout = (hooks: {
       if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
       yield* Deferred.await(entry.ready)
       // A queue shut down (the subscriber dropped) ends the stream. One delivery taken at a time: what a subscriber
-      // has taken and not yet passed on does not count against SUBSCRIBER_QUEUE_LIMIT, so it stays one window's worth.
+      // has taken and not yet passed on does not count against SUBSCRIBER_QUEUE_LIMIT, so it stays one delivery's
+      // worth (MESSAGES_PER_DELIVERY at most).
       return Stream.fromQueue(subscriber.queue, { maxChunkSize: 1 }).pipe(
         Stream.mapChunks((deliveries) => {
           const messages = Chunk.toReadonlyArray(deliveries).flat()
@@ -128,6 +135,7 @@ const makeFanout = (hooks: {
 
   /** Passes the channel's waiting messages on, as one delivery to each subscriber. */
   const flush = (entry: Channel): void => {
+    clearTimeout(entry.timer)
     entry.timer = undefined
     entry.lastDelivery = Date.now()
     const delivery = entry.pending
@@ -146,6 +154,7 @@ const makeFanout = (hooks: {
     const entry = channels.get(channel)
     if (entry === undefined) return
     entry.pending.push(message)
+    if (entry.pending.length >= MESSAGES_PER_DELIVERY) return flush(entry)
     if (entry.timer !== undefined) return
     const wait = entry.lastDelivery + COALESCE_MS - Date.now()
     if (wait <= 0) flush(entry)

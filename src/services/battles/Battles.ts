@@ -240,9 +240,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const create = Effect.fn("Battles.create")(function*(creator: { readonly id: UserId; readonly username: string }, request: CreateBattleRequest) {
       const distinct = [...new Set(request.caseIds)]
       const cases = yield* rowsOf(NewBattleCaseRow, sql`
-        SELECT c.id, c.name, c.price_cents, b.id AS battle_id
-        FROM cases c CROSS JOIN (SELECT nextval(pg_get_serial_sequence('battles', 'id')) AS id) b
-        WHERE c.id = ANY(${distinct}::bigint[]) AND c.is_active`)
+        SELECT c.id, c.name, c.price_cents, (SELECT nextval(pg_get_serial_sequence('battles', 'id'))) AS battle_id
+        FROM cases c WHERE c.id = ANY(${distinct}::bigint[]) AND c.is_active`)
       if (cases.length !== distinct.length) return yield* new CaseNotFound()
       const caseOf = new Map(cases.map((c) => [c.id, c]))
       const rounds = request.caseIds.map((id) => caseOf.get(id)!)

@@ -502,10 +502,12 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     const upgrade = Effect.fn("Upgrades.upgrade")(function*(player: Player, request: UpgradeRequest) {
       const outcome = yield* lock.withLock(
         `user:${player.id}`,
-        Effect.flatMap(attempt(player, request), Option.match({
-          onSome: Effect.succeed,
-          onNone: () => careful(player.id, request)
-        }))
+        attempt(player, request).pipe(
+          // A deadlock or serialization failure wrote nothing either: the careful way runs it as a transaction, again
+          // on such a conflict (`inTransaction`).
+          Effect.catchIf((error) => error._tag === "ServiceUnavailable" && error.conflict, () => Effect.succeed(Option.none<Outcome>())),
+          Effect.flatMap(Option.match({ onSome: Effect.succeed, onNone: () => careful(player.id, request) }))
+        )
       )
       // Committed: the user's next roll is known without reading it.
       yield* outcome.rolled
