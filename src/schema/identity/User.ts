@@ -26,6 +26,9 @@ export interface SignedInUser {
   readonly role: Role
 }
 
+/** The signed-in user who plays a game action, as the action needs them: a live drop shows their name. */
+export type Player = Pick<SignedInUser, "id" | "username">
+
 const USERNAME_MIN_LENGTH = 3
 const USERNAME_MAX_LENGTH = 32
 

@@ -28,7 +28,7 @@ import {
 import { CaseNotFound, Rarity } from "../../schema/games/Catalog"
 import { NotFound } from "../../schema/platform/Errors"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
-import type { SignedInUser } from "../../schema/identity/User"
+import type { Player, SignedInUser } from "../../schema/identity/User"
 import { BattleRun } from "./BattleRun"
 import { Ledger } from "../money/Ledger"
 import { ResponsibleGaming } from "../identity/ResponsibleGaming"
@@ -237,7 +237,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * rounds and the creator's seat, which are written only when the debit is; the answer is made from what these
      * know, as `get` would read it.
      */
-    const create = Effect.fn("Battles.create")(function*(creator: { readonly id: UserId; readonly username: string }, request: CreateBattleRequest) {
+    const create = Effect.fn("Battles.create")(function*(creator: Player, request: CreateBattleRequest) {
       const distinct = [...new Set(request.caseIds)]
       const cases = yield* rowsOf(NewBattleCaseRow, sql`
         SELECT c.id, c.name, c.price_cents, (SELECT nextval(pg_get_serial_sequence('battles', 'id'))) AS battle_id

@@ -19,7 +19,7 @@ import { CaseNotFound, Rarity } from "../../schema/games/Catalog"
 import { InsufficientBalance, NotFound, PleaseRetry } from "../../schema/platform/Errors"
 import type { ItemView, OpeningResult } from "../../schema/games/Game"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
-import type { SignedInUser } from "../../schema/identity/User"
+import type { Player, SignedInUser } from "../../schema/identity/User"
 import { itemForRoll, type ItemRange } from "./CaseRanges"
 import { Ledger } from "../money/Ledger"
 import { LiveDrops } from "./LiveDrops"
@@ -60,12 +60,6 @@ interface ActiveCase {
   readonly priceCents: bigint
   readonly flipChance: number
   readonly ranges: ReadonlyArray<RangeRow & ItemRange>
-}
-
-/** The signed-in user who opens: the live drop shows their name. */
-interface Player {
-  readonly id: UserId
-  readonly username: string
 }
 
 /** Why an opening's write wrote nothing though the balance would have covered it: what it read had changed. */

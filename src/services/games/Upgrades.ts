@@ -41,7 +41,7 @@ import {
   type UpgradeVerification
 } from "../../schema/games/Upgrade"
 import { Rarity } from "../../schema/games/Catalog"
-import type { Role } from "../../schema/identity/User"
+import type { Player, Role } from "../../schema/identity/User"
 import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { LiveDrops } from "./LiveDrops"
 import { hashServerSeed, type NextRoll, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
@@ -182,12 +182,6 @@ const CatalogItemRow = Schema.Struct({
   catalogVersion: Schema.NumberFromString
 })
 type CatalogItem = typeof CatalogItemRow.Type
-
-/** The signed-in user who upgrades: a live drop shows their name. */
-interface Player {
-  readonly id: UserId
-  readonly username: string
-}
 
 /** The seeds an upgrade rolls with. */
 interface Seeds {
