@@ -4,7 +4,7 @@
  * are its own.
  */
 import { expect, type Vitest } from "@effect/vitest"
-import { Chunk, Clock, Deferred, Effect, Either, Exit, Fiber, Option, Stream } from "effect"
+import { Clock, Deferred, Effect, Either, Exit, Fiber, Option, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { Broadcast } from "../../src/layers/stores/Broadcast"
 import { KeyValue } from "../../src/layers/stores/KeyValue"
@@ -19,6 +19,30 @@ export interface Harness {
 
 /** A fresh key per test, so tests never see each other's data. */
 const fresh = (name: string) => `${name}:${randomUUID()}`
+
+/** Subscribes to `channel` for the scope, keeping each delivery as it came. */
+const listen = (broadcast: Broadcast["Type"], channel: string) =>
+  Effect.gen(function*() {
+    const queue = yield* Queue.unbounded<ReadonlyArray<string>>()
+    const all: Array<string> = []
+    yield* broadcast.subscribe(channel, (messages) => {
+      all.push(...messages)
+      queue.unsafeOffer(messages)
+    })
+    /** The next deliveries, until they hold `count` messages in all. */
+    const deliveries = (count: number) =>
+      Effect.gen(function*() {
+        const got: Array<ReadonlyArray<string>> = []
+        while (got.flat().length < count) got.push(yield* Queue.take(queue))
+        return got
+      })
+    return {
+      deliveries,
+      messages: (count: number) => Effect.map(deliveries(count), (got) => got.flat()),
+      /** Every message delivered so far. */
+      received: () => all
+    }
+  })
 const hit = (counter: RateCounterShape, subject: string, windowMs: number) =>
   Effect.map(counter.hitAll([{ subject, name: "n", windowMs }]), ([count]) => count!)
 
@@ -349,21 +373,16 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
     Effect.gen(function*() {
       const broadcast = yield* Broadcast
       const channel = fresh("drops")
-      const first = yield* broadcast.subscribe(channel)
-      const second = yield* broadcast.subscribe(channel)
-      const other = yield* broadcast.subscribe(fresh("other"))
+      const first = yield* listen(broadcast, channel)
+      const second = yield* listen(broadcast, channel)
+      const other = yield* listen(broadcast, fresh("other"))
       // Enough messages, one publication after the other, that a cluster routing them through different nodes
       // would deliver some out of order.
       const messages = Array.from({ length: 100 }, (_, i) => `m${i}`)
-      const received = Effect.all([
-        Stream.runCollect(Stream.take(first, messages.length)),
-        Stream.runCollect(Stream.take(second, messages.length))
-      ], { concurrency: 2 }).pipe(Effect.fork)
       for (const message of messages) yield* broadcast.publish({ channel, message })
-      const [a, b] = yield* Fiber.join(yield* received)
-      expect(Chunk.toArray(a)).toEqual(messages)
-      expect(Chunk.toArray(b)).toEqual(messages)
-      const stray = yield* Stream.runCollect(Stream.take(other, 1)).pipe(Effect.timeout("100 millis"), Effect.either, Effect.fork)
+      expect(yield* first.messages(messages.length)).toEqual(messages)
+      expect(yield* second.messages(messages.length)).toEqual(messages)
+      const stray = yield* other.messages(1).pipe(Effect.timeout("100 millis"), Effect.either, Effect.fork)
       yield* advance(200)
       expect(Either.isLeft(yield* Fiber.join(stray))).toBe(true)
     }))
@@ -373,88 +392,85 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       const broadcast = yield* Broadcast
       const user = fresh("user")
       const drops = fresh("drops")
-      const userMessages = yield* broadcast.subscribe(user)
-      const dropMessages = yield* broadcast.subscribe(drops)
-      const received = Effect.all([
-        Stream.runCollect(Stream.take(userMessages, 2)),
-        Stream.runCollect(Stream.take(dropMessages, 1))
-      ], { concurrency: 2 }).pipe(Effect.fork)
+      const userMessages = yield* listen(broadcast, user)
+      const dropMessages = yield* listen(broadcast, drops)
       yield* broadcast.publish(
         { channel: user, message: "balance" },
         { channel: drops, message: "drop" },
         { channel: user, message: "notification" }
       )
-      const [a, b] = yield* Fiber.join(yield* received)
-      expect(Chunk.toArray(a)).toEqual(["balance", "notification"])
-      expect(Chunk.toArray(b)).toEqual(["drop"])
+      expect(yield* userMessages.messages(2)).toEqual(["balance", "notification"])
+      expect(yield* dropMessages.messages(1)).toEqual(["drop"])
     }))
 
   it.scoped("pub/sub: a burst reaches a subscriber in few deliveries, whole and in order", () =>
     Effect.gen(function*() {
       const broadcast = yield* Broadcast
       const channel = fresh("burst")
-      const messages = yield* broadcast.subscribe(channel)
-      const received = yield* Stream.runCollect(Stream.chunks(messages).pipe(
-        Stream.scan([] as Array<ReadonlyArray<string>>, (deliveries, chunk) => [...deliveries, Chunk.toReadonlyArray(chunk)]),
-        Stream.takeUntil((deliveries) => deliveries.flat().length >= 10)
-      )).pipe(Effect.fork)
-      // Ten messages a couple of real milliseconds apart: each would find the subscriber waiting, and be a delivery
-      // of its own, were a channel's messages not passed on together (COALESCE_MS).
+      const subscriber = yield* listen(broadcast, channel)
+      // Ten messages a couple of real milliseconds apart: each would be a delivery of its own, were a channel's
+      // messages not passed on together (COALESCE_MS).
       for (let i = 0; i < 10; i++) {
         yield* broadcast.publish({ channel, message: `b${i}` })
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 2)))
       }
-      const deliveries = Chunk.toReadonlyArray(yield* Fiber.join(received)).at(-1)!
+      const deliveries = yield* subscriber.deliveries(10)
       expect(deliveries.flat()).toEqual(Array.from({ length: 10 }, (_, i) => `b${i}`))
       expect(deliveries.length).toBeLessThanOrEqual(4)
     }))
 
-  it.scoped("pub/sub: a reader that keeps up with a burst of more than the limit in one window is not dropped", () =>
+  it.scoped("pub/sub: a burst in one window comes whole and in order, in deliveries of at most 64 messages", () =>
     Effect.gen(function*() {
       const broadcast = yield* Broadcast
       const channel = fresh("flood")
-      const messages = yield* broadcast.subscribe(channel)
-      const reader = yield* Stream.runCollect(Stream.take(messages, 1200)).pipe(Effect.fork)
-      yield* broadcast.publish({ channel, message: "m0" })
-      // 1199 more within a few milliseconds (one window), the reader given its turn every 100.
-      for (let i = 1; i < 1200; i++) {
-        yield* broadcast.publish({ channel, message: `m${i}` })
-        if (i % 100 === 0) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
-      }
-      const got = yield* Fiber.join(reader)
-      expect(Chunk.toArray(got)).toEqual(Array.from({ length: 1200 }, (_, i) => `m${i}`))
+      const subscriber = yield* listen(broadcast, channel)
+      // 1200 within a few milliseconds (one window).
+      for (let i = 0; i < 1200; i++) yield* broadcast.publish({ channel, message: `m${i}` })
+      const deliveries = yield* subscriber.deliveries(1200)
+      expect(deliveries.flat()).toEqual(Array.from({ length: 1200 }, (_, i) => `m${i}`))
+      expect(Math.max(...deliveries.map((delivery) => delivery.length))).toBeLessThanOrEqual(64)
     }))
 
   it.scoped("pub/sub: who subscribes while a burst waits to be passed on gets only what follows", () =>
     Effect.gen(function*() {
       const broadcast = yield* Broadcast
       const channel = fresh("window")
-      const early = yield* broadcast.subscribe(channel)
-      const earlyGot = yield* Stream.runCollect(Stream.take(early, 3)).pipe(Effect.fork)
+      const early = yield* listen(broadcast, channel)
       // `first` goes at once; `second`, a moment later, waits for the rest of the channel's window (COALESCE_MS).
       yield* broadcast.publish({ channel, message: "first" })
       yield* broadcast.publish({ channel, message: "second" })
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 25)))
-      const late = yield* broadcast.subscribe(channel)
-      const lateGot = yield* Stream.runCollect(Stream.take(late, 1)).pipe(Effect.fork)
+      const late = yield* listen(broadcast, channel)
       yield* broadcast.publish({ channel, message: "third" })
-      expect(Chunk.toArray(yield* Fiber.join(earlyGot))).toEqual(["first", "second", "third"])
-      expect(Chunk.toArray(yield* Fiber.join(lateGot))).toEqual(["third"])
+      expect(yield* early.messages(3)).toEqual(["first", "second", "third"])
+      expect(yield* late.messages(1)).toEqual(["third"])
     }))
 
   it.effect("pub/sub: a channel can be subscribed again after its last subscriber left", () =>
     Effect.gen(function*() {
       const broadcast = yield* Broadcast
       const channel = fresh("battle")
-      yield* Effect.scoped(broadcast.subscribe(channel))
+      yield* Effect.scoped(listen(broadcast, channel))
       const message = yield* Effect.scoped(
         Effect.gen(function*() {
-          const stream = yield* broadcast.subscribe(channel)
-          const next = yield* Stream.runHead(stream).pipe(Effect.fork)
+          const subscriber = yield* listen(broadcast, channel)
           yield* broadcast.publish({ channel, message: "again" })
-          return yield* Fiber.join(next)
+          return yield* subscriber.messages(1)
         })
       )
-      expect(message).toEqual(Option.some("again"))
+      expect(message).toEqual(["again"])
+    }))
+
+  it.effect("pub/sub: a subscriber gets nothing once its scope has closed", () =>
+    Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      const channel = fresh("left")
+      const gone = yield* Effect.scoped(listen(broadcast, channel))
+      yield* Effect.scoped(Effect.gen(function*() {
+        const stays = yield* listen(broadcast, channel)
+        yield* broadcast.publish({ channel, message: "after" })
+        expect(yield* stays.messages(1)).toEqual(["after"])
+      }))
+      expect(gone.received()).toEqual([])
     }))
 }

@@ -1,13 +1,24 @@
-/** Server-Sent Events responses from a stream of messages, with a heartbeat for proxies. */
+/**
+ * Server-Sent Events responses: the fan-out writes each delivery straight into the response's body (no fiber, queue or
+ * stream per delivery), with a heartbeat for proxies.
+ */
 import { HttpServerResponse } from "@effect/platform"
-import { Chunk, Clock, Deferred, Duration, Effect, Exit, Fiber, FiberId, Queue, type Scope, Stream } from "effect"
+import { Clock, Duration, Effect, Exit, Runtime, Scope } from "effect"
+import { Readable } from "node:stream"
 import { Lifecycle } from "../../layers/Lifecycle"
 import { sseClientOpen } from "../../layers/AppMetrics"
+import type { Deliver } from "../../layers/stores/Broadcast"
 import { Realtime } from "../../services/platform/Realtime"
 
 const HEARTBEAT_MS = Duration.toMillis("15 seconds")
 /** The longest a stream stays open (docs/rules.md#stream-limits); then it ends and the client reconnects. */
 const MAX_STREAM_LIFE = Duration.toMillis("24 hours")
+/**
+ * The most messages that wait for one client (docs/rules.md#stream-limits): written to its stream and not yet taken by
+ * its connection. One more and the stream ends with `closed: lagging`, what waited let go: a client that stopped
+ * reading holds this much at most, and never holds up the others.
+ */
+const SUBSCRIBER_QUEUE_LIMIT = 1000
 const encoder = new TextEncoder()
 
 const CONNECTED = encoder.encode(": connected\n\n")
@@ -23,31 +34,20 @@ const LAGGING_EVENT = closedEvent("lagging")
 const NONE = new Uint8Array(0)
 
 /**
- * How many writes wait for one response at most. The bounded buffer is the subscription's (Broadcast: a client
- * that falls SUBSCRIBER_QUEUE_LIMIT messages behind is dropped there); this one only hands them to the response,
- * and is small so that little more than that limit waits for a client that stopped reading.
+ * A delivery's event bytes, made once however many streams write it: the fan-out hands the same array to every
+ * subscriber of the channel, so 5 000 streams write one buffer. One cache per `toEvent` (a function made once, not
+ * per request).
  */
-const PENDING_WRITES = 16
-/** The end of a response's writes. */
-const END = Symbol("end")
-
-/**
- * A message's event bytes, made once per message and `toEvent` however many streams send it (a live drop goes to
- * every open stream): the last RECENT_EVENTS messages are kept, more than a stream can have waiting before it is
- * dropped (Broadcast's SUBSCRIBER_QUEUE_LIMIT), so that streams behind by hundreds still share them.
- */
-const RECENT_EVENTS = 2048
-const encoders = new WeakMap<(message: string) => string, (message: string) => Uint8Array>()
+const encoders = new WeakMap<(message: string) => string, (messages: ReadonlyArray<string>) => Uint8Array>()
 const encoderOf = (toEvent: (message: string) => string) => {
   const known = encoders.get(toEvent)
   if (known !== undefined) return known
-  const recent = new Map<string, Uint8Array>()
-  const encode = (message: string) => {
-    let bytes = recent.get(message)
+  const made = new WeakMap<ReadonlyArray<string>, Uint8Array>()
+  const encode = (messages: ReadonlyArray<string>) => {
+    let bytes = made.get(messages)
     if (bytes === undefined) {
-      bytes = encoder.encode(toEvent(message))
-      if (recent.size >= RECENT_EVENTS) recent.delete(recent.keys().next().value!)
-      recent.set(message, bytes)
+      bytes = encoder.encode(messages.map(toEvent).join(""))
+      made.set(messages, bytes)
     }
     return bytes
   }
@@ -55,74 +55,118 @@ const encoderOf = (toEvent: (message: string) => string) => {
   return encode
 }
 
-/** What waited together, as one write. */
-const joined = (chunk: Chunk.Chunk<Uint8Array>): Chunk.Chunk<Uint8Array> =>
-  Chunk.size(chunk) <= 1 ? chunk : Chunk.of(Buffer.concat(Chunk.toReadonlyArray(chunk)))
+/**
+ * The response's body. Its connection takes one chunk at a time (`_read`); what it has not taken waits here, joined
+ * into one chunk when it asks again, and counts against SUBSCRIBER_QUEUE_LIMIT. `finish` writes the last event once,
+ * whichever end comes first. Its methods are not named `write` or `end`: Node would take it for a writable stream.
+ */
+class EventBody extends Readable {
+  private waiting: Array<Uint8Array> = [CONNECTED]
+  private waitingMessages = 0
+  /** The connection asked for a chunk that was not there yet. */
+  private wanted = false
+  private ended = false
+  /** Open while nothing waits: the client has taken everything sent (closed when it stopped reading). */
+  readonly caughtUp = Effect.unsafeMakeLatch(true)
+
+  constructor() {
+    super({ highWaterMark: 1 })
+  }
+
+  override _read(): void {
+    this.wanted = true
+    this.pass()
+  }
+
+  /** Sends `messages` events' bytes; false when the client is SUBSCRIBER_QUEUE_LIMIT messages behind. */
+  send(bytes: Uint8Array, messages: number): boolean {
+    if (this.ended) return true
+    this.waiting.push(bytes)
+    this.waitingMessages += messages
+    if (this.waitingMessages > SUBSCRIBER_QUEUE_LIMIT) return false
+    this.pass()
+    if (this.waiting.length > 0) this.caughtUp.unsafeClose()
+    return true
+  }
+
+  /** The stream's last event (NONE: none) after what waits, or instead of it (`dropWaiting`), then its end. */
+  finish(event: Uint8Array, dropWaiting = false): void {
+    if (this.ended) return
+    this.ended = true
+    if (dropWaiting) this.waiting = []
+    if (event.length > 0) this.waiting.push(event)
+    if (this.waiting.length > 0) this.push(joined(this.waiting))
+    this.waiting = []
+    this.push(null)
+    this.caughtUp.unsafeOpen()
+  }
+
+  private pass(): void {
+    if (!this.wanted || this.waiting.length === 0) return
+    const chunk = joined(this.waiting)
+    this.waiting = []
+    this.waitingMessages = 0
+    this.wanted = this.push(chunk)
+    this.caughtUp.unsafeOpen()
+  }
+}
+
+const joined = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
 
 /**
- * Subscribes when the client starts reading and unsubscribes when it goes away; `toEvent` turns a message into
- * `event: <name>\ndata: <json>\n\n` (a function made once, not per request: its events are shared by all streams).
- * The stream counts as one of its owner's open streams. The response ends when `ended` completes (the session it
- * was opened with is revoked), with SHUTDOWN_EVENT when the service stops (docs/rules.md#event-streams), and with a
- * `closed` event when the owner opens one stream too many, after MAX_STREAM_LIFE, or when the client falls too far
- * behind (the messages end: see Broadcast) (docs/rules.md#stream-limits).
+ * An event stream of `owner` (one of their open streams, docs/rules.md#stream-limits): `subscribe` is given the
+ * function that writes a delivery; `toEvent` turns a message into `event: <name>\ndata: <json>\n\n` (a function made
+ * once, not per request: a delivery's events are made once for all streams). Everything is subscribed before the
+ * answer (a store that fails is a 503, not a broken stream) and let go when the body closes: the client went away, or
+ * read the last event.
  *
- * Everything the response writes goes through one queue; what waited together is one write. Every end completes
- * one signal with the stream's last event, the first one to come winning: shutdown and replacement by callbacks,
- * the lag by the forwarding fiber's end, the 24 h by the heartbeat's fiber, the session by a fiber of its own. An
- * open stream is four fibers besides the request's (it was nine, with a fiber for each end raced), and each event
- * costs a queue offer and take, no per-event merge or race.
+ * The stream ends, once, at the first of: `whenEnded` calls back (the session it was opened with is revoked: no last
+ * event); the service stops (SHUTDOWN_EVENT, docs/rules.md#event-streams); the owner opens one stream too many;
+ * MAX_STREAM_LIFE has passed; or the client falls SUBSCRIBER_QUEUE_LIMIT messages behind (each a `closed` event). An
+ * open stream is one fiber (its heartbeat) besides the request's.
  */
-export const eventStream = <E, E1, E2>(
+export const eventStream = <E1, E2>(
   owner: bigint,
-  subscribe: Effect.Effect<Stream.Stream<string, E>, E1, Scope.Scope>,
+  subscribe: (deliver: Deliver) => Effect.Effect<void, E1, Scope.Scope>,
   toEvent: (message: string) => string,
-  ended: Effect.Effect<Effect.Effect<void>, E2, Scope.Scope>
+  whenEnded: (onEnded: () => void) => Effect.Effect<void, E2, Scope.Scope>
 ) =>
-  Effect.map(Effect.zip(Lifecycle, Realtime), ([lifecycle, realtime]) => {
+  Effect.gen(function*() {
+    const lifecycle = yield* Lifecycle
+    const realtime = yield* Realtime
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const encode = encoderOf(toEvent)
-    return HttpServerResponse.stream(
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const messages = yield* subscribe
-        const end = yield* ended
-        const closesAt = (yield* Clock.currentTimeMillis) + MAX_STREAM_LIFE
-        /** The stream's last event (NONE: none), set once by whichever end comes first. */
-        const last = Deferred.unsafeMake<Uint8Array>(FiberId.none)
-        const finish = (event: Uint8Array) => () => void Deferred.unsafeDone(last, Exit.succeed(event))
-        yield* realtime.streamOpened(owner, finish(REPLACED_EVENT))
-        yield* lifecycle.onShutdown(finish(SHUTDOWN_EVENT))
-        yield* sseClientOpen
-        const writes = yield* Queue.bounded<Uint8Array | typeof END>(PENDING_WRITES)
-        // The messages end (however they end) only when the client fell too far behind.
-        const forwarding = yield* Stream.runForEachChunk(messages, (chunk) => Queue.offerAll(writes, Chunk.map(chunk, encode))).pipe(
-          Effect.ensuring(Effect.sync(finish(LAGGING_EVENT))),
-          Effect.forkScoped
-        )
-        // A heartbeat every HEARTBEAT_MS until MAX_STREAM_LIFE from the opening, however late this starts. It waits
-        // while the writes are full (a client that stopped reading): the end is seen when the client reads on.
-        const beat: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          now >= closesAt
-            ? Effect.sync(finish(EXPIRED_EVENT))
-            : Effect.sleep(Math.min(HEARTBEAT_MS, closesAt - now)).pipe(
-              Effect.zipRight(Clock.currentTimeMillis),
-              Effect.flatMap((then) => then >= closesAt ? Effect.void : Queue.offer(writes, HEARTBEAT_COMMENT)),
-              Effect.zipRight(Effect.suspend(() => beat))
-            ))
-        const beating = yield* Effect.forkScoped(beat)
-        yield* end.pipe(Effect.zipRight(Effect.sync(finish(NONE))), Effect.forkScoped)
-        yield* Deferred.await(last).pipe(
-          // A shutdown says goodbye whatever ended the stream.
-          Effect.flatMap((event) => Effect.map(lifecycle.draining, (draining) => draining ? SHUTDOWN_EVENT : event)),
-          Effect.tap(() => Effect.zipRight(Fiber.interrupt(forwarding), Fiber.interrupt(beating))),
-          Effect.flatMap((event) => Queue.offerAll(writes, event === NONE ? [END] : [event, END])),
-          Effect.forkScoped
-        )
-        return Stream.fromQueue(writes).pipe(
-          Stream.takeWhile((write): write is Uint8Array => write !== END),
-          Stream.prepend(Chunk.of(CONNECTED)),
-          Stream.mapChunks(joined)
-        )
-      })),
-      { contentType: "text/event-stream", headers: { "cache-control": "no-cache", "x-accel-buffering": "no" } }
+    const scope = yield* Scope.make()
+    const body = new EventBody()
+    body.once("close", () => runFork(Scope.close(scope, Exit.void)))
+    const endWith = (event: Uint8Array) => () => body.finish(event)
+    const closesAt = (yield* Clock.currentTimeMillis) + MAX_STREAM_LIFE
+    // A heartbeat every HEARTBEAT_MS until MAX_STREAM_LIFE from the opening, however late this starts. It waits while
+    // the client is not reading (a heartbeat would tell it nothing): the end is seen when it reads on.
+    const beat: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      now >= closesAt
+        ? Effect.sync(endWith(EXPIRED_EVENT))
+        : Effect.sleep(Math.min(HEARTBEAT_MS, closesAt - now)).pipe(
+          Effect.zipRight(Clock.currentTimeMillis),
+          Effect.flatMap((then) => then >= closesAt ? Effect.void : Effect.sync(() => body.send(HEARTBEAT_COMMENT, 0))),
+          Effect.zipRight(body.caughtUp.await),
+          Effect.zipRight(Effect.suspend(() => beat))
+        ))
+    yield* Effect.gen(function*() {
+      yield* sseClientOpen
+      yield* realtime.streamOpened(owner, endWith(REPLACED_EVENT))
+      yield* lifecycle.onShutdown(endWith(SHUTDOWN_EVENT))
+      yield* subscribe((messages) => {
+        if (!body.send(encode(messages), messages.length)) body.finish(LAGGING_EVENT, true)
+      })
+      yield* whenEnded(endWith(NONE))
+      yield* Effect.forkScoped(beat)
+    }).pipe(
+      Scope.extend(scope),
+      Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit))
     )
+    return HttpServerResponse.raw(body, {
+      contentType: "text/event-stream",
+      headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+    })
   })

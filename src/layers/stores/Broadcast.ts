@@ -1,10 +1,10 @@
 /**
  * Publish/subscribe for realtime fan-out across instances (docs/rules.md#realtime). With Redis, one subscriber
  * connection per process carries every channel that has local subscribers (refcounted SUBSCRIBE and
- * UNSUBSCRIBE), and each message fans out locally to a bounded queue per subscriber. In memory the local
+ * UNSUBSCRIBE), and each message fans out locally to a callback per subscriber. In memory the local
  * fan-out alone does it.
  */
-import { Chunk, Context, Deferred, Effect, Layer, Queue, type Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Layer, type Scope } from "effect"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { storeCall } from "../Failures"
 import type { StartupError } from "../AppConfig"
@@ -16,42 +16,40 @@ export interface Publication {
   readonly message: string
 }
 
+/**
+ * What a subscriber does with one delivery: a channel's messages in order, a burst together (at most one delivery per
+ * COALESCE_MS, MESSAGES_PER_DELIVERY messages at most). Called synchronously from the fan-out, so it must only hand
+ * the messages on (an event stream writes them to its response), never wait.
+ */
+export type Deliver = (messages: ReadonlyArray<string>) => void
+
 interface BroadcastShape {
   /** Publishes in the order given; several are sent together (one round trip to Redis, no fiber each). */
   readonly publish: (...publications: ReadonlyArray<Publication>) => Effect.Effect<void, ServiceUnavailable>
   /**
-   * Subscribes for the lifetime of the scope. Every message published after this effect completes
-   * is in the stream, in order, until the subscriber falls SUBSCRIBER_QUEUE_LIMIT messages behind: then
-   * the stream ends (it is the only way it ends by itself). Messages come in deliveries (a stream chunk
-   * each): a channel's burst together, at most one delivery per COALESCE_MS.
+   * Subscribes for the lifetime of the scope: every message published after this effect completes is given to
+   * `deliver`, in order. A subscriber keeps no queue here: holding what its client has not taken yet, and dropping a
+   * client that falls too far behind, is the subscriber's own (src/http/platform/EventStream.ts).
    */
-  readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope>
+  readonly subscribe: (channel: string, deliver: Deliver) => Effect.Effect<void, ServiceUnavailable, Scope.Scope>
 }
 
 /**
- * The most messages that wait for one subscriber (docs/rules.md#stream-limits). One more and the subscriber
- * is dropped: it gets nothing more, what waited for it is let go, and its stream ends. A client that
- * stopped reading holds this much at most, and never holds up the others.
- */
-const SUBSCRIBER_QUEUE_LIMIT = 1000
-/**
  * A channel passes its messages on at most once per COALESCE_MS (docs/decisions.md "Live-drop fan-out"): the
  * first message after a quiet moment goes at once, those that follow within the window go together at its end.
- * A burst then costs each subscriber one delivery (one wake-up of its stream, one write to its client) instead
- * of one per message, up to MESSAGES_PER_DELIVERY: 200 drops a second to 5 000 streams is 100 000 deliveries a
- * second, not a million.
+ * A burst then costs each subscriber one delivery (one write to its client) instead of one per message, up to
+ * MESSAGES_PER_DELIVERY: 200 drops a second to 5 000 streams is 100 000 deliveries a second, not a million.
  */
-const COALESCE_MS = 50
+const COALESCE_MS = 250
 /**
- * The most messages in one delivery: a window that gathers this many is passed on at once. A delivery reaches a
- * subscriber whole, so an unbounded one could outgrow SUBSCRIBER_QUEUE_LIMIT and drop even a reader that keeps up.
+ * The most messages in one delivery: a window that gathers this many is passed on at once, so that a delivery stays
+ * small against the messages a client may have waiting (EventStream's SUBSCRIBER_QUEUE_LIMIT).
  */
 const MESSAGES_PER_DELIVERY = 64
 
-/** A local subscriber: its queue of deliveries, and how many messages they hold (bounded by SUBSCRIBER_QUEUE_LIMIT). */
+/** A local subscriber. */
 interface Subscriber {
-  readonly queue: Queue.Queue<ReadonlyArray<string>>
-  waiting: number
+  readonly deliver: Deliver
   /** Messages of the current window published before it subscribed: not its own. */
   skip: number
 }
@@ -71,10 +69,9 @@ interface Channel {
 
 /**
  * Local fan-out with per-channel reference counts; `onFirst` and `onLast` connect a channel to its
- * source. A subscriber puts its queue in the channel before the source is connected, so nothing that
- * arrives once the source is connected can be missed. Messages are passed on in order, those of one
- * COALESCE_MS window together, to every queue without waiting; a subscriber that has SUBSCRIBER_QUEUE_LIMIT
- * messages waiting is dropped, so a slow one neither holds up the others nor buffers without bound.
+ * source. A subscriber is in the channel before the source is connected, so nothing that arrives once the
+ * source is connected can be missed. Messages are passed on in order, those of one COALESCE_MS window
+ * together, to every subscriber, synchronously: no fiber, queue or stream per subscriber.
  */
 const makeFanout = (hooks: {
   readonly onFirst: (channel: string) => Effect.Effect<void, ServiceUnavailable>
@@ -82,10 +79,9 @@ const makeFanout = (hooks: {
 }) => {
   const channels = new Map<string, Channel>()
 
-  const subscribe = (channel: string): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
+  const subscribe = (channel: string, deliver: Deliver): Effect.Effect<void, ServiceUnavailable, Scope.Scope> =>
     Effect.gen(function*() {
-      // Each delivery holds at least one message, so the queue never fills before `waiting` passes the limit.
-      const subscriber: Subscriber = { queue: yield* Queue.bounded<ReadonlyArray<string>>(SUBSCRIBER_QUEUE_LIMIT), waiting: 0, skip: 0 }
+      const subscriber: Subscriber = { deliver, skip: 0 }
       const { entry, first } = yield* Effect.acquireRelease(
         Effect.suspend(() => {
           const existing = channels.get(channel)
@@ -121,16 +117,6 @@ const makeFanout = (hooks: {
       // Uninterruptible: other subscribers of the channel wait for `ready`.
       if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
       yield* Deferred.await(entry.ready)
-      // A queue shut down (the subscriber dropped) ends the stream. One delivery taken at a time: what a subscriber
-      // has taken and not yet passed on does not count against SUBSCRIBER_QUEUE_LIMIT, so it stays one delivery's
-      // worth (MESSAGES_PER_DELIVERY at most).
-      return Stream.fromQueue(subscriber.queue, { maxChunkSize: 1 }).pipe(
-        Stream.mapChunks((deliveries) => {
-          const messages = Chunk.toReadonlyArray(deliveries).flat()
-          subscriber.waiting -= messages.length
-          return Chunk.unsafeFromArray(messages)
-        })
-      )
     })
 
   /** Passes the channel's waiting messages on, as one delivery to each subscriber. */
@@ -143,9 +129,7 @@ const makeFanout = (hooks: {
     for (const subscriber of entry.subscribers) {
       const own = subscriber.skip === 0 ? delivery : delivery.slice(subscriber.skip)
       subscriber.skip = 0
-      if (own.length === 0) continue
-      subscriber.waiting += own.length
-      if (subscriber.waiting > SUBSCRIBER_QUEUE_LIMIT || !subscriber.queue.unsafeOffer(own)) drop(entry, subscriber)
+      if (own.length > 0) subscriber.deliver(own)
     }
   }
 
@@ -159,13 +143,6 @@ const makeFanout = (hooks: {
     const wait = entry.lastDelivery + COALESCE_MS - Date.now()
     if (wait <= 0) flush(entry)
     else entry.timer = setTimeout(() => flush(entry), wait)
-  }
-
-  /** A subscriber SUBSCRIBER_QUEUE_LIMIT messages behind: out of the channel, its messages let go, its stream ended. */
-  const drop = (entry: Channel, subscriber: Subscriber): void => {
-    entry.subscribers.delete(subscriber)
-    // Synchronous: a full queue has no taker waiting, and nothing here waits.
-    Effect.runSync(Effect.zipRight(Queue.takeAll(subscriber.queue), Queue.shutdown(subscriber.queue)))
   }
 
   return { subscribe, deliver }

@@ -3,8 +3,8 @@
  * broadcast on channel `live-drops` after the commit, which Redis pub/sub fans out to every instance.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect, Schema, type Scope, Stream } from "effect"
-import { Broadcast, type Publication } from "../../layers/stores/Broadcast"
+import { Clock, Effect, Schema, type Scope } from "effect"
+import { Broadcast, type Deliver, type Publication } from "../../layers/stores/Broadcast"
 import { type DropSource, LiveDrop } from "../../schema/games/Game"
 import { NotFound, type ServiceUnavailable } from "../../schema/platform/Errors"
 import type { ItemId, UserId } from "../../schema/platform/Ids"
@@ -139,8 +139,9 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
       return toDrop(yield* byId(id))
     })
 
-    /** Every drop announced after the subscription, as JSON strings, until the scope closes. */
-    const subscribe: Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> = broadcast.subscribe(LIVE_DROPS_CHANNEL)
+    /** Every drop announced after the subscription, as JSON strings, given to `deliver` until the scope closes. */
+    const subscribe = (deliver: Deliver): Effect.Effect<void, ServiceUnavailable, Scope.Scope> =>
+      broadcast.subscribe(LIVE_DROPS_CHANNEL, deliver)
 
     return { record, recordStep, recorded, publication, announceRecorded, announce, recent, emit, subscribe } as const
   })

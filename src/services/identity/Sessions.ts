@@ -18,7 +18,7 @@
  * the user's sessions, so it takes effect at once; a ban written to the database by other means (or
  * whose session deletion failed) is seen by the next re-read.
  */
-import { Clock, Effect, Option, Schema, type Scope, Stream } from "effect"
+import { Clock, Effect, Option, Schema, type Scope } from "effect"
 import { randomBytes } from "node:crypto"
 import { Broadcast } from "../../layers/stores/Broadcast"
 import { KeyValue, type Slid } from "../../layers/stores/KeyValue"
@@ -277,15 +277,14 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
     })
 
     /**
-     * For the scope: an effect that completes when the session is removed (revoked, signed out,
-     * its user banned) on any instance, or at once when it is gone already.
+     * For the scope: calls `onEnded` (synchronous, maybe more than once) when the session is removed (revoked, signed
+     * out, its user banned) on any instance, or at once when it is gone already.
      */
-    const whenEnded = (id: string): Effect.Effect<Effect.Effect<void>, ServiceUnavailable, Scope.Scope> =>
+    const whenEnded = (id: string) => (onEnded: () => void): Effect.Effect<void, ServiceUnavailable, Scope.Scope> =>
       Effect.gen(function*() {
-        const ended = yield* broadcast.subscribe(endedChannel(id))
+        yield* broadcast.subscribe(endedChannel(id), onEnded)
         // Subscribed first: a removal from now on is heard, one before is seen here.
-        if (Option.isNone(yield* read(id))) return Effect.void
-        return Effect.asVoid(Stream.runHead(ended))
+        if (Option.isNone(yield* read(id))) onEnded()
       })
 
     const list = Effect.fn("Sessions.list")(function*(userId: UserId) {

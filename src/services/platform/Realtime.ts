@@ -4,8 +4,8 @@
  * `{event, data}` on channel `user:<id>`, fanned out across instances by the Broadcast store.
  * Also counts each user's open event streams on this instance (docs/rules.md#stream-limits).
  */
-import { Effect, type Scope, type Stream } from "effect"
-import { Broadcast, type Publication } from "../../layers/stores/Broadcast"
+import { Effect, type Scope } from "effect"
+import { Broadcast, type Deliver, type Publication } from "../../layers/stores/Broadcast"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { userChannel } from "./Notifications"
 import { afterCommit } from "./SqlRows"
@@ -30,9 +30,9 @@ export class Realtime extends Effect.Service<Realtime>()("app/Realtime", {
     const balanceChanged = (userId: bigint, balanceCents: bigint): Effect.Effect<void> =>
       afterCommit(broadcast.publish(balanceUpdate(userId, balanceCents)))
 
-    /** The user's `{event, data}` messages published after subscribing, until the scope closes. */
-    const subscribe = (userId: bigint): Effect.Effect<Stream.Stream<string>, ServiceUnavailable, Scope.Scope> =>
-      broadcast.subscribe(userChannel(userId))
+    /** The user's `{event, data}` messages published after subscribing, given to `deliver` until the scope closes. */
+    const subscribe = (userId: bigint) => (deliver: Deliver): Effect.Effect<void, ServiceUnavailable, Scope.Scope> =>
+      broadcast.subscribe(userChannel(userId), deliver)
 
     /** Each user's open event streams, oldest first: the callback that ends each one. */
     const openStreams = new Map<bigint, Array<() => void>>()
