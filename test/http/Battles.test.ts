@@ -5,7 +5,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { Randomness } from "../../src/layers/Randomness"
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
@@ -293,6 +294,38 @@ layer(TestDatabase)("battles", (it) => {
       const finished = (yield* client.get("/api/battles?status=FINISHED", rich!.auth)).body
       expect(finished.battles.map((b: Battle) => b.id)).toContain(created.body.id)
       expect(finished.battles.every((b: Battle) => b.status === "FINISHED")).toBe(true)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("a case repriced or deactivated between a creation's read and its debit: the creation starts over", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // The creation takes the battle's server seed between its two statements: an administrator's change there.
+      let between: Effect.Effect<unknown, unknown> | undefined
+      const seeded = yield* Effect.provide(Randomness, Randomness.seeded("battle-race"))
+      const randomness = Layer.succeed(Randomness, {
+        bytes: (length) =>
+          Effect.suspend(() => {
+            const change = between
+            between = undefined
+            return Effect.zipRight(change === undefined ? Effect.void : Effect.orDie(change), seeded.bytes(length))
+          })
+      })
+      const client = yield* makeTestClient({ ...appOptions, randomness })
+      const { kase } = yield* makeCase({ priceCents: 500n })
+      const [player] = yield* players(client, 1, 2_000)
+      const post = client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, player!.auth)
+
+      between = sql`UPDATE cases SET price_cents = 700 WHERE id = ${kase.id}`
+      const repriced = yield* post
+      expect(repriced).toMatchObject({ status: 201, body: { entryPriceCents: 700, cases: [{ priceCents: 700 }] } })
+      expect(repriced.body).toEqual((yield* client.get(`/api/battles/${repriced.body.id}`, player!.auth)).body)
+      expect(yield* balanceOf(client, player!.auth)).toBe(1_300)
+
+      between = sql`UPDATE cases SET is_active = false WHERE id = ${kase.id}`
+      expect(yield* post).toMatchObject({ status: 404, body: { message: "Case not found" } })
+      expect(yield* balanceOf(client, player!.auth)).toBe(1_300)
+      expect((yield* sql`SELECT id FROM battles WHERE creator_id = ${player!.id}`).length).toBe(1)
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 

@@ -12,7 +12,7 @@
  * the same transaction.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import {
   AlreadyJoined,
   type BattleId,
@@ -72,6 +72,8 @@ const SlotRow = Schema.Struct({ slot: Schema.Number })
 const EntryRow = Schema.Struct({ userId: UserId, paidAt: Schema.DateFromSelf })
 /** A case of a battle being created, with the id the battle will have (taken ahead from its sequence). */
 const NewBattleCaseRow = Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigInt, battleId: Schema.BigInt })
+
+const CasePriceRow = Schema.Struct({ id: CaseId, priceCents: Schema.BigInt })
 
 const CaseJson = Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigInt })
 
@@ -231,13 +233,29 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     const teamOf = (mode: BattleMode, slot: number) => (mode === "TEAM" ? (slot <= 2 ? 1 : 2) : null)
 
+    /** The battle's cases still active at the prices read (`cases`): a condition of the entry's debit. */
+    const catalogAsRead = (cases: ReadonlyArray<{ readonly id: CaseId; readonly priceCents: bigint }>) => sql`
+      NOT EXISTS (
+        SELECT 1 FROM unnest(${cases.map((c) => c.id)}::bigint[], ${cases.map((c) => c.priceCents)}::bigint[]) AS r(id, price_cents)
+        WHERE NOT EXISTS (SELECT 1 FROM cases c WHERE c.id = r.id AND c.is_active AND c.price_cents = r.price_cents))`
+
     /**
      * docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. Two
      * statements: the cases read with the battle's id taken ahead, then the entry's debit with the battle, its
-     * rounds and the creator's seat, which are written only when the debit is; the answer is made from what these
-     * know, as `get` would read it.
+     * rounds and the creator's seat, which are written only when the debit is, and only while the cases are as read
+     * (active, at the prices the entry adds up). The answer is made from what these know, as `get` would read it.
+     * A case deactivated or repriced between the two (an administrator, within milliseconds) makes the creation
+     * start over: then it is 404, or the entry at the new price.
      */
     const create = Effect.fn("Battles.create")(function*(creator: Player, request: CreateBattleRequest) {
+      for (;;) {
+        const created = yield* createAsRead(creator, request)
+        if (Option.isSome(created)) return created.value
+      }
+    })
+
+    /** `create`, or none when a case changed between its two statements. */
+    const createAsRead = (creator: Player, request: CreateBattleRequest) => Effect.gen(function*() {
       const distinct = [...new Set(request.caseIds)]
       const cases = yield* rowsOf(NewBattleCaseRow, sql`
         SELECT c.id, c.name, c.price_cents, (SELECT nextval(pg_get_serial_sequence('battles', 'id'))) AS battle_id
@@ -275,10 +293,19 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           ), creator AS (
             INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
             SELECT battle.id, 1, ${creator.id}, ${team}::integer, ${at} FROM battle
-          )`
-      )
+          )`,
+        catalogAsRead(cases)
+      ).pipe(Effect.catchAll((refusal) =>
+        // Refused: for the player's reasons, or because the catalog is no longer as read (then none, to start over).
+        Effect.flatMap(rowsOf(CasePriceRow, sql`
+          SELECT c.id, c.price_cents FROM cases c WHERE c.id = ANY(${distinct}::bigint[]) AND c.is_active`), (now) =>
+          now.length === cases.length && now.every((c) => c.priceCents === caseOf.get(c.id)?.priceCents)
+            ? Effect.fail(refusal)
+            : Effect.succeed(undefined))
+      ))
+      if (posting === undefined) return Option.none()
       yield* realtime.balanceChanged(creator.id, posting.balanceAfterCents)
-      return viewOf({
+      return Option.some(viewOf({
         id: String(id),
         creatorId: creator.id,
         mode: request.mode,
@@ -295,7 +322,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         players: [{ slot: 1, team, userId: creator.id, username: creator.username, totalValueCents: 0n, isWinner: false }],
         cases: rounds.map((c) => ({ id: c.id, name: c.name, priceCents: c.priceCents })),
         rolls: []
-      })
+      }))
     })
 
     const join = Effect.fn("Battles.join")(function*(userId: UserId, id: BattleId) {

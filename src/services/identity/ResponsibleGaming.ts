@@ -264,16 +264,19 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
      * A game stake through the ledger (battle entries, raffle tickets), with the limits checked in its UPDATE:
      * InsufficientBalance, or the responsible-gaming refusal, and nothing moved. `steps`: more steps of the same
      * statement, which write only when the debit (`moved`) has its row (a battle's creation writes the battle so).
+     * `onlyIf`: a further condition of the debit (what the caller read is still so); when it fails, the stake is
+     * refused as above, and the caller that gave it tells the cases apart.
      */
     const stake = Effect.fn("ResponsibleGaming.stake")(function*(
       movement: { readonly userId: UserId; readonly type: DebitType; readonly amountCents: bigint; readonly reference?: Reference },
-      steps?: Statement.Fragment
+      steps?: Statement.Fragment,
+      onlyIf: Statement.Fragment = sql`true`
     ) {
       if (movement.amountCents <= 0n) return yield* Effect.dieMessage(`ResponsibleGaming: a stake of ${movement.amountCents} cents`)
       const at = yield* now
       // The debit and the 80 % warnings it brings, in one statement (as an opening's); the warning is sent after the commit.
       const staked = yield* singleOf(StakedRow, sql`
-        WITH ${ledger.debitSteps(movement, at, within(movement.amountCents)(at))},
+        WITH ${ledger.debitSteps(movement, at, sql`${within(movement.amountCents)(at)} AND ${onlyIf}`)},
         ${playWarningSteps(movement.userId, at, sql`moved`)}${steps === undefined ? sql`` : sql`, ${steps}`}
         SELECT (SELECT id FROM posted) AS transaction_id, (SELECT balance_cents FROM moved) AS balance_after_cents,
                (SELECT limits FROM warned) AS warnings`)
