@@ -3,13 +3,14 @@
  * `npm start` runs it, with limits raised), users signed in through the development identity provider
  * and funded, requests over kept-alive connections, closed loops, and the service's CPU time per request.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { promisify } from "node:util"
 import pg from "pg"
 import { devSessionAt } from "../test/support/DevSignIn"
 import { removeRedisKeys } from "../test/support/TestStores"
@@ -115,6 +116,69 @@ export const loopOf = (
 export const perRequest = (before: number | undefined, after: number | undefined, requests: number) =>
   before === undefined || after === undefined ? undefined : (after - before) / requests
 
+/**
+ * Requests over kept-alive connections (at most `connections` at once), to `bases` in turn as a round-robin load
+ * balancer would: node:http, whose CPU per request is a fraction of `fetch`'s, so that the client takes less of the
+ * cores the service and PostgreSQL share on one machine.
+ */
+export const makeSender = (bases: ReadonlyArray<string>, connections = DEFAULT_CONNECTIONS) => {
+  // Idle connections are dropped after 4 s, before the service closes them (after 5 s): a request sent
+  // on a connection the service is closing at that moment would fail without an answer.
+  const agent = new Agent({ keepAlive: true, maxTotalSockets: connections, timeout: 4_000 })
+  let sent = 0
+  const send = (method: string, path: string, session: string, body?: unknown) =>
+    new Promise<Answer>((resolve, reject) => {
+      const req = request(`${bases[sent++ % bases.length]!}${path}`, {
+        method,
+        agent,
+        headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }
+      }, (res) => {
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (chunk: string) => (text += chunk))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }))
+      })
+      req.on("error", reject)
+      req.end(body === undefined ? undefined : JSON.stringify(body))
+    })
+  return { send, close: () => agent.destroy() }
+}
+
+/**
+ * pgbench on bench/open-case.pgbench (the SQL of one opening of the demo catalog's case 1): `clients` clients for
+ * `seconds` on the database of `databaseUrl`, client i playing user `firstUserId` + i (the users must be funded and
+ * their ids contiguous). Its transactions per second and latencies, and PostgreSQL's CPU per transaction when it runs
+ * on this machine. Runs without blocking this process: a blocked event loop keeps the client's idle connections past
+ * the service's keep-alive timeout, and the next request on one of them fails.
+ */
+export const pgbenchOpenings = async (databaseUrl: URL, clients: number, seconds: number, firstUserId: number): Promise<Loop> => {
+  const logs = mkdtempSync(join(tmpdir(), "gp-pgbench-"))
+  try {
+    const databaseBefore = databaseCpuMs()
+    const { stdout: output } = await promisify(execFile)("pgbench", [
+      "-h", databaseUrl.hostname, "-p", databaseUrl.port || "5432", "-U", decodeURIComponent(databaseUrl.username || "postgres"),
+      "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(seconds),
+      "-D", `ubase=${firstUserId}`, "-f", "bench/open-case.pgbench",
+      "-l", "--log-prefix", join(logs, "tx"), decodeURIComponent(databaseUrl.pathname.slice(1))
+    ], { encoding: "utf8", cwd: process.cwd() })
+    const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(output)?.[1])
+    const failed = Number(/number of failed transactions: (\d+)/.exec(output)?.[1] ?? 0)
+    const processed = Number(/number of transactions actually processed: (\d+)/.exec(output)?.[1])
+    const latencies = readdirSync(logs).flatMap((file) =>
+      readFileSync(join(logs, file), "utf8").trim().split("\n").map((line) => Number(line.split(" ")[2]) / 1000)
+    ).sort((a, b) => a - b)
+    return {
+      perSecond: tps,
+      p50: percentile(latencies, 0.5),
+      p99: percentile(latencies, 0.99),
+      errors: failed,
+      databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), processed + failed)
+    }
+  } finally {
+    rmSync(logs, { recursive: true, force: true })
+  }
+}
+
 const freePort = () =>
   new Promise<number>((resolve) => {
     const server = createServer().listen(0, "127.0.0.1", () => {
@@ -206,26 +270,8 @@ export const startBench = async (options: BenchOptions) => {
     }
   }
 
-  // Idle connections are dropped after 4 s, before the service closes them (after 5 s): a request sent
-  // on a connection the service is closing at that moment would fail without an answer.
-  const agent = new Agent({ keepAlive: true, maxTotalSockets: options.connections ?? DEFAULT_CONNECTIONS, timeout: 4_000 })
-  let sent = 0
-  const send = (method: string, path: string, session: string, body?: unknown) =>
-    new Promise<Answer>((resolve, reject) => {
-      // To the instances in turn, as a round-robin load balancer would.
-      const req = request(`${instances[sent++ % instances.length]!.base}${path}`, {
-        method,
-        agent,
-        headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }
-      }, (res) => {
-        let text = ""
-        res.setEncoding("utf8")
-        res.on("data", (chunk: string) => (text += chunk))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }))
-      })
-      req.on("error", reject)
-      req.end(body === undefined ? undefined : JSON.stringify(body))
-    })
+  const sender = makeSender(instances.map((instance) => instance.base), options.connections)
+  const send = sender.send
 
   const adminSession = await devSessionAt(base, "bench-admin")
 
@@ -321,7 +367,7 @@ export const startBench = async (options: BenchOptions) => {
   }
 
   const stop = async () => {
-    agent.destroy()
+    sender.close()
     await cleanUp()
   }
 

@@ -23,11 +23,8 @@
  *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--connections 1024] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
-import { execFile } from "node:child_process"
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs"
-import { join } from "node:path"
-import { parseArgs, promisify } from "node:util"
-import { databaseCpuMs, DEFAULT_CONNECTIONS, type Loop, loopOf, percentile, perRequest, show, startBench } from "./BenchService"
+import { parseArgs } from "node:util"
+import { databaseCpuMs, DEFAULT_CONNECTIONS, type Loop, loopOf, perRequest, pgbenchOpenings, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -112,32 +109,8 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   })
 }
 
-/** pgbench on the same database and users: transactions per second and latency percentiles. */
-// Run without blocking this process: a blocked event loop keeps the client's idle connections past the
-// service's keep-alive timeout, and the next request on one of them fails.
-const pgbench = async (clients: number, seconds: number): Promise<Loop> => {
-  const logs = mkdtempSync(join(bench.dir, "pgbench-"))
-  const databaseBefore = databaseCpuMs()
-  const { stdout: output } = await promisify(execFile)("pgbench", [
-    "-h", bench.databaseUrl.hostname, "-p", bench.databaseUrl.port || "5432", "-U", decodeURIComponent(bench.databaseUrl.username || "postgres"),
-    "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(seconds),
-    "-D", `ubase=${Math.min(...userIds)}`, "-f", "bench/open-case.pgbench",
-    "-l", "--log-prefix", join(logs, "tx"), bench.database
-  ], { encoding: "utf8", cwd: process.cwd() })
-  const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(output)?.[1])
-  const failed = Number(/number of failed transactions: (\d+)/.exec(output)?.[1] ?? 0)
-  const processed = Number(/number of transactions actually processed: (\d+)/.exec(output)?.[1])
-  const latencies = readdirSync(logs).flatMap((file) =>
-    readFileSync(join(logs, file), "utf8").trim().split("\n").map((line) => Number(line.split(" ")[2]) / 1000)
-  ).sort((a, b) => a - b)
-  return {
-    perSecond: tps,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-    errors: failed,
-    databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), processed + failed)
-  }
-}
+/** pgbench on the same database and users. */
+const pgbench = (clients: number, seconds: number) => pgbenchOpenings(bench.databaseUrl, clients, seconds, Math.min(...userIds))
 
 if (INSTANCES > 1) console.log(`${INSTANCES} instances of the service, requests sent to them in turn`)
 if (CONNECTIONS !== DEFAULT_CONNECTIONS) console.log(`at most ${CONNECTIONS} connections to the service at once`)
