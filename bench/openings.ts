@@ -12,12 +12,14 @@
  *   DATABASE_URL=... REDIS_URL=... ADMIN_IDP_IDS=bench-admin RATE_LIMIT_GLOBAL=1000000/60000 \
  *     RATE_LIMIT_CASE_OPEN=1000000/60000 npm start
  *   DATABASE_URL=... npm run bench:openings -- --users 40 --seconds 20 [--case starter] [--url http://localhost:3000]
- *     [--database postgres://...]
+ *     [--database postgres://...] [--pid <the service's process id, for its CPU per opening>] [--warm-up 3]
+ * The first `--warm-up` seconds of openings are not measured (the service's JIT warms up); their balances are checked.
  * The service: `--url`, else BENCH_URL, else where the service says it is (PUBLIC_URL, else PORT; scripts/ServiceUrl.ts).
  */
 import { parseArgs } from "node:util"
 import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
+import { readFileSync } from "node:fs"
 import { databaseCpuMs, makeSender, perRequest, pgbenchOpenings, show } from "./BenchService"
 
 const { values } = parseArgs({
@@ -26,7 +28,9 @@ const { values } = parseArgs({
     users: { type: "string", default: "40" },
     seconds: { type: "string", default: "20" },
     case: { type: "string", default: "starter" },
-    database: { type: "string", default: process.env.DATABASE_URL }
+    database: { type: "string", default: process.env.DATABASE_URL },
+    pid: { type: "string" },
+    "warm-up": { type: "string", default: "3" }
   }
 })
 const base = values.url.replace(/\/+$/, "")
@@ -52,22 +56,37 @@ const users = await Promise.all(Array.from({ length: USERS }, async (_, i) => {
   return { id: Number(me.id), session, opened: 0 }
 }))
 
-const latencies: Array<number> = []
-const statuses = new Map<number, number>()
-const deadline = performance.now() + SECONDS * 1000
+/** The service's CPU time so far in ms, when its process id was given (Linux /proc, clock ticks of 10 ms). */
+const serviceCpuMs = () => {
+  if (values.pid === undefined) return undefined
+  const fields = readFileSync(`/proc/${values.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/** Every user opening back to back for `seconds`: the latencies and statuses of those openings. */
+const openFor = async (seconds: number) => {
+  const latencies: Array<number> = []
+  const statuses = new Map<number, number>()
+  const deadline = performance.now() + seconds * 1000
+  await Promise.all(users.map(async (user) => {
+    while (performance.now() < deadline) {
+      const t0 = performance.now()
+      const { status } = await send("POST", `/api/cases/${target.id}/open`, user.session)
+      latencies.push(performance.now() - t0)
+      statuses.set(status, (statuses.get(status) ?? 0) + 1)
+      if (status === 200) user.opened++
+    }
+  }))
+  return { latencies, statuses }
+}
+
+await openFor(Number(values["warm-up"]))
 const started = performance.now()
-const databaseBefore = databaseCpuMs()
-await Promise.all(users.map(async (user) => {
-  while (performance.now() < deadline) {
-    const t0 = performance.now()
-    const { status } = await send("POST", `/api/cases/${target.id}/open`, user.session)
-    latencies.push(performance.now() - t0)
-    statuses.set(status, (statuses.get(status) ?? 0) + 1)
-    if (status === 200) user.opened++
-  }
-}))
+const [databaseBefore, serviceBefore] = [databaseCpuMs(), serviceCpuMs()]
+const { latencies, statuses } = await openFor(SECONDS)
 const elapsed = (performance.now() - started) / 1000
 const databaseCpu = perRequest(databaseBefore, databaseCpuMs(), latencies.length)
+const serviceCpu = perRequest(serviceBefore, serviceCpuMs(), latencies.length)
 
 let mismatches = 0
 for (const user of users) {
@@ -80,7 +99,9 @@ latencies.sort((a, b) => a - b)
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!.toFixed(1)
 const perSecond = latencies.length / elapsed
 console.log(`POST /api/cases/${target.id}/open (${target.slug}, ${price} cents): ${users.length} users, ${elapsed.toFixed(1)} s`)
-console.log(`openings: ${latencies.length} (${perSecond.toFixed(0)}/s)${databaseCpu === undefined ? "" : `, database CPU ${databaseCpu.toFixed(2)} ms/opening`}`)
+console.log(`openings: ${latencies.length} (${perSecond.toFixed(0)}/s)${
+  serviceCpu === undefined ? "" : `, service CPU ${serviceCpu.toFixed(2)} ms/opening`
+}${databaseCpu === undefined ? "" : `, database CPU ${databaseCpu.toFixed(2)} ms/opening`}`)
 console.log(`latency ms: p50 ${pct(0.5)}  p95 ${pct(0.95)}  p99 ${pct(0.99)}  max ${latencies.at(-1)!.toFixed(1)}`)
 console.log(`statuses: ${[...statuses].map(([s, n]) => `${s}=${n}`).join(" ")}`)
 console.log(`balances that do not match their openings: ${mismatches}`)
