@@ -131,6 +131,41 @@ layer(TestDatabase)("event stream limits", (it) => {
       for (const stream of [...streams.slice(1), next]) expect((yield* stream.readToEnd(300)).done).toBe(false)
     }))
 
+  it.scoped("a stream dropped for lagging gives its place up at once, though its client reads nothing more", () =>
+    Effect.gen(function*() {
+      const stores = yield* Layer.build(TestStores)
+      const broadcast = Context.get(stores, Broadcast)
+      const client = yield* makeTestClient({ stores: Layer.succeedContext(stores) })
+      const player = yield* signIn(client, "stalled-tab")
+      const id = (yield* client.get("/api/auth/me", player.auth)).body.id as string
+      const readers = []
+      for (let i = 0; i < 4; i++) readers.push(yield* openStream(client, "/api/realtime", player.auth))
+      const stalled = yield* openStream(client, "/api/realtime", player.auth)
+
+      // 1100 events, which the four readers read as they come: the stalled stream, read by no one, is dropped.
+      for (let batch = 0; batch < 11; batch++) {
+        yield* broadcast.publish(...Array.from({ length: 100 }, (_, i) => balanceUpdate(id, batch * 100 + i + 1)))
+        for (const reader of readers) yield* reader.readUntil((text) => text.includes(`{"balanceCents":${batch * 100 + 100}}`))
+      }
+      // Its client has not read its end, but it holds no place: a new stream is the 5th, and replaces nobody.
+      yield* openStream(client, "/api/realtime", player.auth)
+      for (const reader of readers) expect((yield* reader.readToEnd(300)).done).toBe(false)
+      expect((yield* stalled.readToEnd()).text.endsWith(closed("lagging"))).toBe(true)
+    }))
+
+  it.scoped("a HEAD of a stream answers its headers and opens nothing: the owner's streams stay open", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient()
+      const player = yield* signIn(client, "head-probe")
+      const streams = []
+      for (let i = 0; i < 5; i++) streams.push(yield* openStream(client, "/api/realtime", player.auth))
+      for (const path of ["/api/realtime", "/api/live-drops/stream"]) {
+        const head = yield* client.open(path, { method: "HEAD", headers: player.auth })
+        expect([head.status, head.headers.get("content-type")]).toEqual([200, "text/event-stream"])
+      }
+      for (const stream of streams) expect((yield* stream.readToEnd(300)).done).toBe(false)
+    }))
+
   it.scoped("a stream ends after 24 hours open, with realtime pushes up to then", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient({ config: { adminIdpIds: ["root"] } })

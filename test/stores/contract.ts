@@ -446,6 +446,23 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(yield* late.messages(1)).toEqual(["third"])
     }))
 
+  it.scoped("pub/sub: a subscriber that throws is let go; the others get the delivery and the publisher does not fail", () =>
+    Effect.gen(function*() {
+      const broadcast = yield* Broadcast
+      const channel = fresh("faulty")
+      let calls = 0
+      yield* broadcast.subscribe(channel, () => {
+        calls++
+        throw new Error("a defect in a subscriber")
+      })
+      const healthy = yield* listen(broadcast, channel)
+      yield* broadcast.publish({ channel, message: "one" })
+      expect(yield* healthy.messages(1)).toEqual(["one"])
+      yield* broadcast.publish({ channel, message: "two" })
+      expect(yield* healthy.messages(1)).toEqual(["two"])
+      expect(calls).toBe(1)
+    }))
+
   it.effect("pub/sub: a channel can be subscribed again after its last subscriber left", () =>
     Effect.gen(function*() {
       const broadcast = yield* Broadcast

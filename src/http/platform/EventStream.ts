@@ -2,8 +2,10 @@
  * Server-Sent Events responses: the fan-out writes each delivery straight into the response's body (no fiber, queue or
  * stream per delivery), with a heartbeat for proxies.
  */
-import { HttpServerResponse } from "@effect/platform"
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Clock, Duration, Effect, Exit, Runtime, Scope } from "effect"
+import type { ServerResponse } from "node:http"
 import { Readable } from "node:stream"
 import { Lifecycle } from "../../layers/Lifecycle"
 import { sseClientOpen } from "../../layers/AppMetrics"
@@ -19,7 +21,15 @@ const MAX_STREAM_LIFE = Duration.toMillis("24 hours")
  * reading holds this much at most, and never holds up the others.
  */
 const SUBSCRIBER_QUEUE_LIMIT = 1000
+/**
+ * How long a stream that ended (its last event written) may wait for its client to read that event; then its
+ * connection is closed. What it held is let go at the end already: this only frees the connection of a client that
+ * stopped reading.
+ */
+const LAST_READ_GRACE_MS = Duration.toMillis("30 seconds")
 const encoder = new TextEncoder()
+const CONTENT_TYPE = "text/event-stream"
+const HEADERS = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 
 const CONNECTED = encoder.encode(": connected\n\n")
 const HEARTBEAT_COMMENT = encoder.encode(": heartbeat\n\n")
@@ -58,7 +68,8 @@ const encoderOf = (toEvent: (message: string) => string) => {
 /**
  * The response's body. Its connection takes one chunk at a time (`_read`); what it has not taken waits here, joined
  * into one chunk when it asks again, and counts against SUBSCRIBER_QUEUE_LIMIT. `finish` writes the last event once,
- * whichever end comes first. Its methods are not named `write` or `end`: Node would take it for a writable stream.
+ * whichever end comes first, and calls `onFinish`; a body not read to its end LAST_READ_GRACE_MS later is destroyed.
+ * Its methods are not named `write` or `end`: Node would take it for a writable stream.
  */
 class EventBody extends Readable {
   private waiting: Array<Uint8Array> = [CONNECTED]
@@ -69,7 +80,7 @@ class EventBody extends Readable {
   /** Open while nothing waits: the client has taken everything sent (closed when it stopped reading). */
   readonly caughtUp = Effect.unsafeMakeLatch(true)
 
-  constructor() {
+  constructor(private readonly onFinish: () => void) {
     super({ highWaterMark: 1 })
   }
 
@@ -99,6 +110,9 @@ class EventBody extends Readable {
     this.waiting = []
     this.push(null)
     this.caughtUp.unsafeOpen()
+    this.onFinish()
+    const late = setTimeout(() => this.destroy(), LAST_READ_GRACE_MS).unref()
+    this.once("close", () => clearTimeout(late))
   }
 
   private pass(): void {
@@ -117,8 +131,9 @@ const joined = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => chunks.length 
  * An event stream of `owner` (one of their open streams, docs/rules.md#stream-limits): `subscribe` is given the
  * function that writes a delivery; `toEvent` turns a message into `event: <name>\ndata: <json>\n\n` (a function made
  * once, not per request: a delivery's events are made once for all streams). Everything is subscribed before the
- * answer (a store that fails is a 503, not a broken stream) and let go when the body closes: the client went away, or
- * read the last event.
+ * answer (a store that fails is a 503, not a broken stream, and replaces none of the owner's streams) and let go when
+ * the stream ends or its body closes (the client went away; on Node, also the response's end, so that a body never
+ * read, as a HEAD's, holds nothing). A HEAD is answered with the headers alone, nothing subscribed.
  *
  * The stream ends, once, at the first of: `whenEnded` calls back (the session it was opened with is revoked: no last
  * event); the service stops (SHUTDOWN_EVENT, docs/rules.md#event-streams); the owner opens one stream too many;
@@ -132,41 +147,55 @@ export const eventStream = <E1, E2>(
   whenEnded: (onEnded: () => void) => Effect.Effect<void, E2, Scope.Scope>
 ) =>
   Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    // The router answers a HEAD with the GET's handler.
+    if (request.method === "HEAD") return HttpServerResponse.empty({ status: 200, headers: { "content-type": CONTENT_TYPE, ...HEADERS } })
     const lifecycle = yield* Lifecycle
     const realtime = yield* Realtime
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const encode = encoderOf(toEvent)
     const scope = yield* Scope.make()
-    const body = new EventBody()
-    body.once("close", () => runFork(Scope.close(scope, Exit.void)))
+    let released = false
+    // After the current callback (an end may come from inside the fan-out, the shutdown or the replacement).
+    const release = () => {
+      if (!released) queueMicrotask(() => runFork(Scope.close(scope, Exit.void)))
+      released = true
+    }
+    const body = new EventBody(release)
+    body.once("close", release)
+    ;(NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined)?.once("close", () => body.destroy())
     const endWith = (event: Uint8Array) => () => body.finish(event)
     const closesAt = (yield* Clock.currentTimeMillis) + MAX_STREAM_LIFE
-    // A heartbeat every HEARTBEAT_MS until MAX_STREAM_LIFE from the opening, however late this starts. It waits while
-    // the client is not reading (a heartbeat would tell it nothing): the end is seen when it reads on.
+    // A heartbeat every HEARTBEAT_MS until MAX_STREAM_LIFE from the opening, however late this starts. While the
+    // client is not reading it waits (a heartbeat would tell it nothing) until it reads on or the stream's life ends.
     const beat: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
       now >= closesAt
         ? Effect.sync(endWith(EXPIRED_EVENT))
         : Effect.sleep(Math.min(HEARTBEAT_MS, closesAt - now)).pipe(
           Effect.zipRight(Clock.currentTimeMillis),
-          Effect.flatMap((then) => then >= closesAt ? Effect.void : Effect.sync(() => body.send(HEARTBEAT_COMMENT, 0))),
-          Effect.zipRight(body.caughtUp.await),
+          Effect.flatMap((then) =>
+            then >= closesAt
+              ? Effect.void
+              : Effect.zipRight(
+                Effect.sync(() => body.send(HEARTBEAT_COMMENT, 0)),
+                Effect.raceFirst(body.caughtUp.await, Effect.sleep(closesAt - then))
+              )
+          ),
           Effect.zipRight(Effect.suspend(() => beat))
         ))
     yield* Effect.gen(function*() {
       yield* sseClientOpen
-      yield* realtime.streamOpened(owner, endWith(REPLACED_EVENT))
-      yield* lifecycle.onShutdown(endWith(SHUTDOWN_EVENT))
       yield* subscribe((messages) => {
         if (!body.send(encode(messages), messages.length)) body.finish(LAGGING_EVENT, true)
       })
       yield* whenEnded(endWith(NONE))
+      yield* lifecycle.onShutdown(endWith(SHUTDOWN_EVENT))
+      // Last: a stream that could not open replaces none of its owner's others.
+      yield* realtime.streamOpened(owner, endWith(REPLACED_EVENT))
       yield* Effect.forkScoped(beat)
     }).pipe(
       Scope.extend(scope),
       Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit))
     )
-    return HttpServerResponse.raw(body, {
-      contentType: "text/event-stream",
-      headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
-    })
+    return HttpServerResponse.raw(body, { contentType: CONTENT_TYPE, headers: HEADERS })
   })

@@ -4,7 +4,7 @@
  * UNSUBSCRIBE), and each message fans out locally to a callback per subscriber. In memory the local
  * fan-out alone does it.
  */
-import { Context, Deferred, Effect, Layer, type Scope } from "effect"
+import { Cause, Context, Deferred, Effect, Layer, Runtime, type Scope } from "effect"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { storeCall } from "../Failures"
 import type { StartupError } from "../AppConfig"
@@ -76,80 +76,89 @@ interface Channel {
 const makeFanout = (hooks: {
   readonly onFirst: (channel: string) => Effect.Effect<void, ServiceUnavailable>
   readonly onLast: (channel: string) => Effect.Effect<void>
-}) => {
-  const channels = new Map<string, Channel>()
+}) =>
+  Effect.map(Effect.runtime<never>(), (runtime) => {
+    const log = Runtime.runFork(runtime)
+    const channels = new Map<string, Channel>()
 
-  const subscribe = (channel: string, deliver: Deliver): Effect.Effect<void, ServiceUnavailable, Scope.Scope> =>
-    Effect.gen(function*() {
-      const subscriber: Subscriber = { deliver, skip: 0 }
-      const { entry, first } = yield* Effect.acquireRelease(
-        Effect.suspend(() => {
-          const existing = channels.get(channel)
-          if (existing !== undefined) {
-            existing.refs++
-            subscriber.skip = existing.pending.length
-            existing.subscribers.add(subscriber)
-            return Effect.succeed({ entry: existing, first: false })
-          }
-          return Effect.map(Deferred.make<void, ServiceUnavailable>(), (ready) => {
-            const entry: Channel = {
-              subscribers: new Set([subscriber]),
-              ready,
-              refs: 1,
-              pending: [],
-              timer: undefined,
-              lastDelivery: 0
-            }
-            channels.set(channel, entry)
-            return { entry, first: true }
-          })
-        }),
-        ({ entry }) =>
+    const subscribe = (channel: string, deliver: Deliver): Effect.Effect<void, ServiceUnavailable, Scope.Scope> =>
+      Effect.gen(function*() {
+        const subscriber: Subscriber = { deliver, skip: 0 }
+        const { entry, first } = yield* Effect.acquireRelease(
           Effect.suspend(() => {
-            entry.subscribers.delete(subscriber)
-            entry.refs--
-            if (entry.refs > 0) return Effect.void
-            clearTimeout(entry.timer)
-            if (channels.get(channel) === entry) channels.delete(channel)
-            return hooks.onLast(channel)
-          })
-      )
-      // Uninterruptible: other subscribers of the channel wait for `ready`.
-      if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
-      yield* Deferred.await(entry.ready)
-    })
+            const existing = channels.get(channel)
+            if (existing !== undefined) {
+              existing.refs++
+              subscriber.skip = existing.pending.length
+              existing.subscribers.add(subscriber)
+              return Effect.succeed({ entry: existing, first: false })
+            }
+            return Effect.map(Deferred.make<void, ServiceUnavailable>(), (ready) => {
+              const entry: Channel = {
+                subscribers: new Set([subscriber]),
+                ready,
+                refs: 1,
+                pending: [],
+                timer: undefined,
+                lastDelivery: 0
+              }
+              channels.set(channel, entry)
+              return { entry, first: true }
+            })
+          }),
+          ({ entry }) =>
+            Effect.suspend(() => {
+              entry.subscribers.delete(subscriber)
+              entry.refs--
+              if (entry.refs > 0) return Effect.void
+              clearTimeout(entry.timer)
+              if (channels.get(channel) === entry) channels.delete(channel)
+              return hooks.onLast(channel)
+            })
+        )
+        // Uninterruptible: other subscribers of the channel wait for `ready`.
+        if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
+        yield* Deferred.await(entry.ready)
+      })
 
-  /** Passes the channel's waiting messages on, as one delivery to each subscriber. */
-  const flush = (entry: Channel): void => {
-    clearTimeout(entry.timer)
-    entry.timer = undefined
-    entry.lastDelivery = Date.now()
-    const delivery = entry.pending
-    entry.pending = []
-    for (const subscriber of entry.subscribers) {
-      const own = subscriber.skip === 0 ? delivery : delivery.slice(subscriber.skip)
-      subscriber.skip = 0
-      if (own.length > 0) subscriber.deliver(own)
+    /** Passes the channel's waiting messages on, as one delivery to each subscriber. */
+    const flush = (entry: Channel): void => {
+      clearTimeout(entry.timer)
+      entry.timer = undefined
+      entry.lastDelivery = Date.now()
+      const delivery = entry.pending
+      entry.pending = []
+      for (const subscriber of entry.subscribers) {
+        const own = subscriber.skip === 0 ? delivery : delivery.slice(subscriber.skip)
+        subscriber.skip = 0
+        if (own.length === 0) continue
+        // A subscriber that throws (a defect) is let go: the others still get the delivery, and the publisher (a
+        // request, a Redis event, a timer) does not fail with it.
+        try {
+          subscriber.deliver(own)
+        } catch (error) {
+          entry.subscribers.delete(subscriber)
+          log(Effect.logError("A broadcast subscriber failed on a delivery; it gets no more", Cause.die(error)))
+        }
+      }
     }
-  }
 
-  /** Delivers to local subscribers (see COALESCE_MS); synchronous, for use from event handlers. */
-  const deliver = (channel: string, message: string): void => {
-    const entry = channels.get(channel)
-    if (entry === undefined) return
-    entry.pending.push(message)
-    if (entry.pending.length >= MESSAGES_PER_DELIVERY) return flush(entry)
-    if (entry.timer !== undefined) return
-    const wait = entry.lastDelivery + COALESCE_MS - Date.now()
-    if (wait <= 0) flush(entry)
-    else entry.timer = setTimeout(() => flush(entry), wait)
-  }
+    /** Delivers to local subscribers (see COALESCE_MS); synchronous, for use from event handlers. */
+    const deliver = (channel: string, message: string): void => {
+      const entry = channels.get(channel)
+      if (entry === undefined) return
+      entry.pending.push(message)
+      if (entry.pending.length >= MESSAGES_PER_DELIVERY) return flush(entry)
+      if (entry.timer !== undefined) return
+      const wait = entry.lastDelivery + COALESCE_MS - Date.now()
+      if (wait <= 0) flush(entry)
+      else entry.timer = setTimeout(() => flush(entry), wait)
+    }
 
-  return { subscribe, deliver }
-}
+    return { subscribe, deliver }
+  })
 
-const makeMemory = Effect.sync((): BroadcastShape => {
-  const fanout = makeFanout({ onFirst: () => Effect.void, onLast: () => Effect.void })
+const makeMemory = Effect.map(makeFanout({ onFirst: () => Effect.void, onLast: () => Effect.void }), (fanout): BroadcastShape => {
   return {
     publish: (...publications) =>
       Effect.sync(() => {
@@ -169,7 +178,7 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
     const commands = sharded
       ? { publish: "spublish", subscribe: "ssubscribe", unsubscribe: "sunsubscribe", message: "smessage" } as const
       : { publish: "publish", subscribe: "subscribe", unsubscribe: "unsubscribe", message: "message" } as const
-    const fanout = makeFanout({
+    const fanout = yield* makeFanout({
       // ioredis resolves these once Redis confirms; it also resubscribes by itself after a reconnect.
       onFirst: (channel) => Effect.asVoid(storeCall(() => subscriber[commands.subscribe](channelKey(channel)))),
       // During an outage there is nothing to unsubscribe from; ioredis resubscribes only what is left.
