@@ -300,14 +300,14 @@ layer(TestDatabase)("battles", (it) => {
   it.scoped("a case repriced or deactivated between a creation's read and its debit: the creation starts over", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      // The creation takes the battle's server seed between its two statements: an administrator's change there.
-      let between: Effect.Effect<unknown, unknown> | undefined
+      // The creation takes the battle's server seed between its two statements: an administrator's changes there,
+      // one per attempt.
+      let between: Array<Effect.Effect<unknown, unknown>> = []
       const seeded = yield* Effect.provide(Randomness, Randomness.seeded("battle-race"))
       const randomness = Layer.succeed(Randomness, {
         bytes: (length) =>
           Effect.suspend(() => {
-            const change = between
-            between = undefined
+            const change = between.shift()
             return Effect.zipRight(change === undefined ? Effect.void : Effect.orDie(change), seeded.bytes(length))
           })
       })
@@ -316,14 +316,21 @@ layer(TestDatabase)("battles", (it) => {
       const [player] = yield* players(client, 1, 2_000)
       const post = client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, player!.auth)
 
-      between = sql`UPDATE cases SET price_cents = 700 WHERE id = ${kase.id}`
+      between = [sql`UPDATE cases SET price_cents = 700 WHERE id = ${kase.id}`]
       const repriced = yield* post
       expect(repriced).toMatchObject({ status: 201, body: { entryPriceCents: 700, cases: [{ priceCents: 700 }] } })
       expect(repriced.body).toEqual((yield* client.get(`/api/battles/${repriced.body.id}`, player!.auth)).body)
       expect(yield* balanceOf(client, player!.auth)).toBe(1_300)
 
-      between = sql`UPDATE cases SET is_active = false WHERE id = ${kase.id}`
+      between = [sql`UPDATE cases SET is_active = false WHERE id = ${kase.id}`]
       expect(yield* post).toMatchObject({ status: 404, body: { message: "Case not found" } })
+      expect(yield* balanceOf(client, player!.auth)).toBe(1_300)
+      expect((yield* sql`SELECT id FROM battles WHERE creator_id = ${player!.id}`).length).toBe(1)
+
+      // A catalog that keeps changing under the creation: after three attempts, 409 and nothing moved.
+      yield* sql`UPDATE cases SET is_active = true WHERE id = ${kase.id}`
+      between = [800, 900, 1_000].map((price) => sql`UPDATE cases SET price_cents = ${price} WHERE id = ${kase.id}`)
+      expect(yield* post).toMatchObject({ status: 409, body: { message: "Please retry" } })
       expect(yield* balanceOf(client, player!.auth)).toBe(1_300)
       expect((yield* sql`SELECT id FROM battles WHERE creator_id = ${player!.id}`).length).toBe(1)
       expect(yield* ledgerProblems).toEqual(healthyLedger)

@@ -124,3 +124,6 @@ export class ExclusionCannotBeShortened extends Schema.TaggedError<ExclusionCann
 
 /** What stops a game action, when something does. */
 export type PlayRefusal = LossLimitReached | PlayTimeLimitReached | SelfExcluded | LimitsRequired
+
+const PLAY_REFUSALS: ReadonlySet<string> = new Set(["LossLimitReached", "PlayTimeLimitReached", "SelfExcluded", "LimitsRequired"])
+export const isPlayRefusal = (error: { readonly _tag: string }): error is PlayRefusal => PLAY_REFUSALS.has(error._tag)

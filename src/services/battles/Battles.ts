@@ -26,7 +26,8 @@ import {
   SettlementType
 } from "../../schema/battles/Battle"
 import { CaseNotFound, Rarity } from "../../schema/games/Catalog"
-import { NotFound } from "../../schema/platform/Errors"
+import { type InsufficientBalance, NotFound, PleaseRetry } from "../../schema/platform/Errors"
+import { isPlayRefusal, type PlayRefusal } from "../../schema/identity/ResponsibleGaming"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import type { Player, SignedInUser } from "../../schema/identity/User"
 import { BattleRun } from "./BattleRun"
@@ -74,6 +75,13 @@ const EntryRow = Schema.Struct({ userId: UserId, paidAt: Schema.DateFromSelf })
 const NewBattleCaseRow = Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigInt, battleId: Schema.BigInt })
 
 const CasePriceRow = Schema.Struct({ id: CaseId, priceCents: Schema.BigInt })
+
+/** How many times a battle's creation starts over when its cases change under it (see `create`). */
+const CREATION_ATTEMPTS = 3
+
+/** A stake's refusals (not an outage: a debit whose answer was lost may have been made). */
+const isRefusal = (error: { readonly _tag: string }): error is InsufficientBalance | PlayRefusal =>
+  error._tag === "InsufficientBalance" || isPlayRefusal(error)
 
 const CaseJson = Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigInt })
 
@@ -245,13 +253,14 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * rounds and the creator's seat, which are written only when the debit is, and only while the cases are as read
      * (active, at the prices the entry adds up). The answer is made from what these know, as `get` would read it.
      * A case deactivated or repriced between the two (an administrator, within milliseconds) makes the creation
-     * start over: then it is 404, or the entry at the new price.
+     * start over: then it is 404, or the entry at the new price; after CREATION_ATTEMPTS, 409 PleaseRetry.
      */
     const create = Effect.fn("Battles.create")(function*(creator: Player, request: CreateBattleRequest) {
-      for (;;) {
+      for (let attempt = 0; attempt < CREATION_ATTEMPTS; attempt++) {
         const created = yield* createAsRead(creator, request)
         if (Option.isSome(created)) return created.value
       }
+      return yield* new PleaseRetry()
     })
 
     /** `create`, or none when a case changed between its two statements. */
@@ -295,7 +304,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
             SELECT battle.id, 1, ${creator.id}, ${team}::integer, ${at} FROM battle
           )`,
         catalogAsRead(cases)
-      ).pipe(Effect.catchAll((refusal) =>
+      ).pipe(Effect.catchIf(isRefusal, (refusal) =>
         // Refused: for the player's reasons, or because the catalog is no longer as read (then none, to start over).
         Effect.flatMap(rowsOf(CasePriceRow, sql`
           SELECT c.id, c.price_cents FROM cases c WHERE c.id = ANY(${distinct}::bigint[]) AND c.is_active`), (now) =>
