@@ -112,6 +112,12 @@ export const loopOf = (
   }
 }
 
+/** A process's CPU time (user + system) so far, in ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+export const processCpuMs = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
 /** A CPU time's growth from `before` to `after` over `requests` requests, if both were read. */
 export const perRequest = (before: number | undefined, after: number | undefined, requests: number) =>
   before === undefined || after === undefined ? undefined : (after - before) / requests
@@ -294,11 +300,7 @@ export const startBench = async (options: BenchOptions) => {
   }
 
   /** The service processes' CPU time so far, in ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
-  const serviceCpuMs = () =>
-    instances.reduce((total, { process: child }) => {
-      const fields = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-      return total + (Number(fields[11]) + Number(fields[12])) * 10
-    }, 0)
+  const serviceCpuMs = () => instances.reduce((total, { process: child }) => total + processCpuMs(child.pid!), 0)
 
   /**
    * `users` users each running `step` back to back for `seconds` (or until their step answers

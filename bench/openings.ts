@@ -19,8 +19,7 @@
 import { parseArgs } from "node:util"
 import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
-import { readFileSync } from "node:fs"
-import { databaseCpuMs, makeSender, perRequest, pgbenchOpenings, show } from "./BenchService"
+import { databaseCpuMs, makeSender, perRequest, pgbenchOpenings, processCpuMs, show } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -56,12 +55,8 @@ const users = await Promise.all(Array.from({ length: USERS }, async (_, i) => {
   return { id: Number(me.id), session, opened: 0 }
 }))
 
-/** The service's CPU time so far in ms, when its process id was given (Linux /proc, clock ticks of 10 ms). */
-const serviceCpuMs = () => {
-  if (values.pid === undefined) return undefined
-  const fields = readFileSync(`/proc/${values.pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
+/** The service's CPU time so far in ms, when its process id was given. */
+const serviceCpuMs = () => values.pid === undefined ? undefined : processCpuMs(Number(values.pid))
 
 /** Every user opening back to back for `seconds`: the latencies and statuses of those openings. */
 const openFor = async (seconds: number) => {

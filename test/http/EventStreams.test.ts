@@ -63,12 +63,16 @@ const balanceUpdate = (userId: string, balanceCents: number) => ({
   message: JSON.stringify({ event: "balance.updated", data: { balanceCents } })
 })
 
+/** An app whose broadcast the test publishes to directly. */
+const clientWithBroadcast = Effect.gen(function*() {
+  const stores = yield* Layer.build(TestStores)
+  return { broadcast: Context.get(stores, Broadcast), client: yield* makeTestClient({ stores: Layer.succeedContext(stores) }) }
+})
+
 layer(TestDatabase)("event stream limits", (it) => {
   it.scoped("a client that stops reading is dropped 1000 events behind; the user's other stream keeps receiving", () =>
     Effect.gen(function*() {
-      const stores = yield* Layer.build(TestStores)
-      const broadcast = Context.get(stores, Broadcast)
-      const client = yield* makeTestClient({ stores: Layer.succeedContext(stores) })
+      const { broadcast, client } = yield* clientWithBroadcast
       const player = yield* signIn(client, "slow-reader")
       const id = (yield* client.get("/api/auth/me", player.auth)).body.id as string
       const slow = yield* openStream(client, "/api/realtime", player.auth)
@@ -133,9 +137,7 @@ layer(TestDatabase)("event stream limits", (it) => {
 
   it.scoped("a stream dropped for lagging gives its place up at once, though its client reads nothing more", () =>
     Effect.gen(function*() {
-      const stores = yield* Layer.build(TestStores)
-      const broadcast = Context.get(stores, Broadcast)
-      const client = yield* makeTestClient({ stores: Layer.succeedContext(stores) })
+      const { broadcast, client } = yield* clientWithBroadcast
       const player = yield* signIn(client, "stalled-tab")
       const id = (yield* client.get("/api/auth/me", player.auth)).body.id as string
       const readers = []

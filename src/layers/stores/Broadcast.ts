@@ -158,15 +158,13 @@ const makeFanout = (hooks: {
     return { subscribe, deliver }
   })
 
-const makeMemory = Effect.map(makeFanout({ onFirst: () => Effect.void, onLast: () => Effect.void }), (fanout): BroadcastShape => {
-  return {
-    publish: (...publications) =>
-      Effect.sync(() => {
-        for (const { channel, message } of publications) fanout.deliver(channel, message)
-      }),
-    subscribe: fanout.subscribe
-  }
-})
+const makeMemory = Effect.map(makeFanout({ onFirst: () => Effect.void, onLast: () => Effect.void }), (fanout): BroadcastShape => ({
+  publish: (...publications) =>
+    Effect.sync(() => {
+      for (const { channel, message } of publications) fanout.deliver(channel, message)
+    }),
+  subscribe: fanout.subscribe
+}))
 
 const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | Scope.Scope> = Effect.gen(
   function*() {
