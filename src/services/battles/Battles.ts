@@ -33,11 +33,12 @@ import type { Player, SignedInUser } from "../../schema/identity/User"
 import { BattleRun } from "./BattleRun"
 import { Ledger } from "../money/Ledger"
 import { ResponsibleGaming } from "../identity/ResponsibleGaming"
+import { type ActiveCase, ActiveCases } from "../games/ActiveCases"
 import { LiveDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { execute, firstOf, inTransaction, newestPage, rowsOf } from "../platform/SqlRows"
+import { execute, firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 const BattleRow = Schema.Struct({
@@ -71,12 +72,11 @@ const SeatRow = Schema.Struct({ userId: UserId, slot: Schema.Number })
 const SlotRow = Schema.Struct({ slot: Schema.Number })
 /** When a player paid a battle's entry (its BATTLE_ENTRY movement): a refund gives room back in that play's windows. */
 const EntryRow = Schema.Struct({ userId: UserId, paidAt: Schema.DateFromSelf })
-/** A case of a battle being created, with the id the battle will have (taken ahead from its sequence). */
-const NewBattleCaseRow = Schema.Struct({ id: CaseId, name: Schema.String, priceCents: Schema.BigInt, battleId: Schema.BigInt })
+/** The id a battle being created will have (taken ahead from its sequence). */
+const BattleIdRow = Schema.Struct({ id: Schema.BigInt })
+const CurrentRow = Schema.Struct({ current: Schema.Boolean })
 
-const CasePriceRow = Schema.Struct({ id: CaseId, priceCents: Schema.BigInt })
-
-/** How many times a battle's creation starts over when its cases change under it (see `create`). */
+/** How many times a battle's creation starts over when the catalog changes under it (see `create`). */
 const CREATION_ATTEMPTS = 3
 
 /** A stake's refusals (not an outage: a debit whose answer was lost may have been made). */
@@ -147,6 +147,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const fairness = yield* ProvablyFair
     const realtime = yield* Realtime
     const liveDrops = yield* LiveDrops
+    const activeCases = yield* ActiveCases
 
     const transaction = inTransaction(sql)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -212,7 +213,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                                                         'rarity', i.rarity, 'valueCents', r.value_cents::text,
                                                         'imageUrl', i.image_url) ORDER BY r.round_number, r.user_id), '[]')
              FROM battle_rolls r JOIN items i ON i.id = r.item_id WHERE r.battle_id = b.id AND ${withRounds}) AS rolls
-          FROM battles b WHERE b.id = ANY(${ids}::bigint[])`)
+          FROM battles b WHERE ${
+          // One battle by a scalar: PostgreSQL then keeps one generic plan of this statement, where for an array
+          // (estimated at 10 battles) it plans each execution afresh, which cost more than running it.
+          ids.length === 1 ? sql`b.id = ${ids[0]!}` : sql`b.id = ANY(${ids}::bigint[])`}`)
         const detailsOf = new Map(details.map((d) => [d.id, d]))
         return ids.flatMap((id) => {
           const battle = detailsOf.get(String(id))
@@ -241,44 +245,52 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     const teamOf = (mode: BattleMode, slot: number) => (mode === "TEAM" ? (slot <= 2 ? 1 : 2) : null)
 
-    /** The battle's cases still active at the prices read (`cases`): a condition of the entry's debit. */
-    const catalogAsRead = (cases: ReadonlyArray<{ readonly id: CaseId; readonly priceCents: bigint }>) => sql`
-      NOT EXISTS (
-        SELECT 1 FROM unnest(${cases.map((c) => c.id)}::bigint[], ${cases.map((c) => c.priceCents)}::bigint[]) AS r(id, price_cents)
-        WHERE NOT EXISTS (SELECT 1 FROM cases c WHERE c.id = r.id AND c.is_active AND c.price_cents = r.price_cents))`
-
     /**
-     * docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. Two
-     * statements: the cases read with the battle's id taken ahead, then the entry's debit with the battle, its
-     * rounds and the creator's seat, which are written only when the debit is, and only while the cases are as read
-     * (active, at the prices the entry adds up). The answer is made from what these know, as `get` would read it.
-     * A case deactivated or repriced between the two (an administrator, within milliseconds) makes the creation
-     * start over: then it is 404, or the entry at the new price; after CREATION_ATTEMPTS, 409 PleaseRetry.
+     * docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. The
+     * cases come as this instance keeps them (ActiveCases, usually no query); then two statements: the battle's id
+     * taken from its sequence, and the entry's debit with the battle, its rounds and the creator's seat, which are
+     * written only when the debit is, and only while the catalog is at the version the cases were read at. The
+     * answer is made from what these know, as `get` would read it. A catalog changed in between (an
+     * administrator, within milliseconds) makes the creation read the cases again and start over: then it is 404,
+     * or the entry at the new price; after CREATION_ATTEMPTS, 409 PleaseRetry.
      */
     const create = Effect.fn("Battles.create")(function*(creator: Player, request: CreateBattleRequest) {
       for (let attempt = 0; attempt < CREATION_ATTEMPTS; attempt++) {
         const created = yield* createAsRead(creator, request)
         if (Option.isSome(created)) return created.value
+        yield* activeCases.forget
       }
       return yield* new PleaseRetry()
     })
 
-    /** `create`, or none when a case changed between its two statements. */
+    /** `create`, or none when the catalog is not (or no longer) at the version of the cases read. */
     const createAsRead = (creator: Player, request: CreateBattleRequest) => Effect.gen(function*() {
-      const distinct = [...new Set(request.caseIds)]
-      const cases = yield* rowsOf(NewBattleCaseRow, sql`
-        SELECT c.id, c.name, c.price_cents, (SELECT nextval(pg_get_serial_sequence('battles', 'id'))) AS battle_id
-        FROM cases c WHERE c.id = ANY(${distinct}::bigint[]) AND c.is_active`)
-      if (cases.length !== distinct.length) return yield* new CaseNotFound()
-      const caseOf = new Map(cases.map((c) => [c.id, c]))
+      const found: Array<ActiveCase> = []
+      for (const caseId of new Set(request.caseIds)) {
+        const kase = yield* activeCases.get(caseId)
+        if (Option.isNone(kase)) return yield* new CaseNotFound()
+        found.push(kase.value)
+      }
+      const caseOf = new Map(found.map((kase) => [kase.id, kase]))
+      const version = found[0]!.version
+      // Cases kept at different versions: the catalog changed since one of them was read.
+      if (!found.every((kase) => kase.version === version)) return Option.none()
       const rounds = request.caseIds.map((id) => caseOf.get(id)!)
       const entry = rounds.reduce((sum, c) => sum + c.priceCents, 0n)
-      const id = cases[0]!.battleId
+      const { id } = yield* singleOf(BattleIdRow, sql`SELECT nextval(pg_get_serial_sequence('battles', 'id')) AS id`)
       const at = yield* now
       const seed = yield* fairness.newServerSeed
       const team = teamOf(request.mode, 1)
-      // Each round keeps its case's ranges and values as they are now (`items`, in roll order), so
-      // that editing the case later cannot change a battle its players already paid for.
+      // Each round keeps its case's ranges and values as they are now (`items`, in roll order), so that editing the
+      // case later cannot change a battle its players already paid for.
+      const items = rounds.map((c) =>
+        JSON.stringify(c.ranges.map((r) => ({
+          itemId: String(r.itemId),
+          rangeStart: r.rangeStart,
+          rangeEnd: r.rangeEnd,
+          valueCents: String(r.valueCents)
+        })))
+      )
       const posting = yield* responsibleGaming.stake(
         { userId: creator.id, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id } },
         sql`
@@ -292,25 +304,18 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
             RETURNING id
           ), rounds AS (
             INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
-            SELECT battle.id, r.round_number, r.case_id, r.price_cents,
-                   (SELECT jsonb_agg(jsonb_build_object('itemId', ci.item_id::text, 'rangeStart', ci.range_start,
-                                                        'rangeEnd', ci.range_end, 'valueCents', i.value_cents::text)
-                                     ORDER BY ci.range_start)
-                    FROM case_items ci JOIN items i ON i.id = ci.item_id WHERE ci.case_id = r.case_id)
-            FROM battle, unnest(${request.caseIds}::bigint[], ${rounds.map((c) => c.priceCents)}::bigint[])
-                         WITH ORDINALITY AS r(case_id, price_cents, round_number)
+            SELECT battle.id, r.round_number, r.case_id, r.price_cents, r.items
+            FROM battle, unnest(${request.caseIds}::bigint[], ${rounds.map((c) => c.priceCents)}::bigint[], ${items}::jsonb[])
+                         WITH ORDINALITY AS r(case_id, price_cents, items, round_number)
           ), creator AS (
             INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
             SELECT battle.id, 1, ${creator.id}, ${team}::integer, ${at} FROM battle
           )`,
-        catalogAsRead(cases)
+        activeCases.current(version)
       ).pipe(Effect.catchIf(isRefusal, (refusal) =>
-        // Refused: for the player's reasons, or because the catalog is no longer as read (then none, to start over).
-        Effect.flatMap(rowsOf(CasePriceRow, sql`
-          SELECT c.id, c.price_cents FROM cases c WHERE c.id = ANY(${distinct}::bigint[]) AND c.is_active`), (now) =>
-          now.length === cases.length && now.every((c) => c.priceCents === caseOf.get(c.id)?.priceCents)
-            ? Effect.fail(refusal)
-            : Effect.succeed(undefined))
+        // Refused: for the player's reasons, or because the catalog moved (then none, to start over).
+        Effect.flatMap(singleOf(CurrentRow, sql`SELECT ${activeCases.current(version)} AS current`), ({ current }) =>
+          current ? Effect.fail(refusal) : Effect.succeed(undefined))
       ))
       if (posting === undefined) return Option.none()
       yield* realtime.balanceChanged(creator.id, posting.balanceAfterCents)
@@ -480,6 +485,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     return { create, join, leave, get, list, settlements, verifyRoll } as const
   }),
   dependencies: [
+    ActiveCases.Default,
     BattleRun.Default,
     Ledger.Default,
     ProvablyFair.Default,

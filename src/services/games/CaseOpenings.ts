@@ -20,47 +20,16 @@ import { InsufficientBalance, NotFound, PleaseRetry } from "../../schema/platfor
 import type { ItemView, OpeningResult } from "../../schema/games/Game"
 import { CaseId, ItemId, type UserId } from "../../schema/platform/Ids"
 import type { Player, SignedInUser } from "../../schema/identity/User"
+import { ActiveCases, type RangeRow } from "./ActiveCases"
 import { itemForRoll, type ItemRange } from "./CaseRanges"
 import { Ledger } from "../money/Ledger"
 import { LiveDrops } from "./LiveDrops"
 import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { Realtime } from "../platform/Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
-import { afterCommit, firstOf, pageOf, rowsOf, singleOf } from "../platform/SqlRows"
+import { afterCommit, firstOf, pageOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 import type { PageRequest } from "../../schema/platform/Pagination"
-
-const RangeRow = Schema.Struct({
-  itemId: ItemId,
-  dropChance: Schema.NumberFromString,
-  rangeStart: Schema.Number,
-  rangeEnd: Schema.Number,
-  name: Schema.String,
-  rarity: Rarity,
-  valueCents: Schema.BigInt,
-  imageUrl: Schema.String
-})
-type RangeRow = typeof RangeRow.Type
-
-/** A range of a case, with the case's own fields and the catalog's version repeated on each row. */
-const CaseRangeRow = Schema.extend(
-  RangeRow,
-  Schema.Struct({
-    caseName: Schema.String,
-    priceCents: Schema.BigInt,
-    flipChance: Schema.Number,
-    catalogVersion: Schema.NumberFromString
-  })
-)
-
-/** An active case as an opening needs it, at the catalog version it was read at. */
-interface ActiveCase {
-  readonly version: number
-  readonly name: string
-  readonly priceCents: bigint
-  readonly flipChance: number
-  readonly ranges: ReadonlyArray<RangeRow & ItemRange>
-}
 
 /** Why an opening's write wrote nothing though the balance would have covered it: what it read had changed. */
 class Outdated extends Data.TaggedError("Outdated") {}
@@ -101,44 +70,12 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     const realtime = yield* Realtime
     const broadcast = yield* Broadcast
     const responsibleGaming = yield* ResponsibleGaming
-
-    /** An active case with its ranges and the catalog's version, in one query: no rows when the case is absent or inactive. */
-    const activeCaseRanges = (id: CaseId) =>
-      rowsOf(CaseRangeRow, sql`
-        SELECT c.name AS case_name, c.price_cents, c.flip_chance, v.version AS catalog_version,
-               ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
-        FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id CROSS JOIN catalog_version v
-        WHERE c.id = ${id} AND c.is_active ORDER BY ci.range_start`)
-
-    /**
-     * Active cases as last read, kept for the catalog version they were read at: an opening's write
-     * takes effect only while that version is current (sql/0018), so an edit anywhere is never missed;
-     * a write that finds it moved clears them all.
-     */
-    const cases = new Map<CaseId, ActiveCase>()
-    const activeCase = (id: CaseId) =>
-      Effect.gen(function*() {
-        const kept = cases.get(id)
-        if (kept !== undefined) return Option.some(kept)
-        // A saved case always has items (docs/rules.md#case-validation), so no rows means no active case.
-        const ranges = yield* activeCaseRanges(id)
-        const head = ranges[0]
-        if (head === undefined) return Option.none<ActiveCase>()
-        const kase: ActiveCase = {
-          version: head.catalogVersion,
-          name: head.caseName,
-          priceCents: head.priceCents,
-          flipChance: head.flipChance,
-          ranges
-        }
-        cases.set(id, kase)
-        return Option.some(kase)
-      })
+    const activeCases = yield* ActiveCases
 
     /** One attempt: the roll from what is known, then everything written in one statement. */
     const attempt = (player: Player, caseId: CaseId) =>
       Effect.gen(function*() {
-        const found = yield* activeCase(caseId)
+        const found = yield* activeCases.get(caseId)
         if (Option.isNone(found)) return yield* new CaseNotFound()
         const kase = found.value
         const state = yield* fairness.nextRoll(player.id)
@@ -161,7 +98,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
         // statement, so one round trip and no transaction to open. Each step needs the one before it to
         // have a row; the first two need what was read to be current, and the player's limits to allow it.
         const current = sql`EXISTS (SELECT 1 FROM fair_state)
-          AND EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version})
+          AND ${activeCases.current(kase.version)}
           AND ${responsibleGaming.within(kase.priceCents)(now)}`
         const written = yield* singleOf(WrittenRow, sql`
           WITH
@@ -207,13 +144,13 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
           ${liveDrops.recordStep({ userId: player.id, itemId: won.itemId, source: "CASE_OPEN", caseName: kase.name }, now, sql`EXISTS (SELECT 1 FROM opening)`)},
           ${responsibleGaming.playWarningSteps(player.id, now, sql`moved`)}
           SELECT EXISTS (SELECT 1 FROM fair_state) AS state_current,
-                 EXISTS (SELECT 1 FROM catalog_version WHERE version = ${kase.version}) AS catalog_current,
+                 ${activeCases.current(kase.version)} AS catalog_current,
                  (SELECT balance_cents FROM moved) AS balance_cents,
                  (SELECT id FROM opening) AS opening_id,
                  (SELECT id FROM dropped) AS drop_id,
                  (SELECT limits FROM warned) AS warnings`)
         if (!written.stateCurrent || !written.catalogCurrent) {
-          if (!written.catalogCurrent) cases.clear()
+          if (!written.catalogCurrent) yield* activeCases.forget
           yield* fairness.forget(player.id)
           return yield* new Outdated()
         }
@@ -402,5 +339,12 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
 
     return { open, history, verify } as const
   }),
-  dependencies: [Ledger.Default, ProvablyFair.Default, LiveDrops.Default, Realtime.Default, ResponsibleGaming.Default]
+  dependencies: [
+    ActiveCases.Default,
+    Ledger.Default,
+    ProvablyFair.Default,
+    LiveDrops.Default,
+    Realtime.Default,
+    ResponsibleGaming.Default
+  ]
 }) {}
