@@ -18,6 +18,7 @@ interface Round {
   readonly userId: string
   readonly item: { readonly id: string; readonly valueCents: number }
   readonly roll: number
+  readonly nonce: number
   readonly serverSeed: string | null
 }
 interface Player {
@@ -109,6 +110,8 @@ const playBattle = (client: TestClient, mode: string, count: 2 | 3 | 4, caseIds:
       last = yield* client.post(`/api/battles/${created.body.id}/join`, undefined, fighter.auth)
       expect(last.status).toBe(200)
     }
+    // The join that filled it answers the battle exactly as it is stored.
+    expect(last.body).toEqual((yield* client.get(`/api/battles/${created.body.id}`, fighters[0]!.auth)).body)
     return { battle: last.body as Battle, fighters, announced }
   })
 
@@ -333,6 +336,41 @@ layer(TestDatabase)("battles", (it) => {
       expect(yield* post).toMatchObject({ status: 409, body: { message: "Please retry" } })
       expect(yield* balanceOf(client, player!.auth)).toBe(1_300)
       expect((yield* sql`SELECT id FROM battles WHERE creator_id = ${player!.id}`).length).toBe(1)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("players opening cases while their battle fills: no nonce is rolled twice, every roll verifies", () =>
+    Effect.gen(function*() {
+      const lifted = { count: 10_000, windowMs: 60_000 }
+      const client = yield* makeTestClient({ config: { ...appOptions.config, rateLimits: { ...appOptions.config.rateLimits, caseOpen: lifted } } })
+      const { kase } = yield* makeCase({ priceCents: 100n })
+      const battles: Array<{ id: string; auth: Record<string, string> }> = []
+      for (let i = 0; i < 6; i++) {
+        const [creator, joiner] = yield* players(client, 2, 400)
+        const created = yield* client.post("/api/battles", { caseIds: [String(kase.id), String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, creator!.auth)
+        battles.push({ id: created.body.id, auth: creator!.auth })
+        // The join reads the players' fairness states and writes with them; the openings move them meanwhile.
+        const answers = yield* Effect.all([
+          client.post(`/api/battles/${created.body.id}/join`, undefined, joiner!.auth),
+          ...[creator, joiner].map((p) => client.post(`/api/cases/${kase.id}/open`, undefined, p!.auth))
+        ], { concurrency: "unbounded" })
+        expect(answers.map((a) => a.status)).toEqual([200, 200, 200])
+      }
+      const sql = yield* SqlClient.SqlClient
+      const used = yield* sql<{ userId: string; nonce: number }>`
+        SELECT user_id::text, nonce FROM case_openings
+        UNION ALL SELECT user_id::text, nonce FROM battle_rolls WHERE battle_id = ANY(${battles.map((b) => b.id)}::bigint[])`
+      expect(used.length).toBe(6 * 2 + 6 * 2 * 2)
+      const keys = used.map((u) => `${u.userId}:${u.nonce}`)
+      expect(new Set(keys).size).toBe(keys.length)
+      for (const { auth, id } of battles) {
+        const battle = (yield* client.get(`/api/battles/${id}`, auth)).body as Battle
+        expect(battle.status).toBe("FINISHED")
+        for (const round of battle.rounds) {
+          const verified = yield* client.get(`/api/provably-fair/verify/${round.id}?type=battle-roll`, auth)
+          expect(verified.body).toMatchObject({ isValid: true, nonce: round.nonce })
+        }
+      }
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 

@@ -23,7 +23,7 @@ export const BattlesLive = HttpApiBuilder.group(Api, "battles", (handlers) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
           idempotent(
             { userId: user.id, headers, operation: "battles.join", input: { path }, response: Battle },
-            battles.join(user.id, path.id)
+            battles.join(user, path.id)
           )))
       .handle("leave", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => battles.leave(user.id, path.id)))
       .handle("settlements", ({ path }) => battles.settlements(path.id))

@@ -26,19 +26,20 @@ import {
   SettlementType
 } from "../../schema/battles/Battle"
 import { CaseNotFound, Rarity } from "../../schema/games/Catalog"
-import { type InsufficientBalance, NotFound, PleaseRetry } from "../../schema/platform/Errors"
+import { InsufficientBalance, NotFound, PleaseRetry } from "../../schema/platform/Errors"
 import { isPlayRefusal, type PlayRefusal } from "../../schema/identity/ResponsibleGaming"
 import { CaseId, ItemId, UserId } from "../../schema/platform/Ids"
 import type { Player, SignedInUser } from "../../schema/identity/User"
-import { BattleRun } from "./BattleRun"
+import { BattleRun, finishedEvent, RollingPlayer, RoundJson } from "./BattleRun"
 import { Ledger } from "../money/Ledger"
 import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { type ActiveCase, ActiveCases } from "../games/ActiveCases"
-import { LiveDrops } from "../games/LiveDrops"
+import { LiveDrops, RecordedDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { execute, firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
+import { afterCommit, execute, firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
+import { ReceiversJson, WebhookOutbox } from "../platform/WebhookOutbox"
 import { gameRound } from "../../layers/AppMetrics"
 
 const BattleRow = Schema.Struct({
@@ -114,6 +115,34 @@ const DetailsRow = Schema.Struct({
   rolls: Schema.Array(Schema.Struct(RollColumns))
 })
 
+/**
+ * A battle as a join that may fill it reads it first (`fillingJoin`): its row, its players with their fairness states,
+ * its rounds with their cases, the joiner's fairness state and the receivers of `battle.finished`.
+ */
+const JoinStateRow = Schema.Struct({
+  ...BattleRow.fields,
+  players: Schema.Array(Schema.Struct({
+    ...PlayerJson.fields,
+    clientSeed: Schema.NullOr(Schema.String),
+    nonce: Schema.NullOr(Schema.NumberFromString)
+  })),
+  rounds: Schema.Array(Schema.Struct({ ...RoundJson.fields, id: CaseId, priceCents: Schema.BigInt })),
+  joiner: Schema.NullOr(Schema.Struct({ clientSeed: Schema.String, nonce: Schema.NumberFromString })),
+  receivers: ReceiversJson
+})
+
+/** What a filling join's statement wrote: nulls, and `current` false, when it wrote nothing. */
+const FilledRow = Schema.Struct({
+  current: Schema.Boolean,
+  balanceCents: Schema.NullOr(Schema.BigInt),
+  warnings: Schema.NullOr(Schema.String),
+  drops: RecordedDrops,
+  rolls: Schema.Array(Schema.Struct(RollColumns))
+})
+
+/** The most players a battle has: the fairness states a filling join checks have this many places. */
+const MAX_PLAYERS = 4
+
 const VerifiedRollRow = Schema.Struct({
   ...RollColumns,
   battleId: Schema.String,
@@ -148,6 +177,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const realtime = yield* Realtime
     const liveDrops = yield* LiveDrops
     const activeCases = yield* ActiveCases
+    const outbox = yield* WebhookOutbox
 
     const transaction = inTransaction(sql)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
@@ -339,9 +369,153 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       }))
     })
 
-    const join = Effect.fn("Battles.join")(function*(userId: UserId, id: BattleId) {
+    /**
+     * docs/rules.md#battle-joining. The join that fills the battle goes in one statement after one read when it can
+     * (`fillingJoin`); every other join, and that one when what it read changed, goes the careful way (`joinCarefully`).
+     */
+    const join = Effect.fn("Battles.join")(function*(player: Player, id: BattleId) {
+      const filled = yield* fillingJoin(player, id).pipe(
+        // A deadlock or serialization failure wrote nothing either: the careful way runs as a transaction, again on
+        // such a conflict (`inTransaction`).
+        Effect.catchIf((error) => error._tag === "ServiceUnavailable" && error.conflict, () => Effect.succeed(Option.none()))
+      )
+      if (Option.isSome(filled)) return filled.value
+      const joined = yield* joinCarefully(player.id, id)
+      yield* gameRound("battle_join", joined.entryPriceCents)
+      yield* realtime.balanceChanged(player.id, joined.balanceCents)
+      yield* liveDrops.announceRecorded(joined.drops)
+      return yield* get(id)
+    })
+
+    /**
+     * The join that fills a battle, as an opening is made: the battle, its players' fairness states and its rounds
+     * read at once (no lock), the rolls and the settlement computed from them, then ONE statement that takes effect
+     * only while the battle and every player's fairness state are as read and the player's balance and limits allow
+     * the entry: the battle row and the fairness rows are locked (`battle_state`, `fair_state`), the entry debited
+     * (`moved`, the limits in its WHERE), and only when the debit has its row, the seat, the nonces, the rolls, the
+     * settlement, the drops, the battle FINISHED and the webhook's deliveries are written. Nothing of it exists
+     * unless all of it does, without a transaction. The answer is made from what the read and the statement know.
+     * None (the careful way then) when the join would not fill the battle, the player is seated, the settlement
+     * needs the catalog, or what was read changed.
+     */
+    const fillingJoin = (player: Player, id: BattleId) => Effect.gen(function*() {
+      const read = yield* firstOf(JoinStateRow, sql`
+        SELECT ${battleColumns},
+          (SELECT COALESCE(json_agg(json_build_object('slot', p.slot, 'team', p.team, 'userId', p.user_id::text,
+                                                      'username', u.username, 'totalValueCents', p.total_value_cents::text,
+                                                      'isWinner', p.is_winner, 'clientSeed', f.client_seed,
+                                                      'nonce', f.nonce::text) ORDER BY p.slot), '[]')
+           FROM battle_players p JOIN users u ON u.id = p.user_id LEFT JOIN fairness_seeds f ON f.user_id = p.user_id
+           WHERE p.battle_id = b.id) AS players,
+          (SELECT COALESCE(json_agg(json_build_object('roundNumber', bc.round_number, 'caseId', bc.case_id::text,
+                                                      'id', bc.case_id::text, 'caseName', c.name,
+                                                      'priceCents', bc.price_cents::text, 'items', bc.items)
+                                    ORDER BY bc.round_number), '[]')
+           FROM battle_cases bc JOIN cases c ON c.id = bc.case_id WHERE bc.battle_id = b.id) AS rounds,
+          (SELECT json_build_object('clientSeed', client_seed, 'nonce', nonce::text) FROM fairness_seeds
+           WHERE user_id = ${player.id}) AS joiner,
+          ${outbox.receiversOf("battle.finished")} AS receivers
+        FROM battles b WHERE b.id = ${id}`)
+      if (
+        read === undefined || read.status !== "WAITING" || read.playerCount !== read.maxPlayers - 1 ||
+        read.joiner === null || read.players.some((p) => p.userId === player.id)
+      ) return Option.none()
+      const seed = yield* seedOf(read)
+      const taken = new Set(read.players.map((p) => p.slot))
+      const slot = Array.from({ length: read.maxPlayers }, (_, i) => i + 1).find((n) => !taken.has(n))!
+      const team = teamOf(read.mode, slot)
+      const states = [
+        ...read.players.map((p) => ({ ...p, state: p.clientSeed === null || p.nonce === null ? null : { clientSeed: p.clientSeed, nonce: p.nonce } })),
+        { slot, team, userId: player.id, username: player.username, state: read.joiner }
+      ]
+      const rolling: Array<RollingPlayer> = []
+      for (const p of states) {
+        if (p.state === null) return Option.none()
+        rolling.push({ slot: p.slot, team: p.team, userId: p.userId, clientSeed: p.state.clientSeed, firstNonce: p.state.nonce + 1 })
+      }
+      const found = yield* runner.outcomeOf(read.mode, seed, rolling, read.rounds, false)
+      if (Option.isNone(found)) return Option.none()
+      const outcome = found.value
       const at = yield* now
-      const joined = yield* transaction(Effect.gen(function*() {
+      const entry = read.entryPriceCents
+      const totalOf = new Map(outcome.totals.map((p) => [p.userId, p.totalValueCents]))
+      const winnerIds = new Set(outcome.winners.map((w) => w.userId))
+      const place = (i: number) => rolling[i] ?? null
+      const written = yield* singleOf(FilledRow, sql`
+        WITH
+        battle_state AS (
+          SELECT id FROM battles WHERE id = ${id} AND status = 'WAITING' AND player_count = ${read.playerCount} FOR UPDATE
+        ),
+        fair_state AS (
+          SELECT user_id FROM fairness_seeds
+          WHERE ${sql.or(Array.from({ length: MAX_PLAYERS }, (_, i) =>
+            sql`(user_id = ${place(i)?.userId ?? null}::bigint AND nonce = ${place(i) === null ? null : place(i)!.firstNonce - 1}::bigint
+                 AND client_seed = ${place(i)?.clientSeed ?? null}::text)`))}
+          ORDER BY user_id FOR UPDATE
+        ),
+        ${ledger.debitSteps(
+          { userId: player.id, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id } },
+          at,
+          sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM fair_state) = ${rolling.length}
+              AND ${responsibleGaming.within(entry)(at)}`
+        )},
+        seat AS (
+          INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at, total_value_cents, is_winner)
+          SELECT ${id}, ${slot}, ${player.id}, ${team}::integer, ${at}, ${totalOf.get(player.id)!}, ${winnerIds.has(player.id)}
+          FROM moved
+        ),
+        nonces AS (
+          UPDATE fairness_seeds SET nonce = nonce + ${read.rounds.length}, updated_at = ${at}
+          WHERE user_id IN (SELECT user_id FROM fair_state) AND EXISTS (SELECT 1 FROM moved)
+        ),
+        ${runner.finishSteps({
+          battleId: id,
+          seed,
+          rounds: read.rounds,
+          outcome,
+          seated: outcome.totals.filter((p) => p.userId !== player.id),
+          joined: 1,
+          at,
+          onlyIf: sql`EXISTS (SELECT 1 FROM moved)`
+        })},
+        ${outbox.deliveriesStep("battle.finished", finishedEvent(id, outcome), read.receivers, at, sql`EXISTS (SELECT 1 FROM moved)`)},
+        ${responsibleGaming.playWarningSteps(player.id, at, sql`moved`)}
+        SELECT EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM fair_state) = ${rolling.length} AS current,
+               (SELECT balance_cents FROM moved) AS balance_cents,
+               (SELECT limits FROM warned) AS warnings,
+               ${liveDrops.recorded(sql`dropped`)} AS drops,
+               ${runner.rollsView} AS rolls`)
+      if (!written.current) return Option.none()
+      if (written.balanceCents === null) return yield* responsibleGaming.refused(player.id, entry, at, new InsufficientBalance())
+      yield* Effect.forEach(rolling, (p) => fairness.forget(p.userId), { discard: true })
+      yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
+      yield* gameRound("battle_join", entry)
+      yield* realtime.balanceChanged(player.id, written.balanceCents)
+      yield* liveDrops.announceRecorded(written.drops)
+      return Option.some(viewOf({
+        ...read,
+        status: "FINISHED",
+        playerCount: read.maxPlayers,
+        fairShareCents: outcome.settlement.fairShare,
+        winnersCount: outcome.winners.length,
+        finishedAt: at,
+        players: states.map((p) => ({
+          slot: p.slot,
+          team: p.team,
+          userId: p.userId,
+          username: p.username,
+          totalValueCents: totalOf.get(p.userId)!,
+          isWinner: winnerIds.has(p.userId)
+        })).sort((a, b) => a.slot - b.slot),
+        cases: read.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents })),
+        rolls: written.rolls
+      }))
+    })
+
+    /** The careful way of a join: one transaction, the battle row locked first (see the top of this file). */
+    const joinCarefully = (userId: UserId, id: BattleId) => Effect.gen(function*() {
+      const at = yield* now
+      return yield* transaction(Effect.gen(function*() {
         const battle = yield* firstOf(BattleRow, sql`
           UPDATE battles SET player_count = player_count + 1
           WHERE id = ${id} AND status = 'WAITING' AND player_count < max_players
@@ -368,10 +542,6 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         const drops = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
         return { balanceCents: posting.balanceAfterCents, drops, entryPriceCents: battle.entryPriceCents }
       }))
-      yield* gameRound("battle_join", joined.entryPriceCents)
-      yield* realtime.balanceChanged(userId, joined.balanceCents)
-      yield* liveDrops.announceRecorded(joined.drops)
-      return yield* get(id)
     })
 
     /**
@@ -486,6 +656,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
   }),
   dependencies: [
     ActiveCases.Default,
+    WebhookOutbox.Default,
     BattleRun.Default,
     Ledger.Default,
     ProvablyFair.Default,
