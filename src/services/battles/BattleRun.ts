@@ -1,11 +1,12 @@
 /**
- * Running a full battle (docs/rules.md#battle-rolls, docs/rules.md#battle-settlement), inside the transaction
- * of the join that filled its last slot: every player opens every round's case with a provably fair roll of the
- * battle's own server seed (committed when the battle was created) with the player's client seed and
- * the player's next nonces, one per round, the
- * winners are decided, the settlement (a pure function) is applied (inventory entries for what
+ * Running a full battle (docs/rules.md#battle-rolls, docs/rules.md#battle-settlement) for the join that filled its
+ * last slot: every player opens every round's case with a provably fair roll of the battle's own server seed
+ * (committed when the battle was created) with the player's client seed and the player's next nonces, one per
+ * round, the winners are decided, the settlement (a pure function) is applied (inventory entries for what
  * winners receive, records for every movement, an audit entry per movement), and the battle is
  * FINISHED with its outbound webhook queued. No balance changes here: entries were paid at join.
+ * `run` does it inside the careful join's transaction; a filling join in one statement (Battles.fillingJoin)
+ * computes the same `outcomeOf` and writes the same `finishSteps` in its statement.
  *
  * Rolls take each player's nonces in ascending user id order, so two battles finishing at once
  * with players in common never wait on each other in a cycle.

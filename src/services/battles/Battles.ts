@@ -3,13 +3,14 @@
  * settlement records and the verification of every roll.
  *
  * Money: the entry (sum of the round cases' prices) is debited through the Ledger (BATTLE_ENTRY) in
- * the write that takes the slot (the creator's: one statement with the battle; a joiner's: its transaction),
- * and refunded (BATTLE_REFUND) in the transaction that gives it back.
- * Slots: a join first increments `player_count` conditionally (`< max_players`, WAITING), which locks
- * the battle row, so concurrent joins are serialized and never exceed maxPlayers; a join that fails
+ * the write that takes the slot (the creator's: one statement with the battle; a joiner's: the statement or the
+ * transaction of the join), and refunded (BATTLE_REFUND) in the transaction that gives it back.
+ * Slots, the careful way: a join first increments `player_count` conditionally (`< max_players`, WAITING), which
+ * locks the battle row, so concurrent joins are serialized and never exceed maxPlayers; a join that fails
  * afterwards (already joined, insufficient balance) rolls back with its increment, so a player who did
  * not get a slot is never charged. The join that fills the last slot runs the battle (BattleRun) in
- * the same transaction.
+ * the same transaction. The join that fills a battle usually goes in one statement instead (`fillingJoin`),
+ * which takes effect only while the battle row it locks is as read.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
