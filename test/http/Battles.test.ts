@@ -3,14 +3,14 @@
  * players, winners and settlement checked against the rolls the API reports, every roll verified,
  * leaving and cancelling with refunds, concurrent joins for the last slot, and the ledger afterwards.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect, Fiber, Layer, TestClock } from "effect"
 import { Randomness } from "../../src/layers/Randomness"
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
-import { TestDatabase } from "../support/TestDatabase"
+import { TestDatabase, usingRealPostgres } from "../support/TestDatabase"
 
 interface Round {
   readonly id: string
@@ -114,6 +114,22 @@ const playBattle = (client: TestClient, mode: string, count: 2 | 3 | 4, caseIds:
     expect(last.body).toEqual((yield* client.get(`/api/battles/${created.body.id}`, fighters[0]!.auth)).body)
     return { battle: last.body as Battle, fighters, announced }
   })
+
+/**
+ * Waits (busily: the test clock does not move) until another session of this database waits for a lock matching
+ * `which`. Inside a transaction pg_stat_activity keeps what it first showed, hence the snapshot cleared each time.
+ */
+const untilWaiting = (which: Statement.Fragment) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.repeat(
+      Effect.zipRight(
+        sql`SELECT pg_stat_clear_snapshot()`,
+        sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE NOT l.granted AND a.datname = current_database() AND (${which})`
+      ),
+      { until: ([row]) => row!.n > 0, times: 20_000 }
+    ).pipe(Effect.flatMap(([row]) => row!.n > 0 ? Effect.void : Effect.dieMessage("no session came to wait"))))
 
 layer(TestDatabase)("battles", (it) => {
   for (const [mode, count] of [["NORMAL", 2], ["NORMAL", 3], ["NORMAL", 4], ["CRAZY", 2], ["CRAZY", 3], ["CRAZY", 4], ["TEAM", 4]] as const) {
@@ -371,6 +387,83 @@ layer(TestDatabase)("battles", (it) => {
           expect(verified.body).toMatchObject({ isValid: true, nonce: round.nonce })
         }
       }
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  // Needs connections of its own beside the app's (PGlite has one).
+  it.scoped.skipIf(!usingRealPostgres)("a seat changing hands between the filling join's read and write: the rolls are the seated players'", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 500n })
+      const sql = yield* SqlClient.SqlClient
+      const [a, b, c, d] = yield* players(client, 4, 1_000)
+      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 3 }, a!.auth)
+      const id = created.body.id as string
+      expect((yield* client.post(`/api/battles/${id}/join`, undefined, b!.auth)).status).toBe(200)
+      // C's join reads A and B, then its write waits for a table only a finishing battle writes; meanwhile B leaves and
+      // D takes the seat, so the battle's count is 2 again when the write goes on.
+      // The requests run in fibers forked before the transaction, so that they do not run in it.
+      const [locked, waiting, swapped] = [yield* Deferred.make<void>(), yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+      const filling = yield* Effect.fork(Effect.zipRight(Deferred.await(locked), client.post(`/api/battles/${id}/join`, undefined, c!.auth)))
+      const swap = yield* Effect.fork(Effect.gen(function*() {
+        yield* Deferred.await(waiting)
+        const left = yield* client.post(`/api/battles/${id}/leave`, undefined, b!.auth)
+        const joined = yield* client.post(`/api/battles/${id}/join`, undefined, d!.auth)
+        yield* Deferred.succeed(swapped, undefined)
+        return [left.status, joined.status]
+      }))
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE battle_settlements IN ACCESS EXCLUSIVE MODE`
+        yield* Deferred.succeed(locked, undefined)
+        yield* untilWaiting(sql`l.relation = 'battle_settlements'::regclass`)
+        yield* Deferred.succeed(waiting, undefined)
+        yield* Deferred.await(swapped)
+      }))
+      expect(yield* Fiber.join(swap)).toEqual([200, 200])
+      const answer = yield* Fiber.join(filling)
+      expect(answer.status).toBe(200)
+      const battle = (yield* client.get(`/api/battles/${id}`, a!.auth)).body as Battle
+      expect(answer.body).toEqual(battle)
+      expect(battle.status).toBe("FINISHED")
+      const seated = [a!.id, c!.id, d!.id].sort()
+      expect(battle.players.map((p) => p.user.id).sort()).toEqual(seated)
+      expect([...new Set(battle.rounds.map((r) => r.userId))].sort()).toEqual(seated)
+      expect(yield* balanceOf(client, b!.auth)).toBe(1_000)
+      const received = yield* sql<{ userId: string }>`
+        SELECT DISTINCT user_id::text FROM battle_settlements WHERE battle_id = ${id} AND user_id IS NOT NULL`
+      for (const row of received) expect(seated).toContain(row.userId)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped.skipIf(!usingRealPostgres)("a filling join under an idempotency key that meets a deadlock runs again: 200, once", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 500n })
+      const sql = yield* SqlClient.SqlClient
+      const [a, b] = yield* players(client, 2, 500)
+      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, a!.auth)
+      const id = created.body.id as string
+      // The join's statement takes the battle row, then waits for A's fairness row, held here; asking for the battle
+      // row then closes a cycle, and PostgreSQL aborts the statement that has waited longer: the join's. Under the
+      // key, the join runs in the request's transaction, which must run again (not go the careful way in it).
+      const locked = yield* Deferred.make<void>()
+      const join = yield* Effect.fork(Effect.zipRight(
+        Deferred.await(locked),
+        client.post(`/api/battles/${id}/join`, undefined, { ...b!.auth, "idempotency-key": "join-once" })
+      ))
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SELECT 1 FROM fairness_seeds WHERE user_id = ${a!.id} FOR UPDATE`
+        yield* Deferred.succeed(locked, undefined)
+        yield* untilWaiting(sql`l.locktype = 'transactionid'`)
+        yield* sql`SELECT 1 FROM battles WHERE id = ${id} FOR UPDATE`
+      }))
+      // The request's transaction runs again after a pause (on the test clock).
+      yield* TestClock.adjust("1 second")
+      const answer = yield* Fiber.join(join)
+      expect(answer.status).toBe(200)
+      expect(answer.body.status).toBe("FINISHED")
+      expect(answer.body).toEqual((yield* client.get(`/api/battles/${id}`, a!.auth)).body)
+      expect(yield* balanceOf(client, b!.auth)).toBe(0)
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 

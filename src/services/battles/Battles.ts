@@ -39,7 +39,7 @@ import { LiveDrops, RecordedDrops } from "../games/LiveDrops"
 import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
-import { afterCommit, execute, firstOf, inTransaction, newestPage, rowsOf, singleOf } from "../platform/SqlRows"
+import { afterCommit, execute, firstOf, inTransaction, newestPage, noneOnConflict, rowsOf, singleOf } from "../platform/SqlRows"
 import { ReceiversJson, WebhookOutbox } from "../platform/WebhookOutbox"
 import { gameRound } from "../../layers/AppMetrics"
 
@@ -375,11 +375,9 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * (`fillingJoin`); every other join, and that one when what it read changed, goes the careful way (`joinCarefully`).
      */
     const join = Effect.fn("Battles.join")(function*(player: Player, id: BattleId) {
-      const filled = yield* fillingJoin(player, id).pipe(
-        // A deadlock or serialization failure wrote nothing either: the careful way runs as a transaction, again on
-        // such a conflict (`inTransaction`).
-        Effect.catchIf((error) => error._tag === "ServiceUnavailable" && error.conflict, () => Effect.succeed(Option.none()))
-      )
+      // A deadlock or serialization failure wrote nothing either: the careful way runs as a transaction, again on
+      // such a conflict (`inTransaction`).
+      const filled = yield* noneOnConflict(fillingJoin(player, id))
       if (Option.isSome(filled)) return filled.value
       const joined = yield* joinCarefully(player.id, id)
       yield* gameRound("battle_join", joined.entryPriceCents)
@@ -391,8 +389,9 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     /**
      * The join that fills a battle, as an opening is made: the battle, its players' fairness states and its rounds
      * read at once (no lock), the rolls and the settlement computed from them, then ONE statement that takes effect
-     * only while the battle and every player's fairness state are as read and the player's balance and limits allow
-     * the entry: the battle row and the fairness rows are locked (`battle_state`, `fair_state`), the entry debited
+     * only while the battle, its seats and every player's fairness state are as read and the player's balance and
+     * limits allow the entry: the battle row, the seats and the fairness rows are locked (`battle_state`, `seats`,
+     * `fair_state`), the entry debited
      * (`moved`, the limits in its WHERE), and only when the debit has its row, the seat, the nonces, the rolls, the
      * settlement, the drops, the battle FINISHED and the webhook's deliveries are written. Nothing of it exists
      * unless all of it does, without a transaction. The answer is made from what the read and the statement know.
@@ -442,23 +441,36 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const totalOf = new Map(outcome.totals.map((p) => [p.userId, p.totalValueCents]))
       const winnerIds = new Set(outcome.winners.map((w) => w.userId))
       const place = (i: number) => rolling[i] ?? null
+      const seat = (i: number) => read.players[i] ?? null
+      // What was read, still so: the battle, each seat (a player who left and another who joined leave the count as
+      // it was), each fairness state. Only rows a statement locks are checked at their latest version, hence the
+      // locks; the seats and the fairness rows are looked at only once the battle row is held.
+      const asRead = sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM seats) = ${read.players.length}
+        AND (SELECT count(*) FROM fair_state) = ${rolling.length}`
       const written = yield* singleOf(FilledRow, sql`
         WITH
         battle_state AS (
           SELECT id FROM battles WHERE id = ${id} AND status = 'WAITING' AND player_count = ${read.playerCount} FOR UPDATE
         ),
+        seats AS (
+          SELECT slot FROM battle_players
+          WHERE battle_id = ${id} AND EXISTS (SELECT 1 FROM battle_state)
+            AND ${sql.or(Array.from({ length: MAX_PLAYERS }, (_, i) =>
+              sql`(slot = ${seat(i)?.slot ?? null}::integer AND user_id = ${seat(i)?.userId ?? null}::bigint)`))}
+          FOR SHARE
+        ),
         fair_state AS (
           SELECT user_id FROM fairness_seeds
-          WHERE ${sql.or(Array.from({ length: MAX_PLAYERS }, (_, i) =>
-            sql`(user_id = ${place(i)?.userId ?? null}::bigint AND nonce = ${place(i) === null ? null : place(i)!.firstNonce - 1}::bigint
-                 AND client_seed = ${place(i)?.clientSeed ?? null}::text)`))}
+          WHERE EXISTS (SELECT 1 FROM battle_state)
+            AND ${sql.or(Array.from({ length: MAX_PLAYERS }, (_, i) =>
+              sql`(user_id = ${place(i)?.userId ?? null}::bigint AND nonce = ${place(i) === null ? null : place(i)!.firstNonce - 1}::bigint
+                   AND client_seed = ${place(i)?.clientSeed ?? null}::text)`))}
           ORDER BY user_id FOR UPDATE
         ),
         ${ledger.debitSteps(
           { userId: player.id, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id } },
           at,
-          sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM fair_state) = ${rolling.length}
-              AND ${responsibleGaming.within(entry)(at)}`
+          sql`${asRead} AND ${responsibleGaming.within(entry)(at)}`
         )},
         seat AS (
           INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at, total_value_cents, is_winner)
@@ -481,7 +493,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         })},
         ${outbox.deliveriesStep("battle.finished", finishedEvent(id, outcome), read.receivers, at, sql`EXISTS (SELECT 1 FROM moved)`)},
         ${responsibleGaming.playWarningSteps(player.id, at, sql`moved`)}
-        SELECT EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM fair_state) = ${rolling.length} AS current,
+        SELECT ${asRead} AS current,
                (SELECT balance_cents FROM moved) AS balance_cents,
                (SELECT limits FROM warned) AS warnings,
                ${liveDrops.recorded(sql`dropped`)} AS drops,

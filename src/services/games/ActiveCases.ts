@@ -49,12 +49,15 @@ export class ActiveCases extends Effect.Service<ActiveCases>()("app/ActiveCases"
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const kept = new Map<CaseId, ActiveCase>()
+    // Moved by `forget`: a read that began before it is not kept (it may hold what the caller found outdated).
+    let generation = 0
 
     /** The case, kept or read (one query); none when it is absent or inactive. */
     const get = (id: CaseId) =>
       Effect.gen(function*() {
         const known = kept.get(id)
         if (known !== undefined) return Option.some(known)
+        const began = generation
         const ranges = yield* rowsOf(CaseRangeRow, sql`
           SELECT c.name AS case_name, c.price_cents, c.flip_chance, v.version AS catalog_version,
                  ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
@@ -71,7 +74,7 @@ export class ActiveCases extends Effect.Service<ActiveCases>()("app/ActiveCases"
           flipChance: head.flipChance,
           ranges
         }
-        kept.set(id, kase)
+        if (began === generation) kept.set(id, kase)
         return Option.some(kase)
       })
 
@@ -79,7 +82,10 @@ export class ActiveCases extends Effect.Service<ActiveCases>()("app/ActiveCases"
     const current = (version: number) => sql`EXISTS (SELECT 1 FROM catalog_version WHERE version = ${version})`
 
     /** Everything kept is read again at its next use (a write found the catalog changed). */
-    const forget = Effect.sync(() => kept.clear())
+    const forget = Effect.sync(() => {
+      generation++
+      kept.clear()
+    })
 
     return { get, current, forget } as const
   })

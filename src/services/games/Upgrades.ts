@@ -45,7 +45,7 @@ import type { Player, Role } from "../../schema/identity/User"
 import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { LiveDrops } from "./LiveDrops"
 import { hashServerSeed, type NextRoll, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
-import { afterCommit, firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
+import { afterCommit, firstOf, inTransaction, noneOnConflict, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
 
 interface UpgradeRules {
@@ -496,10 +496,9 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     const upgrade = Effect.fn("Upgrades.upgrade")(function*(player: Player, request: UpgradeRequest) {
       const outcome = yield* lock.withLock(
         `user:${player.id}`,
-        attempt(player, request).pipe(
-          // A deadlock or serialization failure wrote nothing either: the careful way runs it as a transaction, again
-          // on such a conflict (`inTransaction`).
-          Effect.catchIf((error) => error._tag === "ServiceUnavailable" && error.conflict, () => Effect.succeed(Option.none<Outcome>())),
+        // A deadlock or serialization failure wrote nothing either: the careful way runs it as a transaction, again
+        // on such a conflict (`inTransaction`).
+        noneOnConflict(attempt(player, request)).pipe(
           Effect.flatMap(Option.match({ onSome: Effect.succeed, onNone: () => careful(player.id, request) }))
         )
       )

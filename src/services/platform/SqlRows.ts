@@ -6,7 +6,7 @@
 import type { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import type { Fragment } from "@effect/sql/Statement"
-import { Effect, FiberRef, ParseResult, Schedule, Schema } from "effect"
+import { Effect, FiberRef, Option, ParseResult, Schedule, Schema } from "effect"
 import { PleaseRetry, ServiceUnavailable } from "../../schema/platform/Errors"
 import type { PageRequest } from "../../schema/platform/Pagination"
 import { unavailableOrDie } from "../../layers/Failures"
@@ -164,6 +164,15 @@ export const inTransaction = (sql: SqlClient.SqlClient) =>
       ))
 
 const isConflict = (error: unknown): boolean => error instanceof ServiceUnavailable && error.conflict
+
+/**
+ * A one-statement write (an upgrade's, a filling join's) that met a conflict (a deadlock, a serialization failure)
+ * wrote nothing: outside a transaction it answers none, for the caller's careful way; inside one (an idempotent
+ * request's), that transaction is aborted, so the conflict stays and the outermost `inTransaction` runs it all again.
+ */
+export const noneOnConflict = <A, E, R>(write: Effect.Effect<Option.Option<A>, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
+  Effect.flatMap(FiberRef.get(heldPublications), (outer) =>
+    outer !== undefined ? write : Effect.catchIf(write, isConflict, () => Effect.succeed(Option.none<A>())))
 
 /** A unique index refused the write (PostgreSQL 23505). */
 const isUniqueViolation = (error: unknown): boolean => {

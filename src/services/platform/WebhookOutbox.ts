@@ -33,7 +33,8 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("app/WebhookO
 
     /**
      * A step of a statement (`deliveries`): one delivery of `event` per receiver, signed with its secret, when
-     * `onlyIf` holds. A receiver removed since it was read has its delivery removed with it (ON DELETE CASCADE).
+     * `onlyIf` holds. The receivers are locked against their removal (FOR KEY SHARE) while the statement inserts;
+     * one removed since it was read gets none.
      */
     const deliveriesStep = (event: WebhookEvent, data: Record<string, unknown>, receivers: Receivers, at: Date, onlyIf: Statement.Fragment) => {
       const body = { event, timestamp: at.toISOString(), data }
@@ -43,7 +44,8 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("app/WebhookO
           INSERT INTO webhook_deliveries (webhook_id, event, payload, next_attempt_at, created_at)
           SELECT r.webhook_id, ${event}, r.payload, ${at}, ${at}
           FROM unnest(${receivers.map((receiver) => receiver.id)}::bigint[], ${payloads}::text[]) AS r(webhook_id, payload)
-          JOIN webhooks w ON w.id = r.webhook_id
+          JOIN (SELECT id FROM webhooks WHERE id = ANY(${receivers.map((receiver) => receiver.id)}::bigint[]) FOR KEY SHARE) w
+            ON w.id = r.webhook_id
           WHERE ${onlyIf}
         )`
     }
