@@ -182,7 +182,7 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
      * same user and item are interchangeable); an audit entry per record; the live drops (`dropped`, for
      * `LiveDrops.recorded`); the totals of the players in `seated` (already seated: the others are seated by the
      * caller's statement, with theirs); the battle FINISHED, with `joined` more players. The rolls as the battle's
-     * view shows them are `${rollsView}` of that statement.
+     * view shows them are `rollsView(sql`rolled`)` in that statement.
      */
     const finishSteps = (finish: {
       readonly battleId: BattleId
@@ -265,15 +265,18 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
         )`
     }
 
-    /** The rolls `finishSteps` wrote, as the battle's view shows them (RolledJson), from a final SELECT. */
-    const rollsView = sql`
+    /**
+     * A battle's rolls as its view shows them (a JSON array, in round and user order), as a column: from `battle_rolls`
+     * (`where` picks the battle's), or from what `finishSteps` just wrote (`rolled`).
+     */
+    const rollsView = (rolls: Statement.Fragment, where: Statement.Fragment = sql`true`) => sql`
       (SELECT COALESCE(json_agg(json_build_object('id', r.id::text, 'roundNumber', r.round_number, 'userId', r.user_id::text,
                                                   'roll', r.roll, 'serverSeed', r.server_seed,
                                                   'serverSeedHash', r.server_seed_hash, 'clientSeed', r.client_seed,
                                                   'nonce', r.nonce, 'itemId', r.item_id::text, 'itemName', i.name,
                                                   'rarity', i.rarity, 'valueCents', r.value_cents::text,
                                                   'imageUrl', i.image_url) ORDER BY r.round_number, r.user_id), '[]')
-       FROM rolled r JOIN items i ON i.id = r.item_id)`
+       FROM ${rolls} r JOIN items i ON i.id = r.item_id WHERE ${where})`
 
     /**
      * Call inside the transaction that filled the battle. Returns the live drops to announce after

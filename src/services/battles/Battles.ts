@@ -237,13 +237,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
             (SELECT COALESCE(json_agg(json_build_object('id', c.id::text, 'name', c.name, 'priceCents', bc.price_cents::text)
                                       ORDER BY bc.round_number), '[]')
              FROM battle_cases bc JOIN cases c ON c.id = bc.case_id WHERE bc.battle_id = b.id) AS cases,
-            (SELECT COALESCE(json_agg(json_build_object('id', r.id::text, 'roundNumber', r.round_number, 'userId', r.user_id::text,
-                                                        'roll', r.roll, 'serverSeed', r.server_seed,
-                                                        'serverSeedHash', r.server_seed_hash, 'clientSeed', r.client_seed,
-                                                        'nonce', r.nonce, 'itemId', r.item_id::text, 'itemName', i.name,
-                                                        'rarity', i.rarity, 'valueCents', r.value_cents::text,
-                                                        'imageUrl', i.image_url) ORDER BY r.round_number, r.user_id), '[]')
-             FROM battle_rolls r JOIN items i ON i.id = r.item_id WHERE r.battle_id = b.id AND ${withRounds}) AS rolls
+            ${runner.rollsView(sql`battle_rolls`, sql`r.battle_id = b.id AND ${withRounds}`)} AS rolls
           FROM battles b WHERE ${
           // One battle by a scalar: PostgreSQL then keeps one generic plan of this statement, where for an array
           // (estimated at 10 battles) it plans each execution afresh, which cost more than running it.
@@ -497,7 +491,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                (SELECT balance_cents FROM moved) AS balance_cents,
                (SELECT limits FROM warned) AS warnings,
                ${liveDrops.recorded(sql`dropped`)} AS drops,
-               ${runner.rollsView} AS rolls`)
+               ${runner.rollsView(sql`rolled`)} AS rolls`)
       if (!written.current) return Option.none()
       if (written.balanceCents === null) return yield* responsibleGaming.refused(player.id, entry, at, new InsufficientBalance())
       yield* Effect.forEach(rolling, (p) => fairness.forget(p.userId), { discard: true })
