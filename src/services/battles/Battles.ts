@@ -372,12 +372,12 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       // A deadlock or serialization failure wrote nothing either: the careful way runs as a transaction, again on
       // such a conflict (`inTransaction`).
       const filled = yield* noneOnConflict(fillingJoin(player, id))
-      if (Option.isSome(filled)) return filled.value
-      const joined = yield* joinCarefully(player.id, id)
+      const joined = Option.isSome(filled) ? filled.value : yield* joinCarefully(player.id, id)
       yield* gameRound("battle_join", joined.entryPriceCents)
       yield* realtime.balanceChanged(player.id, joined.balanceCents)
       yield* liveDrops.announceRecorded(joined.drops)
-      return yield* get(id)
+      // The careful way reads the battle back; the one statement's answer is made from what it knows.
+      return joined.view ?? (yield* get(id))
     })
 
     /**
@@ -496,10 +496,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       if (written.balanceCents === null) return yield* responsibleGaming.refused(player.id, entry, at, new InsufficientBalance())
       yield* Effect.forEach(rolling, (p) => fairness.forget(p.userId), { discard: true })
       yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
-      yield* gameRound("battle_join", entry)
-      yield* realtime.balanceChanged(player.id, written.balanceCents)
-      yield* liveDrops.announceRecorded(written.drops)
-      return Option.some(viewOf({
+      const view = viewOf({
         ...read,
         status: "FINISHED",
         playerCount: read.maxPlayers,
@@ -516,7 +513,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         })).sort((a, b) => a.slot - b.slot),
         cases: read.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents })),
         rolls: written.rolls
-      }))
+      })
+      return Option.some({ balanceCents: written.balanceCents, drops: written.drops, entryPriceCents: entry, view })
     })
 
     /** The careful way of a join: one transaction, the battle row locked first (see the top of this file). */
@@ -547,7 +545,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           reference: { type: "BATTLE", id }
         })
         const drops = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
-        return { balanceCents: posting.balanceAfterCents, drops, entryPriceCents: battle.entryPriceCents }
+        return { balanceCents: posting.balanceAfterCents, drops, entryPriceCents: battle.entryPriceCents, view: undefined }
       }))
     })
 
