@@ -75,7 +75,6 @@ const SlotRow = Schema.Struct({ slot: Schema.Number })
 /** When a player paid a battle's entry (its BATTLE_ENTRY movement): a refund gives room back in that play's windows. */
 const EntryRow = Schema.Struct({ userId: UserId, paidAt: Schema.DateFromSelf })
 /** The id a battle being created will have (taken ahead from its sequence). */
-const BattleIdRow = Schema.Struct({ id: Schema.BigInt })
 const CurrentRow = Schema.Struct({ current: Schema.Boolean })
 
 /** How many times a battle's creation starts over when the catalog changes under it (see `create`). */
@@ -272,10 +271,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     /**
      * docs/rules.md#battle-creation; the battle's server seed is committed here, its hash shown from the start. The
-     * cases come as this instance keeps them (ActiveCases, usually no query); then two statements: the battle's id
-     * taken from its sequence, and the entry's debit with the battle, its rounds and the creator's seat, which are
-     * written only when the debit is, and only while the catalog is at the version the cases were read at. The
-     * answer is made from what these know, as `get` would read it. A catalog changed in between (an
+     * cases come as this instance keeps them (ActiveCases, usually no query); then one statement: the entry's debit,
+     * which takes the battle's id from its sequence for its reference, with the battle, its rounds and the creator's
+     * seat, which are written only when the debit is, and only while the catalog is at the version the cases were
+     * read at. The answer is made from what these know, as `get` would read it. A catalog changed in between (an
      * administrator, within milliseconds) makes the creation read the cases again and start over: then it is 404,
      * or the entry at the new price; after CREATION_ATTEMPTS, 409 PleaseRetry.
      */
@@ -302,7 +301,6 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       if (!found.every((kase) => kase.version === version)) return Option.none()
       const rounds = request.caseIds.map((id) => caseOf.get(id)!)
       const entry = rounds.reduce((sum, c) => sum + c.priceCents, 0n)
-      const { id } = yield* singleOf(BattleIdRow, sql`SELECT nextval(pg_get_serial_sequence('battles', 'id')) AS id`)
       const at = yield* now
       const seed = yield* fairness.newServerSeed
       const team = teamOf(request.mode, 1)
@@ -317,26 +315,34 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         })))
       )
       const posting = yield* responsibleGaming.stake(
-        { userId: creator.id, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id } },
-        sql`
-          battle AS (
-            INSERT INTO battles (id, creator_id, mode, max_players, entry_price_cents, player_count, server_seed,
-                                 server_seed_hash, created_at)
-            OVERRIDING SYSTEM VALUE
-            SELECT ${id}, ${creator.id}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed},
-                   ${seed.serverSeedHash}, ${at}
-            FROM moved
-            RETURNING id
-          ), rounds AS (
-            INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
-            SELECT battle.id, r.round_number, r.case_id, r.price_cents, r.items
-            FROM battle, unnest(${request.caseIds}::bigint[], ${rounds.map((c) => c.priceCents)}::bigint[], ${items}::jsonb[])
-                         WITH ORDINALITY AS r(case_id, price_cents, items, round_number)
-          ), creator AS (
-            INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
-            SELECT battle.id, 1, ${creator.id}, ${team}::integer, ${at} FROM battle
-          )`,
-        activeCases.current(version)
+        {
+          userId: creator.id,
+          type: "BATTLE_ENTRY",
+          amountCents: entry,
+          reference: { type: "BATTLE", id: sql`(SELECT id FROM new_battle)` }
+        },
+        {
+          before: sql`new_battle AS (SELECT nextval(pg_get_serial_sequence('battles', 'id')) AS id)`,
+          steps: sql`
+            battle AS (
+              INSERT INTO battles (id, creator_id, mode, max_players, entry_price_cents, player_count, server_seed,
+                                   server_seed_hash, created_at)
+              OVERRIDING SYSTEM VALUE
+              SELECT new_battle.id, ${creator.id}, ${request.mode}, ${request.maxPlayers}, ${entry}, 1, ${seed.serverSeed},
+                     ${seed.serverSeedHash}, ${at}
+              FROM moved, new_battle
+              RETURNING id
+            ), rounds AS (
+              INSERT INTO battle_cases (battle_id, round_number, case_id, price_cents, items)
+              SELECT battle.id, r.round_number, r.case_id, r.price_cents, r.items
+              FROM battle, unnest(${request.caseIds}::bigint[], ${rounds.map((c) => c.priceCents)}::bigint[], ${items}::jsonb[])
+                           WITH ORDINALITY AS r(case_id, price_cents, items, round_number)
+            ), creator AS (
+              INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+              SELECT battle.id, 1, ${creator.id}, ${team}::integer, ${at} FROM battle
+            )`,
+          onlyIf: activeCases.current(version)
+        }
       ).pipe(Effect.catchIf(isRefusal, (refusal) =>
         // Refused: for the player's reasons, or because the catalog moved (then none, to start over).
         Effect.flatMap(singleOf(CurrentRow, sql`SELECT ${activeCases.current(version)} AS current`), ({ current }) =>
@@ -345,7 +351,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       if (posting === undefined) return Option.none()
       yield* realtime.balanceChanged(creator.id, posting.balanceAfterCents)
       return Option.some(viewOf({
-        id: String(id),
+        id: String(posting.referenceId),
         creatorId: creator.id,
         mode: request.mode,
         maxPlayers: request.maxPlayers,

@@ -30,11 +30,10 @@ import {
   SelfExcluded,
   type SelfExclusionRequest
 } from "../../schema/identity/ResponsibleGaming"
-import type { Reference } from "../../schema/money/Ledger"
 import { InsufficientBalance } from "../../schema/platform/Errors"
 import { TransactionId, UserId } from "../../schema/platform/Ids"
 import { Audit } from "../admin/Audit"
-import { Ledger } from "../money/Ledger"
+import { Ledger, type StatementMovement } from "../money/Ledger"
 import { Withdrawals } from "../money/Withdrawals"
 import { Notifications } from "../platform/Notifications"
 import { afterCommit, execute, firstOf, inTransaction, rowsOf, singleOf } from "../platform/SqlRows"
@@ -154,6 +153,7 @@ const FullStateRow = Schema.extend(StateRow, WindowKeys)
 /** A stake's statement: its ledger row and the balance after (null: nothing moved), and the limits it warned of. */
 const StakedRow = Schema.Struct({
   transactionId: Schema.NullOr(TransactionId),
+  referenceId: Schema.NullOr(Schema.BigInt),
   balanceAfterCents: Schema.NullOr(Schema.BigInt),
   warnings: Schema.NullOr(Schema.String)
 })
@@ -262,29 +262,33 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
 
     /**
      * A game stake through the ledger (battle entries, raffle tickets), with the limits checked in its UPDATE:
-     * InsufficientBalance, or the responsible-gaming refusal, and nothing moved. `steps`: more steps of the same
-     * statement, which write only when the debit (`moved`) has its row (a battle's creation writes the battle so).
-     * `onlyIf`: a further condition of the debit (what the caller read is still so); when it fails, the stake is
-     * refused as above, and the caller that gave it tells the cases apart.
+     * InsufficientBalance, or the responsible-gaming refusal, and nothing moved. Options, for a caller that writes
+     * with the stake in its one statement (a battle's creation writes the battle so):
+     *   - `before`: steps ahead of the debit, which its reference may use (the battle's id from its sequence);
+     *   - `steps`: steps after it, which write only when the debit (`moved`) has its row;
+     *   - `onlyIf`: a further condition of the debit (what the caller read is still so); when it fails, the stake is
+     *     refused as above, and the caller that gave it tells the cases apart.
+     * The posting has the reference's id as written (the one the statement made, for a StatementReference).
      */
     const stake = Effect.fn("ResponsibleGaming.stake")(function*(
-      movement: { readonly userId: UserId; readonly type: DebitType; readonly amountCents: bigint; readonly reference?: Reference },
-      steps?: Statement.Fragment,
-      onlyIf: Statement.Fragment = sql`true`
+      movement: StatementMovement<DebitType>,
+      options: { readonly before?: Statement.Fragment; readonly steps?: Statement.Fragment; readonly onlyIf?: Statement.Fragment } = {}
     ) {
       if (movement.amountCents <= 0n) return yield* Effect.dieMessage(`ResponsibleGaming: a stake of ${movement.amountCents} cents`)
       const at = yield* now
+      const { before, steps, onlyIf = sql`true` } = options
       // The debit and the 80 % warnings it brings, in one statement (as an opening's); the warning is sent after the commit.
       const staked = yield* singleOf(StakedRow, sql`
-        WITH ${ledger.debitSteps(movement, at, sql`${within(movement.amountCents)(at)} AND ${onlyIf}`)},
+        WITH ${before === undefined ? sql`` : sql`${before}, `}${
+        ledger.debitSteps(movement, at, sql`${within(movement.amountCents)(at)} AND ${onlyIf}`)},
         ${playWarningSteps(movement.userId, at, sql`moved`)}${steps === undefined ? sql`` : sql`, ${steps}`}
-        SELECT (SELECT id FROM posted) AS transaction_id, (SELECT balance_cents FROM moved) AS balance_after_cents,
-               (SELECT limits FROM warned) AS warnings`)
+        SELECT (SELECT id FROM posted) AS transaction_id, (SELECT reference_id FROM posted) AS reference_id,
+               (SELECT balance_cents FROM moved) AS balance_after_cents, (SELECT limits FROM warned) AS warnings`)
       if (staked.transactionId === null || staked.balanceAfterCents === null) {
         return yield* refused(movement.userId, movement.amountCents, at, new InsufficientBalance())
       }
       yield* afterCommit(warn(movement.userId, staked.warnings))
-      return { transactionId: staked.transactionId, balanceAfterCents: staked.balanceAfterCents }
+      return { transactionId: staked.transactionId, balanceAfterCents: staked.balanceAfterCents, referenceId: staked.referenceId }
     })
 
     /**

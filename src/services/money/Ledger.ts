@@ -41,6 +41,18 @@ interface Movement<T> {
 }
 
 /**
+ * A reference whose id the statement makes itself, a SQL expression of an earlier step's result: a battle's creation
+ * takes the battle's id from its sequence in the statement that debits the entry (`debitSteps` only).
+ */
+export interface StatementReference {
+  readonly type: string
+  readonly id: Statement.Fragment
+}
+
+/** A movement as one statement's steps post it: its reference may be one the statement makes. */
+export type StatementMovement<T> = Omit<Movement<T>, "reference"> & { readonly reference?: Reference | StatementReference }
+
+/**
  * The movements the responsible-gaming tallies count (docs/responsible-gaming.md#loss): stakes add to the loss and
  * count a play minute; item sales and battle refunds take from the loss.
  */
@@ -185,7 +197,7 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
      * amount (or `onlyIf` did not hold) and nothing moved. `moved` also returns the current windows' tallies
      * (`loss_day_cents`, `loss_week_cents`, `loss_month_cents`, `play_minutes`) as the movement left them.
      */
-    const debitSteps = (movement: Movement<DebitType>, at: Date, onlyIf: Statement.Fragment) => {
+    const debitSteps = (movement: StatementMovement<DebitType>, at: Date, onlyIf: Statement.Fragment) => {
       const amount = movement.amountCents
       return sql`
         moved AS (
@@ -200,7 +212,7 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
           SELECT id, ${movement.type}, ${-amount}, balance_cents, ${counterpartyOf(movement.type)},
                  ${movement.reference?.type ?? null}, ${movement.reference?.id ?? null}, NULL, ${at}
           FROM moved
-          RETURNING id
+          RETURNING id, reference_id
         )`
     }
 
