@@ -27,14 +27,22 @@ const NAMED = 2_000
 
 /** A `pg.Client` class that prepares statements as described above; one name space per call. */
 export const preparingClient = (): typeof pg.Client => {
-  const names = new Map<string, string>()
+  // The named texts by their length. A statement's text comes from @effect/sql as a string built piece by piece
+  // (an opening's: 7 KB of a few hundred pieces); a Map keyed by the text hashes it through those pieces on every
+  // lookup, which cost 3 times what comparing it with the one or two texts of its length does.
+  const byLength = new Map<number, Array<{ readonly text: string; name: string }>>()
+  let named = 0
   let made = 0
+  const entryOf = (text: string) => byLength.get(text.length)?.find((entry) => entry.text === text)
   const nameOf = (text: string) => {
-    const known = names.get(text)
-    if (known !== undefined || names.size >= NAMED) return known
-    const name = `s${++made}`
-    names.set(text, name)
-    return name
+    const known = entryOf(text)
+    if (known !== undefined || named >= NAMED) return known?.name
+    const entry = { text, name: `s${++made}` }
+    const sameLength = byLength.get(text.length)
+    if (sameLength === undefined) byLength.set(text.length, [entry])
+    else sameLength.push(entry)
+    named++
+    return entry.name
   }
 
   return class PreparingClient extends pg.Client {
@@ -53,7 +61,8 @@ export const preparingClient = (): typeof pg.Client => {
       this.prepared.add(name)
       return super.query({ name, text, values }, (error: Error | null, result: unknown) => {
         if ((error as { code?: string } | null)?.code === "0A000" && /cached plan/.test(error!.message)) {
-          if (names.get(text) === name) names.set(text, `s${++made}`)
+          const entry = entryOf(text)
+          if (entry?.name === name) entry.name = `s${++made}`
         }
         ;(callback as (error: Error | null, result: unknown) => void)(error, result)
       })

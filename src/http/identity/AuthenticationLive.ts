@@ -50,7 +50,7 @@ const makeAuthenticate = Effect.gen(function*() {
     const slid = sessionReadAhead(request, credential.sessionId)
     const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream, slid })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
-    yield* noteRequestUser(user.id)
+    noteRequestUser(request, user.id)
     yield* activity.note(user.id)
     // Under BR, the first request of each day consults the self-exclusion registry (docs/responsible-gaming.md#registry).
     yield* responsibleGaming.checkRegistryToday(user.id)

@@ -9,9 +9,10 @@
  * parameters that carry OAuth codes, state or tokens (the sign-in callback's) are replaced.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Context, Effect, Exit, FiberRef, LogLevel, Option } from "effect"
+import { Clock, Effect, Exit, FiberRef, LogLevel, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { httpRequest } from "../../layers/AppMetrics"
+import { requestKey } from "./ClientInfo"
 import { endpoint, type EndpointName, makeEndpoints, type ResolveEndpoint } from "./Routes"
 
 /** Query parameters whose values are secrets. */
@@ -47,12 +48,16 @@ const decodedName = (name: string) => {
   }
 }
 
-/** Who made the request, once the authentication middleware knows: its access-log line names them. */
-export class RequestUser extends Context.Tag("app/RequestUser")<RequestUser, { userId: string | undefined }>() {}
+/**
+ * Who made each request being served, once the authentication middleware knows: its access-log line names them. By
+ * the request (`requestKey`), not a service provided to the request, which would copy the request's context.
+ */
+const requestUsers = new WeakMap<object, bigint>()
 
-/** Notes the signed-in user of the request being served, for its access-log line (nothing outside the access log). */
-export const noteRequestUser = (userId: bigint): Effect.Effect<void> =>
-  Effect.serviceOption(RequestUser).pipe(Effect.map(Option.map((cell) => (cell.userId = String(userId)))))
+/** Notes the signed-in user of `request`, for its access-log line (nothing outside the access log). */
+export const noteRequestUser = (request: HttpServerRequest.HttpServerRequest, userId: bigint): void => {
+  requestUsers.set(requestKey(request), userId)
+}
 
 /** An incoming request id is kept when it is a short token of safe characters (it is logged). */
 const INCOMING_ID = /^[\w.:-]{1,128}$/
@@ -74,8 +79,7 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
       yield* HttpApp.appendPreResponseHandler((_, response) =>
         Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
       )
-      const user: Context.Tag.Service<RequestUser> = { userId: undefined }
-      const exit = yield* Effect.exit(app.pipe(Effect.annotateLogs(annotations), Effect.provideService(RequestUser, user)))
+      const exit = yield* Effect.exit(Effect.annotateLogs(app, annotations))
       const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
       // Bounded labels: the endpoint's template; anything outside the API (docs, metrics, 404s) is "other".
       const route = endpoints.of(request)?.path ?? "other"
@@ -83,6 +87,7 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
       yield* httpRequest(request.method, route, status, seconds)
       // The line is built only when it is written (the benchmarks run at LOG_LEVEL=Warn).
       if (LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))) {
+        const userId = requestUsers.get(requestKey(request))
         yield* Effect.logInfo("Sent HTTP response").pipe(
           Effect.annotateLogs({
             ...annotations,
@@ -91,7 +96,7 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
             "http.url": loggableUrl(endpoints.resolve, request.url),
             "http.status": status,
             "http.duration_ms": Math.round(seconds * 1e4) / 10,
-            ...(user.userId === undefined ? {} : { userId: user.userId })
+            ...(userId === undefined ? {} : { userId: String(userId) })
           })
         )
       }
