@@ -489,4 +489,51 @@ layer(TestDatabase)("battles", (it) => {
       }
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
+
+  it.scoped("10 concurrent joins of a 4-player battle: three seats, each once, the last one fills it; nobody else is charged", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 700n })
+      const [creator] = yield* players(client, 1, 700)
+      const contenders = yield* players(client, 10, 700)
+      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 4 }, creator!.auth)
+      const answers = yield* Effect.all(
+        contenders.map((c) => client.post(`/api/battles/${created.body.id}/join`, undefined, c.auth)),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.filter((a) => a.status === 200).length).toBe(3)
+      expect(answers.filter((a) => a.status === 409).map((a) => a.body.message)).toEqual(Array(7).fill("Battle is not open"))
+      const battle = (yield* client.get(`/api/battles/${created.body.id}`, creator!.auth)).body as Battle
+      expect(battle.status).toBe("FINISHED")
+      expect(battle.players.map((p) => p.slot)).toEqual([1, 2, 3, 4])
+      const seated = contenders.filter((_, i) => answers[i]!.status === 200)
+      expect(battle.players.map((p) => p.user.id).sort()).toEqual([creator!.id, ...seated.map((c) => c.id)].sort())
+      // Each seated player's answer shows the battle with its seat taken.
+      for (const [i, answer] of answers.entries()) {
+        if (answer.status === 200) expect((answer.body as Battle).players.some((p) => p.user.id === contenders[i]!.id)).toBe(true)
+      }
+      for (const contender of contenders) {
+        expect(yield* balanceOf(client, contender.auth)).toBe(seated.includes(contender) ? 0 : 700)
+      }
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("a join that leaves the battle waiting answers as GET does", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 300n })
+      const [creator, second, third] = yield* players(client, 3, 600)
+      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id), String(kase.id)], mode: "TEAM", maxPlayers: 4 }, creator!.auth)
+      expect(created.status).toBe(201)
+      for (const joiner of [second!, third!]) {
+        const joined = yield* client.post(`/api/battles/${created.body.id}/join`, undefined, joiner.auth)
+        expect(joined.status).toBe(200)
+        expect(joined.body).toEqual((yield* client.get(`/api/battles/${created.body.id}`, joiner.auth)).body)
+        expect(yield* balanceOf(client, joiner.auth)).toBe(0)
+      }
+      const battle = (yield* client.get(`/api/battles/${created.body.id}`, creator!.auth)).body as Battle
+      expect(battle.status).toBe("WAITING")
+      expect(battle.players.map((p) => [p.slot, p.team])).toEqual([[1, 1], [2, 1], [3, 2]])
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
 })

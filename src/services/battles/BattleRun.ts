@@ -5,7 +5,7 @@
  * round, the winners are decided, the settlement (a pure function) is applied (inventory entries for what
  * winners receive, records for every movement, an audit entry per movement), and the battle is
  * FINISHED with its outbound webhook queued. No balance changes here: entries were paid at join.
- * `run` does it inside the careful join's transaction; a filling join in one statement (Battles.fillingJoin)
+ * `run` does it inside the careful join's transaction; a filling join in one statement (Battles.fillingWrite)
  * computes the same `outcomeOf` and writes the same `finishSteps` in its statement.
  *
  * Rolls take each player's nonces in ascending user id order, so two battles finishing at once

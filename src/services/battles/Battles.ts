@@ -9,8 +9,8 @@
  * locks the battle row, so concurrent joins are serialized and never exceed maxPlayers; a join that fails
  * afterwards (already joined, insufficient balance) rolls back with its increment, so a player who did
  * not get a slot is never charged. The join that fills the last slot runs the battle (BattleRun) in
- * the same transaction. The join that fills a battle usually goes in one statement instead (`fillingJoin`),
- * which takes effect only while the battle row it locks is as read.
+ * the same transaction. A join usually goes in one statement after one read instead (`joinAsRead`), which takes
+ * effect only while the battle row and the seats it locks are as read.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
@@ -74,7 +74,7 @@ const SeatRow = Schema.Struct({ userId: UserId, slot: Schema.Number })
 const SlotRow = Schema.Struct({ slot: Schema.Number })
 /** When a player paid a battle's entry (its BATTLE_ENTRY movement): a refund gives room back in that play's windows. */
 const EntryRow = Schema.Struct({ userId: UserId, paidAt: Schema.DateFromSelf })
-/** The id a battle being created will have (taken ahead from its sequence). */
+/** Whether the catalog is still at a version (a refused creation's second look). */
 const CurrentRow = Schema.Struct({ current: Schema.Boolean })
 
 /** How many times a battle's creation starts over when the catalog changes under it (see `create`). */
@@ -116,7 +116,7 @@ const DetailsRow = Schema.Struct({
 })
 
 /**
- * A battle as a join that may fill it reads it first (`fillingJoin`): its row, its players with their fairness states,
+ * A battle as a join reads it first (`joinAsRead`): its row, its players with their fairness states,
  * its rounds with their cases, the joiner's fairness state and the receivers of `battle.finished`.
  */
 const JoinStateRow = Schema.Struct({
@@ -131,6 +131,13 @@ const JoinStateRow = Schema.Struct({
   receivers: ReceiversJson
 })
 
+/** What a seating join's statement wrote (one that leaves the battle WAITING): nulls, and `current` false, when it wrote nothing. */
+const SeatedRow = Schema.Struct({
+  current: Schema.Boolean,
+  balanceCents: Schema.NullOr(Schema.BigInt),
+  warnings: Schema.NullOr(Schema.String)
+})
+
 /** What a filling join's statement wrote: nulls, and `current` false, when it wrote nothing. */
 const FilledRow = Schema.Struct({
   current: Schema.Boolean,
@@ -140,7 +147,16 @@ const FilledRow = Schema.Struct({
   rolls: Schema.Array(Schema.Struct(RollColumns))
 })
 
-/** The most players a battle has: the fairness states a filling join checks have this many places. */
+/** The battle as a join read it, and what the join will be: the player, the lowest free slot, its team, the time. */
+type JoinState = typeof JoinStateRow.Type
+interface Joining {
+  readonly player: Player
+  readonly slot: number
+  readonly team: number | null
+  readonly at: Date
+}
+
+/** The most players a battle has: the seats and fairness states a join checks have this many places. */
 const MAX_PLAYERS = 4
 
 const VerifiedRollRow = Schema.Struct({
@@ -371,14 +387,15 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     })
 
     /**
-     * docs/rules.md#battle-joining. The join that fills the battle goes in one statement after one read when it can
-     * (`fillingJoin`); every other join, and that one when what it read changed, goes the careful way (`joinCarefully`).
+     * docs/rules.md#battle-joining. A join goes in one statement after one read when it can (`joinAsRead`); when what
+     * it read changed, or the join is refused (not found, not open, already seated), it goes the careful way
+     * (`joinCarefully`), which tells the refusals apart.
      */
     const join = Effect.fn("Battles.join")(function*(player: Player, id: BattleId) {
       // A deadlock or serialization failure wrote nothing either: the careful way runs as a transaction, again on
       // such a conflict (`inTransaction`).
-      const filled = yield* noneOnConflict(fillingJoin(player, id))
-      const joined = Option.isSome(filled) ? filled.value : yield* joinCarefully(player.id, id)
+      const quick = yield* noneOnConflict(joinAsRead(player, id))
+      const joined = Option.isSome(quick) ? quick.value : yield* joinCarefully(player.id, id)
       yield* gameRound("battle_join", joined.entryPriceCents)
       yield* realtime.balanceChanged(player.id, joined.balanceCents)
       yield* liveDrops.announceRecorded(joined.drops)
@@ -387,18 +404,17 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     })
 
     /**
-     * The join that fills a battle, as an opening is made: the battle, its players' fairness states and its rounds
-     * read at once (no lock), the rolls and the settlement computed from them, then ONE statement that takes effect
-     * only while the battle, its seats and every player's fairness state are as read and the player's balance and
-     * limits allow the entry: the battle row, the seats and the fairness rows are locked (`battle_state`, `seats`,
-     * `fair_state`), the entry debited
-     * (`moved`, the limits in its WHERE), and only when the debit has its row, the seat, the nonces, the rolls, the
-     * settlement, the drops, the battle FINISHED and the webhook's deliveries are written. Nothing of it exists
-     * unless all of it does, without a transaction. The answer is made from what the read and the statement know.
-     * None (the careful way then) when the join would not fill the battle, the player is seated, the settlement
-     * needs the catalog, or what was read changed.
+     * A join as an opening is made: the battle, its players with their fairness states and its rounds read at once (no
+     * lock), then ONE statement that takes effect only while the battle and its seats are as read and the player's
+     * balance and limits allow the entry: the battle row and the seats are locked (`battle_state`, `seats`; a player
+     * who left and another who joined leave the count as it was, hence the seats), the entry debited (`moved`, the
+     * limits in its WHERE), and only when the debit has its row is the rest written: `seatingWrite` when the battle
+     * still waits for players, `fillingWrite` when this join fills it. Nothing of it exists unless all of it does,
+     * without a transaction. The answer is made from what the read and the statement know. None (the careful way
+     * then) when the battle is not open, the player is seated, the settlement needs the catalog, or what was read
+     * changed.
      */
-    const fillingJoin = (player: Player, id: BattleId) => Effect.gen(function*() {
+    const joinAsRead = (player: Player, id: BattleId) => Effect.gen(function*() {
       const read = yield* firstOf(JoinStateRow, sql`
         SELECT ${battleColumns},
           (SELECT COALESCE(json_agg(json_build_object('slot', p.slot, 'team', p.team, 'userId', p.user_id::text,
@@ -417,13 +433,88 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           ${outbox.receiversOf("battle.finished")} AS receivers
         FROM battles b WHERE b.id = ${id}`)
       if (
-        read === undefined || read.status !== "WAITING" || read.playerCount !== read.maxPlayers - 1 ||
-        read.joiner === null || read.players.some((p) => p.userId === player.id)
+        read === undefined || read.status !== "WAITING" || read.playerCount >= read.maxPlayers ||
+        read.players.some((p) => p.userId === player.id)
       ) return Option.none()
-      const seed = yield* seedOf(read)
       const taken = new Set(read.players.map((p) => p.slot))
       const slot = Array.from({ length: read.maxPlayers }, (_, i) => i + 1).find((n) => !taken.has(n))!
-      const team = teamOf(read.mode, slot)
+      const joining = { player, slot, team: teamOf(read.mode, slot), at: yield* now }
+      return yield* (read.playerCount === read.maxPlayers - 1 ? fillingWrite(id, read, joining) : seatingWrite(id, read, joining))
+    })
+
+    /** What was read of the battle and its seats, still so (see `joinAsRead`); `battle_state` and `seats` as steps. */
+    const battleAsRead = (id: BattleId, read: JoinState) => {
+      const seat = (i: number) => read.players[i] ?? null
+      return {
+        steps: sql`
+          battle_state AS (
+            SELECT id FROM battles WHERE id = ${id} AND status = 'WAITING' AND player_count = ${read.playerCount} FOR UPDATE
+          ),
+          seats AS (
+            SELECT slot FROM battle_players
+            WHERE battle_id = ${id} AND EXISTS (SELECT 1 FROM battle_state)
+              AND ${sql.or(Array.from({ length: MAX_PLAYERS }, (_, i) =>
+                sql`(slot = ${seat(i)?.slot ?? null}::integer AND user_id = ${seat(i)?.userId ?? null}::bigint)`))}
+            FOR SHARE
+          )`,
+        // Only rows a statement locks are checked at their latest version, hence the locks; the seats are looked at
+        // only once the battle row is held.
+        current: sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM seats) = ${read.players.length}`
+      }
+    }
+
+    /** The players as the answer shows them, the joiner among them. */
+    const playersWith = (read: JoinState, joining: Joining, outcome?: { totalOf: ReadonlyMap<UserId, bigint>; winnerIds: ReadonlySet<UserId> }) =>
+      [
+        ...read.players.map(({ slot, team, userId, username, totalValueCents, isWinner }) => ({ slot, team, userId, username, totalValueCents, isWinner })),
+        { slot: joining.slot, team: joining.team, userId: joining.player.id, username: joining.player.username, totalValueCents: 0n, isWinner: false }
+      ].map((p) => outcome === undefined ? p : { ...p, totalValueCents: outcome.totalOf.get(p.userId)!, isWinner: outcome.winnerIds.has(p.userId) })
+        .sort((a, b) => a.slot - b.slot)
+
+    /** A join that leaves the battle WAITING: the seat and the battle's count, written with the debit. */
+    const seatingWrite = (id: BattleId, read: JoinState, { at, player, slot, team }: Joining) => Effect.gen(function*() {
+      const entry = read.entryPriceCents
+      const asRead = battleAsRead(id, read)
+      const written = yield* singleOf(SeatedRow, sql`
+        WITH
+        ${asRead.steps},
+        ${ledger.debitSteps(
+          { userId: player.id, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id } },
+          at,
+          sql`${asRead.current} AND ${responsibleGaming.within(entry)(at)}`
+        )},
+        seat AS (
+          INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+          SELECT ${id}, ${slot}, ${player.id}, ${team}::integer, ${at} FROM moved
+        ),
+        counted AS (
+          UPDATE battles SET player_count = player_count + 1 WHERE id = ${id} AND EXISTS (SELECT 1 FROM moved)
+        ),
+        ${responsibleGaming.playWarningSteps(player.id, at, sql`moved`)}
+        SELECT ${asRead.current} AS current, (SELECT balance_cents FROM moved) AS balance_cents,
+               (SELECT limits FROM warned) AS warnings`)
+      if (!written.current) return Option.none()
+      if (written.balanceCents === null) return yield* responsibleGaming.refused(player.id, entry, at, new InsufficientBalance())
+      yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
+      const view = viewOf({
+        ...read,
+        playerCount: read.playerCount + 1,
+        players: playersWith(read, { at, player, slot, team }),
+        cases: read.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents })),
+        rolls: []
+      })
+      return Option.some({ balanceCents: written.balanceCents, drops: [], entryPriceCents: entry, view })
+    })
+
+    /**
+     * The join that fills the battle: the rolls and the settlement computed from what was read, and besides the
+     * battle and its seats, every player's fairness state locked as read (`fair_state`); only when the debit has its
+     * row are the seat, the nonces, the rolls, the settlement, the drops, the battle FINISHED and the webhook's
+     * deliveries written.
+     */
+    const fillingWrite = (id: BattleId, read: JoinState, { at, player, slot, team }: Joining) => Effect.gen(function*() {
+      if (read.joiner === null) return Option.none()
+      const seed = yield* seedOf(read)
       const states = [
         ...read.players.map((p) => ({ ...p, state: p.clientSeed === null || p.nonce === null ? null : { clientSeed: p.clientSeed, nonce: p.nonce } })),
         { slot, team, userId: player.id, username: player.username, state: read.joiner }
@@ -436,29 +527,16 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const found = yield* runner.outcomeOf(read.mode, seed, rolling, read.rounds, false)
       if (Option.isNone(found)) return Option.none()
       const outcome = found.value
-      const at = yield* now
       const entry = read.entryPriceCents
       const totalOf = new Map(outcome.totals.map((p) => [p.userId, p.totalValueCents]))
       const winnerIds = new Set(outcome.winners.map((w) => w.userId))
       const place = (i: number) => rolling[i] ?? null
-      const seat = (i: number) => read.players[i] ?? null
-      // What was read, still so: the battle, each seat (a player who left and another who joined leave the count as
-      // it was), each fairness state. Only rows a statement locks are checked at their latest version, hence the
-      // locks; the seats and the fairness rows are looked at only once the battle row is held.
-      const asRead = sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM seats) = ${read.players.length}
-        AND (SELECT count(*) FROM fair_state) = ${rolling.length}`
+      const battle = battleAsRead(id, read)
+      // Each fairness state as read too, looked at once the battle row is held.
+      const asRead = sql`${battle.current} AND (SELECT count(*) FROM fair_state) = ${rolling.length}`
       const written = yield* singleOf(FilledRow, sql`
         WITH
-        battle_state AS (
-          SELECT id FROM battles WHERE id = ${id} AND status = 'WAITING' AND player_count = ${read.playerCount} FOR UPDATE
-        ),
-        seats AS (
-          SELECT slot FROM battle_players
-          WHERE battle_id = ${id} AND EXISTS (SELECT 1 FROM battle_state)
-            AND ${sql.or(Array.from({ length: MAX_PLAYERS }, (_, i) =>
-              sql`(slot = ${seat(i)?.slot ?? null}::integer AND user_id = ${seat(i)?.userId ?? null}::bigint)`))}
-          FOR SHARE
-        ),
+        ${battle.steps},
         fair_state AS (
           SELECT user_id FROM fairness_seeds
           WHERE EXISTS (SELECT 1 FROM battle_state)
@@ -509,14 +587,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         fairShareCents: outcome.settlement.fairShare,
         winnersCount: outcome.winners.length,
         finishedAt: at,
-        players: states.map((p) => ({
-          slot: p.slot,
-          team: p.team,
-          userId: p.userId,
-          username: p.username,
-          totalValueCents: totalOf.get(p.userId)!,
-          isWinner: winnerIds.has(p.userId)
-        })).sort((a, b) => a.slot - b.slot),
+        players: playersWith(read, { at, player, slot, team }, { totalOf, winnerIds }),
         cases: read.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents })),
         rolls: written.rolls
       })

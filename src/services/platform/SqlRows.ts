@@ -166,7 +166,7 @@ export const inTransaction = (sql: SqlClient.SqlClient) =>
 const isConflict = (error: unknown): boolean => error instanceof ServiceUnavailable && error.conflict
 
 /**
- * A one-statement write (an upgrade's, a filling join's) that met a conflict (a deadlock, a serialization failure)
+ * A one-statement write (an upgrade's, a battle join's) that met a conflict (a deadlock, a serialization failure)
  * wrote nothing: outside a transaction it answers none, for the caller's careful way; inside one (an idempotent
  * request's), that transaction is aborted, so the conflict stays and the outermost `inTransaction` runs it all again.
  */
