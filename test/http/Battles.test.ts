@@ -467,56 +467,36 @@ layer(TestDatabase)("battles", (it) => {
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 
-  it.scoped("10 concurrent joins for the last slot: exactly one gets it, nobody else is charged", () =>
-    Effect.gen(function*() {
-      const client = yield* makeTestClient(appOptions)
-      const { kase } = yield* makeCase({ priceCents: 900n })
-      const [creator] = yield* players(client, 1, 900)
-      const contenders = yield* players(client, 10, 900)
-      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "CRAZY", maxPlayers: 2 }, creator!.auth)
-      const answers = yield* Effect.all(
-        contenders.map((c) => client.post(`/api/battles/${created.body.id}/join`, undefined, c.auth)),
-        { concurrency: "unbounded" }
-      )
-      expect(answers.filter((a) => a.status === 200).length).toBe(1)
-      expect(answers.filter((a) => a.status === 409).map((a) => a.body.message)).toEqual(Array(9).fill("Battle is not open"))
-      const battle = (yield* client.get(`/api/battles/${created.body.id}`, creator!.auth)).body as Battle
-      expect(battle.status).toBe("FINISHED")
-      expect(battle.players.length).toBe(2)
-      const winner = contenders[answers.findIndex((a) => a.status === 200)]!
-      for (const contender of contenders) {
-        expect(yield* balanceOf(client, contender.auth)).toBe(contender === winner ? 0 : 900)
-      }
-      expect(yield* ledgerProblems).toEqual(healthyLedger)
-    }))
-
-  it.scoped("10 concurrent joins of a 4-player battle: three seats, each once, the last one fills it; nobody else is charged", () =>
-    Effect.gen(function*() {
-      const client = yield* makeTestClient(appOptions)
-      const { kase } = yield* makeCase({ priceCents: 700n })
-      const [creator] = yield* players(client, 1, 700)
-      const contenders = yield* players(client, 10, 700)
-      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 4 }, creator!.auth)
-      const answers = yield* Effect.all(
-        contenders.map((c) => client.post(`/api/battles/${created.body.id}/join`, undefined, c.auth)),
-        { concurrency: "unbounded" }
-      )
-      expect(answers.filter((a) => a.status === 200).length).toBe(3)
-      expect(answers.filter((a) => a.status === 409).map((a) => a.body.message)).toEqual(Array(7).fill("Battle is not open"))
-      const battle = (yield* client.get(`/api/battles/${created.body.id}`, creator!.auth)).body as Battle
-      expect(battle.status).toBe("FINISHED")
-      expect(battle.players.map((p) => p.slot)).toEqual([1, 2, 3, 4])
-      const seated = contenders.filter((_, i) => answers[i]!.status === 200)
-      expect(battle.players.map((p) => p.user.id).sort()).toEqual([creator!.id, ...seated.map((c) => c.id)].sort())
-      // Each seated player's answer shows the battle with its seat taken.
-      for (const [i, answer] of answers.entries()) {
-        if (answer.status === 200) expect((answer.body as Battle).players.some((p) => p.user.id === contenders[i]!.id)).toBe(true)
-      }
-      for (const contender of contenders) {
-        expect(yield* balanceOf(client, contender.auth)).toBe(seated.includes(contender) ? 0 : 700)
-      }
-      expect(yield* ledgerProblems).toEqual(healthyLedger)
-    }))
+  for (const { maxPlayers, mode } of [{ maxPlayers: 2, mode: "CRAZY" }, { maxPlayers: 4, mode: "NORMAL" }] as const) {
+    const seats = maxPlayers - 1
+    it.scoped(`10 concurrent joins of a ${maxPlayers}-player battle: ${seats} of them seated, each once, the last one fills it; nobody else is charged`, () =>
+      Effect.gen(function*() {
+        const client = yield* makeTestClient(appOptions)
+        const { kase } = yield* makeCase({ priceCents: 900n })
+        const [creator] = yield* players(client, 1, 900)
+        const contenders = yield* players(client, 10, 900)
+        const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode, maxPlayers }, creator!.auth)
+        const answers = yield* Effect.all(
+          contenders.map((c) => client.post(`/api/battles/${created.body.id}/join`, undefined, c.auth)),
+          { concurrency: "unbounded" }
+        )
+        expect(answers.filter((a) => a.status === 200).length).toBe(seats)
+        expect(answers.filter((a) => a.status === 409).map((a) => a.body.message)).toEqual(Array(10 - seats).fill("Battle is not open"))
+        const battle = (yield* client.get(`/api/battles/${created.body.id}`, creator!.auth)).body as Battle
+        expect(battle.status).toBe("FINISHED")
+        expect(battle.players.map((p) => p.slot)).toEqual(Array.from({ length: maxPlayers }, (_, i) => i + 1))
+        const seated = contenders.filter((_, i) => answers[i]!.status === 200)
+        expect(battle.players.map((p) => p.user.id).sort()).toEqual([creator!.id, ...seated.map((c) => c.id)].sort())
+        // Each seated player's answer shows the battle with its seat taken.
+        for (const [i, answer] of answers.entries()) {
+          if (answer.status === 200) expect((answer.body as Battle).players.some((p) => p.user.id === contenders[i]!.id)).toBe(true)
+        }
+        for (const contender of contenders) {
+          expect(yield* balanceOf(client, contender.auth)).toBe(seated.includes(contender) ? 0 : 900)
+        }
+        expect(yield* ledgerProblems).toEqual(healthyLedger)
+      }))
+  }
 
   it.scoped("a join that leaves the battle waiting answers as GET does", () =>
     Effect.gen(function*() {
