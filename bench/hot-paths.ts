@@ -6,7 +6,9 @@
  *   - `POST /api/upgrades`: each user stakes the items it holds for an item of 2 to 10 times the value;
  *   - `POST /api/inventory/:id/sell`: each user sells what it still holds;
  *   - battle join: users in pairs, one creates a 2-player battle of one case, the other joins it
- *     (the join fills the battle: it rolls both players' cases and settles); a step is both requests.
+ *     (the join fills the battle: it rolls both players' cases and settles); a step is both requests;
+ *   - 4-player battle: users in fours, one creates a 4-player battle of one case, the other three join it in
+ *     turn (two joins that leave it waiting, then the one that fills it); a step is the four requests.
  * It prints each path's throughput, latencies and the service's CPU time per step.
  *
  *   npm run bench:hot-paths -- [--users 64] [--seconds 10] [--postgres ...] [--redis ...] [--profile <dir>]
@@ -87,6 +89,16 @@ console.log(show("battle create + join (2 players)", await bench.closedLoop(USER
   const created = await bench.send("POST", "/api/battles", session(2 * pair), { caseIds: ["1"], mode: "NORMAL", maxPlayers: 2 })
   if (created.status !== 201 && created.status !== 200) return created.status
   return (await bench.send("POST", `/api/battles/${created.body.id}/join`, session(2 * pair + 1))).status
+}), "step"))
+
+console.log(show("battle create + 3 joins (4 players)", await bench.closedLoop(Math.floor(USERS / 4), SECONDS, async (group) => {
+  const created = await bench.send("POST", "/api/battles", session(4 * group), { caseIds: ["1"], mode: "NORMAL", maxPlayers: 4 })
+  if (created.status !== 201 && created.status !== 200) return created.status
+  for (const joiner of [1, 2, 3]) {
+    const joined = await bench.send("POST", `/api/battles/${created.body.id}/join`, session(4 * group + joiner))
+    if (joined.status !== 200) return joined.status
+  }
+  return 200
 }), "step"))
 
 await bench.stop()
