@@ -365,9 +365,12 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           current ? Effect.fail(refusal) : Effect.succeed(undefined))
       ))
       if (posting === undefined) return Option.none()
+      // The debit's reference is the battle's id the statement took: there is one whenever the debit is.
+      if (posting.referenceId === null) return yield* Effect.dieMessage("Battles.create: the entry's debit has no battle id")
+      const id = posting.referenceId
       yield* realtime.balanceChanged(creator.id, posting.balanceAfterCents)
       return Option.some(viewOf({
-        id: String(posting.referenceId),
+        id: String(id),
         creatorId: creator.id,
         mode: request.mode,
         maxPlayers: request.maxPlayers,
