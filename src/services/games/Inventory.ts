@@ -13,7 +13,7 @@
  * locked in id order first, so concurrent sales never deadlock.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Schema } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { DropSource } from "../../schema/games/Game"
 import { ItemId, type UserId } from "../../schema/platform/Ids"
@@ -29,7 +29,7 @@ import {
 } from "../../schema/games/Inventory"
 import { Ledger } from "../money/Ledger"
 import { Realtime } from "../platform/Realtime"
-import { firstOf, inTransaction, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
+import { firstOf, inTransaction, noneOnConflict, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
 
 /** The reference of an ITEM_SELL movement: the sold entry. */
 const SALE_REFERENCE_TYPE = "INVENTORY_ITEM"
@@ -52,6 +52,17 @@ const EntryRow = Schema.Struct({
 /** A sold entry: its value, and when it was won (a sale gives room back only in that play's windows). */
 const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt, acquiredAt: Schema.DateFromSelf })
 const TotalsRow = Schema.Struct({ total: Schema.Number, totalValueCents: Schema.BigInt })
+/** A one-statement sale's credit: the balance after it, null when nothing was sold. */
+const CreditedRow = Schema.Struct({ balanceCents: Schema.NullOr(Schema.BigInt) })
+
+/** The ITEM_SELL movement of a sold entry: its value, referencing it, staked when it was won. */
+const saleOf = (userId: UserId, sold: typeof SoldRow.Type) => ({
+  userId,
+  type: "ITEM_SELL" as const,
+  amountCents: sold.valueCents,
+  reference: { type: SALE_REFERENCE_TYPE, id: sold.id },
+  stakedAt: sold.acquiredAt
+})
 
 const toEntry = (row: typeof EntryRow.Type): InventoryEntry => ({
   id: row.id,
@@ -97,37 +108,64 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
       } satisfies InventoryPage
     })
 
-    const creditSale = (userId: UserId, sold: typeof SoldRow.Type) =>
-      ledger.credit({
-        userId,
-        type: "ITEM_SELL",
-        amountCents: sold.valueCents,
-        reference: { type: SALE_REFERENCE_TYPE, id: sold.id },
-        stakedAt: sold.acquiredAt
-      })
 
     /**
      * `POST /inventory/:id/sell` (docs/rules.md#selling): one entry for its item's current value; 400 `Item not
-     * available` otherwise.
+     * available` otherwise. Usually one read and one statement (`sellAsRead`); the careful way, a transaction, when
+     * the entry is not available as read (sold meanwhile, revalued, not the user's), which tells the cases apart.
      */
     const sell = Effect.fn("Inventory.sell")(function*(userId: UserId, entryId: InventoryItemId) {
+      // A deadlock wrote nothing either: the careful way then runs as a transaction (again on such a conflict).
+      const quick = yield* noneOnConflict(sellAsRead(userId, entryId))
+      const result = Option.isSome(quick) ? quick.value : yield* sellCarefully(userId, entryId)
+      yield* realtime.balanceChanged(userId, result.balanceCents)
+      return result
+    })
+
+    /**
+     * The entry and its item's value read (no lock), then ONE statement: the entry marked SOLD only while it is
+     * AVAILABLE and its item's value is as read, and the credit (with the responsible-gaming windows of the play
+     * that won it, `stakedAt`) only when it was. None when the entry was not available as read.
+     */
+    const sellAsRead = (userId: UserId, entryId: InventoryItemId) => Effect.gen(function*() {
+      const read = yield* firstOf(SoldRow, sql`
+        SELECT ii.id, i.value_cents, ii.acquired_at
+        FROM inventory_items ii JOIN items i ON i.id = ii.item_id
+        WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE'`)
+      if (read === undefined) return Option.none()
       const now = new Date(yield* Clock.currentTimeMillis)
-      const result = yield* transaction(Effect.gen(function*() {
+      const written = yield* singleOf(CreditedRow, sql`
+        WITH
+        sold AS (
+          UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
+          FROM items i
+          WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
+            AND i.value_cents = ${read.valueCents}
+          RETURNING ii.id
+        ),
+        ${ledger.gameCreditSteps(saleOf(userId, read), now, sql`EXISTS (SELECT 1 FROM sold)`)}
+        SELECT (SELECT balance_cents FROM moved) AS balance_cents`)
+      if (written.balanceCents === null) return Option.none()
+      return Option.some({ soldItemId: read.id, creditedCents: read.valueCents, balanceCents: written.balanceCents } satisfies SaleResult)
+    })
+
+    /** The careful way of a sale: one transaction, the entry marked SOLD first, then its credit. */
+    const sellCarefully = (userId: UserId, entryId: InventoryItemId) => Effect.gen(function*() {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return yield* transaction(Effect.gen(function*() {
         const sold = yield* firstOf(SoldRow, sql`
           UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
           FROM items i
           WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
           RETURNING ii.id, i.value_cents, ii.acquired_at`)
         if (sold === undefined) return yield* notAvailable()
-        const posting = yield* creditSale(userId, sold)
+        const posting = yield* ledger.credit(saleOf(userId, sold))
         return {
           soldItemId: sold.id,
           creditedCents: sold.valueCents,
           balanceCents: posting.balanceAfterCents
         } satisfies SaleResult
       }))
-      yield* realtime.balanceChanged(userId, result.balanceCents)
-      return result
     })
 
     /**
@@ -149,7 +187,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
         let creditedCents = 0n
         let balanceCents: bigint | undefined
         for (const entry of sold) {
-          balanceCents = (yield* creditSale(userId, entry)).balanceAfterCents
+          balanceCents = (yield* ledger.credit(saleOf(userId, entry))).balanceAfterCents
           creditedCents += entry.valueCents
         }
         if (balanceCents === undefined) {

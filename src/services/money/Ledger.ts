@@ -197,24 +197,40 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
      * amount (or `onlyIf` did not hold) and nothing moved. `moved` also returns the current windows' tallies
      * (`loss_day_cents`, `loss_week_cents`, `loss_month_cents`, `play_minutes`) as the movement left them.
      */
-    const debitSteps = (movement: StatementMovement<DebitType>, at: Date, onlyIf: Statement.Fragment) => {
-      const amount = movement.amountCents
-      return sql`
+    const debitSteps = (movement: StatementMovement<DebitType>, at: Date, onlyIf: Statement.Fragment) =>
+      movementSteps(movement, -movement.amountCents, at, sql`balance_cents >= ${movement.amountCents} AND ${onlyIf}`)
+
+    /**
+     * Money a game gives back (an item's sale) as the same two steps: `moved` credits the balance when `onlyIf`
+     * holds (the caller's own write took place), `posted` is its transactions row.
+     */
+    const gameCreditSteps = (
+      movement: Movement<"ITEM_SELL" | "BATTLE_REFUND"> & { readonly stakedAt: Date },
+      at: Date,
+      onlyIf: Statement.Fragment
+    ) => movementSteps(movement, movement.amountCents, at, onlyIf, movement.stakedAt)
+
+    const movementSteps = (
+      movement: StatementMovement<TransactionType>,
+      signedCents: bigint,
+      at: Date,
+      where: Statement.Fragment,
+      stakedAt?: Date
+    ) => sql`
         moved AS (
-          UPDATE users SET balance_cents = balance_cents - ${amount}, updated_at = ${at}
-                           ${talliesOf(sql, movement.type, -amount, at)}
-          WHERE id = ${movement.userId} AND balance_cents >= ${amount} AND ${onlyIf}
+          UPDATE users SET balance_cents = balance_cents ${sql.literal(signedCents < 0n ? "-" : "+")} ${signedCents < 0n ? -signedCents : signedCents},
+                           updated_at = ${at} ${talliesOf(sql, movement.type, signedCents, at, stakedAt)}
+          WHERE id = ${movement.userId} AND ${where}
           RETURNING id, balance_cents, loss_day_cents, loss_week_cents, loss_month_cents, play_minutes
         ),
         posted AS (
           INSERT INTO transactions
             (user_id, type, amount_cents, balance_after_cents, counterparty, reference_type, reference_id, reason, created_at)
-          SELECT id, ${movement.type}, ${-amount}, balance_cents, ${counterpartyOf(movement.type)},
+          SELECT id, ${movement.type}, ${signedCents}, balance_cents, ${counterpartyOf(movement.type)},
                  ${movement.reference?.type ?? null}, ${movement.reference?.id ?? null}, NULL, ${at}
           FROM moved
           RETURNING id, reference_id
         )`
-    }
 
     /** An administrator's correction (ADMIN_ADJUSTMENT), signed, with its reason. */
     const adjust = Effect.fn("Ledger.adjust")(function*(
@@ -317,6 +333,7 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       credit,
       debit,
       debitSteps,
+      gameCreditSteps,
       adjust,
       discrepancies,
       withdrawalProblems,
