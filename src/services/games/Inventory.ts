@@ -2,11 +2,13 @@
  * A user's inventory (docs/rules.md#inventory-and-selling): entries of catalog items won in openings, upgrades,
  * battles and raffles, and their sale for the item's current value (ITEM_SELL, docs/rules.md#transaction-types).
  *
- * A sale is ONE database transaction: a conditional update takes the entry from AVAILABLE to SOLD and
- * the Ledger credits its value, reference `INVENTORY_ITEM` / the entry id. The update is the guard:
- * of any number of concurrent sales of one entry only one sees it AVAILABLE, so an entry is credited
- * at most once whatever the timing (no lock is involved). Migration 0006 backs this with a unique
- * index: a second ITEM_SELL row for one entry cannot exist.
+ * A sale is atomic: ONE statement (or, the careful way, one transaction) in which a conditional update takes the
+ * entry from AVAILABLE to SOLD and the Ledger credits its value, reference `INVENTORY_ITEM` / the entry id, only
+ * when the update did. The update is the guard: of any number of concurrent sales of one entry only one finds it
+ * AVAILABLE at its latest version, so an entry is credited at most once whatever the timing. Migration 0006 backs
+ * this with a unique index: a second ITEM_SELL row for one entry cannot exist. The item's value is read, not
+ * locked: a revaluation committed while a sale waits for its entry leaves that sale at the value before it (the
+ * sale counts as made before the revaluation).
  *
  * Sell-all credits ONE ledger row PER ENTRY (not one summed row), so every SOLD entry has exactly one
  * ITEM_SELL row naming it and a sale can be traced and reconciled entry by entry. Its entries are
@@ -52,8 +54,8 @@ const EntryRow = Schema.Struct({
 /** A sold entry: its value, and when it was won (a sale gives room back only in that play's windows). */
 const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt, acquiredAt: Schema.DateFromSelf })
 const TotalsRow = Schema.Struct({ total: Schema.Number, totalValueCents: Schema.BigInt })
-/** A one-statement sale's credit: the balance after it, null when nothing was sold. */
-const CreditedRow = Schema.Struct({ balanceCents: Schema.NullOr(Schema.BigInt) })
+/** A one-statement sale: whether the entry was sold, and the balance after its credit (null when nothing moved). */
+const CreditedRow = Schema.Struct({ sold: Schema.Boolean, balanceCents: Schema.NullOr(Schema.BigInt) })
 
 /** The ITEM_SELL movement of a sold entry: its value, referencing it, staked when it was won. */
 const saleOf = (userId: UserId, sold: typeof SoldRow.Type) => ({
@@ -143,9 +145,11 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
             AND i.value_cents = ${read.valueCents}
           RETURNING ii.id
         ),
-        ${ledger.gameCreditSteps(saleOf(userId, read), now, sql`EXISTS (SELECT 1 FROM sold)`)}
-        SELECT (SELECT balance_cents FROM moved) AS balance_cents`)
-      if (written.balanceCents === null) return Option.none()
+        ${ledger.saleCreditSteps(saleOf(userId, read), now, sql`EXISTS (SELECT 1 FROM sold)`)}
+        SELECT EXISTS (SELECT 1 FROM sold) AS sold, (SELECT balance_cents FROM moved) AS balance_cents`)
+      if (!written.sold) return Option.none()
+      // The credit has no condition but the sale's: an entry SOLD without it would be money lost, never an answer.
+      if (written.balanceCents === null) return yield* Effect.dieMessage(`Inventory.sell: entry ${entryId} sold without its credit`)
       return Option.some({ soldItemId: read.id, creditedCents: read.valueCents, balanceCents: written.balanceCents } satisfies SaleResult)
     })
 

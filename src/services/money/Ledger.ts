@@ -201,11 +201,12 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       movementSteps(movement, -movement.amountCents, at, sql`balance_cents >= ${movement.amountCents} AND ${onlyIf}`)
 
     /**
-     * Money a game gives back (an item's sale) as the same two steps: `moved` credits the balance when `onlyIf`
-     * holds (the caller's own write took place), `posted` is its transactions row.
+     * An item's sale (ITEM_SELL) as the same two steps: `moved` credits the balance when `onlyIf` holds (the caller's
+     * own write took place), `posted` is its transactions row. The amount is the item's value (CHECK > 0), and the
+     * windows given room back are those of the play that won it (`stakedAt`), as `credit` requires of game credits.
      */
-    const gameCreditSteps = (
-      movement: Movement<"ITEM_SELL" | "BATTLE_REFUND"> & { readonly stakedAt: Date },
+    const saleCreditSteps = (
+      movement: Movement<"ITEM_SELL"> & { readonly stakedAt: Date },
       at: Date,
       onlyIf: Statement.Fragment
     ) => movementSteps(movement, movement.amountCents, at, onlyIf, movement.stakedAt)
@@ -333,7 +334,7 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
       credit,
       debit,
       debitSteps,
-      gameCreditSteps,
+      saleCreditSteps,
       adjust,
       discrepancies,
       withdrawalProblems,
