@@ -475,7 +475,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         .sort((a, b) => a.slot - b.slot)
 
     /** A join that leaves the battle WAITING: the seat and the battle's count, written with the debit. */
-    const seatingWrite = (id: BattleId, read: JoinState, { at, player, slot, team }: Joining) => Effect.gen(function*() {
+    const seatingWrite = (id: BattleId, read: JoinState, joining: Joining) => Effect.gen(function*() {
+      const { at, player, slot, team } = joining
       const entry = read.entryPriceCents
       const asRead = battleAsRead(id, read)
       const written = yield* singleOf(SeatedRow, sql`
@@ -502,7 +503,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const view = viewOf({
         ...read,
         playerCount: read.playerCount + 1,
-        players: playersWith(read, { at, player, slot, team }),
+        players: playersWith(read, joining),
         cases: read.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents })),
         rolls: []
       })
@@ -515,7 +516,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * row are the seat, the nonces, the rolls, the settlement, the drops, the battle FINISHED and the webhook's
      * deliveries written.
      */
-    const fillingWrite = (id: BattleId, read: JoinState, { at, player, slot, team }: Joining) => Effect.gen(function*() {
+    const fillingWrite = (id: BattleId, read: JoinState, joining: Joining) => Effect.gen(function*() {
+      const { at, player, slot, team } = joining
       if (read.joiner === null) return Option.none()
       const seed = yield* seedOf(read)
       const states = [
@@ -590,7 +592,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         fairShareCents: outcome.settlement.fairShare,
         winnersCount: outcome.winners.length,
         finishedAt: at,
-        players: playersWith(read, { at, player, slot, team }, { totalOf, winnerIds }),
+        players: playersWith(read, joining, { totalOf, winnerIds }),
         cases: read.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents })),
         rolls: written.rolls
       })

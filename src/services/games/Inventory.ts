@@ -14,7 +14,7 @@
  * ITEM_SELL row naming it and a sale can be traced and reconciled entry by entry. Its entries are
  * locked in id order first, so concurrent sales never deadlock.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { Rarity } from "../../schema/games/Catalog"
 import { DropSource } from "../../schema/games/Game"
@@ -110,6 +110,15 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
       } satisfies InventoryPage
     })
 
+    /**
+     * The user's entry marked SOLD at `now` while it is AVAILABLE (and `onlyIf` holds of it, `ii`, and its item, `i`):
+     * the guard of every single sale. Returns the sold entry with its item's value and when it was won.
+     */
+    const markSold = (userId: UserId, entryId: InventoryItemId, now: Date, onlyIf: Statement.Fragment = sql`true`) => sql`
+      UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
+      FROM items i
+      WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id AND ${onlyIf}
+      RETURNING ii.id, i.value_cents, ii.acquired_at`
 
     /**
      * `POST /inventory/:id/sell` (docs/rules.md#selling): one entry for its item's current value; 400 `Item not
@@ -138,13 +147,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
       const now = new Date(yield* Clock.currentTimeMillis)
       const written = yield* singleOf(CreditedRow, sql`
         WITH
-        sold AS (
-          UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
-          FROM items i
-          WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
-            AND i.value_cents = ${read.valueCents}
-          RETURNING ii.id
-        ),
+        sold AS (${markSold(userId, entryId, now, sql`i.value_cents = ${read.valueCents}`)}),
         ${ledger.saleCreditSteps(saleOf(userId, read), now, sql`EXISTS (SELECT 1 FROM sold)`)}
         SELECT EXISTS (SELECT 1 FROM sold) AS sold, (SELECT balance_cents FROM moved) AS balance_cents`)
       if (!written.sold) return Option.none()
@@ -157,11 +160,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     const sellCarefully = (userId: UserId, entryId: InventoryItemId) => Effect.gen(function*() {
       const now = new Date(yield* Clock.currentTimeMillis)
       return yield* transaction(Effect.gen(function*() {
-        const sold = yield* firstOf(SoldRow, sql`
-          UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
-          FROM items i
-          WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
-          RETURNING ii.id, i.value_cents, ii.acquired_at`)
+        const sold = yield* firstOf(SoldRow, markSold(userId, entryId, now))
         if (sold === undefined) return yield* notAvailable()
         const posting = yield* ledger.credit(saleOf(userId, sold))
         return {
