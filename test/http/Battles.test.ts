@@ -498,6 +498,25 @@ layer(TestDatabase)("battles", (it) => {
       }))
   }
 
+  it.scoped("one player joining a 4-player battle 5 times at once: one seat, charged once; the others 409 Already joined", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { kase } = yield* makeCase({ priceCents: 400n })
+      const [creator, joiner] = yield* players(client, 2, 2_000)
+      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 4 }, creator!.auth)
+      const answers = yield* Effect.all(
+        Array.from({ length: 5 }, () => client.post(`/api/battles/${created.body.id}/join`, undefined, joiner!.auth)),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.filter((a) => a.status === 200).length).toBe(1)
+      expect(answers.filter((a) => a.status === 409).map((a) => a.body.message)).toEqual(Array(4).fill("Already joined"))
+      const battle = (yield* client.get(`/api/battles/${created.body.id}`, creator!.auth)).body as Battle
+      expect(battle.status).toBe("WAITING")
+      expect(battle.players.map((p) => [p.slot, p.user.id])).toEqual([[1, creator!.id], [2, joiner!.id]])
+      expect(yield* balanceOf(client, joiner!.auth)).toBe(1_600)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
   it.scoped("a join that leaves the battle waiting answers as GET does", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions)
