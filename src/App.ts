@@ -13,13 +13,14 @@
  * accepting and lets requests in flight finish (at most SHUTDOWN_GRACE), the background jobs stop after
  * their current run, then the pools close.
  */
-import { HttpApiBuilder } from "@effect/platform"
+import { Etag, FileSystem, HttpApi, HttpApiBuilder, HttpPlatform, HttpServer, Path } from "@effect/platform"
 import { NodeContext, NodeHttpServer } from "@effect/platform-node"
 import { Console, Duration, Effect, Layer, Redacted } from "effect"
 import { ApiLive, DOCS_PATH, OPENAPI_PATH } from "./http/HttpLive"
 import { makeAccessLog } from "./http/platform/AccessLog"
 import { createHttpServer } from "./http/platform/NodeServer"
 import { makeWebConsole } from "./http/platform/WebConsole"
+import { buildOnly } from "./http/platform/RequestContext"
 import { apiReferenceScript } from "./http/platform/ApiReference"
 import { AppConfig, AppConfigLive, cannotListen, usesDevIdentityProvider } from "./layers/AppConfig"
 import { GatewayFromConfig } from "./layers/gateway/GatewayFromConfig"
@@ -206,7 +207,7 @@ const HttpServerLive = Layer.unwrapEffect(
         Effect.all([makeAccessLog, makeWebConsole]),
         ([accessLog, web]) => HttpApiBuilder.serve((app) => accessLog(apiReferenceScript(web(app))))
       )
-    )
+    ).pipe(buildOnly([HttpApi.Api, HttpServer.HttpServer, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path]))
     // A port that cannot be listened on (in use, privileged) is a refusal to start: one line naming PORT.
     const Listening = NodeHttpServer.layer(() => server, { port: config.port }).pipe(
       Layer.mapError((error) => cannotListen(config.port, "PORT", error.cause))

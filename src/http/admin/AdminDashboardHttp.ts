@@ -3,6 +3,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Dashboard } from "../../services/admin/Dashboard"
 import { Api } from "../Api"
+import { AdminAuthentication } from "../identity/Authentication"
+import { buildOnly } from "../platform/RequestContext"
 
 export const AdminDashboardLive = HttpApiBuilder.group(Api, "adminDashboard", (handlers) =>
   Effect.gen(function*() {
@@ -12,4 +14,4 @@ export const AdminDashboardLive = HttpApiBuilder.group(Api, "adminDashboard", (h
       .handle("revenueChart", ({ urlParams }) => dashboard.revenueChart(urlParams.period))
       .handle("recentActivity", ({ urlParams }) => dashboard.recentActivity(urlParams.limit))
       .handle("alerts", () => dashboard.alerts())
-  }))
+  })).pipe(buildOnly([AdminAuthentication, Dashboard]))

@@ -4,7 +4,10 @@ import { Effect } from "effect"
 import { Deposits } from "../../services/money/Deposits"
 import { Api } from "../Api"
 import { makeAdminStepUp } from "./AdminStepUp"
-import { CurrentUser } from "../identity/Authentication"
+import { AdminAuthentication, CurrentUser } from "../identity/Authentication"
+import { AppConfig } from "../../layers/AppConfig"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { buildOnly } from "../platform/RequestContext"
 
 export const AdminDepositsLive = HttpApiBuilder.group(Api, "adminDeposits", (handlers) =>
   Effect.gen(function*() {
@@ -14,4 +17,4 @@ export const AdminDepositsLive = HttpApiBuilder.group(Api, "adminDeposits", (han
       .handle("list", ({ urlParams }) => deposits.adminList(urlParams))
       .handle("confirm", ({ headers, path }) =>
         Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => deposits.confirmByAdmin(user.id, path.id))))
-  }))
+  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Deposits]))

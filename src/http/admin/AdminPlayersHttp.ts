@@ -3,8 +3,11 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { AdminPlayers } from "../../services/admin/AdminPlayers"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { AdminAuthentication, CurrentUser } from "../identity/Authentication"
 import { makeAdminStepUp } from "./AdminStepUp"
+import { AppConfig } from "../../layers/AppConfig"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { buildOnly } from "../platform/RequestContext"
 
 export const AdminPlayersLive = HttpApiBuilder.group(Api, "adminPlayers", (handlers) =>
   Effect.gen(function*() {
@@ -24,4 +27,4 @@ export const AdminPlayersLive = HttpApiBuilder.group(Api, "adminPlayers", (handl
           const { user: admin } = yield* CurrentUser
           return { sessions: yield* players.revokeSession(admin.id, path.id, path.sessionId) }
         }))
-  }))
+  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, AdminPlayers]))

@@ -3,8 +3,11 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Raffles } from "../../services/raffles/Raffles"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { AdminAuthentication, CurrentUser } from "../identity/Authentication"
 import { makeAdminStepUp } from "./AdminStepUp"
+import { AppConfig } from "../../layers/AppConfig"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { buildOnly } from "../platform/RequestContext"
 
 export const AdminRafflesLive = HttpApiBuilder.group(Api, "adminRaffles", (handlers) =>
   Effect.gen(function*() {
@@ -12,4 +15,4 @@ export const AdminRafflesLive = HttpApiBuilder.group(Api, "adminRaffles", (handl
     const stepUp = yield* makeAdminStepUp
     return handlers.handle("create", ({ headers, payload }) =>
       Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => raffles.create(user.id, payload))))
-  }))
+  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Raffles]))

@@ -4,7 +4,10 @@ import { Effect } from "effect"
 import { AdminUsers } from "../../services/admin/AdminUsers"
 import { Api } from "../Api"
 import { makeAdminStepUp } from "./AdminStepUp"
-import { CurrentUser } from "../identity/Authentication"
+import { AdminAuthentication, CurrentUser } from "../identity/Authentication"
+import { AppConfig } from "../../layers/AppConfig"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { buildOnly } from "../platform/RequestContext"
 
 export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", (handlers) =>
   Effect.gen(function*() {
@@ -34,4 +37,4 @@ export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", (handlers)
           const posted = yield* adminUsers.adjustBalance(admin.id, path.id, payload)
           return { userId: path.id, balanceCents: posted.balanceAfterCents, transactionId: posted.transactionId }
         }))
-  }))
+  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, AdminUsers]))

@@ -4,7 +4,10 @@ import { Effect } from "effect"
 import { Withdrawals } from "../../services/money/Withdrawals"
 import { Api } from "../Api"
 import { makeAdminStepUp } from "./AdminStepUp"
-import { CurrentUser } from "../identity/Authentication"
+import { AdminAuthentication, CurrentUser } from "../identity/Authentication"
+import { AppConfig } from "../../layers/AppConfig"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { buildOnly } from "../platform/RequestContext"
 
 export const AdminWithdrawalsLive = HttpApiBuilder.group(Api, "adminWithdrawals", (handlers) =>
   Effect.gen(function*() {
@@ -20,4 +23,4 @@ export const AdminWithdrawalsLive = HttpApiBuilder.group(Api, "adminWithdrawals"
           Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reject(user.id, path.id, payload.reason))
         ))
       .handle("reconcile", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reconcile(user.id, path.id)))
-  }))
+  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Withdrawals]))

@@ -3,8 +3,11 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Catalog, type CaseWithItems } from "../../services/games/Catalog"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { AdminAuthentication, CurrentUser } from "../identity/Authentication"
 import { makeAdminStepUp } from "./AdminStepUp"
+import { AppConfig } from "../../layers/AppConfig"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { buildOnly } from "../platform/RequestContext"
 
 /** The administrators' case response, with its economics (docs/rules.md#catalog-administration). */
 const caseView = ({ case: kase, economics, items }: CaseWithItems) => ({
@@ -50,4 +53,4 @@ export const CatalogAdminLive = HttpApiBuilder.group(Api, "catalogAdmin", (handl
           total,
           page
         })))
-  }))
+  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Catalog]))

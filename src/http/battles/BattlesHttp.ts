@@ -3,9 +3,12 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Battles } from "../../services/battles/Battles"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { Battle } from "./BattlesApi"
 import { idempotent } from "../platform/Idempotent"
+import { Idempotency } from "../../services/platform/Idempotency"
+import { Identities } from "../../services/identity/Identities"
+import { buildOnly } from "../platform/RequestContext"
 
 export const BattlesLive = HttpApiBuilder.group(Api, "battles", (handlers) =>
   Effect.gen(function*() {
@@ -27,4 +30,4 @@ export const BattlesLive = HttpApiBuilder.group(Api, "battles", (handlers) =>
           )))
       .handle("leave", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => battles.leave(user.id, path.id)))
       .handle("settlements", ({ path }) => battles.settlements(path.id))
-  }))
+  })).pipe(buildOnly([Authentication, Identities, Idempotency, Battles]))

@@ -3,6 +3,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Catalog } from "../../services/games/Catalog"
 import { Api } from "../Api"
+import { Authentication } from "../identity/Authentication"
+import { buildOnly } from "../platform/RequestContext"
 
 export const CasesLive = HttpApiBuilder.group(Api, "cases", (handlers) =>
   Effect.gen(function*() {
@@ -26,4 +28,4 @@ export const CasesLive = HttpApiBuilder.group(Api, "cases", (handlers) =>
             dropChance: item.dropChance
           }))
         })))
-  }))
+  })).pipe(buildOnly([Authentication, Catalog]))

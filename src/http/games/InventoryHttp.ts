@@ -4,8 +4,11 @@ import { Effect } from "effect"
 import { SaleResult, SellAllResult } from "../../schema/games/Inventory"
 import { Inventory } from "../../services/games/Inventory"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { idempotent } from "../platform/Idempotent"
+import { Idempotency } from "../../services/platform/Idempotency"
+import { Identities } from "../../services/identity/Identities"
+import { buildOnly } from "../platform/RequestContext"
 
 export const InventoryLive = HttpApiBuilder.group(Api, "inventory", (handlers) =>
   Effect.gen(function*() {
@@ -24,4 +27,4 @@ export const InventoryLive = HttpApiBuilder.group(Api, "inventory", (handlers) =
             { userId: user.id, headers, operation: "inventory.sellAll", input: {}, response: SellAllResult },
             inventory.sellAll(user.id)
           )))
-  }))
+  })).pipe(buildOnly([Authentication, Identities, Idempotency, Inventory]))

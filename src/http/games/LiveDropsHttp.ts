@@ -5,8 +5,13 @@ import { LiveDrops } from "../../services/games/LiveDrops"
 import { Sessions } from "../../services/identity/Sessions"
 import { Api } from "../Api"
 import { makeAdminStepUp } from "../admin/AdminStepUp"
-import { CurrentUser } from "../identity/Authentication"
+import { AdminAuthentication, Authentication, CurrentUser } from "../identity/Authentication"
 import { eventStream } from "../platform/EventStream"
+import { AppConfig } from "../../layers/AppConfig"
+import { Lifecycle } from "../../layers/Lifecycle"
+import { Realtime } from "../../services/platform/Realtime"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { buildOnly } from "../platform/RequestContext"
 
 /** A drop as its event (one function for every stream: eventStream shares each drop's bytes between them). */
 const dropEvent = (json: string) => `event: drop\ndata: ${json}\n\n`
@@ -20,11 +25,11 @@ export const LiveDropsLive = HttpApiBuilder.group(Api, "liveDrops", (handlers) =
       .handle("stream", () =>
         Effect.flatMap(CurrentUser, ({ session, user }) =>
           eventStream(user.id, drops.subscribe, dropEvent, sessions.whenEnded(session.id))))
-  }))
+  })).pipe(buildOnly([Authentication, Realtime, LiveDrops, Sessions, Lifecycle]))
 
 export const LiveDropsAdminLive = HttpApiBuilder.group(Api, "liveDropsAdmin", (handlers) =>
   Effect.gen(function*() {
     const drops = yield* LiveDrops
     const stepUp = yield* makeAdminStepUp
     return handlers.handle("emit", ({ headers, payload }) => Effect.zipRight(stepUp(headers), drops.emit(payload)))
-  }))
+  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, LiveDrops]))

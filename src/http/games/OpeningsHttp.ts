@@ -5,8 +5,11 @@ import { OpeningResult } from "../../schema/games/Game"
 import { CaseOpenings } from "../../services/games/CaseOpenings"
 import { GameStats } from "../../services/games/GameStats"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { idempotent } from "../platform/Idempotent"
+import { Idempotency } from "../../services/platform/Idempotency"
+import { Identities } from "../../services/identity/Identities"
+import { buildOnly } from "../platform/RequestContext"
 
 export const OpeningsLive = HttpApiBuilder.group(Api, "openings", (handlers) =>
   Effect.gen(function*() {
@@ -24,4 +27,4 @@ export const OpeningsLive = HttpApiBuilder.group(Api, "openings", (handlers) =>
       .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => openings.verify(user, path.id)))
       .handle("caseStats", ({ path }) => stats.caseStats(path.id))
       .handle("userStats", () => Effect.flatMap(CurrentUser, ({ user }) => stats.userCaseStats(user.id)))
-  }))
+  })).pipe(buildOnly([Authentication, Identities, Idempotency, CaseOpenings, GameStats]))

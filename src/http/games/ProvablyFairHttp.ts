@@ -7,7 +7,8 @@ import { CaseOpenings } from "../../services/games/CaseOpenings"
 import { ProvablyFair } from "../../services/games/ProvablyFair"
 import { Upgrades } from "../../services/games/Upgrades"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
+import { buildOnly } from "../platform/RequestContext"
 
 export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", (handlers) =>
   Effect.gen(function*() {
@@ -31,4 +32,4 @@ export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", (handl
               return yield* battles.verifyRoll(user, BigInt(path.id) as BattleRollId)
           }
         }))
-  }))
+  })).pipe(buildOnly([Authentication, ProvablyFair, CaseOpenings, Battles, Upgrades]))

@@ -4,8 +4,11 @@ import { Effect } from "effect"
 import { UpgradeResult } from "../../schema/games/Upgrade"
 import { Upgrades } from "../../services/games/Upgrades"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { idempotent } from "../platform/Idempotent"
+import { Idempotency } from "../../services/platform/Idempotency"
+import { Identities } from "../../services/identity/Identities"
+import { buildOnly } from "../platform/RequestContext"
 
 export const UpgradesLive = HttpApiBuilder.group(Api, "upgrades", (handlers) =>
   Effect.gen(function*() {
@@ -20,4 +23,4 @@ export const UpgradesLive = HttpApiBuilder.group(Api, "upgrades", (handlers) =>
           )))
       .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.verify(user, path.id)))
       .handle("history", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.history(user.id, urlParams)))
-  }))
+  })).pipe(buildOnly([Authentication, Identities, Idempotency, Upgrades]))

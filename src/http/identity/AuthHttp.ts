@@ -8,8 +8,9 @@ import { Sessions, SESSION_TTL_SECONDS } from "../../services/identity/Sessions"
 import { TwoFactor } from "../../services/identity/TwoFactor"
 import { Users } from "../../services/identity/Users"
 import { Api } from "../Api"
-import { CurrentUser } from "./Authentication"
+import { Authentication, CurrentUser } from "./Authentication"
 import { currentClient } from "../platform/ClientInfo"
+import { buildOnly } from "../platform/RequestContext"
 
 /** Binds a sign-in to the browser that started it (login CSRF): the state must come back in this cookie. */
 const STATE_COOKIE = "oidcState"
@@ -60,7 +61,7 @@ export const IdpLive = HttpApiBuilder.group(Api, "idp", (handlers) =>
             Effect.orDie
           )
         }))
-  }))
+  })).pipe(buildOnly([AppConfig, Users, Sessions, IdentityProvider]))
 
 const clearSessionCookie = HttpServerResponse.expireCookie("sessionId", { path: "/" })
 
@@ -137,4 +138,4 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", (handlers) =>
           yield* twoFactor.disable(user, payload.code)
           return { message: "2FA disabled" }
         }))
-  }))
+  })).pipe(buildOnly([Authentication, TwoFactor, Sessions]))

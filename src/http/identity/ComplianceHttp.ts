@@ -4,7 +4,8 @@ import { Effect } from "effect"
 import { Identities } from "../../services/identity/Identities"
 import { ResponsibleGaming } from "../../services/identity/ResponsibleGaming"
 import { Api } from "../Api"
-import { CurrentUser } from "./Authentication"
+import { Authentication, CurrentUser } from "./Authentication"
+import { buildOnly } from "../platform/RequestContext"
 
 export const ComplianceLive = HttpApiBuilder.group(Api, "compliance", (handlers) =>
   Effect.gen(function*() {
@@ -25,4 +26,4 @@ export const ComplianceLive = HttpApiBuilder.group(Api, "compliance", (handlers)
         Effect.flatMap(CurrentUser, ({ user }) => responsibleGaming.setLimits(user.id, payload)))
       .handle("selfExclude", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => responsibleGaming.selfExclude(user.id, payload)))
-  }))
+  })).pipe(buildOnly([Authentication, Identities, ResponsibleGaming]))

@@ -4,9 +4,12 @@ import { Effect } from "effect"
 import { type DepositId, DepositInitiated, PAYMENT_METHODS } from "../../schema/money/Deposit"
 import { Deposits } from "../../services/money/Deposits"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { idempotent } from "../platform/Idempotent"
 import type { PageRequest } from "../../schema/platform/Pagination"
+import { Idempotency } from "../../services/platform/Idempotency"
+import { Identities } from "../../services/identity/Identities"
+import { buildOnly } from "../platform/RequestContext"
 
 export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
   Effect.gen(function*() {
@@ -35,4 +38,4 @@ export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
       .handle("cancel", cancel)
       .handle("cancelAlias", cancel)
       .handle("methods", () => Effect.succeed({ methods: PAYMENT_METHODS }))
-  }))
+  })).pipe(buildOnly([Authentication, Identities, Idempotency, Deposits]))

@@ -29,6 +29,7 @@ import { Api } from "../Api"
 import { clientIpOf, matcherOf } from "../platform/ClientInfo"
 import { validationErrorOf } from "../platform/ErrorEnvelope"
 import { bodyProblem } from "../platform/RequestBody"
+import { buildOnly } from "../platform/RequestContext"
 
 /** Lowercase (or uppercase) hex HMAC-SHA256: anything else cannot match, and its body is not read. */
 const SIGNATURE_SHAPE = /^\s*[0-9a-fA-F]{64}\s*$/
@@ -96,4 +97,4 @@ export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", 
         )
         return duplicate ? { received: true, duplicate: true } as const : { received: true } as const
       }))
-  }))
+  })).pipe(buildOnly([AppConfig, GatewayEvents]))

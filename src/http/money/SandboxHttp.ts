@@ -11,9 +11,12 @@ import { PixKeyOwners } from "../../services/money/PixKeyOwners"
 import { SandboxCharges } from "../../services/money/SandboxCharges"
 import { Api } from "../Api"
 import { makeAdminStepUp } from "../admin/AdminStepUp"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { validationErrorOf } from "../platform/ErrorEnvelope"
 import { bodyProblem } from "../platform/RequestBody"
+import { AppConfig } from "../../layers/AppConfig"
+import { TwoFactor } from "../../services/identity/TwoFactor"
+import { buildOnly } from "../platform/RequestContext"
 
 /**
  * `pay`'s optional body `{payerCpf}` (docs/rules.md#sandbox-gateway): none at all is an empty payment request; read
@@ -58,4 +61,4 @@ export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
       .handle("pixKey", ({ payload }) => pixKeyOwners.registerInSandbox(payload, payload.ownerCpf))
       .handle("listExcluded", ({ payload }) => setListed(registry, payload.cpf, true))
       .handle("unlistExcluded", ({ payload }) => setListed(registry, payload.cpf, false))
-  }))
+  })).pipe(buildOnly([AppConfig, Authentication, TwoFactor, ExclusionRegistry, PixKeyOwners, SandboxCharges]))

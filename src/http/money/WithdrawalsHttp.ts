@@ -5,8 +5,11 @@ import { WithdrawalRequested } from "../../schema/money/Withdrawal"
 import { PixKeyOwners } from "../../services/money/PixKeyOwners"
 import { Withdrawals } from "../../services/money/Withdrawals"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { idempotent } from "../platform/Idempotent"
+import { Idempotency } from "../../services/platform/Idempotency"
+import { Identities } from "../../services/identity/Identities"
+import { buildOnly } from "../platform/RequestContext"
 
 export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handlers) =>
   Effect.gen(function*() {
@@ -35,4 +38,4 @@ export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handler
         }))
       .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.list(user.id, urlParams)))
       .handle("cancel", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.cancel(user.id, path.id)))
-  }))
+  })).pipe(buildOnly([Authentication, Identities, Idempotency, PixKeyOwners, Withdrawals]))

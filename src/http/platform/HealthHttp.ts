@@ -10,6 +10,7 @@ import { Lifecycle } from "../../layers/Lifecycle"
 import { StoreHealth } from "../../layers/stores/Stores"
 import { ServiceUnavailable } from "../../schema/platform/Errors"
 import { Api } from "../Api"
+import { buildOnly } from "./RequestContext"
 
 const CHECK_TIMEOUT = Duration.seconds(1)
 
@@ -41,4 +42,4 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
           yield* redis
           return { status: "ready" as const, checks: { database: "up" as const, redis: redisKind }, ...jurisdiction }
         }))
-  }))
+  })).pipe(buildOnly([AppConfig, SqlClient.SqlClient, StoreHealth, Lifecycle]))

@@ -3,7 +3,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Notifications } from "../../services/platform/Notifications"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
+import { buildOnly } from "./RequestContext"
 
 export const NotificationsLive = HttpApiBuilder.group(Api, "notifications", (handlers) =>
   Effect.gen(function*() {
@@ -22,4 +23,4 @@ export const NotificationsLive = HttpApiBuilder.group(Api, "notifications", (han
           const { user } = yield* CurrentUser
           return { message: "All notifications marked as read", updated: yield* notifications.markAllRead(user.id) }
         }))
-  }))
+  })).pipe(buildOnly([Authentication, Notifications]))

@@ -4,8 +4,10 @@ import { Effect } from "effect"
 import { Realtime } from "../../services/platform/Realtime"
 import { Sessions } from "../../services/identity/Sessions"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { eventStream } from "./EventStream"
+import { Lifecycle } from "../../layers/Lifecycle"
+import { buildOnly } from "./RequestContext"
 
 const toEvent = (message: string) => {
   const { data, event } = JSON.parse(message) as { event: string; data: unknown }
@@ -19,4 +21,4 @@ export const RealtimeLive = HttpApiBuilder.group(Api, "realtime", (handlers) =>
     return handlers.handle("stream", () =>
       Effect.flatMap(CurrentUser, ({ session, user }) =>
         eventStream(user.id, realtime.subscribe(user.id), toEvent, sessions.whenEnded(session.id))))
-  }))
+  })).pipe(buildOnly([Authentication, Realtime, Sessions, Lifecycle]))

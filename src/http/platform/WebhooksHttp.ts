@@ -3,6 +3,8 @@ import { Effect } from "effect"
 import { WebhookDelivery } from "../../services/platform/WebhookDelivery"
 import { Webhooks } from "../../services/platform/Webhooks"
 import { Api } from "../Api"
+import { AdminToken } from "./AdminToken"
+import { buildOnly } from "./RequestContext"
 
 export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
   Effect.gen(function*() {
@@ -14,4 +16,4 @@ export const WebhooksLive = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
       .handle("remove", ({ path }) => Effect.as(webhooks.remove(path.id), { message: "Webhook deleted" }))
       .handle("deliveries", ({ path, urlParams }) =>
         delivery.deliveries(path.id, urlParams))
-  }))
+  })).pipe(buildOnly([AdminToken, WebhookDelivery, Webhooks]))

@@ -3,9 +3,12 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Raffles } from "../../services/raffles/Raffles"
 import { Api } from "../Api"
-import { CurrentUser } from "../identity/Authentication"
+import { Authentication, CurrentUser } from "../identity/Authentication"
 import { idempotent } from "../platform/Idempotent"
 import { TicketPurchase } from "./RafflesApi"
+import { Idempotency } from "../../services/platform/Idempotency"
+import { Identities } from "../../services/identity/Identities"
+import { buildOnly } from "../platform/RequestContext"
 
 export const RafflesLive = HttpApiBuilder.group(Api, "raffles", (handlers) =>
   Effect.gen(function*() {
@@ -19,4 +22,4 @@ export const RafflesLive = HttpApiBuilder.group(Api, "raffles", (handlers) =>
             { userId: user.id, headers, operation: "raffles.buy", input: { path, payload }, response: TicketPurchase },
             raffles.buy(user.id, path.id, payload.count)
           )))
-  }))
+  })).pipe(buildOnly([Authentication, Identities, Idempotency, Raffles]))
