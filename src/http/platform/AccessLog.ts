@@ -9,7 +9,7 @@
  * parameters that carry OAuth codes, state or tokens (the sign-in callback's) are replaced.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Exit, FiberRef, LogLevel, Option } from "effect"
+import { Clock, Effect, Exit, FiberRef, LogLevel, Option, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import { httpRequest } from "../../layers/AppMetrics"
 import { requestKey } from "./ClientInfo"
@@ -71,8 +71,8 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
       const started = yield* Clock.currentTimeNanos
       const incoming = request.headers["x-request-id"]
       const requestId = incoming !== undefined && INCOMING_ID.test(incoming) ? incoming : randomUUID()
-      // The HTTP server span, when tracing is on.
-      const annotations = Option.match(yield* Effect.option(Effect.currentSpan), {
+      // The HTTP server span, when tracing is on (read as an option: a missing span is no error to build).
+      const annotations = Option.match(yield* Effect.serviceOption(Tracer.ParentSpan), {
         onNone: () => ({ requestId }),
         onSome: (span) => ({ requestId, traceId: span.traceId })
       })

@@ -5,7 +5,7 @@
  * Retry-After and does not reach the endpoint. Rules name endpoints, resolved as the router resolves
  * the request (src/http/platform/Routes.ts), so no spelling of a path escapes its limit (docs/rules.md#rate-limit-matching).
  */
-import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { AppConfig, type RateLimit, type RateLimits } from "../../layers/AppConfig"
 import { type RateCount, RateCounter } from "../../layers/stores/RateCounter"
@@ -14,6 +14,7 @@ import { Sessions } from "../../services/identity/Sessions"
 import { Api } from "../Api"
 import { startSessionReadAhead } from "../identity/SessionReadAhead"
 import { clientIpOf, credentialOf, makeSameOriginCheck } from "./ClientInfo"
+import { noteResponseHeaders } from "./ResponseHeaders"
 import { endpoint, type EndpointName, makeEndpoints } from "./Routes"
 
 interface Rule {
@@ -107,9 +108,7 @@ export const RateLimitLive = HttpApiBuilder.middleware(
             headers: { ...headers, "retry-after": String(Math.max(1, Math.ceil((resetAtMs - now) / 1000))) }
           }).pipe(Effect.orDie)
         }
-        yield* HttpApp.appendPreResponseHandler((_, response) =>
-          Effect.succeed(HttpServerResponse.setHeaders(response, headers))
-        )
+        noteResponseHeaders(request, headers)
         return yield* app
       })
   })
