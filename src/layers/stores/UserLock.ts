@@ -1,7 +1,7 @@
 /**
  * Per-user mutual exclusion across instances (docs/rules.md#user-lock): `SET key token NX PX ttl` with a random
  * token, released by compare-and-delete so that a holder whose lock expired never deletes the lock of
- * the next holder. Callers of one key on one instance wait in line (see fromBackend); a caller waits
+ * the next holder; the release is sent without waiting for its reply (see makeRedis). Callers of one key on one instance wait in line (see fromBackend); a caller waits
  * 5 s in all, then fails with OperationInProgress.
  * Correctness never depends on the lock (docs/rules.md#conditional-debit): it only keeps a user's operations
  * from interleaving.
@@ -9,7 +9,7 @@
  * The lock is reentrant within a fiber: an operation that already holds `user:<id>` (an idempotent
  * request holds it around the whole service call) runs a nested `withLock` of that key at once.
  */
-import { Cause, Clock, Context, Deferred, Effect, Exit, FiberId, FiberRef, Layer, Option, Schedule } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Exit, FiberId, FiberRef, Layer, Option, Runtime, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { OperationInProgress, type ServiceUnavailable } from "../../schema/platform/Errors"
 import { userLockBusy, userLockWaited } from "../AppMetrics"
@@ -218,32 +218,35 @@ const makeMemory = Effect.sync((): UserLockShape => {
 
 const RELEASE_SCRIPT = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) else return 0 end`
 
-const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }) => {
+const makeRedis = Effect.gen(function*() {
+  const { client, prefix, script } = yield* RedisConnection
+  // Where a failed release is tried again: this layer's runtime (its logger), not the request's fiber.
+  const runtime = yield* Effect.runtime<never>()
   const k = (key: string) => `${prefix}lock:${key}`
   const releaseIfHeld = script("lockRelease", RELEASE_SCRIPT)
   return fromBackend({
     tryAcquire: (key, token, ttlMs) =>
       storeCall(() => client.set(k(key), token, "PX", ttlMs, "NX")).pipe(Effect.map((reply) => reply === "OK")),
+    // The release is sent and not waited for: nothing the holder does next depends on its reply, and its wait
+    // was a round trip of every locked request. Redis runs one connection's commands in order, so this
+    // instance's next taking of the key (after `pass`) comes after it; another instance's comes after this
+    // answer reached its client, and a taking that still finds the key held polls again (50 ms).
     // Should Redis be unreachable (an outage, a fail-over), the release is tried again in the background until
     // the lock's time to live: a lock whose taking reached the replica but whose release did not would otherwise
     // hold the user's next operations (409) for the whole time to live after a fail-over. The token keeps a late
     // release from freeing anyone else's lock.
-    release: (key, token, ttlMs) => {
-      const release = storeCall(() => releaseIfHeld(k(key), [token]))
-      return release.pipe(
-        Effect.catchAll(() =>
-          Effect.zipRight(
+    release: (key, token, ttlMs) =>
+      Effect.sync(() => {
+        releaseIfHeld(k(key), [token]).catch(() =>
+          Runtime.runFork(runtime)(Effect.zipRight(
             Effect.logWarning("UserLock: release failed; tried again until the lock's time to live"),
-            release.pipe(
+            storeCall(() => releaseIfHeld(k(key), [token])).pipe(
               Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("1 second")), Schedule.upTo(ttlMs))),
-              Effect.ignore,
-              Effect.forkDaemon
+              Effect.ignore
             )
-          )
-        ),
-        Effect.asVoid
-      )
-    }
+          ))
+        )
+      })
   })
 })
 
