@@ -7,7 +7,7 @@ import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it as plain, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted, Schedule } from "effect"
+import { Context, Effect, Layer, Logger, Redacted, Schedule } from "effect"
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
@@ -16,6 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseLive } from "../../src/layers/Database"
 import { MigrationsLive } from "../../src/layers/Migrations"
+import { Broadcast } from "../../src/layers/stores/Broadcast"
 import { Stores } from "../../src/layers/stores/Stores"
 import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { isTransientConflict, isUnavailable } from "../../src/layers/Failures"
@@ -150,6 +151,33 @@ layer(TestDatabase, { excludeTestServices: true })("Redis goes away and comes ba
       expect((yield* client.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
       expect((yield* client.get("/api/auth/me", player.auth)).body.balanceCents).toBe(800)
       expect(yield* ledgerProblems).toEqual({ discrepancies: [], unmatched: 0 })
+    }), { timeout: 60_000 })
+
+  // Publications and the user lock's release are sent without waiting for Redis's reply (docs/decisions.md
+  // "Redis round trips of a request"): one made while Redis is down neither holds up nor fails its publisher.
+  it.scoped.skipIf(!hasRedisServer)("a publication while it is down: the publisher goes on at once; the failure is logged", () =>
+    Effect.gen(function*() {
+      const redis = yield* privateRedis
+      const warnings: Array<string> = []
+      const capture = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
+      })
+      yield* Effect.gen(function*() {
+        const stores = yield* Layer.build(Stores.redis(singleNode(Redacted.make(redis.url)), `gp-outage:${randomUUID()}:`).pipe(Layer.orDie))
+        const broadcast = Context.get(stores, Broadcast)
+        yield* redis.stop
+        const started = Date.now()
+        const published = yield* Effect.exit(broadcast.publish({ channel: "outage", message: "lost" }))
+        expect(published._tag).toBe("Success")
+        expect(Date.now() - started).toBeLessThan(100)
+        expect(warnings).toEqual([])
+        // Logged once ioredis gives the command up (its retries, or the command timeout).
+        yield* Effect.sync(() => warnings.includes("A publication failed")).pipe(
+          Effect.repeat({ until: (found) => found, schedule: Schedule.spaced("100 millis") }),
+          Effect.timeout("20 seconds")
+        )
+        expect(warnings).toContain("A publication failed")
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
     }), { timeout: 60_000 })
 })
 

@@ -24,8 +24,13 @@ export interface Publication {
 export type Deliver = (messages: ReadonlyArray<string>) => void
 
 interface BroadcastShape {
-  /** Publishes in the order given; several are sent together (one round trip to Redis, no fiber each). */
-  readonly publish: (...publications: ReadonlyArray<Publication>) => Effect.Effect<void, ServiceUnavailable>
+  /**
+   * Publishes in the order given. With Redis the commands are sent and their replies not waited for: a publication
+   * is best effort (what it announces is already committed), its failure is logged, and the publisher's next
+   * command on the connection (the user lock's release) reaches Redis after it (docs/decisions.md "Redis round
+   * trips of a request").
+   */
+  readonly publish: (...publications: ReadonlyArray<Publication>) => Effect.Effect<void>
   /**
    * Subscribes for the lifetime of the scope: every message published after this effect completes is given to
    * `deliver`, in order. A subscriber keeps no queue here: holding what its client has not taken yet, and dropping a
@@ -183,15 +188,22 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
       onLast: (channel) => Effect.ignore(storeCall(() => subscriber[commands.unsubscribe](channelKey(channel))))
     })
     const own = `${prefix}bc:`
+    // Where a failed publication is logged: this layer's runtime (its logger), not the publisher's fiber.
+    const runtime = yield* Effect.runtime<never>()
+    const failed = (cause: unknown) => {
+      Runtime.runFork(runtime)(Effect.logWarning("A publication failed", Cause.fail(cause)))
+    }
     subscriber.on(commands.message, (channel: string, message: string) => {
       if (channel.startsWith(own)) fanout.deliver(channel.slice(own.length), message)
     })
     return {
-      // ioredis writes each command without waiting for the replies before it: one round trip in all.
+      // ioredis writes the commands of one tick together (auto-pipelining); nobody waits for the replies.
       publish: (...publications) =>
-        Effect.asVoid(storeCall(() =>
-          Promise.all(publications.map(({ channel, message }) => client[commands.publish](channelKey(channel), message)))
-        )),
+        Effect.sync(() => {
+          for (const { channel, message } of publications) {
+            client[commands.publish](channelKey(channel), message).catch(failed)
+          }
+        }),
       subscribe: fanout.subscribe
     }
   }

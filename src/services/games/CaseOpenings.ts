@@ -167,7 +167,7 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
           isFlip: flip !== undefined,
           ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
         }
-        // Published once the write stands (together: one round trip to Redis), never when it did not.
+        // Published once the write stands (sent together, not waited for: Broadcast.publish), never when it did not.
         yield* afterCommit(broadcast.publish(
           realtime.balanceUpdate(player.id, written.balanceCents),
           liveDrops.publication({
