@@ -51,13 +51,14 @@ const Docs = Layer.mergeAll(
 )
 
 /**
- * API-level middlewares: the one added last wraps the others, so the error envelope is added after
- * the rate limiter and also rewrites what fails inside it (a store outage while counting). The body
- * limits come first, closest to the endpoints: a request over a rate limit is refused before them.
+ * API-level middlewares: the one added last wraps the others. The response headers wrap everything, so
+ * every API answer carries them (a 429, an error envelope's). The error envelope is added after the rate
+ * limiter and also rewrites what fails inside it (a store outage while counting). The body limits come
+ * first, closest to the endpoints: a request over a rate limit is refused before them.
  */
-const Middlewares = ErrorEnvelopeLive.pipe(
+const Middlewares = ResponseHeadersLive.pipe(
+  Layer.provide(ErrorEnvelopeLive),
   Layer.provide(RateLimitLive),
-  Layer.provide(ResponseHeadersLive),
   Layer.provide(RequestBodyLive)
 )
 

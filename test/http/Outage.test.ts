@@ -7,7 +7,7 @@ import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it as plain, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, Redacted, Schedule } from "effect"
+import { Context, Effect, Exit, Layer, Logger, Redacted, Schedule } from "effect"
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
@@ -20,6 +20,7 @@ import { Broadcast } from "../../src/layers/stores/Broadcast"
 import { Stores } from "../../src/layers/stores/Stores"
 import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { isTransientConflict, isUnavailable } from "../../src/layers/Failures"
+import { ServiceUnavailable } from "../../src/schema/platform/Errors"
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient } from "../support/TestApp"
@@ -155,7 +156,7 @@ layer(TestDatabase, { excludeTestServices: true })("Redis goes away and comes ba
 
   // Publications and the user lock's release are sent without waiting for Redis's reply (docs/decisions.md
   // "Redis round trips of a request"): one made while Redis is down neither holds up nor fails its publisher.
-  it.scoped.skipIf(!hasRedisServer)("a publication while it is down: the publisher goes on at once; the failure is logged", () =>
+  it.scoped.skipIf(!hasRedisServer)("a publication while it is down: the publisher goes on at once, the failure is logged; a confirmed one fails", () =>
     Effect.gen(function*() {
       const redis = yield* privateRedis
       const warnings: Array<string> = []
@@ -177,6 +178,9 @@ layer(TestDatabase, { excludeTestServices: true })("Redis goes away and comes ba
           Effect.timeout("20 seconds")
         )
         expect(warnings).toContain("A publication failed")
+        // One that must not be lost silently (a session's end, which closes its streams) fails its caller instead.
+        expect(yield* Effect.exit(broadcast.publishConfirmed({ channel: "outage", message: "ended" })))
+          .toEqual(Exit.fail(new ServiceUnavailable()))
       }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
     }), { timeout: 60_000 })
 })

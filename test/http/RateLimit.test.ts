@@ -23,6 +23,8 @@ const expectTooMany = (response: TestResponse, retryAfter: number) => {
   expect(response.body).toEqual({ statusCode: 429, message: "Too many requests" })
   expect(response.headers.get("retry-after")).toBe(String(retryAfter))
   expect(response.headers.get("x-ratelimit-remaining")).toBe("0")
+  // Like every API answer: never stored, never sniffed.
+  expect([response.headers.get("cache-control"), response.headers.get("x-content-type-options")]).toEqual(["no-store", "nosniff"])
 }
 
 const verify = (c: TestClient, headers: Record<string, string>) => c.post("/api/auth/2fa/verify", { code: "123456" }, headers)

@@ -14,7 +14,7 @@ import { requestKey } from "./ClientInfo"
 
 const CACHEABLE = new Set(["/api/docs", "/api/docs-json"])
 
-/** Headers a middleware outside this one decided for a request's answer (by `requestKey`). */
+/** Headers a middleware inside this one decided for a request's answer (by `requestKey`), read when it is sent. */
 const noted = new WeakMap<object, Record<string, string>>()
 
 /** Adds `headers` to the answer of `request` (an API request, which passes through ResponseHeadersLive). */

@@ -25,12 +25,18 @@ export type Deliver = (messages: ReadonlyArray<string>) => void
 
 interface BroadcastShape {
   /**
-   * Publishes in the order given. With Redis the commands are sent and their replies not waited for: a publication
-   * is best effort (what it announces is already committed), its failure is logged, and the publisher's next
-   * command on the connection (the user lock's release) reaches Redis after it (docs/decisions.md "Redis round
-   * trips of a request").
+   * Announces, in the order given: best effort (what it announces is already committed), so it never fails its
+   * publisher; a failure is logged. With one Redis (or Sentinel's primary) the commands are sent and their replies
+   * not waited for: the publisher's next command on the connection (the user lock's release) reaches Redis after
+   * them. On a cluster a channel and the lock's key may live on two nodes, so there the replies are waited for,
+   * to keep a user's pushes in the order of their operations (docs/decisions.md "Redis round trips of a request").
    */
   readonly publish: (...publications: ReadonlyArray<Publication>) => Effect.Effect<void>
+  /**
+   * Publishes in the order given and waits until Redis has taken them; fails (503) if it has not. For a
+   * publication that must not be lost without its caller knowing: a session's end, which closes its open streams.
+   */
+  readonly publishConfirmed: (...publications: ReadonlyArray<Publication>) => Effect.Effect<void, ServiceUnavailable>
   /**
    * Subscribes for the lifetime of the scope: every message published after this effect completes is given to
    * `deliver`, in order. A subscriber keeps no queue here: holding what its client has not taken yet, and dropping a
@@ -163,13 +169,13 @@ const makeFanout = (hooks: {
     return { subscribe, deliver }
   })
 
-const makeMemory = Effect.map(makeFanout({ onFirst: () => Effect.void, onLast: () => Effect.void }), (fanout): BroadcastShape => ({
-  publish: (...publications) =>
+const makeMemory = Effect.map(makeFanout({ onFirst: () => Effect.void, onLast: () => Effect.void }), (fanout): BroadcastShape => {
+  const publish = (...publications: ReadonlyArray<Publication>) =>
     Effect.sync(() => {
       for (const { channel, message } of publications) fanout.deliver(channel, message)
-    }),
-  subscribe: fanout.subscribe
-}))
+    })
+  return { publish, publishConfirmed: publish, subscribe: fanout.subscribe }
+})
 
 const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | Scope.Scope> = Effect.gen(
   function*() {
@@ -188,22 +194,28 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
       onLast: (channel) => Effect.ignore(storeCall(() => subscriber[commands.unsubscribe](channelKey(channel))))
     })
     const own = `${prefix}bc:`
-    // Where a failed publication is logged: this layer's runtime (its logger), not the publisher's fiber.
+    const failed = (cause: unknown) => Effect.logWarning("A publication failed", Cause.fail(cause))
+    // Where a publication not waited for is logged when it fails: this layer's runtime (its logger).
     const runtime = yield* Effect.runtime<never>()
-    const failed = (cause: unknown) => {
-      Runtime.runFork(runtime)(Effect.logWarning("A publication failed", Cause.fail(cause)))
-    }
+    const runFailed = (cause: unknown) => void Runtime.runFork(runtime)(failed(cause))
     subscriber.on(commands.message, (channel: string, message: string) => {
       if (channel.startsWith(own)) fanout.deliver(channel.slice(own.length), message)
     })
+    // ioredis writes the commands of one tick together (auto-pipelining): one round trip for several.
+    const publishConfirmed = (...publications: ReadonlyArray<Publication>) =>
+      Effect.asVoid(storeCall(() =>
+        Promise.all(publications.map(({ channel, message }) => client[commands.publish](channelKey(channel), message)))
+      ))
     return {
-      // ioredis writes the commands of one tick together (auto-pipelining); nobody waits for the replies.
-      publish: (...publications) =>
-        Effect.sync(() => {
-          for (const { channel, message } of publications) {
-            client[commands.publish](channelKey(channel), message).catch(failed)
-          }
-        }),
+      publish: sharded
+        ? (...publications) => Effect.catchAll(publishConfirmed(...publications), failed)
+        : (...publications) =>
+          Effect.sync(() => {
+            for (const { channel, message } of publications) {
+              client[commands.publish](channelKey(channel), message).catch((error) => runFailed(error))
+            }
+          }),
+      publishConfirmed,
       subscribe: fanout.subscribe
     }
   }

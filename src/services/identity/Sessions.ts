@@ -84,7 +84,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         kv.delete(sessionKey(session.id)),
         kv.delete(deviceKey(session.id)),
         kv.setRemove(indexKey(session.userId), session.id),
-        broadcast.publish({ channel: endedChannel(session.id), message: "ended" })
+        // Confirmed: the session's open streams close on it, so a revocation that could not tell them fails (503).
+        broadcast.publishConfirmed({ channel: endedChannel(session.id), message: "ended" })
       ], { discard: true })
 
     /**
