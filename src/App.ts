@@ -207,7 +207,10 @@ const HttpServerLive = Layer.unwrapEffect(
         Effect.all([makeAccessLog, makeWebConsole]),
         ([accessLog, web]) => HttpApiBuilder.serve((app) => accessLog(apiReferenceScript(web(app))))
       )
-    ).pipe(buildOnly([HttpApi.Api, HttpServer.HttpServer, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path]))
+    ).pipe(
+      // What the server keeps for every request: the platform's services (docs/architecture.md "Composition").
+      buildOnly([HttpApi.Api, HttpServer.HttpServer, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path])
+    )
     // A port that cannot be listened on (in use, privileged) is a refusal to start: one line naming PORT.
     const Listening = NodeHttpServer.layer(() => server, { port: config.port }).pipe(
       Layer.mapError((error) => cannotListen(config.port, "PORT", error.cause))

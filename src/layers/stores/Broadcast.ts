@@ -197,7 +197,7 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
     const failed = (cause: unknown) => Effect.logWarning("A publication failed", Cause.fail(cause))
     // Where a publication not waited for is logged when it fails: this layer's runtime (its logger).
     const runtime = yield* Effect.runtime<never>()
-    const runFailed = (cause: unknown) => void Runtime.runFork(runtime)(failed(cause))
+    const logFailure = (cause: unknown) => void Runtime.runFork(runtime)(failed(cause))
     subscriber.on(commands.message, (channel: string, message: string) => {
       if (channel.startsWith(own)) fanout.deliver(channel.slice(own.length), message)
     })
@@ -212,7 +212,7 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
         : (...publications) =>
           Effect.sync(() => {
             for (const { channel, message } of publications) {
-              client[commands.publish](channelKey(channel), message).catch((error) => runFailed(error))
+              client[commands.publish](channelKey(channel), message).catch(logFailure)
             }
           }),
       publishConfirmed,

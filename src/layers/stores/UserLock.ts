@@ -1,8 +1,8 @@
 /**
  * Per-user mutual exclusion across instances (docs/rules.md#user-lock): `SET key token NX PX ttl` with a random
  * token, released by compare-and-delete so that a holder whose lock expired never deletes the lock of
- * the next holder; the release is sent without waiting for its reply (see makeRedis). Callers of one key on one instance wait in line (see fromBackend); a caller waits
- * 5 s in all, then fails with OperationInProgress.
+ * the next holder; the release is sent without waiting for its reply (see makeRedis). Callers of one key on
+ * one instance wait in line (see fromBackend); a caller waits 5 s in all, then fails with OperationInProgress.
  * Correctness never depends on the lock (docs/rules.md#conditional-debit): it only keeps a user's operations
  * from interleaving.
  *
