@@ -14,6 +14,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Redacted, String } from "effect"
 import pg from "pg"
 import { preparingClient } from "./PreparedStatements"
+import { cacheStatementTexts } from "./StatementTexts"
 
 type DatabaseSource =
   | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted; readonly maxConnections?: number }
@@ -86,7 +87,9 @@ const clientOn = (options: pg.PoolConfig & { readonly max: number }) =>
   Layer.unwrapScoped(
     Effect.map(pgPool(options), (pool) =>
       Layer.merge(
-        PgClient.layerFromPool({ ...clientOptions, acquire: Effect.succeed(pool) }),
+        PgClient.layerFromPool({ ...clientOptions, acquire: Effect.succeed(pool) }).pipe(
+          Layer.tap((context) => Effect.sync(() => cacheStatementTexts(Context.get(context, SqlClient.SqlClient))))
+        ),
         Layer.succeed(DatabasePool, {
           state: () => ({ max: options.max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
         })
