@@ -17,10 +17,14 @@
  * the client, as behind a load balancer that keeps a bounded pool per instance. Latency still counts from
  * the scheduled time, so that wait is in it.
  *
+ * `--warm-up S` (default 30) runs the closed loop for S seconds before anything is measured: after its users
+ * sign in, the service needed about 40 s of load before its throughput per 5 s stopped rising (V8 optimizing the
+ * request path, the heap growing to its size), and a 3 s warm-up measured that ramp (docs/decisions.md "Warm-up").
+ *
  * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
  * a load balancer: one per core is how a Node service uses a machine) and sends requests to them in turn.
  *
- *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--connections 1024] [--instances 1]
+ *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--warm-up 30] [--connections 1024] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
 import { parseArgs } from "node:util"
@@ -30,6 +34,7 @@ const { values } = parseArgs({
   options: {
     users: { type: "string", default: "64" },
     seconds: { type: "string", default: "20" },
+    "warm-up": { type: "string", default: "30" },
     rate: { type: "string", default: "400" },
     scales: { type: "string", default: "1,4,16,64,256" },
     connections: { type: "string", default: String(DEFAULT_CONNECTIONS) },
@@ -45,6 +50,7 @@ const { values } = parseArgs({
 const USERS = Number(values.users)
 const SECONDS = Number(values.seconds)
 const RATE = Number(values.rate)
+const WARM_UP = Number(values["warm-up"])
 const SCALES = values.scales.split(",").filter(Boolean).map(Number)
 const MAX_USERS = Math.max(USERS, ...SCALES)
 const INSTANCES = Number(values.instances)
@@ -115,7 +121,8 @@ const pgbench = (clients: number, seconds: number) => pgbenchOpenings(bench.data
 if (INSTANCES > 1) console.log(`${INSTANCES} instances of the service, requests sent to them in turn`)
 if (CONNECTIONS !== DEFAULT_CONNECTIONS) console.log(`at most ${CONNECTIONS} connections to the service at once`)
 console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${bench.database}`)
-await closedLoop(USERS, 3) // warm-up
+console.log(`warm-up: ${WARM_UP} s of the closed loop, not measured`)
+await closedLoop(USERS, WARM_UP)
 const service_ = await closedLoop(USERS, SECONDS)
 console.log(show(`service, closed loop, ${USERS} users`, service_))
 const yardstick = await pgbench(USERS, SECONDS)
