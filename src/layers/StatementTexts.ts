@@ -1,7 +1,7 @@
 /**
  * Compiled statement texts kept by the statement's shape. @effect/sql compiles a statement on every execution:
  * it concatenates the text of its few hundred segments (an opening's statement: 7 KB from about 300 pieces) and
- * numbers its parameters, which allocated about 50 KB per opening, and `preparingClient` (PreparedStatements.ts)
+ * numbers its parameters, about 40 KB of an opening's allocation, and `preparingClient` (PreparedStatements.ts)
  * then compared that new text with the named one character by character. Yet a statement written once in the code
  * has the same text on every execution; only its parameters' values differ.
  *
@@ -61,7 +61,7 @@ const matches = (shape: Shape, segments: ReadonlyArray<Statement.Segment>) => {
 }
 
 /** `compile`, keeping texts by shape; transformed and untransformed texts are kept apart (identifiers differ). */
-export const cachingCompile = (compile: Compile): Compile => {
+const cachingCompile = (compile: Compile): Compile => {
   // The shapes by the text of their first segment (usually a template's first string), a few per key.
   const kept = [new Map<string, Array<Shape>>(), new Map<string, Array<Shape>>()] as const
   let count = 0
