@@ -62,6 +62,11 @@ export interface Loop {
   readonly cpuMs?: number
   /** The PostgreSQL server's CPU time per request, in ms, when it runs on this machine. */
   readonly databaseCpuMs?: number | undefined
+  /**
+   * The load generator's CPU time per request, in ms: this process's for the service's loops, pgbench's for its own.
+   * It runs on the same cores as the service and PostgreSQL, so what it takes they do not get.
+   */
+  readonly clientCpuMs?: number
 }
 
 export interface SignedIn {
@@ -99,7 +104,7 @@ export const loopOf = (
   latencies: Array<number>,
   seconds: number,
   failures: Map<number, number>,
-  cpu: Pick<Loop, "cpuMs" | "databaseCpuMs">
+  cpu: Pick<Loop, "cpuMs" | "databaseCpuMs" | "clientCpuMs">
 ): Loop => {
   latencies.sort((a, b) => a - b)
   return {
@@ -116,6 +121,21 @@ export const loopOf = (
 export const processCpuMs = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
   return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/** This process's CPU time (user + system) so far, in ms. */
+export const ownCpuMs = () => {
+  const { system, user } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+/**
+ * The CPU time (user + system) of this process's children that ended and were waited for, in ms (Linux:
+ * /proc/self/stat's cutime and cstime, in clock ticks of 10 ms): pgbench's, read before and after it runs.
+ */
+const endedChildrenCpuMs = () => {
+  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")
+  return (Number(fields[13]) + Number(fields[14])) * 10
 }
 
 /** A CPU time's growth from `before` to `after` over `requests` requests, if both were read. */
@@ -161,6 +181,7 @@ export const pgbenchOpenings = async (databaseUrl: URL, clients: number, seconds
   const logs = mkdtempSync(join(tmpdir(), "gp-pgbench-"))
   try {
     const databaseBefore = databaseCpuMs()
+    const clientBefore = endedChildrenCpuMs()
     const { stdout: output } = await promisify(execFile)("pgbench", [
       "-h", databaseUrl.hostname, "-p", databaseUrl.port || "5432", "-U", decodeURIComponent(databaseUrl.username || "postgres"),
       "-n", "-M", "prepared", "-c", String(clients), "-j", "2", "-T", String(seconds),
@@ -178,7 +199,8 @@ export const pgbenchOpenings = async (databaseUrl: URL, clients: number, seconds
       p50: percentile(latencies, 0.5),
       p99: percentile(latencies, 0.99),
       errors: failed,
-      databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), processed + failed)
+      databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), processed + failed),
+      clientCpuMs: (endedChildrenCpuMs() - clientBefore) / (processed + failed)
     }
   } finally {
     rmSync(logs, { recursive: true, force: true })
@@ -201,7 +223,7 @@ export const show = (name: string, loop: Loop, unit = "request") =>
     loop.p99.toFixed(1).padStart(6)
   } ms${loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/${unit}`}${
     loop.databaseCpuMs === undefined ? "" : `   database CPU ${loop.databaseCpuMs.toFixed(2)} ms/${unit}`
-  }${
+  }${loop.clientCpuMs === undefined ? "" : `   client CPU ${loop.clientCpuMs.toFixed(2)} ms/${unit}`}${
     loop.errors ? `   errors ${loop.errors}` : ""
   }${loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""}`
 
@@ -318,6 +340,7 @@ export const startBench = async (options: BenchOptions) => {
     const started = performance.now()
     const cpuBefore = serviceCpuMs()
     const databaseBefore = databaseCpuMs()
+    const clientBefore = ownCpuMs()
     await Promise.all(Array.from({ length: users }, async (_, user) => {
       while (performance.now() < deadline) {
         const t = performance.now()
@@ -330,7 +353,8 @@ export const startBench = async (options: BenchOptions) => {
     const errors = [...failures.values()].reduce((a, b) => a + b, 0)
     return loopOf(latencies, (performance.now() - started) / 1000, failures, {
       cpuMs: (serviceCpuMs() - cpuBefore) / (latencies.length + errors),
-      databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), latencies.length + errors)
+      databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), latencies.length + errors),
+      clientCpuMs: (ownCpuMs() - clientBefore) / (latencies.length + errors)
     })
   }
 

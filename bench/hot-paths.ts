@@ -11,7 +11,10 @@
  *     turn (two joins that leave it waiting, then the one that fills it); a step is the four requests.
  * It prints each path's throughput, latencies and the service's CPU time per step.
  *
- *   npm run bench:hot-paths -- [--users 64] [--seconds 10] [--postgres ...] [--redis ...] [--profile <dir>]
+ * `--warm-up S` (default 30) runs the openings' loop for S seconds before anything is measured, as bench:vs-pgbench
+ * does: with 3 s the first paths measured the service while V8 was still optimizing it (docs/decisions.md "Warm-up").
+ *
+ *   npm run bench:hot-paths -- [--users 64] [--seconds 10] [--warm-up 30] [--postgres ...] [--redis ...] [--profile <dir>]
  */
 import { parseArgs } from "node:util"
 import { show, startBench } from "./BenchService"
@@ -20,6 +23,7 @@ const { values } = parseArgs({
   options: {
     users: { type: "string", default: "64" },
     seconds: { type: "string", default: "10" },
+    "warm-up": { type: "string", default: "30" },
     postgres: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
     redis: { type: "string", default: "redis://127.0.0.1:6379" },
     profile: { type: "string" }
@@ -27,6 +31,7 @@ const { values } = parseArgs({
 })
 const USERS = Number(values.users) - (Number(values.users) % 2)
 const SECONDS = Number(values.seconds)
+const WARM_UP = Number(values["warm-up"])
 
 const bench = await startBench({ postgres: values.postgres, redis: values.redis, instances: 1, profile: values.profile })
 const { sessions } = await bench.signIn(USERS)
@@ -61,7 +66,8 @@ const phases: Array<[string, Parameters<typeof bench.closedLoop>[2], string?]> =
 ]
 
 // Warm-up, then the two loops that need no preparation.
-await bench.closedLoop(USERS, 3, phases[1]![1])
+console.log(`warm-up: ${WARM_UP} s of the openings' closed loop, not measured`)
+await bench.closedLoop(USERS, WARM_UP, phases[1]![1])
 for (const [name, step] of phases) console.log(show(name, await bench.closedLoop(USERS, SECONDS, step)))
 
 const toUpgrade = await holdings()

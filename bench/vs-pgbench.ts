@@ -7,9 +7,10 @@
  *   4. open loop: openings sent at a fixed `--rate` per second for `--seconds`, latency counted from
  *      each request's scheduled send time (so queueing is not hidden);
  *   5. how cost grows: closed loops at each of `--scales` users.
- * It prints throughputs, the service/pgbench ratio, the latencies, the service's CPU time per request and,
- * when PostgreSQL runs on this machine, the database server's (both from /proc; for pgbench, per
- * transaction), then stops the service and drops the database and its Redis keys.
+ * It prints throughputs, the service/pgbench ratio, the latencies, the service's CPU time per request,
+ * when PostgreSQL runs on this machine the database server's, and the load generator's (this process's for the
+ * service's loops, pgbench's for its own: it takes the same cores; all from /proc, for pgbench per transaction),
+ * then stops the service and drops the database and its Redis keys.
  *
  * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop.
  *
@@ -28,7 +29,7 @@
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
 import { parseArgs } from "node:util"
-import { databaseCpuMs, DEFAULT_CONNECTIONS, type Loop, loopOf, perRequest, pgbenchOpenings, show, startBench } from "./BenchService"
+import { databaseCpuMs, DEFAULT_CONNECTIONS, type Loop, loopOf, ownCpuMs, perRequest, pgbenchOpenings, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -86,6 +87,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   const started = performance.now()
   const cpuBefore = bench.serviceCpuMs()
   const databaseBefore = databaseCpuMs()
+  const clientBefore = ownCpuMs()
   const inFlight: Array<Promise<void>> = []
   for (let n = 0; n < total; n++) {
     const scheduled = started + (n * 1000) / rate
@@ -111,7 +113,8 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   await Promise.all(inFlight)
   return loopOf(latencies, (performance.now() - started) / 1000, failures, {
     cpuMs: (bench.serviceCpuMs() - cpuBefore) / total,
-    databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), total)
+    databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), total),
+    clientCpuMs: (ownCpuMs() - clientBefore) / total
   })
 }
 
