@@ -62,6 +62,8 @@ export interface Loop {
   readonly cpuMs?: number
   /** The PostgreSQL server's CPU time per request, in ms, when it runs on this machine. */
   readonly databaseCpuMs?: number | undefined
+  /** The Redis server's CPU time per request, in ms, when it runs on this machine (the service's loops). */
+  readonly redisCpuMs?: number | undefined
   /**
    * The load generator's CPU time per request, in ms: this process's for the service's loops, pgbench's for its own.
    * It runs on the same cores as the service and PostgreSQL, so what it takes they do not get.
@@ -76,11 +78,11 @@ export interface SignedIn {
 }
 
 /**
- * The CPU time of a PostgreSQL server running on this machine so far, in ms (undefined when none runs
- * here): its processes' own time and, in the postmaster's children's time, that of backends that ended
- * (pgbench's connections). Linux /proc, clock ticks of 10 ms.
+ * The CPU time so far of the processes named `name` on this machine, in ms (undefined when none runs): their own
+ * time and their ended children's (a PostgreSQL server's backends that ended, e.g. pgbench's connections). Linux
+ * /proc, clock ticks of 10 ms.
  */
-export const databaseCpuMs = (): number | undefined => {
+const serverCpuMs = (name: string): number | undefined => {
   let ticks: number | undefined
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue
@@ -91,7 +93,7 @@ export const databaseCpuMs = (): number | undefined => {
       continue // ended meanwhile
     }
     const close = stat.lastIndexOf(")")
-    if (stat.slice(stat.indexOf("(") + 1, close) !== "postgres") continue
+    if (stat.slice(stat.indexOf("(") + 1, close) !== name) continue
     // After the name: state, ppid, ...; utime, stime, cutime and cstime are the 12th to 15th.
     const fields = stat.slice(close + 2).split(" ")
     ticks = (ticks ?? 0) + Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
@@ -99,12 +101,36 @@ export const databaseCpuMs = (): number | undefined => {
   return ticks === undefined ? undefined : ticks * 10
 }
 
+/** The CPU time of the PostgreSQL servers running on this machine so far, in ms (undefined when none runs here). */
+const databaseCpuMs = () => serverCpuMs("postgres")
+
+/** This process's CPU time (user + system) so far, in ms. */
+const ownCpuMs = () => {
+  const { system, user } = process.cpuUsage()
+  return (user + system) / 1000
+}
+
+/**
+ * What PostgreSQL, Redis (the servers running on this machine) and this process, the service's load generator,
+ * spend from now on: `perRequest(n)` gives each one's CPU ms per request over the `n` requests sent since.
+ */
+export const sharedCpu = () => {
+  const [database, redis, client] = [databaseCpuMs(), serverCpuMs("redis-server"), ownCpuMs()]
+  return {
+    perRequest: (requests: number): { databaseCpuMs: number | undefined; redisCpuMs: number | undefined; clientCpuMs: number } => ({
+      databaseCpuMs: perRequest(database, databaseCpuMs(), requests),
+      redisCpuMs: perRequest(redis, serverCpuMs("redis-server"), requests),
+      clientCpuMs: (ownCpuMs() - client) / requests
+    })
+  }
+}
+
 /** A loop's figures: the answered requests' latencies (sorted here), how long it ran, what failed and its CPU. */
 export const loopOf = (
   latencies: Array<number>,
   seconds: number,
   failures: Map<number, number>,
-  cpu: Pick<Loop, "cpuMs" | "databaseCpuMs" | "clientCpuMs">
+  cpu: Pick<Loop, "cpuMs" | "databaseCpuMs" | "redisCpuMs" | "clientCpuMs">
 ): Loop => {
   latencies.sort((a, b) => a - b)
   return {
@@ -121,12 +147,6 @@ export const loopOf = (
 export const processCpuMs = (pid: number) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
   return (Number(fields[11]) + Number(fields[12])) * 10
-}
-
-/** This process's CPU time (user + system) so far, in ms. */
-export const ownCpuMs = () => {
-  const { system, user } = process.cpuUsage()
-  return (user + system) / 1000
 }
 
 /**
@@ -223,7 +243,7 @@ export const show = (name: string, loop: Loop, unit = "request") =>
     loop.p99.toFixed(1).padStart(6)
   } ms${loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/${unit}`}${
     loop.databaseCpuMs === undefined ? "" : `   database CPU ${loop.databaseCpuMs.toFixed(2)} ms/${unit}`
-  }${loop.clientCpuMs === undefined ? "" : `   client CPU ${loop.clientCpuMs.toFixed(2)} ms/${unit}`}${
+  }${loop.redisCpuMs === undefined ? "" : `   Redis CPU ${loop.redisCpuMs.toFixed(2)} ms/${unit}`}${loop.clientCpuMs === undefined ? "" : `   client CPU ${loop.clientCpuMs.toFixed(2)} ms/${unit}`}${
     loop.errors ? `   errors ${loop.errors}` : ""
   }${loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""}`
 
@@ -339,8 +359,7 @@ export const startBench = async (options: BenchOptions) => {
     const deadline = performance.now() + seconds * 1000
     const started = performance.now()
     const cpuBefore = serviceCpuMs()
-    const databaseBefore = databaseCpuMs()
-    const clientBefore = ownCpuMs()
+    const shared = sharedCpu()
     await Promise.all(Array.from({ length: users }, async (_, user) => {
       while (performance.now() < deadline) {
         const t = performance.now()
@@ -353,8 +372,7 @@ export const startBench = async (options: BenchOptions) => {
     const errors = [...failures.values()].reduce((a, b) => a + b, 0)
     return loopOf(latencies, (performance.now() - started) / 1000, failures, {
       cpuMs: (serviceCpuMs() - cpuBefore) / (latencies.length + errors),
-      databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), latencies.length + errors),
-      clientCpuMs: (ownCpuMs() - clientBefore) / (latencies.length + errors)
+      ...shared.perRequest(latencies.length + errors)
     })
   }
 

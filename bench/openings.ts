@@ -19,7 +19,7 @@
 import { parseArgs } from "node:util"
 import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
-import { databaseCpuMs, makeSender, ownCpuMs, perRequest, pgbenchOpenings, processCpuMs, show } from "./BenchService"
+import { makeSender, perRequest, pgbenchOpenings, processCpuMs, sharedCpu, show } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -77,12 +77,11 @@ const openFor = async (seconds: number) => {
 
 await openFor(Number(values["warm-up"]))
 const started = performance.now()
-const [databaseBefore, serviceBefore, clientBefore] = [databaseCpuMs(), serviceCpuMs(), ownCpuMs()]
+const [serviceBefore, shared] = [serviceCpuMs(), sharedCpu()]
 const { latencies, statuses } = await openFor(SECONDS)
 const elapsed = (performance.now() - started) / 1000
-const databaseCpu = perRequest(databaseBefore, databaseCpuMs(), latencies.length)
 const serviceCpu = perRequest(serviceBefore, serviceCpuMs(), latencies.length)
-const clientCpu = (ownCpuMs() - clientBefore) / latencies.length
+const { clientCpuMs, databaseCpuMs, redisCpuMs } = shared.perRequest(latencies.length)
 
 let mismatches = 0
 for (const user of users) {
@@ -97,7 +96,9 @@ const perSecond = latencies.length / elapsed
 console.log(`POST /api/cases/${target.id}/open (${target.slug}, ${price} cents): ${users.length} users, ${elapsed.toFixed(1)} s`)
 console.log(`openings: ${latencies.length} (${perSecond.toFixed(0)}/s)${
   serviceCpu === undefined ? "" : `, service CPU ${serviceCpu.toFixed(2)} ms/opening`
-}${databaseCpu === undefined ? "" : `, database CPU ${databaseCpu.toFixed(2)} ms/opening`}, client CPU ${clientCpu.toFixed(2)} ms/opening`)
+}${databaseCpuMs === undefined ? "" : `, database CPU ${databaseCpuMs.toFixed(2)} ms/opening`}${
+  redisCpuMs === undefined ? "" : `, Redis CPU ${redisCpuMs.toFixed(2)} ms/opening`
+}, client CPU ${clientCpuMs.toFixed(2)} ms/opening`)
 console.log(`latency ms: p50 ${pct(0.5)}  p95 ${pct(0.95)}  p99 ${pct(0.99)}  max ${latencies.at(-1)!.toFixed(1)}`)
 console.log(`statuses: ${[...statuses].map(([s, n]) => `${s}=${n}`).join(" ")}`)
 console.log(`balances that do not match their openings: ${mismatches}`)

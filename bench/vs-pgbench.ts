@@ -29,7 +29,7 @@
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
 import { parseArgs } from "node:util"
-import { databaseCpuMs, DEFAULT_CONNECTIONS, type Loop, loopOf, ownCpuMs, perRequest, pgbenchOpenings, show, startBench } from "./BenchService"
+import { DEFAULT_CONNECTIONS, type Loop, loopOf, pgbenchOpenings, sharedCpu, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -86,8 +86,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   const total = Math.round(rate * seconds)
   const started = performance.now()
   const cpuBefore = bench.serviceCpuMs()
-  const databaseBefore = databaseCpuMs()
-  const clientBefore = ownCpuMs()
+  const shared = sharedCpu()
   const inFlight: Array<Promise<void>> = []
   for (let n = 0; n < total; n++) {
     const scheduled = started + (n * 1000) / rate
@@ -113,8 +112,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   await Promise.all(inFlight)
   return loopOf(latencies, (performance.now() - started) / 1000, failures, {
     cpuMs: (bench.serviceCpuMs() - cpuBefore) / total,
-    databaseCpuMs: perRequest(databaseBefore, databaseCpuMs(), total),
-    clientCpuMs: (ownCpuMs() - clientBefore) / total
+    ...shared.perRequest(total)
   })
 }
 
