@@ -1,7 +1,7 @@
 /**
  * Traces: with an exporter configured, one opening is one trace whose HTTP server span holds the
- * service's span, which holds the SQL statements; every log line of the request carries its trace id
- * and request id.
+ * service's span, which holds the user lock's, which holds the SQL statements; every log line of the
+ * request carries its trace id and request id.
  */
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
@@ -50,7 +50,11 @@ layer(TestDatabase)("tracing", (it) => {
       const http = ancestors(spans, service).find((s) => s.name.startsWith("http.server"))!
       expect(http.name).toBe("http.server POST")
       expect(http.attributes["http.response.status_code"]).toBe(200)
-      const statements = spans.filter((s) => s.name === "sql.execute" && ancestors(spans, s).includes(service))
+      // The user lock's span is the operation's child, and the statements are inside it.
+      const lock = spans.find((s) => s.name === "UserLock.withLock")!
+      expect(lock.attributes["key"]).toMatch(/^user:\d+$/)
+      expect(ancestors(spans, lock)[0]).toBe(service)
+      const statements = spans.filter((s) => s.name === "sql.execute" && ancestors(spans, s).includes(lock))
       expect(statements.length).toBeGreaterThan(0)
       expect(new Set([http, service, ...statements].map((s) => s.spanContext().traceId)).size).toBe(1)
 

@@ -14,6 +14,7 @@ import { randomBytes } from "node:crypto"
 import { OperationInProgress, type ServiceUnavailable } from "../../schema/platform/Errors"
 import { userLockBusy, userLockWaited } from "../AppMetrics"
 import { storeCall } from "../Failures"
+import { hotSpan } from "../HotSpans"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
 
@@ -195,7 +196,7 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                 })
               )
             })
-          ).pipe(Effect.withSpan("UserLock.withLock", { attributes: { key }, captureStackTrace: false })))
+          ).pipe(hotSpan("UserLock.withLock", { attributes: { key } })))
   }
 }
 

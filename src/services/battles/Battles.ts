@@ -42,6 +42,7 @@ import type { StatusPageRequest } from "../../schema/platform/Pagination"
 import { afterCommit, execute, firstOf, inTransaction, newestPage, noneOnConflict, rowsOf, singleOf } from "../platform/SqlRows"
 import { ReceiversJson, WebhookOutbox } from "../platform/WebhookOutbox"
 import { gameRound } from "../../layers/AppMetrics"
+import { hotSpan } from "../../layers/HotSpans"
 
 const BattleRow = Schema.Struct({
   id: Schema.String,
@@ -294,14 +295,14 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * administrator, within milliseconds) makes the creation read the cases again and start over: then it is 404,
      * or the entry at the new price; after CREATION_ATTEMPTS, 409 PleaseRetry.
      */
-    const create = Effect.fn("Battles.create")(function*(creator: Player, request: CreateBattleRequest) {
+    const create = (creator: Player, request: CreateBattleRequest) => Effect.gen(function*() {
       for (let attempt = 0; attempt < CREATION_ATTEMPTS; attempt++) {
         const created = yield* createAsRead(creator, request)
         if (Option.isSome(created)) return created.value
         yield* activeCases.forget
       }
       return yield* new PleaseRetry()
-    })
+    }).pipe(hotSpan("Battles.create"))
 
     /** `create`, or none when the catalog is not (or no longer) at the version of the cases read. */
     const createAsRead = (creator: Player, request: CreateBattleRequest) => Effect.gen(function*() {
@@ -394,7 +395,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * it read changed, or the join is refused (not found, not open, already seated), it goes the careful way
      * (`joinCarefully`), which tells the refusals apart.
      */
-    const join = Effect.fn("Battles.join")(function*(player: Player, id: BattleId) {
+    const join = (player: Player, id: BattleId) => Effect.gen(function*() {
       // A deadlock or serialization failure wrote nothing either: the careful way runs as a transaction, again on
       // such a conflict (`inTransaction`).
       const quick = yield* noneOnConflict(joinAsRead(player, id))
@@ -404,7 +405,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       yield* liveDrops.announceRecorded(joined.drops)
       // The careful way reads the battle back; the one statement's answer is made from what it knows.
       return joined.view ?? (yield* get(id))
-    })
+    }).pipe(hotSpan("Battles.join"))
 
     /**
      * A join as an opening is made: the battle, its players with their fairness states and its rounds read at once (no

@@ -29,6 +29,7 @@ import { Realtime } from "../platform/Realtime"
 import { caseRoll, flipTriggered, hashServerSeed, ProvablyFair } from "./ProvablyFair"
 import { afterCommit, firstOf, pageOf, singleOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
+import { hotSpan } from "../../layers/HotSpans"
 import type { PageRequest } from "../../schema/platform/Pagination"
 
 /** Why an opening's write wrote nothing though the balance would have covered it: what it read had changed. */
@@ -190,16 +191,15 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
      * own new client seed), it reads again and tries once more, twice; then 409 Please retry
      * (docs/rules.md#please-retry), never a 500.
      */
-    const open = Effect.fn("CaseOpenings.open")(function*(player: Player, caseId: CaseId) {
-      return yield* lock.withLock(
+    const open = (player: Player, caseId: CaseId) =>
+      lock.withLock(
         `user:${player.id}`,
         attempt(player, caseId).pipe(
           Effect.catchTag("Outdated", () => attempt(player, caseId)),
           Effect.catchTag("Outdated", () => attempt(player, caseId)),
           Effect.catchTag("Outdated", () => new PleaseRetry())
         )
-      )
-    })
+      ).pipe(hotSpan("CaseOpenings.open"))
 
     const OpeningRow = Schema.Struct({
       id: Schema.String,

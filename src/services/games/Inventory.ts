@@ -16,6 +16,7 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
+import { hotSpan } from "../../layers/HotSpans"
 import { Rarity } from "../../schema/games/Catalog"
 import { DropSource } from "../../schema/games/Game"
 import { ItemId, type UserId } from "../../schema/platform/Ids"
@@ -125,13 +126,13 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
      * available` otherwise. Usually one read and one statement (`sellAsRead`); the careful way, a transaction, when
      * the entry is not available as read (sold meanwhile, revalued, not the user's), which tells the cases apart.
      */
-    const sell = Effect.fn("Inventory.sell")(function*(userId: UserId, entryId: InventoryItemId) {
+    const sell = (userId: UserId, entryId: InventoryItemId) => Effect.gen(function*() {
       // A deadlock wrote nothing either: the careful way then runs as a transaction (again on such a conflict).
       const quick = yield* noneOnConflict(sellAsRead(userId, entryId))
       const result = Option.isSome(quick) ? quick.value : yield* sellCarefully(userId, entryId)
       yield* realtime.balanceChanged(userId, result.balanceCents)
       return result
-    })
+    }).pipe(hotSpan("Inventory.sell"))
 
     /**
      * The entry and its item's value read (no lock), then ONE statement: the entry marked SOLD only while it is

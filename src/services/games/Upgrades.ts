@@ -47,6 +47,7 @@ import { LiveDrops } from "./LiveDrops"
 import { hashServerSeed, type NextRoll, ProvablyFair, upgradeRoll, upgradeSucceeds, upgradeThreshold } from "./ProvablyFair"
 import { afterCommit, firstOf, inTransaction, noneOnConflict, rowsOf, singleOf, windowOf } from "../platform/SqlRows"
 import { gameRound } from "../../layers/AppMetrics"
+import { hotSpan } from "../../layers/HotSpans"
 
 interface UpgradeRules {
   /** The house edge in percent: 10 (docs/rules.md#upgrade-odds). */
@@ -493,7 +494,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
       }))
 
     /** `POST /upgrades` (docs/rules.md#upgrade-stake; see the top of this file). */
-    const upgrade = Effect.fn("Upgrades.upgrade")(function*(player: Player, request: UpgradeRequest) {
+    const upgrade = (player: Player, request: UpgradeRequest) => Effect.gen(function*() {
       const outcome = yield* lock.withLock(
         `user:${player.id}`,
         // A deadlock or serialization failure wrote nothing either: the careful way runs it as a transaction, again
@@ -508,7 +509,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
       yield* gameRound("upgrade", outcome.stakeCents, outcome.awardCents)
       yield* outcome.announce
       return outcome.result
-    })
+    }).pipe(hotSpan("Upgrades.upgrade"))
 
     /**
      * `GET /upgrades/:id/verify` (docs/rules.md#verification), for the owner and administrators (anyone else: 404
