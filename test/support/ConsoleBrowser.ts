@@ -65,9 +65,22 @@ export interface RunningService {
 
 /**
  * `dist/main.mjs` as a process on free ports, with its own data directory, Redis key prefix and (on
- * PostgreSQL) fresh database, plus `env`; resolves once /api/ready answers.
+ * PostgreSQL) fresh database, plus `env`; resolves once /api/ready answers. A port is free when it is
+ * picked and bound seconds later, once the database is ready: a process that took it meanwhile (the other
+ * test worker's connections come from the same range) makes the service exit saying so, and it is started
+ * again on other ports, at most three times in all.
  */
 export const startService = async (env: Record<string, string> = {}): Promise<RunningService> => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServiceOnce(env)
+    } catch (error) {
+      if (attempt === 3 || !String(error).includes("is already in use")) throw error
+    }
+  }
+}
+
+const startServiceOnce = async (env: Record<string, string>): Promise<RunningService> => {
   const databaseUrl = usingRealPostgres
     ? Redacted.value(await Effect.runPromise(Scope.extend(freshPostgresUrl, scope)))
     : undefined
