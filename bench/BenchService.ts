@@ -78,27 +78,39 @@ export interface SignedIn {
 }
 
 /**
+ * A process's name and its CPU times from /proc/<pid>/stat (Linux), in ms (clock ticks of 10 ms): its own (user +
+ * system) and its ended children's that it waited for (cutime + cstime). Undefined when the process ended meanwhile.
+ */
+const procStat = (pid: string) => {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  } catch {
+    return undefined
+  }
+  // The name is in parentheses and may hold spaces; after it: state, ppid, ...; utime, stime, cutime and cstime
+  // are the 12th to 15th fields.
+  const close = stat.lastIndexOf(")")
+  const fields = stat.slice(close + 2).split(" ").map(Number)
+  return {
+    name: stat.slice(stat.indexOf("(") + 1, close),
+    ownMs: (fields[11]! + fields[12]!) * 10,
+    endedChildrenMs: (fields[13]! + fields[14]!) * 10
+  }
+}
+
+/**
  * The CPU time so far of the processes named `name` on this machine, in ms (undefined when none runs): their own
- * time and their ended children's (a PostgreSQL server's backends that ended, e.g. pgbench's connections). Linux
- * /proc, clock ticks of 10 ms.
+ * time and their ended children's (a PostgreSQL server's backends that ended, e.g. pgbench's connections).
  */
 const serverCpuMs = (name: string): number | undefined => {
-  let ticks: number | undefined
+  let total: number | undefined
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue
-    let stat: string
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    } catch {
-      continue // ended meanwhile
-    }
-    const close = stat.lastIndexOf(")")
-    if (stat.slice(stat.indexOf("(") + 1, close) !== name) continue
-    // After the name: state, ppid, ...; utime, stime, cutime and cstime are the 12th to 15th.
-    const fields = stat.slice(close + 2).split(" ")
-    ticks = (ticks ?? 0) + Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])
+    const stat = procStat(pid)
+    if (stat?.name === name) total = (total ?? 0) + stat.ownMs + stat.endedChildrenMs
   }
-  return ticks === undefined ? undefined : ticks * 10
+  return total
 }
 
 /** The CPU time of the PostgreSQL servers running on this machine so far, in ms (undefined when none runs here). */
@@ -143,20 +155,18 @@ export const loopOf = (
   }
 }
 
-/** A process's CPU time (user + system) so far, in ms (Linux: /proc/<pid>/stat, in clock ticks of 10 ms). */
+/** A process's CPU time (user + system) so far, in ms; throws when it no longer runs. */
 export const processCpuMs = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * 10
+  const stat = procStat(String(pid))
+  if (stat === undefined) throw new Error(`process ${pid} no longer runs`)
+  return stat.ownMs
 }
 
 /**
- * The CPU time (user + system) of this process's children that ended and were waited for, in ms (Linux:
- * /proc/self/stat's cutime and cstime, in clock ticks of 10 ms): pgbench's, read before and after it runs.
+ * The CPU time (user + system) of this process's children that ended and were waited for, in ms: pgbench's, read
+ * before and after it runs.
  */
-const endedChildrenCpuMs = () => {
-  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[13]) + Number(fields[14])) * 10
-}
+const endedChildrenCpuMs = () => procStat("self")!.endedChildrenMs
 
 /** A CPU time's growth from `before` to `after` over `requests` requests, if both were read. */
 export const perRequest = (before: number | undefined, after: number | undefined, requests: number) =>

@@ -9,7 +9,8 @@
  *     (the join fills the battle: it rolls both players' cases and settles); a step is both requests;
  *   - 4-player battle: users in fours, one creates a 4-player battle of one case, the other three join it in
  *     turn (two joins that leave it waiting, then the one that fills it); a step is the four requests.
- * It prints each path's throughput, latencies and the service's CPU time per step.
+ * It prints each path's throughput, latencies and the CPU time per step of the service, and of PostgreSQL, Redis and
+ * this process (the load generator) when they run on this machine.
  *
  * `--warm-up S` (default 30) runs the openings' loop for S seconds before anything is measured, as bench:vs-pgbench
  * does: with 3 s the first paths measured the service while V8 was still optimizing it (docs/decisions.md "Warm-up").

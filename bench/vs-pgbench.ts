@@ -8,8 +8,8 @@
  *      each request's scheduled send time (so queueing is not hidden);
  *   5. how cost grows: closed loops at each of `--scales` users.
  * It prints throughputs, the service/pgbench ratio, the latencies, the service's CPU time per request,
- * when PostgreSQL runs on this machine the database server's, and the load generator's (this process's for the
- * service's loops, pgbench's for its own: it takes the same cores; all from /proc, for pgbench per transaction),
+ * the database server's and Redis's when they run on this machine, and the load generator's (this process's for
+ * the service's loops, pgbench's for its own: it takes the same cores; all from /proc, for pgbench per transaction),
  * then stops the service and drops the database and its Redis keys.
  *
  * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop.
