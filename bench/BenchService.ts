@@ -69,6 +69,16 @@ export interface Loop {
    * It runs on the same cores as the service and PostgreSQL, so what it takes they do not get.
    */
   readonly clientCpuMs?: number
+  /**
+   * The service's main thread (its JavaScript; the mean over the instances) as shares of the loop's time: running
+   * on a CPU, and ready to run but waiting for one that PostgreSQL, Redis or the load generator held.
+   */
+  readonly serviceThread?: ThreadShares | undefined
+}
+
+export interface ThreadShares {
+  readonly onCpu: number
+  readonly waiting: number
 }
 
 export interface SignedIn {
@@ -142,7 +152,7 @@ export const loopOf = (
   latencies: Array<number>,
   seconds: number,
   failures: Map<number, number>,
-  cpu: Pick<Loop, "cpuMs" | "databaseCpuMs" | "redisCpuMs" | "clientCpuMs">
+  cpu: Pick<Loop, "cpuMs" | "databaseCpuMs" | "redisCpuMs" | "clientCpuMs" | "serviceThread">
 ): Loop => {
   latencies.sort((a, b) => a - b)
   return {
@@ -160,6 +170,25 @@ export const processCpuMs = (pid: number) => {
   const stat = procStat(String(pid))
   if (stat === undefined) throw new Error(`process ${pid} no longer runs`)
   return stat.ownMs
+}
+
+/** A process's main thread so far (Linux /proc/<pid>/task/<pid>/schedstat): ns on a CPU and ns waiting for one. */
+const mainThreadNs = (pid: number) => {
+  const [onCpu, waiting] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ").map(Number)
+  return { onCpu: onCpu!, waiting: waiting! }
+}
+
+/** From now on, the main threads of the processes `pids`: `shares()` gives their mean `ThreadShares` since. */
+export const mainThreads = (pids: ReadonlyArray<number>) => {
+  const [before, started] = [pids.map(mainThreadNs), performance.now()]
+  return {
+    shares: (): ThreadShares => {
+      const wallNs = (performance.now() - started) * 1e6 * pids.length
+      const after = pids.map(mainThreadNs)
+      const sum = (key: keyof ThreadShares) => after.reduce((total, now, i) => total + now[key] - before[i]![key], 0)
+      return { onCpu: sum("onCpu") / wallNs, waiting: sum("waiting") / wallNs }
+    }
+  }
 }
 
 /**
@@ -254,6 +283,10 @@ export const show = (name: string, loop: Loop, unit = "request") =>
   } ms${loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/${unit}`}${
     loop.databaseCpuMs === undefined ? "" : `   database CPU ${loop.databaseCpuMs.toFixed(2)} ms/${unit}`
   }${loop.redisCpuMs === undefined ? "" : `   Redis CPU ${loop.redisCpuMs.toFixed(2)} ms/${unit}`}${loop.clientCpuMs === undefined ? "" : `   client CPU ${loop.clientCpuMs.toFixed(2)} ms/${unit}`}${
+    loop.serviceThread === undefined ? "" : `   service thread on a CPU ${(100 * loop.serviceThread.onCpu).toFixed(0)} %, waiting for one ${
+      (100 * loop.serviceThread.waiting).toFixed(0)
+    } %`
+  }${
     loop.errors ? `   errors ${loop.errors}` : ""
   }${loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""}`
 
@@ -369,7 +402,7 @@ export const startBench = async (options: BenchOptions) => {
     const deadline = performance.now() + seconds * 1000
     const started = performance.now()
     const cpuBefore = serviceCpuMs()
-    const shared = sharedCpu()
+    const [shared, threads] = [sharedCpu(), mainThreads(instances.map(({ process: child }) => child.pid!))]
     await Promise.all(Array.from({ length: users }, async (_, user) => {
       while (performance.now() < deadline) {
         const t = performance.now()
@@ -382,7 +415,8 @@ export const startBench = async (options: BenchOptions) => {
     const errors = [...failures.values()].reduce((a, b) => a + b, 0)
     return loopOf(latencies, (performance.now() - started) / 1000, failures, {
       cpuMs: (serviceCpuMs() - cpuBefore) / (latencies.length + errors),
-      ...shared.perRequest(latencies.length + errors)
+      ...shared.perRequest(latencies.length + errors),
+      serviceThread: threads.shares()
     })
   }
 

@@ -10,7 +10,8 @@
  *   - 4-player battle: users in fours, one creates a 4-player battle of one case, the other three join it in
  *     turn (two joins that leave it waiting, then the one that fills it); a step is the four requests.
  * It prints each path's throughput, latencies and the CPU time per step of the service, and of PostgreSQL, Redis and
- * this process (the load generator) when they run on this machine.
+ * this process (the load generator) when they run on this machine, and the shares of time the service's main
+ * thread ran on a CPU and waited for one.
  *
  * `--warm-up S` (default 30) runs the openings' loop for S seconds before anything is measured, as bench:vs-pgbench
  * does: with 3 s the first paths measured the service while V8 was still optimizing it (docs/decisions.md "Warm-up").

@@ -19,7 +19,7 @@
 import { parseArgs } from "node:util"
 import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
-import { makeSender, perRequest, pgbenchOpenings, processCpuMs, sharedCpu, show } from "./BenchService"
+import { mainThreads, makeSender, perRequest, pgbenchOpenings, processCpuMs, sharedCpu, show } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -78,10 +78,12 @@ const openFor = async (seconds: number) => {
 await openFor(Number(values["warm-up"]))
 const started = performance.now()
 const [serviceBefore, shared] = [serviceCpuMs(), sharedCpu()]
+const threads = values.pid === undefined ? undefined : mainThreads([Number(values.pid)])
 const { latencies, statuses } = await openFor(SECONDS)
 const elapsed = (performance.now() - started) / 1000
 const serviceCpu = perRequest(serviceBefore, serviceCpuMs(), latencies.length)
 const { clientCpuMs, databaseCpuMs, redisCpuMs } = shared.perRequest(latencies.length)
+const serviceThread = threads?.shares()
 
 let mismatches = 0
 for (const user of users) {
@@ -98,7 +100,11 @@ console.log(`openings: ${latencies.length} (${perSecond.toFixed(0)}/s)${
   serviceCpu === undefined ? "" : `, service CPU ${serviceCpu.toFixed(2)} ms/opening`
 }${databaseCpuMs === undefined ? "" : `, database CPU ${databaseCpuMs.toFixed(2)} ms/opening`}${
   redisCpuMs === undefined ? "" : `, Redis CPU ${redisCpuMs.toFixed(2)} ms/opening`
-}, client CPU ${clientCpuMs.toFixed(2)} ms/opening`)
+}, client CPU ${clientCpuMs.toFixed(2)} ms/opening${
+  serviceThread === undefined ? "" : `, service thread on a CPU ${(100 * serviceThread.onCpu).toFixed(0)} %, waiting for one ${
+    (100 * serviceThread.waiting).toFixed(0)
+  } %`
+}`)
 console.log(`latency ms: p50 ${pct(0.5)}  p95 ${pct(0.95)}  p99 ${pct(0.99)}  max ${latencies.at(-1)!.toFixed(1)}`)
 console.log(`statuses: ${[...statuses].map(([s, n]) => `${s}=${n}`).join(" ")}`)
 console.log(`balances that do not match their openings: ${mismatches}`)

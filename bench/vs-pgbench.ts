@@ -10,7 +10,8 @@
  * It prints throughputs, the service/pgbench ratio, the latencies, the service's CPU time per request,
  * the database server's and Redis's when they run on this machine, and the load generator's (this process's for
  * the service's loops, pgbench's for its own: it takes the same cores; all from /proc, for pgbench per transaction),
- * then stops the service and drops the database and its Redis keys.
+ * and for the service's loops the shares of time its main thread ran on a CPU and waited for one (the cores being
+ * busy with the others), then stops the service and drops the database and its Redis keys.
  *
  * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop.
  *
@@ -29,7 +30,7 @@
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
 import { parseArgs } from "node:util"
-import { DEFAULT_CONNECTIONS, type Loop, loopOf, pgbenchOpenings, sharedCpu, show, startBench } from "./BenchService"
+import { DEFAULT_CONNECTIONS, type Loop, loopOf, mainThreads, pgbenchOpenings, sharedCpu, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -86,7 +87,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   const total = Math.round(rate * seconds)
   const started = performance.now()
   const cpuBefore = bench.serviceCpuMs()
-  const shared = sharedCpu()
+  const [shared, threads] = [sharedCpu(), mainThreads(bench.pids)]
   const inFlight: Array<Promise<void>> = []
   for (let n = 0; n < total; n++) {
     const scheduled = started + (n * 1000) / rate
@@ -112,7 +113,8 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   await Promise.all(inFlight)
   return loopOf(latencies, (performance.now() - started) / 1000, failures, {
     cpuMs: (bench.serviceCpuMs() - cpuBefore) / total,
-    ...shared.perRequest(total)
+    ...shared.perRequest(total),
+    serviceThread: threads.shares()
   })
 }
 
