@@ -277,15 +277,17 @@ const freePort = () =>
 export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN
 
+/** The service thread's shares as the benches print them. */
+export const threadSharesText = (shares: ThreadShares) =>
+  `service thread on a CPU ${(100 * shares.onCpu).toFixed(0)} %, waiting for one ${(100 * shares.waiting).toFixed(0)} %`
+
 export const show = (name: string, loop: Loop, unit = "request") =>
   `${name.padEnd(34)} ${loop.perSecond.toFixed(0).padStart(6)}/s   p50 ${loop.p50.toFixed(1).padStart(6)} ms   p99 ${
     loop.p99.toFixed(1).padStart(6)
   } ms${loop.cpuMs === undefined ? "" : `   service CPU ${loop.cpuMs.toFixed(2)} ms/${unit}`}${
     loop.databaseCpuMs === undefined ? "" : `   database CPU ${loop.databaseCpuMs.toFixed(2)} ms/${unit}`
   }${loop.redisCpuMs === undefined ? "" : `   Redis CPU ${loop.redisCpuMs.toFixed(2)} ms/${unit}`}${loop.clientCpuMs === undefined ? "" : `   client CPU ${loop.clientCpuMs.toFixed(2)} ms/${unit}`}${
-    loop.serviceThread === undefined ? "" : `   service thread on a CPU ${(100 * loop.serviceThread.onCpu).toFixed(0)} %, waiting for one ${
-      (100 * loop.serviceThread.waiting).toFixed(0)
-    } %`
+    loop.serviceThread === undefined ? "" : `   ${threadSharesText(loop.serviceThread)}`
   }${
     loop.errors ? `   errors ${loop.errors}` : ""
   }${loop.failures?.size ? ` (${[...loop.failures].map(([status, n]) => `${status}: ${n}`).join(", ")})` : ""}`

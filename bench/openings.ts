@@ -19,7 +19,7 @@
 import { parseArgs } from "node:util"
 import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
-import { mainThreads, makeSender, perRequest, pgbenchOpenings, processCpuMs, sharedCpu, show } from "./BenchService"
+import { mainThreads, makeSender, perRequest, pgbenchOpenings, processCpuMs, sharedCpu, show, threadSharesText } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -100,11 +100,7 @@ console.log(`openings: ${latencies.length} (${perSecond.toFixed(0)}/s)${
   serviceCpu === undefined ? "" : `, service CPU ${serviceCpu.toFixed(2)} ms/opening`
 }${databaseCpuMs === undefined ? "" : `, database CPU ${databaseCpuMs.toFixed(2)} ms/opening`}${
   redisCpuMs === undefined ? "" : `, Redis CPU ${redisCpuMs.toFixed(2)} ms/opening`
-}, client CPU ${clientCpuMs.toFixed(2)} ms/opening${
-  serviceThread === undefined ? "" : `, service thread on a CPU ${(100 * serviceThread.onCpu).toFixed(0)} %, waiting for one ${
-    (100 * serviceThread.waiting).toFixed(0)
-  } %`
-}`)
+}, client CPU ${clientCpuMs.toFixed(2)} ms/opening${serviceThread === undefined ? "" : `, ${threadSharesText(serviceThread)}`}`)
 console.log(`latency ms: p50 ${pct(0.5)}  p95 ${pct(0.95)}  p99 ${pct(0.99)}  max ${latencies.at(-1)!.toFixed(1)}`)
 console.log(`statuses: ${[...statuses].map(([s, n]) => `${s}=${n}`).join(" ")}`)
 console.log(`balances that do not match their openings: ${mismatches}`)
