@@ -444,14 +444,16 @@ layer(TestDatabase)("battles", (it) => {
       const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, a!.auth)
       const id = created.body.id as string
       // The join's statement takes the battle row, then waits for A's fairness row, held here; asking for the battle
-      // row then closes a cycle, and PostgreSQL aborts the statement that has waited longer: the join's. Under the
-      // key, the join runs in the request's transaction, which must run again (not go the careful way in it).
+      // row then closes a cycle. PostgreSQL aborts the statement of whichever backend looks for the cycle first, at its
+      // deadlock_timeout (1 s); this transaction's is a minute so that it is the join's, whatever the machine's load.
+      // Under the key, the join runs in the request's transaction, which must run again (not go the careful way in it).
       const locked = yield* Deferred.make<void>()
       const join = yield* Effect.fork(Effect.zipRight(
         Deferred.await(locked),
         client.post(`/api/battles/${id}/join`, undefined, { ...b!.auth, "idempotency-key": "join-once" })
       ))
       yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`SET LOCAL deadlock_timeout = '1min'`
         yield* sql`SELECT 1 FROM fairness_seeds WHERE user_id = ${a!.id} FOR UPDATE`
         yield* Deferred.succeed(locked, undefined)
         yield* untilWaiting(sql`l.locktype = 'transactionid'`)
