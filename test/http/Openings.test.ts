@@ -1,5 +1,6 @@
 /** Opening cases through the public API (docs/rules.md#openings), with a seeded randomness. */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Ledger } from "../../src/services/money/Ledger"
@@ -79,6 +80,30 @@ layer(TestDatabase)("opening cases", (it) => {
       expect((yield* client.get(path, player.auth)).body.isValid).toBe(false)
       yield* sql`UPDATE case_openings SET roll = ${opened.roll}, server_seed = md5('x') || md5('y') WHERE id = ${opened.openingId}`
       expect((yield* client.get(path, player.auth)).body.isValid).toBe(false)
+    }))
+
+  it.scoped("a case or an item that an opening names cannot be deleted; one that no play names can (sql/0029)", () =>
+    Effect.gen(function*() {
+      const client = yield* app
+      const sql = yield* SqlClient.SqlClient
+      const opened = yield* makeCase()
+      const untouched = yield* makeCase()
+      const player = yield* fundedPlayer(client, "named", 500)
+      const won = (yield* client.post(`/api/cases/${opened.kase.id}/open`, undefined, player.auth)).body.item.id as string
+      const codeOf = (statement: Effect.Effect<unknown, SqlError>) =>
+        Effect.map(Effect.flip(statement), (error) => (error.cause as { code?: string }).code)
+      // As a foreign key would refuse it: the opening's record, entry and live drop name the case and the item.
+      expect(yield* codeOf(sql`DELETE FROM cases WHERE id = ${opened.kase.id}`)).toBe("23503")
+      yield* sql`DELETE FROM case_items WHERE case_id = ${opened.kase.id}`
+      expect(yield* codeOf(sql`DELETE FROM items WHERE id = ${won}`)).toBe("23503")
+      const unnamed = Object.values(opened.items).map((item) => String(item.id)).filter((id) => id !== won)
+      yield* sql`DELETE FROM items WHERE id IN ${sql.in(unnamed)}`
+      yield* sql`DELETE FROM cases WHERE id = ${untouched.kase.id}`
+      yield* sql`DELETE FROM items WHERE id IN ${sql.in(Object.values(untouched.items).map((item) => String(item.id)))}`
+      const left = yield* sql<{ n: number }>`
+        SELECT (SELECT count(*) FROM cases WHERE id IN (${opened.kase.id}, ${untouched.kase.id}))::int
+             + (SELECT count(*) FROM items WHERE id IN ${sql.in([won, ...unnamed])})::int AS n`
+      expect(left).toEqual([{ n: 2 }])
     }))
 
   it.scoped("errors: unknown or inactive case 404, insufficient balance 400; neither consumes a nonce or money", () =>
