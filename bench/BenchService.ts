@@ -230,6 +230,22 @@ export const makeSender = (bases: ReadonlyArray<string>, connections = DEFAULT_C
 }
 
 /**
+ * What autovacuum would have done by now on the database of `databaseUrl`: `VACUUM (ANALYZE)`. PostgreSQL on the
+ * machines these benches run on has autovacuum off, and a fresh database's tables were never analyzed: PostgreSQL
+ * plans their statements from guesses (a hash join over a sequential scan where an index would serve), and the
+ * service's prepared statements keep such a plan until an ANALYZE replans them (docs/decisions.md "Statistics").
+ */
+export const vacuum = async (databaseUrl: URL) => {
+  const client = new pg.Client({ connectionString: databaseUrl.href })
+  await client.connect()
+  try {
+    await client.query("VACUUM (ANALYZE)")
+  } finally {
+    await client.end()
+  }
+}
+
+/**
  * pgbench on bench/open-case.pgbench (the SQL of one opening of the demo catalog's case 1): `clients` clients for
  * `seconds` on the database of `databaseUrl`, client i playing user `firstUserId` + i (the users must be funded and
  * their ids contiguous). Its transactions per second and latencies, and PostgreSQL's CPU per transaction when it runs
@@ -461,5 +477,5 @@ export const startBench = async (options: BenchOptions) => {
     await cleanUp()
   }
 
-  return { database, databaseUrl, dir, base, pids: instances.map(({ process: child }) => child.pid!), adminSession, send, signIn, serviceCpuMs, closedLoop, gcClock, gcPauses, stop }
+  return { database, databaseUrl, dir, base, pids: instances.map(({ process: child }) => child.pid!), adminSession, send, signIn, serviceCpuMs, closedLoop, gcClock, gcPauses, vacuum: () => vacuum(databaseUrl), stop }
 }

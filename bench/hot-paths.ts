@@ -15,6 +15,8 @@
  *
  * `--warm-up S` (default 30) runs the openings' loop for S seconds before anything is measured, as bench:vs-pgbench
  * does: with 3 s the first paths measured the service while V8 was still optimizing it (docs/decisions.md "Warm-up").
+ Before each path the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the
+ * machines these benches run on; docs/decisions.md "Statistics").
  *
  *   npm run bench:hot-paths -- [--users 64] [--seconds 10] [--warm-up 30] [--postgres ...] [--redis ...] [--profile <dir>]
  */
@@ -70,9 +72,13 @@ const phases: Array<[string, Parameters<typeof bench.closedLoop>[2], string?]> =
 // Warm-up, then the two loops that need no preparation.
 console.log(`warm-up: ${WARM_UP} s of the openings' closed loop, not measured`)
 await bench.closedLoop(USERS, WARM_UP, phases[1]![1])
-for (const [name, step] of phases) console.log(show(name, await bench.closedLoop(USERS, SECONDS, step)))
+for (const [name, step] of phases) {
+  await bench.vacuum()
+  console.log(show(name, await bench.closedLoop(USERS, SECONDS, step)))
+}
 
 const toUpgrade = await holdings()
+await bench.vacuum()
 console.log(show("POST /api/upgrades", await bench.closedLoop(USERS, SECONDS, async (user) => {
   for (let item = toUpgrade[user]!.pop(); item !== undefined; item = toUpgrade[user]!.pop()) {
     const target = targetFor(item.valueCents)
@@ -88,17 +94,20 @@ console.log(show("POST /api/upgrades", await bench.closedLoop(USERS, SECONDS, as
 })))
 
 const toSell = await holdings()
+await bench.vacuum()
 console.log(show("POST /api/inventory/:id/sell", await bench.closedLoop(USERS, SECONDS, async (user) => {
   const item = toSell[user]!.pop()
   return item === undefined ? undefined : (await bench.send("POST", `/api/inventory/${item.id}/sell`, session(user))).status
 })))
 
+await bench.vacuum()
 console.log(show("battle create + join (2 players)", await bench.closedLoop(USERS / 2, SECONDS, async (pair) => {
   const created = await bench.send("POST", "/api/battles", session(2 * pair), { caseIds: ["1"], mode: "NORMAL", maxPlayers: 2 })
   if (created.status !== 201 && created.status !== 200) return created.status
   return (await bench.send("POST", `/api/battles/${created.body.id}/join`, session(2 * pair + 1))).status
 }), "step"))
 
+await bench.vacuum()
 console.log(show("battle create + 3 joins (4 players)", await bench.closedLoop(Math.floor(USERS / 4), SECONDS, async (group) => {
   const created = await bench.send("POST", "/api/battles", session(4 * group), { caseIds: ["1"], mode: "NORMAL", maxPlayers: 4 })
   if (created.status !== 201 && created.status !== 200) return created.status

@@ -14,12 +14,14 @@
  *   DATABASE_URL=... npm run bench:openings -- --users 40 --seconds 20 [--case starter] [--url http://localhost:3000]
  *     [--database postgres://...] [--pid <the service's process id, for its CPU per opening>] [--warm-up 3]
  * The first `--warm-up` seconds of openings are not measured (the service's JIT warms up); their balances are checked.
+ * With the database known, it is then vacuumed and analyzed, as autovacuum would have done by then (docs/decisions.md
+ * "Statistics").
  * The service: `--url`, else BENCH_URL, else where the service says it is (PUBLIC_URL, else PORT; scripts/ServiceUrl.ts).
  */
 import { parseArgs } from "node:util"
 import { expectService, serviceUrl } from "../scripts/ServiceUrl"
 import { devSessionAt } from "../test/support/DevSignIn"
-import { mainThreads, makeSender, perRequest, pgbenchOpenings, processCpuMs, sharedCpu, show, threadSharesText } from "./BenchService"
+import { mainThreads, makeSender, perRequest, pgbenchOpenings, processCpuMs, sharedCpu, show, threadSharesText, vacuum } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -76,6 +78,7 @@ const openFor = async (seconds: number) => {
 }
 
 await openFor(Number(values["warm-up"]))
+if (values.database !== undefined) await vacuum(new URL(values.database))
 const started = performance.now()
 const [serviceBefore, shared] = [serviceCpuMs(), sharedCpu()]
 const threads = values.pid === undefined ? undefined : mainThreads([Number(values.pid)])

@@ -22,6 +22,8 @@
  * `--warm-up S` (default 30) runs the closed loop for S seconds before anything is measured: after its users
  * sign in, the service needed about 40 s of load before its throughput per 5 s stopped rising (V8 optimizing the
  * request path, the heap growing to its size), and a 3 s warm-up measured that ramp (docs/decisions.md "Warm-up").
+ After it the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the machines
+ * these benches run on; docs/decisions.md "Statistics").
  *
  * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
  * a load balancer: one per core is how a Node service uses a machine) and sends requests to them in turn.
@@ -126,6 +128,7 @@ if (CONNECTIONS !== DEFAULT_CONNECTIONS) console.log(`at most ${CONNECTIONS} con
 console.log(`${MAX_USERS} users signed in at once in ${signInSeconds.toFixed(1)} s; database ${bench.database}`)
 console.log(`warm-up: ${WARM_UP} s of the closed loop, not measured`)
 await closedLoop(USERS, WARM_UP)
+await bench.vacuum()
 const service_ = await closedLoop(USERS, SECONDS)
 console.log(show(`service, closed loop, ${USERS} users`, service_))
 const yardstick = await pgbench(USERS, SECONDS)
