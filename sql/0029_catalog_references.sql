@@ -7,8 +7,8 @@
 --
 -- What the keys guaranteed still holds: an id a play writes comes from the catalog as the service read it, and the
 -- write takes effect only while the catalog's version is the one read (sql/0018), so the row existed then; and a
--- catalog row that a record names cannot be deleted (the triggers below refuse it as the keys did, with the same
--- error code). The application deletes no catalog row: an item or a case leaves the catalog by its state.
+-- catalog row that a record names, or that a battle not yet rolled may roll, cannot be deleted (the triggers below
+-- refuse it as the keys did, with the same error code). The application deletes no catalog row: an item or a case leaves the catalog by its state.
 
 ALTER TABLE case_openings
   DROP CONSTRAINT case_openings_case_id_fkey,
@@ -37,6 +37,9 @@ BEGIN
      OR EXISTS (SELECT 1 FROM upgrades u WHERE g.id IN (u.from_item_id, u.to_item_id))
      OR EXISTS (SELECT 1 FROM battle_rolls r WHERE r.item_id = g.id)
      OR EXISTS (SELECT 1 FROM battle_settlements s WHERE s.item_id = g.id)
+     -- A battle not yet rolled rolls the items its rounds kept when it was created (`battle_cases.items`).
+     OR EXISTS (SELECT 1 FROM battles b JOIN battle_cases c ON c.battle_id = b.id
+                WHERE b.status = 'WAITING' AND c.items @> jsonb_build_array(jsonb_build_object('itemId', g.id::text)))
   LIMIT 1;
   IF FOUND THEN
     RAISE EXCEPTION 'item % is named by the records of plays and cannot be deleted', named

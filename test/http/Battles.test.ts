@@ -233,6 +233,23 @@ layer(TestDatabase)("battles", (it) => {
       }))
   }
 
+  it.scoped("an item that a waiting battle may roll cannot be deleted, though its case no longer has it (sql/0029)", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient(appOptions)
+      const { items, kase } = yield* makeCase({ priceCents: 500n })
+      const [creator] = yield* players(client, 1, 500)
+      const created = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, creator!.auth)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`DELETE FROM case_items WHERE case_id = ${kase.id}`
+      const deleteJackpot = Effect.flip(sql`DELETE FROM items WHERE id = ${items.jackpot!.id}`).pipe(
+        Effect.map((error) => (error.cause as { code?: string }).code)
+      )
+      expect(yield* deleteJackpot).toBe("23503")
+      expect((yield* client.post(`/api/battles/${created.body.id}/leave`, undefined, creator!.auth)).body.status).toBe("CANCELLED")
+      yield* sql`DELETE FROM items WHERE id = ${items.jackpot!.id}`
+      expect(yield* sql`SELECT 1 FROM items WHERE id = ${items.jackpot!.id}`).toEqual([])
+    }))
+
   it.scoped("a tampered roll no longer verifies", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions)
