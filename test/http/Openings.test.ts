@@ -82,7 +82,7 @@ layer(TestDatabase)("opening cases", (it) => {
       expect((yield* client.get(path, player.auth)).body.isValid).toBe(false)
     }))
 
-  it.scoped("a case or an item that an opening names cannot be deleted; one that no play names can (sql/0029)", () =>
+  it.scoped("a case or an item that an opening names cannot be deleted, renumbered or truncated; one that no play names can be deleted (sql/0029)", () =>
     Effect.gen(function*() {
       const client = yield* app
       const sql = yield* SqlClient.SqlClient
@@ -96,7 +96,14 @@ layer(TestDatabase)("opening cases", (it) => {
       expect(yield* codeOf(sql`DELETE FROM cases WHERE id = ${opened.kase.id}`)).toBe("23503")
       yield* sql`DELETE FROM case_items WHERE case_id = ${opened.kase.id}`
       expect(yield* codeOf(sql`DELETE FROM items WHERE id = ${won}`)).toBe("23503")
+      expect(yield* codeOf(sql`UPDATE items SET id = DEFAULT WHERE id = ${won}`)).toBe("23503")
+      expect(yield* codeOf(sql`TRUNCATE cases CASCADE`)).toBe("23503")
       const unnamed = Object.values(opened.items).map((item) => String(item.id)).filter((id) => id !== won)
+      // A delete's check needs a snapshot of its own statement: under an earlier one it could miss plays since.
+      expect(yield* codeOf(sql.withTransaction(Effect.zipRight(
+        sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`,
+        sql`DELETE FROM items WHERE id IN ${sql.in(unnamed)}`
+      )))).toBe("0A000")
       yield* sql`DELETE FROM items WHERE id IN ${sql.in(unnamed)}`
       yield* sql`DELETE FROM cases WHERE id = ${untouched.kase.id}`
       yield* sql`DELETE FROM items WHERE id IN ${sql.in(Object.values(untouched.items).map((item) => String(item.id)))}`

@@ -172,7 +172,8 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
           return Option.some<Outcome>({ rolls, totals, winners, settlement: withoutPool })
         }
         if (!pool) return Option.none<Outcome>()
-        const items = yield* rowsOf(PoolRow, sql`SELECT id AS item_id, value_cents FROM items ORDER BY id`)
+        // Locked as a foreign key's check would (sql/0029): the settlement may name any of them.
+        const items = yield* rowsOf(PoolRow, sql`SELECT id AS item_id, value_cents FROM items ORDER BY id FOR KEY SHARE`)
         return Option.some<Outcome>({ rolls, totals, winners, settlement: settle({ drops, winners: winnerList, pool: items }) })
       })
 

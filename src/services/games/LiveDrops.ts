@@ -8,7 +8,7 @@ import { Broadcast, type Deliver, type Publication } from "../../layers/stores/B
 import { type DropSource, LiveDrop } from "../../schema/games/Game"
 import { NotFound, type ServiceUnavailable } from "../../schema/platform/Errors"
 import type { ItemId, UserId } from "../../schema/platform/Ids"
-import { afterCommit, rowsOf, singleOf } from "../platform/SqlRows"
+import { afterCommit, inTransaction, rowsOf, singleOf } from "../platform/SqlRows"
 
 const LIVE_DROPS_CHANNEL = "live-drops"
 
@@ -129,13 +129,17 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
 
     /** Admin `POST /live-drops/emit`: a drop of any item for any user, recorded and announced. */
     const emit = Effect.fn("LiveDrops.emit")(function*(drop: { readonly userId: UserId; readonly itemId: ItemId; readonly source: DropSource }) {
-      const exists = yield* singleOf(ExistsRow, sql`
-        SELECT EXISTS (SELECT 1 FROM users WHERE id = ${drop.userId}) AS user,
-               EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId}) AS item`)
-      if (!exists.user) return yield* NotFound.of("User")
-      if (!exists.item) return yield* NotFound.of("Item")
-      const id = yield* record({ ...drop, caseName: null })
-      yield* announce(id)
+      const id = yield* inTransaction(sql)(Effect.gen(function*() {
+        // The item locked as a foreign key's check would, until the drop is written (sql/0029).
+        const exists = yield* singleOf(ExistsRow, sql`
+          SELECT EXISTS (SELECT 1 FROM users WHERE id = ${drop.userId}) AS user,
+                 EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId} FOR KEY SHARE) AS item`)
+        if (!exists.user) return yield* NotFound.of("User")
+        if (!exists.item) return yield* NotFound.of("Item")
+        const id = yield* record({ ...drop, caseName: null })
+        yield* announce(id)
+        return id
+      }))
       return toDrop(yield* byId(id))
     })
 

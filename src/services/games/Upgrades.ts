@@ -435,7 +435,8 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
                f.id AS from_id, f.name AS from_name, f.value_cents AS from_value_cents,
                t.id AS to_id, t.name AS to_name, t.value_cents AS to_value_cents, t.is_upgradable AS to_is_upgradable
         FROM (SELECT ${request.fromItemId}::bigint AS from_id, ${request.toItemId}::bigint AS to_id) wanted
-        LEFT JOIN items f ON f.id = wanted.from_id LEFT JOIN items t ON t.id = wanted.to_id`)
+        LEFT JOIN LATERAL (SELECT * FROM items WHERE id = wanted.from_id FOR KEY SHARE) f ON true
+        LEFT JOIN LATERAL (SELECT * FROM items WHERE id = wanted.to_id FOR KEY SHARE) t ON true`)
 
     /**
      * An upgrade as a transaction that reads what it needs and checks the rules in their order (the way every
