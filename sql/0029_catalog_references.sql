@@ -31,8 +31,10 @@ ALTER TABLE battle_rolls
 ALTER TABLE battle_settlements DROP CONSTRAINT battle_settlements_item_id_fkey;
 
 -- A delete's check sees every record committed before it: its transaction reads committed rows (each statement of
--- these functions takes a new snapshot), and the plays being written are waited for (the SHARE locks).
-CREATE FUNCTION catalog_delete_checkable() RETURNS void LANGUAGE plpgsql AS $$
+-- this function takes a new snapshot), and the plays being written are waited for (the SHARE locks).
+CREATE FUNCTION deleted_catalog_rows_unnamed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  named bigint;
 BEGIN
   IF current_setting('transaction_isolation') <> 'read committed' THEN
     RAISE EXCEPTION 'delete catalog rows in a READ COMMITTED transaction: a snapshot taken earlier misses plays since'
@@ -40,45 +42,27 @@ BEGIN
   END IF;
   LOCK TABLE case_openings, inventory_items, live_drops, upgrades, battle_cases, battle_rolls, battle_settlements
     IN SHARE MODE;
-END
-$$;
-
-CREATE FUNCTION deleted_items_unnamed() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  named bigint;
-BEGIN
-  PERFORM catalog_delete_checkable();
-  SELECT g.id INTO named FROM gone g
-  WHERE EXISTS (SELECT 1 FROM case_openings o WHERE g.id IN (o.item_id, o.roll_item_id, o.flip_item_id))
-     OR EXISTS (SELECT 1 FROM inventory_items e WHERE e.item_id = g.id)
-     OR EXISTS (SELECT 1 FROM live_drops d WHERE d.item_id = g.id)
-     OR EXISTS (SELECT 1 FROM upgrades u WHERE g.id IN (u.from_item_id, u.to_item_id))
-     OR EXISTS (SELECT 1 FROM battle_rolls r WHERE r.item_id = g.id)
-     OR EXISTS (SELECT 1 FROM battle_settlements s WHERE s.item_id = g.id)
-     -- A battle not yet rolled rolls the items its rounds kept when it was created (`battle_cases.items`).
-     OR EXISTS (SELECT 1 FROM battles b JOIN battle_cases c ON c.battle_id = b.id
-                WHERE b.status = 'WAITING' AND c.items @> jsonb_build_array(jsonb_build_object('itemId', g.id::text)))
-  LIMIT 1;
-  IF FOUND THEN
-    RAISE EXCEPTION 'item % is named by the records of plays and cannot be deleted', named
-      USING ERRCODE = 'foreign_key_violation';
+  IF TG_TABLE_NAME = 'items' THEN
+    SELECT g.id INTO named FROM gone g
+    WHERE EXISTS (SELECT 1 FROM case_openings o WHERE g.id IN (o.item_id, o.roll_item_id, o.flip_item_id))
+       OR EXISTS (SELECT 1 FROM inventory_items e WHERE e.item_id = g.id)
+       OR EXISTS (SELECT 1 FROM live_drops d WHERE d.item_id = g.id)
+       OR EXISTS (SELECT 1 FROM upgrades u WHERE g.id IN (u.from_item_id, u.to_item_id))
+       OR EXISTS (SELECT 1 FROM battle_rolls r WHERE r.item_id = g.id)
+       OR EXISTS (SELECT 1 FROM battle_settlements s WHERE s.item_id = g.id)
+       -- A battle not yet rolled rolls the items its rounds kept when it was created (`battle_cases.items`).
+       OR EXISTS (SELECT 1 FROM battles b JOIN battle_cases c ON c.battle_id = b.id
+                  WHERE b.status = 'WAITING' AND c.items @> jsonb_build_array(jsonb_build_object('itemId', g.id::text)))
+    LIMIT 1;
+  ELSE
+    SELECT g.id INTO named FROM gone g
+    WHERE EXISTS (SELECT 1 FROM case_openings o WHERE o.case_id = g.id)
+       OR EXISTS (SELECT 1 FROM battle_cases b WHERE b.case_id = g.id)
+       OR EXISTS (SELECT 1 FROM battle_rolls r WHERE r.case_id = g.id)
+    LIMIT 1;
   END IF;
-  RETURN NULL;
-END
-$$;
-
-CREATE FUNCTION deleted_cases_unnamed() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  named bigint;
-BEGIN
-  PERFORM catalog_delete_checkable();
-  SELECT g.id INTO named FROM gone g
-  WHERE EXISTS (SELECT 1 FROM case_openings o WHERE o.case_id = g.id)
-     OR EXISTS (SELECT 1 FROM battle_cases b WHERE b.case_id = g.id)
-     OR EXISTS (SELECT 1 FROM battle_rolls r WHERE r.case_id = g.id)
-  LIMIT 1;
-  IF FOUND THEN
-    RAISE EXCEPTION 'case % is named by the records of plays and cannot be deleted', named
+  IF named IS NOT NULL THEN
+    RAISE EXCEPTION '% % is named by the records of plays and cannot be deleted', TG_TABLE_NAME, named
       USING ERRCODE = 'foreign_key_violation';
   END IF;
   RETURN NULL;
@@ -86,9 +70,9 @@ END
 $$;
 
 CREATE TRIGGER items_named_kept AFTER DELETE ON items
-  REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION deleted_items_unnamed();
+  REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION deleted_catalog_rows_unnamed();
 CREATE TRIGGER cases_named_kept AFTER DELETE ON cases
-  REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION deleted_cases_unnamed();
+  REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION deleted_catalog_rows_unnamed();
 
 -- `SET id = DEFAULT` is the one change of an identity column PostgreSQL allows; the keys refused it, and TRUNCATE.
 CREATE FUNCTION catalog_ids_kept() RETURNS trigger LANGUAGE plpgsql AS $$
