@@ -179,8 +179,8 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
 
     /**
      * The steps of a statement that write a full battle's end, each only when `onlyIf` holds: the rolls; the winners'
-     * inventory entries, then the settlement records, each pointing to an entry of its user and item (entries of the
-     * same user and item are interchangeable); an audit entry per record; the live drops (`dropped`, for
+     * inventory entries and the settlement records, each record pointing to its entry (the entries' ids taken from
+     * their sequence first, as a battle's creation takes its own); an audit entry per record; the live drops (`dropped`, for
      * `LiveDrops.recorded`); the totals of the players in `seated` (already seated: the others are seated by the
      * caller's statement, with theirs); the battle FINISHED, with `joined` more players. The rolls as the battle's
      * view shows them are `rollsView(sql`rolled`)` in that statement.
@@ -217,7 +217,8 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
           ORDER BY r.n
           RETURNING id, round_number, user_id, item_id, value_cents, server_seed, server_seed_hash, client_seed, nonce, roll
         ), input AS (
-          SELECT * FROM unnest(
+          SELECT r.*, CASE WHEN r.user_id IS NOT NULL THEN nextval(pg_get_serial_sequence('inventory_items', 'id')) END AS entry_id
+          FROM unnest(
             ${records.map((r) => r.userId)}::bigint[], ${records.map((r) => r.itemId)}::bigint[],
             ${records.map((r) => r.type)}::text[], ${records.map((r) => r.valueCents)}::bigint[],
             ${records.map((r) => r.roundNumber)}::integer[],
@@ -225,22 +226,14 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
           ) WITH ORDINALITY AS r(user_id, item_id, type, value_cents, round_number, case_name, ord)
           WHERE ${onlyIf}
         ), entries AS (
-          INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-          SELECT user_id, item_id, 'BATTLE', ${at}, ${at} FROM input WHERE user_id IS NOT NULL ORDER BY ord
-          RETURNING id, user_id, item_id
-        ), numbered_entries AS (
-          SELECT id, user_id, item_id, row_number() OVER (PARTITION BY user_id, item_id ORDER BY id) AS n FROM entries
-        ), numbered_input AS (
-          SELECT ord, user_id, item_id, row_number() OVER (PARTITION BY user_id, item_id ORDER BY ord) AS n
-          FROM input WHERE user_id IS NOT NULL
+          INSERT INTO inventory_items (id, user_id, item_id, source, acquired_at, updated_at)
+          OVERRIDING SYSTEM VALUE
+          SELECT entry_id, user_id, item_id, 'BATTLE', ${at}, ${at} FROM input WHERE entry_id IS NOT NULL ORDER BY ord
         ), settled AS (
           INSERT INTO battle_settlements (battle_id, user_id, item_id, type, value_cents, round_number, inventory_item_id,
                                           created_at)
-          SELECT ${battleId}, i.user_id, i.item_id, i.type, i.value_cents, i.round_number, e.id, ${at}
-          FROM input i
-          LEFT JOIN numbered_input ni ON ni.ord = i.ord
-          LEFT JOIN numbered_entries e ON e.user_id = ni.user_id AND e.item_id = ni.item_id AND e.n = ni.n
-          ORDER BY i.ord
+          SELECT ${battleId}, user_id, item_id, type, value_cents, round_number, entry_id, ${at}
+          FROM input ORDER BY ord
           RETURNING id, user_id, item_id, type, value_cents, round_number, inventory_item_id
         ), audited AS (
           INSERT INTO audit_logs (user_id, action, entity_type, entity_id, metadata, created_at)
