@@ -15,7 +15,7 @@
  *
  * `--warm-up S` (default 30) runs the openings' loop for S seconds before anything is measured, as bench:vs-pgbench
  * does: with 3 s the first paths measured the service while V8 was still optimizing it (docs/decisions.md "Warm-up").
- Before each path the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the
+ * Before each path the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the
  * machines these benches run on; docs/decisions.md "Statistics").
  *
  *   npm run bench:hot-paths -- [--users 64] [--seconds 10] [--warm-up 30] [--postgres ...] [--redis ...] [--profile <dir>]
@@ -69,17 +69,19 @@ const phases: Array<[string, Parameters<typeof bench.closedLoop>[2], string?]> =
   ["POST /api/cases/1/open", (user) => bench.send("POST", "/api/cases/1/open", session(user)).then((a) => a.status)]
 ]
 
+/** A path's closed loop of `users` users, on a database just vacuumed and analyzed, printed. */
+const measure = async (name: string, users: number, step: Parameters<typeof bench.closedLoop>[2], unit?: string) => {
+  await bench.vacuum()
+  console.log(show(name, await bench.closedLoop(users, SECONDS, step), unit))
+}
+
 // Warm-up, then the two loops that need no preparation.
 console.log(`warm-up: ${WARM_UP} s of the openings' closed loop, not measured`)
 await bench.closedLoop(USERS, WARM_UP, phases[1]![1])
-for (const [name, step] of phases) {
-  await bench.vacuum()
-  console.log(show(name, await bench.closedLoop(USERS, SECONDS, step)))
-}
+for (const [name, step] of phases) await measure(name, USERS, step)
 
 const toUpgrade = await holdings()
-await bench.vacuum()
-console.log(show("POST /api/upgrades", await bench.closedLoop(USERS, SECONDS, async (user) => {
+await measure("POST /api/upgrades", USERS, async (user) => {
   for (let item = toUpgrade[user]!.pop(); item !== undefined; item = toUpgrade[user]!.pop()) {
     const target = targetFor(item.valueCents)
     if (target === undefined) continue
@@ -91,24 +93,21 @@ console.log(show("POST /api/upgrades", await bench.closedLoop(USERS, SECONDS, as
     return answer.status
   }
   return undefined
-})))
+})
 
 const toSell = await holdings()
-await bench.vacuum()
-console.log(show("POST /api/inventory/:id/sell", await bench.closedLoop(USERS, SECONDS, async (user) => {
+await measure("POST /api/inventory/:id/sell", USERS, async (user) => {
   const item = toSell[user]!.pop()
   return item === undefined ? undefined : (await bench.send("POST", `/api/inventory/${item.id}/sell`, session(user))).status
-})))
+})
 
-await bench.vacuum()
-console.log(show("battle create + join (2 players)", await bench.closedLoop(USERS / 2, SECONDS, async (pair) => {
+await measure("battle create + join (2 players)", USERS / 2, async (pair) => {
   const created = await bench.send("POST", "/api/battles", session(2 * pair), { caseIds: ["1"], mode: "NORMAL", maxPlayers: 2 })
   if (created.status !== 201 && created.status !== 200) return created.status
   return (await bench.send("POST", `/api/battles/${created.body.id}/join`, session(2 * pair + 1))).status
-}), "step"))
+}, "step")
 
-await bench.vacuum()
-console.log(show("battle create + 3 joins (4 players)", await bench.closedLoop(Math.floor(USERS / 4), SECONDS, async (group) => {
+await measure("battle create + 3 joins (4 players)", Math.floor(USERS / 4), async (group) => {
   const created = await bench.send("POST", "/api/battles", session(4 * group), { caseIds: ["1"], mode: "NORMAL", maxPlayers: 4 })
   if (created.status !== 201 && created.status !== 200) return created.status
   for (const joiner of [1, 2, 3]) {
@@ -116,6 +115,6 @@ console.log(show("battle create + 3 joins (4 players)", await bench.closedLoop(M
     if (joined.status !== 200) return joined.status
   }
   return 200
-}), "step"))
+}, "step")
 
 await bench.stop()

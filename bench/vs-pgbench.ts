@@ -22,7 +22,7 @@
  * `--warm-up S` (default 30) runs the closed loop for S seconds before anything is measured: after its users
  * sign in, the service needed about 40 s of load before its throughput per 5 s stopped rising (V8 optimizing the
  * request path, the heap growing to its size), and a 3 s warm-up measured that ramp (docs/decisions.md "Warm-up").
- After it the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the machines
+ * After it the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the machines
  * these benches run on; docs/decisions.md "Statistics").
  *
  * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
