@@ -575,7 +575,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           at,
           onlyIf: sql`EXISTS (SELECT 1 FROM moved)`
         })},
-        ${outbox.deliveriesStep("battle.finished", finishedEvent(id, outcome), read.receivers, at, sql`EXISTS (SELECT 1 FROM moved)`)},
+        ${read.receivers.length === 0
+          // No receiver, no step: one that inserts nothing still costs its start-up in every execution.
+          ? sql``
+          : sql`${outbox.deliveriesStep("battle.finished", finishedEvent(id, outcome), read.receivers, at, sql`EXISTS (SELECT 1 FROM moved)`)},`}
         ${responsibleGaming.playWarningSteps(player.id, at, sql`moved`)}
         SELECT ${asRead} AS current,
                (SELECT balance_cents FROM moved) AS balance_cents,
