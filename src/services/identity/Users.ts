@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 import { AppConfig } from "../../layers/AppConfig"
+import { hotSpan } from "../../layers/HotSpans"
 import { NotFound } from "../../schema/platform/Errors"
 import { UserId } from "../../schema/platform/Ids"
 import { Role, User, usernameCandidates } from "../../schema/identity/User"
@@ -44,11 +45,12 @@ export class Users extends Effect.Service<Users>()("app/Users", {
       return user
     })
 
-    const findById = Effect.fn("Users.findById")(function*(id: UserId) {
-      const user = yield* firstOf(User, sql`SELECT ${sql.literal(columns)} FROM users WHERE id = ${id}`)
-      if (user === undefined) return yield* NotFound.of("User")
-      return user
-    })
+    // A hot route's (`GET /auth/me` reads the user on every request): its span only when tracing is on.
+    const findById = (id: UserId) =>
+      Effect.flatMap(
+        firstOf(User, sql`SELECT ${sql.literal(columns)} FROM users WHERE id = ${id}`),
+        (user) => user === undefined ? NotFound.of("User") : Effect.succeed(user)
+      ).pipe(hotSpan("Users.findById"))
 
     /**
      * Gives a new user (username '') the first free of its candidate names (usernameCandidates):
