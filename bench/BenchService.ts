@@ -6,12 +6,12 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { Agent, request } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import pg from "pg"
+import { type Dispatcher, Pool } from "undici"
 import { devSessionAt } from "../test/support/DevSignIn"
 import { removeRedisKeys } from "../test/support/TestStores"
 import { serviceArgs } from "./serviceCommand"
@@ -203,30 +203,28 @@ export const perRequest = (before: number | undefined, after: number | undefined
 
 /**
  * Requests over kept-alive connections (at most `connections` at once), to `bases` in turn as a round-robin load
- * balancer would: node:http, whose CPU per request is a fraction of `fetch`'s, so that the client takes less of the
- * cores the service and PostgreSQL share on one machine.
+ * balancer would: undici's pools, whose CPU per request is about half of node:http's (and a fraction of `fetch`'s),
+ * so that the client takes less of the cores the service and PostgreSQL share on one machine (docs/decisions.md
+ * "The load generator's share").
  */
 export const makeSender = (bases: ReadonlyArray<string>, connections = DEFAULT_CONNECTIONS) => {
   // Idle connections are dropped after 4 s, before the service closes them (after 5 s): a request sent
   // on a connection the service is closing at that moment would fail without an answer.
-  const agent = new Agent({ keepAlive: true, maxTotalSockets: connections, timeout: 4_000 })
+  const pools = bases.map((base) =>
+    new Pool(base, { connections: Math.ceil(connections / bases.length), keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 })
+  )
   let sent = 0
-  const send = (method: string, path: string, session: string, body?: unknown) =>
-    new Promise<Answer>((resolve, reject) => {
-      const req = request(`${bases[sent++ % bases.length]!}${path}`, {
-        method,
-        agent,
-        headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) }
-      }, (res) => {
-        let text = ""
-        res.setEncoding("utf8")
-        res.on("data", (chunk: string) => (text += chunk))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }))
-      })
-      req.on("error", reject)
-      req.end(body === undefined ? undefined : JSON.stringify(body))
+  const send = async (method: string, path: string, session: string, body?: unknown): Promise<Answer> => {
+    const answer = await pools[sent++ % pools.length]!.request({
+      method: method as Dispatcher.HttpMethod,
+      path,
+      headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? null : JSON.stringify(body)
     })
-  return { send, close: () => agent.destroy() }
+    const text = await answer.body.text()
+    return { status: answer.statusCode, body: text ? JSON.parse(text) : undefined }
+  }
+  return { send, close: () => void Promise.all(pools.map((pool) => pool.destroy())) }
 }
 
 /**

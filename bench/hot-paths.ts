@@ -13,12 +13,12 @@
  * this process (the load generator) when they run on this machine, and the shares of time the service's main
  * thread ran on a CPU and waited for one.
  *
- * `--warm-up S` (default 30) runs the openings' loop for S seconds before anything is measured, as bench:vs-pgbench
+ * `--warm-up S` (default 60) runs the openings' loop for S seconds before anything is measured, as bench:vs-pgbench
  * does: with 3 s the first paths measured the service while V8 was still optimizing it (docs/decisions.md "Warm-up").
  * Before each path the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the
  * machines these benches run on; docs/decisions.md "Statistics").
  *
- *   npm run bench:hot-paths -- [--users 64] [--seconds 10] [--warm-up 30] [--postgres ...] [--redis ...] [--profile <dir>]
+ *   npm run bench:hot-paths -- [--users 64] [--seconds 10] [--warm-up 60] [--postgres ...] [--redis ...] [--profile <dir>]
  */
 import { parseArgs } from "node:util"
 import { show, startBench } from "./BenchService"
@@ -27,7 +27,7 @@ const { values } = parseArgs({
   options: {
     users: { type: "string", default: "64" },
     seconds: { type: "string", default: "10" },
-    "warm-up": { type: "string", default: "30" },
+    "warm-up": { type: "string", default: "60" },
     postgres: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
     redis: { type: "string", default: "redis://127.0.0.1:6379" },
     profile: { type: "string" }

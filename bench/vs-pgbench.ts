@@ -19,16 +19,16 @@
  * the client, as behind a load balancer that keeps a bounded pool per instance. Latency still counts from
  * the scheduled time, so that wait is in it.
  *
- * `--warm-up S` (default 30) runs the closed loop for S seconds before anything is measured: after its users
- * sign in, the service needed about 40 s of load before its throughput per 5 s stopped rising (V8 optimizing the
- * request path, the heap growing to its size), and a 3 s warm-up measured that ramp (docs/decisions.md "Warm-up").
+ * `--warm-up S` (default 60) runs the closed loop for S seconds before anything is measured: after its users
+ * sign in, the service needed 40 to 50 s of load before its CPU per opening stopped falling (V8 optimizing the
+ * request path, the heap growing to its size), and shorter warm-ups measured that ramp (docs/decisions.md "Warm-up").
  * After it the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the machines
  * these benches run on; docs/decisions.md "Statistics").
  *
  * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
  * a load balancer: one per core is how a Node service uses a machine) and sends requests to them in turn.
  *
- *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--warm-up 30] [--connections 1024] [--instances 1]
+ *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--warm-up 60] [--connections 1024] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
 import { parseArgs } from "node:util"
@@ -38,7 +38,7 @@ const { values } = parseArgs({
   options: {
     users: { type: "string", default: "64" },
     seconds: { type: "string", default: "20" },
-    "warm-up": { type: "string", default: "30" },
+    "warm-up": { type: "string", default: "60" },
     rate: { type: "string", default: "400" },
     scales: { type: "string", default: "1,4,16,64,256" },
     connections: { type: "string", default: String(DEFAULT_CONNECTIONS) },
