@@ -1,10 +1,12 @@
 /** Sign-in, sessions and their security rules through the public API (docs/rules.md#identity-and-sessions). */
+import { HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Option, TestClock } from "effect"
 import { KeyValue } from "../../src/layers/stores/KeyValue"
 import { Stores } from "../../src/layers/stores/Stores"
-import { ACCOUNT_RECHECK_MS } from "../../src/services/identity/Sessions"
+import { startSessionReadAhead, takeSessionReadAhead } from "../../src/http/identity/SessionReadAhead"
+import { ACCOUNT_RECHECK_MS, Sessions } from "../../src/services/identity/Sessions"
 import { sessionReference } from "../../src/schema/admin/AdminPlayer"
 import { cookieOf, setCookieLine, signIn } from "../support/SignIn"
 import { makeTestClient, testConfig } from "../support/TestApp"
@@ -131,6 +133,22 @@ layer(TestDatabase)("sign-in and sessions", (it) => {
         expect(response.status).toBe(401)
         expect(response.body).toEqual({ statusCode: 401, message: "Unauthorized" })
       }
+    }))
+
+  it.scoped("the session read the rate limiter starts is taken once by the authentication, then forgotten", () =>
+    Effect.gen(function*() {
+      const client = yield* makeTestClient()
+      const { sessionId } = yield* signIn(client, login("ahead"))
+      const sessions = yield* client.service(Sessions)
+      const request = HttpServerRequest.fromWeb(
+        new Request("http://localhost/api/auth/me", { headers: { authorization: `Bearer ${sessionId}` } })
+      )
+      yield* startSessionReadAhead(sessions, request, sessionId)
+      const slid = takeSessionReadAhead(request, sessionId)
+      expect(slid).toBeDefined()
+      expect(Option.isSome((yield* slid!).stored)).toBe(true)
+      // Node keeps a connection's last request until its next one: nothing of the read may stay with it.
+      expect(takeSessionReadAhead(request, sessionId)).toBeUndefined()
     }))
 
   it.scoped("validation slides the session: it lives 7 days from its last use, not from its creation", () =>

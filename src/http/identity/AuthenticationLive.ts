@@ -24,7 +24,7 @@ import { ResponsibleGaming } from "../../services/identity/ResponsibleGaming"
 import { noteRequestUser } from "../platform/AccessLog"
 import { clientOf, credentialOf, makeSameOriginCheck } from "../platform/ClientInfo"
 import { endpoint, makeEndpoints } from "../platform/Routes"
-import { sessionReadAhead } from "./SessionReadAhead"
+import { takeSessionReadAhead } from "./SessionReadAhead"
 import { AdminAuthentication, Authentication, CurrentUser } from "./Authentication"
 
 type Authenticated = Context.Tag.Service<CurrentUser>
@@ -47,7 +47,7 @@ const makeAuthenticate = Effect.gen(function*() {
     if (credential.via === "cookie" && !sameOrigin(request)) return yield* new CrossSiteRequest()
     const client = clientOf(request, config)
     const stream = streams.has(endpoints.of(request)?.name ?? "")
-    const slid = sessionReadAhead(request, credential.sessionId)
+    const slid = takeSessionReadAhead(request, credential.sessionId)
     const { account, session } = yield* sessions.validate(credential.sessionId, client, { stream, slid })
     const user: SignedInUser = { id: session.userId, username: account.username, role: account.role }
     noteRequestUser(request, user.id)

@@ -3,18 +3,20 @@
  * that this store command and the rate limits' leave together: one round trip to the store before the handler
  * instead of two. The rate limiter starts it (and learns the session's owner from it when it does not know it);
  * the authentication validates what it found. Only for endpoints that authenticate, and only a credential the
- * authentication will look at (never a cookie sent by another site, which it refuses unread). Kept by the
- * underlying request (`requestKey`), dropped with it.
+ * authentication will look at (never a cookie sent by another site, which it refuses unread). Kept in the request's
+ * notes until the authentication takes it. Taking it matters for memory: Node keeps a connection's last request until
+ * the connection's next one, and the read holds the slide's fiber and, through it, the whole request; a connection
+ * idle across a young collection carried all of it into the old generation (docs/decisions.md "What outlives a
+ * request").
  */
 import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Fiber } from "effect"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import type { Sessions, SessionRead } from "../../services/identity/Sessions"
-import { deviceIdOf, requestKey } from "../platform/ClientInfo"
+import { deviceIdOf } from "../platform/ClientInfo"
+import { notesIfAny, notesOf } from "../platform/RequestNotes"
 
 type Slid = Effect.Effect<SessionRead, ServiceUnavailable>
-
-const started = new WeakMap<object, { readonly sessionId: string; readonly slid: Slid }>()
 
 /** Starts the slide of `sessionId` for `request`; its outcome, to wait for. */
 export const startSessionReadAhead = (
@@ -24,12 +26,15 @@ export const startSessionReadAhead = (
 ): Effect.Effect<Slid> =>
   Effect.map(Effect.fork(sessions.slide(sessionId, deviceIdOf(request))), (fiber) => {
     const slid = Fiber.join(fiber)
-    started.set(requestKey(request), { sessionId, slid })
+    notesOf(request).sessionReadAhead = { sessionId, slid }
     return slid
   })
 
-/** The slide started for this request's `sessionId`, if one was. */
-export const sessionReadAhead = (request: HttpServerRequest.HttpServerRequest, sessionId: string): Slid | undefined => {
-  const ahead = started.get(requestKey(request))
-  return ahead?.sessionId === sessionId ? ahead.slid : undefined
+/** The slide started for this request's `sessionId`, if one was; it is forgotten here once taken. */
+export const takeSessionReadAhead = (request: HttpServerRequest.HttpServerRequest, sessionId: string): Slid | undefined => {
+  const notes = notesIfAny(request)
+  const ahead = notes?.sessionReadAhead
+  if (notes === undefined || ahead === undefined) return undefined
+  notes.sessionReadAhead = undefined
+  return ahead.sessionId === sessionId ? ahead.slid : undefined
 }

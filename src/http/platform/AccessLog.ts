@@ -12,7 +12,7 @@ import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from 
 import { Clock, Effect, Exit, FiberRef, LogLevel, Option, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import { httpRequest } from "../../layers/AppMetrics"
-import { requestKey } from "./ClientInfo"
+import { notesIfAny, notesOf } from "./RequestNotes"
 import { endpoint, type EndpointName, makeEndpoints, type ResolveEndpoint } from "./Routes"
 
 /** Query parameters whose values are secrets. */
@@ -49,18 +49,24 @@ const decodedName = (name: string) => {
 }
 
 /**
- * Who made each request being served, once the authentication middleware knows: its access-log line names them. By
- * the request (`requestKey`), not a service provided to the request, which would copy the request's context.
+ * Notes the signed-in user of `request`, for its access-log line (nothing outside the access log): in the request's
+ * notes, not a service provided to the request, which would copy the request's context.
  */
-const requestUsers = new WeakMap<object, bigint>()
-
-/** Notes the signed-in user of `request`, for its access-log line (nothing outside the access log). */
 export const noteRequestUser = (request: HttpServerRequest.HttpServerRequest, userId: bigint): void => {
-  requestUsers.set(requestKey(request), userId)
+  notesOf(request).userId = userId
 }
 
 /** An incoming request id is kept when it is a short token of safe characters (it is logged). */
 const INCOMING_ID = /^[\w.:-]{1,128}$/
+
+/**
+ * Answers name their request's id. One function for every request (the id is in the request's notes), not a closure
+ * per request: see ResponseHeaders.ts for why.
+ */
+const setRequestId: HttpApp.PreResponseHandler = (request, response) => {
+  const requestId = notesIfAny(request)?.requestId
+  return Effect.succeed(requestId === undefined ? response : HttpServerResponse.setHeader(response, "x-request-id", requestId))
+}
 
 /** The access log, for `HttpApiBuilder.serve` (and the tests' in-process app). */
 export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R>> = Effect.map(
@@ -76,9 +82,8 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
         onNone: () => ({ requestId }),
         onSome: (span) => ({ requestId, traceId: span.traceId })
       })
-      yield* HttpApp.appendPreResponseHandler((_, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", requestId))
-      )
+      notesOf(request).requestId = requestId
+      yield* HttpApp.appendPreResponseHandler(setRequestId)
       const exit = yield* Effect.exit(Effect.annotateLogs(app, annotations))
       const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
       // Bounded labels: the endpoint's template; anything outside the API (docs, metrics, 404s) is "other".
@@ -87,7 +92,7 @@ export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => 
       yield* httpRequest(request.method, route, status, seconds)
       // The line is built only when it is written (the benchmarks run at LOG_LEVEL=Warn).
       if (LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))) {
-        const userId = requestUsers.get(requestKey(request))
+        const userId = notesIfAny(request)?.userId
         yield* Effect.logInfo("Sent HTTP response").pipe(
           Effect.annotateLogs({
             ...annotations,

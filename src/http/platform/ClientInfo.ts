@@ -13,14 +13,6 @@ export interface ProxySettings {
   readonly trustedProxies: ReadonlyArray<string>
 }
 
-/**
- * The object that stands for one request while it is served, whatever wraps it (the body limit wraps the request
- * object): Node's incoming message. What a step learns of a request for a later one is kept in a WeakMap by it, and
- * dropped with it.
- */
-export const requestKey = (request: HttpServerRequest.HttpServerRequest): object =>
-  typeof request.source === "object" && request.source !== null ? request.source : request
-
 /** `::ffff:127.0.0.1` (an IPv4 peer on a dual-stack socket) is 127.0.0.1. */
 const plainAddress = (address: string) => address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address
 

@@ -10,11 +10,12 @@ import { Effect, FiberRef } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { Api } from "../Api"
 import { AdminAuthentication, Authentication } from "../identity/Authentication"
+import { notesByKey } from "./RequestNotes"
 
 /** `group.endpoint`, as named in the HttpApi groups, e.g. `auth.verify2fa`. */
 export type EndpointName = `${string}.${string}`
 
-interface ResolvedEndpoint {
+export interface ResolvedEndpoint {
   readonly name: EndpointName
   /** The route's template, e.g. `/api/auth/sessions/:id`. */
   readonly path: string
@@ -67,18 +68,6 @@ type Router = FindMyWay.Router<ResolvedEndpoint>
 
 /** One router per router configuration (in practice one): built on first use, shared by every middleware. */
 const routers = new WeakMap<object, Router>()
-interface Found {
-  readonly method: string
-  readonly url: string
-  readonly endpoint: ResolvedEndpoint | undefined
-}
-
-/**
- * The endpoint found for each request, keyed by its underlying request: the body limit wraps the request
- * object, the wrapper keeps the source. Dropped with the request.
- */
-const perRequest = new WeakMap<object, Found>()
-
 /** The resolver of the router configuration in effect (the one the API's router is built with). */
 export const makeEndpoints: Effect.Effect<Endpoints> = Effect.map(
   FiberRef.get(HttpRouter.currentRouterConfig),
@@ -96,11 +85,12 @@ export const makeEndpoints: Effect.Effect<Endpoints> = Effect.map(
       // As the platform's router: HEAD is answered by the GET route.
       (found.find(method, url) ?? (method === "HEAD" ? found.find("GET", url) : undefined))?.handler
     const of = ({ method, source, url }: RequestLine) => {
-      const key = typeof source === "object" && source !== null ? source : undefined
-      const known = key === undefined ? undefined : perRequest.get(key)
+      // Found once per request, kept in its notes (the body limit wraps the request object; the wrapper keeps the source).
+      const notes = typeof source === "object" && source !== null ? notesByKey(source) : undefined
+      const known = notes?.endpoint
       if (known !== undefined && known.method === method && known.url === url) return known.endpoint
       const endpoint = resolve(method, url)
-      if (key !== undefined) perRequest.set(key, { method, url, endpoint })
+      if (notes !== undefined) notes.endpoint = { method, url, endpoint }
       return endpoint
     }
     return { of, resolve }
