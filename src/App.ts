@@ -34,6 +34,7 @@ import { databaseFromConfig, Infrastructure, StoresFromConfig } from "./layers/I
 import type { MigrationsOnOpen } from "./layers/Migrations"
 import { Lifecycle } from "./layers/Lifecycle"
 import { TracingFromEnv } from "./layers/Observability"
+import { SharedSchedulerLive } from "./layers/SharedScheduler"
 import type { PaymentGateway } from "./layers/PaymentGateway"
 import { Randomness } from "./layers/Randomness"
 import type { KeyValue } from "./layers/stores/KeyValue"
@@ -178,7 +179,9 @@ export const application = <EC, RC, I, EI, RI, EP, EG, EJ, RJ>(
     // The gateway's PIX key directory: the sandbox's or the real gateway's, as the gateway (docs/rules.md#pix-key-owner).
     Layer.provideMerge(PixKeyDirectoryFromConfig),
     Layer.provideMerge(world.infrastructure),
-    Layer.provideMerge(world.config)
+    Layer.provideMerge(world.config),
+    // Outermost, so that every fiber below (servers, jobs, requests) runs on it.
+    Layer.provide(SharedSchedulerLive)
   )
 
 /** How long shutdown waits for in-flight requests before it closes their connections (docs/rules.md#shutdown). */
