@@ -7,9 +7,9 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { describe, expect, it, layer } from "@effect/vitest"
+import { afterAll, describe, expect, it, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, TestClock } from "effect"
-import { mkdtempSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { loadAppConfig } from "../../src/layers/AppConfig"
@@ -25,9 +25,12 @@ const DAY = 24 * HOUR
 /** 2025-03-10, 00:00 UTC: 2025-03-09, 21:00 in São Paulo. */
 const D = Date.UTC(2025, 2, 10)
 
+const dataDirs = mkdtempSync(join(tmpdir(), "gp-tz-"))
+afterAll(() => rmSync(dataDirs, { recursive: true, force: true }))
+
 const load = (env: Record<string, string>) =>
   loadAppConfig.pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DATA_DIR: mkdtempSync(join(tmpdir(), "gp-tz-")), ...env })))),
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ DATA_DIR: mkdtempSync(join(dataDirs, "data-")), ...env })))),
     Effect.provide(NodeContext.layer),
     Effect.either
   )

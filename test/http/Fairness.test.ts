@@ -6,12 +6,12 @@
  * agrees with the service. Rolls are recomputed here with node:crypto, independently of the service.
  */
 import { SqlClient } from "@effect/sql"
-import { expect, layer } from "@effect/vitest"
+import { afterAll, expect, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, TestClock } from "effect"
 import fc from "fast-check"
 import { execFile, spawnSync } from "node:child_process"
 import { createHash, createHmac } from "node:crypto"
-import { mkdtempSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -83,6 +83,7 @@ const upgradableItems = (values: ReadonlyArray<number>) =>
 /** The shipped verifier (scripts/verify.mjs, docs/fairness.md#a-verifier-you-can-run), run with plain node. */
 const VERIFY_SCRIPT = fileURLToPath(new URL("../../scripts/verify.mjs", import.meta.url))
 const answersDir = mkdtempSync(join(tmpdir(), "gp-verify-"))
+afterAll(() => rmSync(answersDir, { recursive: true, force: true }))
 
 /**
  * Runs the verifier on `answer` with the hash shown before (and the client seed and nonce the user

@@ -3,9 +3,9 @@
  * secrets, http URLs and the sandbox; development keeps its own secrets.
  */
 import { NodeContext } from "@effect/platform-node"
-import { describe, expect, it } from "@effect/vitest"
+import { afterAll, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Option, Redacted } from "effect"
-import { mkdtempSync, readFileSync, statSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { loadAppConfig, usesDevIdentityProvider, usesSandboxGateway } from "../../src/layers/AppConfig"
@@ -17,7 +17,9 @@ const load = (env: Record<string, string>) =>
     Effect.either
   )
 
-const dataDir = () => mkdtempSync(join(tmpdir(), "gp-config-"))
+const dataDirs = mkdtempSync(join(tmpdir(), "gp-config-"))
+afterAll(() => rmSync(dataDirs, { recursive: true, force: true }))
+const dataDir = () => mkdtempSync(join(dataDirs, "data-"))
 const TWO_FACTOR_KEY = "ab".repeat(32)
 const ADMIN_TOKEN = "an-admin-token-of-at-least-32-bytes"
 const WEBHOOK_SECRET = "a-gateway-shared-secret-of-32-bytes"

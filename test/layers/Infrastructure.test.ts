@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import { mkdtempSync, statSync } from "node:fs"
+import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { AppConfig } from "../../src/layers/AppConfig"
@@ -11,7 +11,9 @@ import { testConfig } from "../support/TestApp"
 
 it.scoped("the embedded database starts in a DATA_DIR whose parents do not exist yet", () =>
   Effect.gen(function*() {
-    const dataDir = join(mkdtempSync(join(tmpdir(), "gp-data-")), "not", "there", "yet")
+    const parent = mkdtempSync(join(tmpdir(), "gp-data-"))
+    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(parent, { recursive: true, force: true })))
+    const dataDir = join(parent, "not", "there", "yet")
     const database = DatabaseFromConfig.pipe(
       Layer.provide(Layer.succeed(AppConfig, { ...testConfig, dataDir, databaseUrl: Option.none() }))
     )
