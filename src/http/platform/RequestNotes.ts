@@ -31,7 +31,7 @@ export interface RequestNotes {
  * The object that stands for one request while it is served, whatever wraps it (the body limit wraps the request
  * object): Node's incoming message.
  */
-export const requestKey = (request: HttpServerRequest.HttpServerRequest): object =>
+const requestKey = (request: HttpServerRequest.HttpServerRequest): object =>
   typeof request.source === "object" && request.source !== null ? request.source : request
 
 const notes = new WeakMap<object, RequestNotes>()
