@@ -113,6 +113,27 @@ layer(TestDatabase)("opening cases", (it) => {
       expect(left).toEqual([{ n: 2 }])
     }))
 
+  it.scoped("a player is never deleted, renumbered or truncated: the ledger and the records of plays name players without a key (sql/0031)", () =>
+    Effect.gen(function*() {
+      const client = yield* app
+      const sql = yield* SqlClient.SqlClient
+      const kase = yield* makeCase()
+      const player = yield* fundedPlayer(client, "kept", 500)
+      expect((yield* client.post(`/api/cases/${kase.kase.id}/open`, undefined, player.auth)).status).toBe(200)
+      const codeOf = (statement: Effect.Effect<unknown, SqlError>) =>
+        Effect.map(Effect.flip(statement), (error) => (error.cause as { code?: string }).code)
+      // A row nothing names, so that no remaining key is what refuses.
+      const [bare] = yield* sql<{ id: string }>`INSERT INTO users (idp_id, username) VALUES ('bare', 'bare') RETURNING id::text AS id`
+      expect(yield* codeOf(sql`DELETE FROM users WHERE id = ${bare!.id}`)).toBe("23503")
+      expect(yield* codeOf(sql`UPDATE users SET id = DEFAULT WHERE id = ${bare!.id}`)).toBe("23503")
+      expect(yield* codeOf(sql`TRUNCATE users CASCADE`)).toBe("23503")
+      const left = yield* sql<{ users: number; movements: number; openings: number }>`
+        SELECT (SELECT count(*) FROM users WHERE id IN (${bare!.id}, ${player.id}))::int AS users,
+               (SELECT count(*) FROM transactions WHERE user_id = ${player.id})::int AS movements,
+               (SELECT count(*) FROM case_openings WHERE user_id = ${player.id})::int AS openings`
+      expect(left).toEqual([{ users: 2, movements: 2, openings: 1 }])
+    }))
+
   it.scoped("errors: unknown or inactive case 404, insufficient balance 400; neither consumes a nonce or money", () =>
     Effect.gen(function*() {
       const client = yield* app
