@@ -22,7 +22,7 @@ ALTER TABLE battle_rolls DROP CONSTRAINT battle_rolls_user_id_fkey;
 ALTER TABLE battle_settlements DROP CONSTRAINT battle_settlements_user_id_fkey;
 ALTER TABLE raffle_tickets DROP CONSTRAINT raffle_tickets_user_id_fkey;
 
--- A player leaves by state (closure, self-exclusion), never by a delete: the ledger must keep adding up to the balance.
+-- A player leaves by state (a ban, a self-exclusion), never by a delete: the ledger must keep adding up to the balance.
 CREATE FUNCTION users_kept() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   RAISE EXCEPTION 'users are not deleted, renumbered or truncated: the ledger and the records of plays name them'
