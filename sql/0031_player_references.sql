@@ -8,8 +8,10 @@
 -- What the keys guaranteed still holds: a user row is never deleted, its id never changes and the table is not
 -- truncated (refused below, with the keys' error code), and every such record takes its player from a row that
 -- exists when it is written: the signed-in user's, a movement's `UPDATE users ... RETURNING` (the ledger's rows are
--- made from the row they moved), a seat or a ticket. The keys of the other tables to `users` stay (identities,
--- sessions' records, deposits, withdrawals, audit entries, notifications, limits): they are written rarely.
+-- made from the row they moved), a seat or a ticket. The keys of the other tables to `users` stay: identities,
+-- fairness seeds, limits, statistics, activity days, deposits, withdrawals, notifications, idempotency keys and raffle
+-- winners are written rarely or updated in place; audit entries are written by many paths, some naming a user an
+-- administrator chose.
 
 ALTER TABLE transactions DROP CONSTRAINT transactions_user_id_fkey;
 ALTER TABLE case_openings DROP CONSTRAINT case_openings_user_id_fkey;
@@ -30,8 +32,9 @@ BEGIN
 END
 $$;
 
+-- Row by row, as a key's check was: a statement trigger would not fire for a delete through a parent table.
 CREATE TRIGGER users_not_deleted BEFORE DELETE ON users
-  FOR EACH STATEMENT EXECUTE FUNCTION users_kept();
+  FOR EACH ROW EXECUTE FUNCTION users_kept();
 CREATE TRIGGER users_id_kept BEFORE UPDATE OF id ON users
   FOR EACH ROW WHEN (OLD.id <> NEW.id) EXECUTE FUNCTION users_kept();
 CREATE TRIGGER users_not_truncated BEFORE TRUNCATE ON users

@@ -127,6 +127,12 @@ layer(TestDatabase)("opening cases", (it) => {
       expect(yield* codeOf(sql`DELETE FROM users WHERE id = ${bare!.id}`)).toBe("23503")
       expect(yield* codeOf(sql`UPDATE users SET id = DEFAULT WHERE id = ${bare!.id}`)).toBe("23503")
       expect(yield* codeOf(sql`TRUNCATE users CASCADE`)).toBe("23503")
+      // Through a parent table, which a statement trigger on users would not see.
+      yield* sql`CREATE TABLE users_parent (id bigint)`
+      yield* sql`ALTER TABLE users INHERIT users_parent`
+      expect(yield* codeOf(sql`DELETE FROM users_parent WHERE id = ${bare!.id}`)).toBe("23503")
+      yield* sql`ALTER TABLE users NO INHERIT users_parent`
+      yield* sql`DROP TABLE users_parent`
       const left = yield* sql<{ users: number; movements: number; openings: number }>`
         SELECT (SELECT count(*) FROM users WHERE id IN (${bare!.id}, ${player.id}))::int AS users,
                (SELECT count(*) FROM transactions WHERE user_id = ${player.id})::int AS movements,
