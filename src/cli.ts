@@ -217,11 +217,12 @@ const commands: Record<string, Command> = {
   "ledger check": {
     args: [],
     summary: "Check the ledger's invariants; exit 1 and the offending rows on any mismatch",
-    details: "Every balance equals the sum of its movements and none is negative; every CONFIRMED deposit has\n" +
-      "exactly one DEPOSIT credit of its amount and no other deposit has any; every withdrawal has exactly one\n" +
-      "WITHDRAWAL debit of its amount, plus one WITHDRAWAL_REFUND exactly when CANCELLED, REJECTED or FAILED;\n" +
-      "no such movement is without its deposit or withdrawal; every case opening has its CASE_OPEN debit of\n" +
-      "its price and every CASE_OPEN debit its opening (docs/rules.md#ledger-checks).",
+    details: "Every balance equals the sum of its movements and none is negative; every movement's user exists;\n" +
+      "every CONFIRMED deposit has exactly one DEPOSIT credit of its amount and no other deposit has any; every\n" +
+      "withdrawal has exactly one WITHDRAWAL debit of its amount, plus one WITHDRAWAL_REFUND exactly when\n" +
+      "CANCELLED, REJECTED or FAILED; no such movement is without its deposit or withdrawal;\n" +
+      "every case opening has its CASE_OPEN debit of its price and every CASE_OPEN debit its opening\n" +
+      "(docs/rules.md#ledger-checks).",
     json: true,
     whileServing: "stop it first (no API runs these checks)",
     run: (opener) =>
@@ -229,7 +230,7 @@ const commands: Record<string, Command> = {
         Effect.map((found) => {
           const sections: Array<[string, ReadonlyArray<string>]> = [
             ["Balances not equal to their ledger sum, or negative", found.balances.map((r) =>
-              `user ${r.userId}: balance ${r.balanceCents}, ledger sum ${r.ledgerSumCents}`)],
+              `user ${r.userId}: ${r.balanceCents === null ? "no such user" : `balance ${r.balanceCents}`}, ledger sum ${r.ledgerSumCents}`)],
             ["Deposits not credited exactly once when CONFIRMED (or credited otherwise)", found.deposits.map((r) =>
               `deposit ${r.id} of user ${r.userId}: ${r.status}, ${r.amountCents} cents, ${r.credits} DEPOSIT credits of that amount, ${r.movements} movements`)],
             ["DEPOSIT movements without their deposit", found.depositOrphans.map((r) =>
@@ -248,7 +249,11 @@ const commands: Record<string, Command> = {
               .join("\n")
           const json = {
             ok: failing.length === 0,
-            balances: found.balances.map((r) => ({ userId: r.userId, balanceCents: Number(r.balanceCents), ledgerSumCents: Number(r.ledgerSumCents) })),
+            balances: found.balances.map((r) => ({
+              userId: r.userId,
+              balanceCents: r.balanceCents === null ? null : Number(r.balanceCents),
+              ledgerSumCents: Number(r.ledgerSumCents)
+            })),
             deposits: found.deposits.map((r) => ({ ...r, amountCents: Number(r.amountCents) })),
             depositOrphans: found.depositOrphans.map((r) => ({ ...r, amountCents: Number(r.amountCents) })),
             withdrawals: found.withdrawals,

@@ -193,4 +193,25 @@ layer(Services)("Ledger", (it) => {
       expect(yield* ledger.discrepancies).toEqual([{ userId: String(user.id), balanceCents: 600n, ledgerSumCents: 500n }])
       yield* sql`UPDATE users SET balance_cents = 500 WHERE id = ${user.id}`
     }))
+
+  it.effect("reconciliation reports movements whose user does not exist, even when they add up to 0 (no key to users: sql/0031)", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const ledger = yield* Ledger
+      const [gone, zero] = [yield* newUser, yield* newUser]
+      yield* ledger.credit({ userId: gone.id, type: "DEPOSIT", amountCents: 300n })
+      yield* ledger.credit({ userId: zero.id, type: "DEPOSIT", amountCents: 200n })
+      yield* ledger.debit({ userId: zero.id, type: "CASE_OPEN", amountCents: 200n })
+      // Only with triggers and keys switched off (as a restore may do) can a user go.
+      yield* sql.withTransaction(Effect.zipRight(
+        sql`SET LOCAL session_replication_role = replica`,
+        sql`DELETE FROM users WHERE id IN (${gone.id}, ${zero.id})`
+      ))
+      expect(yield* ledger.discrepancies).toEqual([
+        { userId: String(gone.id), balanceCents: null, ledgerSumCents: 300n },
+        { userId: String(zero.id), balanceCents: null, ledgerSumCents: 0n }
+      ])
+      yield* sql`DELETE FROM transactions WHERE user_id IN (${gone.id}, ${zero.id})`
+      expect(yield* ledger.discrepancies).toEqual([])
+    }))
 })

@@ -79,7 +79,8 @@ const BalanceRow = Schema.Struct({ balanceCents: Schema.BigInt })
 /** A user whose stored balance differs from the sum of their movements, or is negative. */
 const DiscrepancyRow = Schema.Struct({
   userId: Schema.String,
-  balanceCents: Schema.BigInt,
+  /** Null when movements name a user that does not exist (no key refuses that: sql/0031). */
+  balanceCents: Schema.NullOr(Schema.BigInt),
   ledgerSumCents: Schema.BigInt
 })
 
@@ -245,14 +246,14 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
     })
 
     /**
-     * Reconciliation: every user whose balance is not the sum of their movements, or is negative.
-     * Empty on a healthy ledger; operations can run it at any time.
+     * Reconciliation: every user whose balance is not the sum of their movements, or is negative, and every user id
+     * that movements name without a user (balance null). Empty on a healthy ledger; operations can run it at any time.
      */
     const discrepancies = rowsOf(DiscrepancyRow, sql`
-      SELECT u.id::text AS user_id, u.balance_cents, COALESCE(SUM(t.amount_cents), 0) AS ledger_sum_cents
-      FROM users u LEFT JOIN transactions t ON t.user_id = u.id
-      GROUP BY u.id
-      HAVING u.balance_cents <> COALESCE(SUM(t.amount_cents), 0) OR u.balance_cents < 0`).pipe(Effect.withSpan("Ledger.discrepancies"))
+      SELECT COALESCE(u.id, t.user_id)::text AS user_id, u.balance_cents, COALESCE(t.sum, 0) AS ledger_sum_cents
+      FROM users u FULL JOIN (SELECT user_id, SUM(amount_cents) AS sum FROM transactions GROUP BY user_id) t ON t.user_id = u.id
+      WHERE u.id IS NULL OR u.balance_cents <> COALESCE(t.sum, 0) OR u.balance_cents < 0
+      ORDER BY COALESCE(u.id, t.user_id)`).pipe(Effect.withSpan("Ledger.discrepancies"))
 
     const refunded = sql`CASE WHEN w.status = ANY(${REFUNDED_WITHDRAWAL}) THEN 1 ELSE 0 END`
     /** Withdrawals not debited exactly once of their amount, or refunded when they should not be (or not when they should). */
