@@ -76,7 +76,10 @@ const talliesOf = (sql: SqlClient.SqlClient, type: TransactionType, signedCents:
 const PostingRow = Schema.Struct({ id: TransactionId, balanceAfterCents: Schema.BigInt })
 const BalanceRow = Schema.Struct({ balanceCents: Schema.BigInt })
 
-/** A user whose stored balance differs from the sum of their movements, or is negative. */
+/**
+ * A user whose stored balance differs from the sum of their movements, or is negative; or a user id that movements
+ * name without a user.
+ */
 const DiscrepancyRow = Schema.Struct({
   userId: Schema.String,
   /** Null when movements name a user that does not exist (no key refuses that: sql/0031). */
