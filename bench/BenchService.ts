@@ -44,6 +44,11 @@ export interface GcPauses {
   readonly fullCollections: { readonly count: number; readonly totalMs: number; readonly maxMs: number }
   /** What the service allocated in that time, in MB: the heap's growth from one collection to the next. */
   readonly allocatedMb: number
+  /**
+   * Each full collection on this process's `performance.now()` clock (within the ~10 ms a process takes to start
+   * its isolate): when its concurrent marking began (when V8 logged it) and its final pause.
+   */
+  readonly fullCollectionTimes: ReadonlyArray<{ readonly markingFromMs: number; readonly pauseAtMs: number }>
 }
 
 export interface Answer {
@@ -328,6 +333,8 @@ export const startBench = async (options: BenchOptions) => {
     const base = `http://127.0.0.1:${port}`
     const logFile = join(dir, `service-${n}.log`)
     const log = openSync(logFile, "a")
+    // --trace-gc stamps its lines with ms since the process started: this is that start on our clock.
+    const spawnedAtMs = performance.now()
     const child: ChildProcess = spawn(process.execPath, [...profiling, ...serviceArgs], {
       env: {
         ...process.env,
@@ -347,7 +354,7 @@ export const startBench = async (options: BenchOptions) => {
       },
       stdio: ["ignore", log, log]
     })
-    return { base, process: child, log: logFile }
+    return { base, process: child, log: logFile, spawnedAtMs }
   }
   const instances = await Promise.all(Array.from({ length: options.instances }, (_, n) => startInstance(n)))
   const base = instances[0]!.base
@@ -440,7 +447,8 @@ export const startBench = async (options: BenchOptions) => {
    * The garbage collections the service logged after `sinceMs` of its lifetime (--trace-gc stamps each
    * line with ms since the process started), e.g. `gcPauses(gcClock())` before a phase and after it.
    * A line reads `[pid:0x…]  5838 ms: Scavenge 213.7 (307.8) -> 124.8 (266.2) MB, pooled: 0 MB, 34.70 / 0.02 ms …`:
-   * the heap before and after it, and its pause (the figure before the slash).
+   * the heap before and after it, and its pause (the figure before the slash); a full collection's line also says
+   * how long before its pause its marking began (`walltime since start of marking 180 ms`).
    */
   const gcLinesOf = (log: string) =>
     readFileSync(log, "utf8").split("\n").flatMap((line) => {
@@ -451,7 +459,8 @@ export const startBench = async (options: BenchOptions) => {
         kind: found[2]!,
         beforeMb: Number(found[3]),
         afterMb: Number(found[4]),
-        pauseMs: Number(found[5])
+        pauseMs: Number(found[5]),
+        markingMs: Number(/walltime since start of marking ([\d.]+) ms/.exec(line)?.[1] ?? 0)
       }]
     })
   /** The latest --trace-gc time stamp: a mark for `gcPauses`. */
@@ -459,6 +468,10 @@ export const startBench = async (options: BenchOptions) => {
   const gcPauses = (sinceMs: number): GcPauses => {
     const perInstance = instances.map(({ log }) => gcLinesOf(log))
     const lines = perInstance.flat().filter(({ atMs }) => atMs > sinceMs)
+    const fullCollectionTimes = instances.flatMap(({ spawnedAtMs }, i) =>
+      perInstance[i]!.filter(({ atMs, kind }) => kind === "Mark-Compact" && atMs > sinceMs)
+        .map(({ atMs, markingMs }) => ({ markingFromMs: spawnedAtMs + atMs - markingMs, pauseAtMs: spawnedAtMs + atMs }))
+    )
     const sum = (kind: string) => {
       const pauses = lines.filter((line) => line.kind === kind).map(({ pauseMs }) => pauseMs)
       return { count: pauses.length, totalMs: pauses.reduce((a, b) => a + b, 0), maxMs: Math.max(0, ...pauses) }
@@ -467,7 +480,7 @@ export const startBench = async (options: BenchOptions) => {
     const allocatedMb = perInstance.reduce((total, all) =>
       all.reduce((sum, line, i) =>
         i > 0 && line.atMs > sinceMs ? sum + Math.max(0, line.beforeMb - all[i - 1]!.afterMb) : sum, total), 0)
-    return { scavenges: sum("Scavenge"), fullCollections: sum("Mark-Compact"), allocatedMb }
+    return { scavenges: sum("Scavenge"), fullCollections: sum("Mark-Compact"), allocatedMb, fullCollectionTimes }
   }
 
   const stop = async () => {

@@ -13,7 +13,8 @@
  * and for the service's loops the shares of time its main thread ran on a CPU and waited for one (the cores being
  * busy with the others), then stops the service and drops the database and its Redis keys.
  *
- * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop.
+ * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop, and when each full
+ * collection's marking ran, in the loop's seconds, to lay beside its slow seconds.
  *
  * `--connections N` opens at most N connections to the service (default 1024); requests beyond wait in
  * the client, as behind a load balancer that keeps a bounded pool per instance. Latency still counts from
@@ -81,6 +82,8 @@ const closedLoop = (users: number, seconds: number) => bench.closedLoop(users, s
 const unanswered = new Set<string>()
 /** The open loop's seconds in which some opening took over 100 ms: [second, slowest ms, openings over 100 ms]. */
 const slowSeconds: Array<[number, number, number]> = []
+/** When the open loop began, on `performance.now()`'s clock: its seconds count from here. */
+let openLoopStartedMs = 0
 /** Openings sent at `rate` per second for `seconds`, spread over `users` users; latency from the scheduled time. */
 const openLoop = async (rate: number, users: number, seconds: number): Promise<Loop> => {
   const latencies: Array<number> = []
@@ -88,6 +91,7 @@ const openLoop = async (rate: number, users: number, seconds: number): Promise<L
   const failed = (status: number) => void failures.set(status, (failures.get(status) ?? 0) + 1)
   const total = Math.round(rate * seconds)
   const started = performance.now()
+  openLoopStartedMs = started
   const cpuBefore = bench.serviceCpuMs()
   const [shared, threads] = [sharedCpu(), mainThreads(bench.pids)]
   const inFlight: Array<Promise<void>> = []
@@ -142,12 +146,19 @@ const gcMark = values.gc ? bench.gcClock() : 0
 const openLoopResult = await openLoop(RATE, USERS, SECONDS)
 console.log(show(`service, open loop at ${RATE}/s`, openLoopResult))
 if (values.gc) {
-  const { allocatedMb, fullCollections: full, scavenges } = bench.gcPauses(gcMark)
+  const { allocatedMb, fullCollectionTimes, fullCollections: full, scavenges } = bench.gcPauses(gcMark)
+  const second = (ms: number) => ((ms - openLoopStartedMs) / 1000).toFixed(1)
   console.log(`  garbage collection during it: ${scavenges.count} scavenges (${scavenges.totalMs.toFixed(0)} ms, longest ${
     scavenges.maxMs.toFixed(1)
   } ms), ${full.count} full collections (${full.totalMs.toFixed(0)} ms, longest ${full.maxMs.toFixed(1)} ms); allocated ${
     ((allocatedMb * 1024) / (RATE * SECONDS)).toFixed(0)
   } KB per opening`)
+  // To lay beside the slow seconds below (same clock: the loop's start).
+  if (fullCollectionTimes.length > 0) {
+    console.log(`  full collections, their marking and pause: ${
+      fullCollectionTimes.map(({ markingFromMs, pauseAtMs }) => `${second(markingFromMs)}-${second(pauseAtMs)} s`).join(", ")
+    }`)
+  }
 }
 if (unanswered.size > 0) console.log(`  unanswered: ${[...unanswered].join(", ")}`)
 if (slowSeconds.length > 0) {
