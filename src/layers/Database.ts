@@ -26,9 +26,15 @@ type DatabaseSource =
     readonly loadDataDir?: Blob
   }
 
+/**
+ * Columns' names are turned to camelCase; the JSON inside a column is left as it is (`transformJson: false`): every
+ * JSON the statements build or store already has camelCase keys, and the client walking every row's JSON to copy
+ * it with the same keys cost ~25 KB and a copy of every object per battle step (docs/decisions.md "JSON columns").
+ */
 const clientOptions = {
   transformResultNames: String.snakeToCamel,
-  transformQueryNames: String.camelToSnake
+  transformQueryNames: String.camelToSnake,
+  transformJson: false
 } as const
 
 /** The connection pool's state right now (for the metrics). */

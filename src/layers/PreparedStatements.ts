@@ -19,11 +19,35 @@
  * conflict (src/layers/Failures.ts): `inTransaction` runs the transaction again, a lone statement is a 503.
  */
 import pg from "pg"
+import pgUtils from "pg/lib/utils.js"
 
 /** How many statements one connection keeps prepared at most. */
 export const PER_CONNECTION = 200
 /** How many different texts a pool names at most. */
 const NAMED = 2_000
+
+/**
+ * `values` with each Date as pg would send it (its `prepareValue`), one conversion per instant: a statement names
+ * its time once per table it writes (an opening's, a dozen times), and pg turns every occurrence into text anew
+ * (~0.5 KB of short strings each). The same array when it holds no Date.
+ */
+const withDatesAsText = (values: Array<unknown>): Array<unknown> => {
+  let converted: Array<unknown> | undefined
+  let lastTime = NaN
+  let lastText: unknown
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]
+    if (!(value instanceof Date)) continue
+    converted ??= values.slice()
+    const time = value.getTime()
+    if (time !== lastTime) {
+      lastTime = time
+      lastText = pgUtils.prepareValue(value)
+    }
+    converted[i] = lastText
+  }
+  return converted ?? values
+}
 
 /** A `pg.Client` class that prepares statements as described above; one name space per call. */
 export const preparingClient = (): typeof pg.Client => {
@@ -55,11 +79,12 @@ export const preparingClient = (): typeof pg.Client => {
         return (super.query as (...args: Array<unknown>) => unknown)(...args)
       }
       const name = nameOf(text)
+      const sent = withDatesAsText(values)
       if (name === undefined || (!this.prepared.has(name) && this.prepared.size >= PER_CONNECTION)) {
-        return super.query(text, values, callback as () => void)
+        return super.query(text, sent, callback as () => void)
       }
       this.prepared.add(name)
-      return super.query({ name, text, values }, (error: Error | null, result: unknown) => {
+      return super.query({ name, text, values: sent }, (error: Error | null, result: unknown) => {
         if ((error as { code?: string } | null)?.code === "0A000" && /cached plan/.test(error!.message)) {
           const entry = entryOf(text)
           if (entry?.name === name) entry.name = `s${++made}`

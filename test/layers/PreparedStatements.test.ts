@@ -13,6 +13,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Schema, TestClock } from "effect"
 import { DatabaseLive } from "../../src/layers/Database"
 import { MigrationsLive } from "../../src/layers/Migrations"
+import pgUtils from "pg/lib/utils.js"
 import { PER_CONNECTION } from "../../src/layers/PreparedStatements"
 import { inTransaction } from "../../src/services/platform/SqlRows"
 import { fundedPlayer } from "../support/GameFixtures"
@@ -39,6 +40,31 @@ layer(EmptyTestDatabase, { excludeTestServices: true })("prepared statements", (
       }))
       expect(answers.map(([row]) => row!.sum)).toEqual([2, 3, 4])
       expect(prepared).toEqual([{ statement: "SELECT $1::int + 1 AS sum, 'marker_a' AS m", runs: 3 }])
+    }).pipe(Effect.orDie))
+
+  it.effect("times go as pg writes them, each instant written once and used wherever the statement names it", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const [at, other] = [new Date("2026-11-29T13:45:56.926Z"), new Date("2024-02-29T23:59:59.001Z")]
+      // `$n::text` answers the parameter's text as it arrived.
+      const [row] = yield* sql<Record<string, string>>`
+        SELECT ${at}::text AS a, ${other}::text AS b, ${at}::text AS c, ${new Date(at.getTime())}::text AS d,
+               ${"plain"}::text AS e, ${at}::timestamptz = ${new Date(at.getTime())}::timestamptz AS same`
+      expect(row).toEqual({
+        a: pgUtils.prepareValue(at),
+        b: pgUtils.prepareValue(other),
+        c: pgUtils.prepareValue(at),
+        d: pgUtils.prepareValue(at),
+        e: "plain",
+        same: true
+      })
+    }).pipe(Effect.orDie))
+
+  it.effect("a column's name is turned to camelCase, the JSON inside it is left as it is", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql`SELECT ${JSON.stringify({ snake_key: [{ inner_key: 1 }], camelKey: 2 })}::jsonb AS json_column`
+      expect(rows).toEqual([{ jsonColumn: { snake_key: [{ inner_key: 1 }], camelKey: 2 } }])
     }).pipe(Effect.orDie))
 
   it.effect("a statement without parameters is sent as it is", () =>
