@@ -33,18 +33,18 @@ const NAMED = 2_000
  */
 const withDatesAsText = (values: Array<unknown>): Array<unknown> => {
   let converted: Array<unknown> | undefined
-  let lastTime = NaN
-  let lastText: unknown
+  let textOf: Map<number, unknown> | undefined
   for (let i = 0; i < values.length; i++) {
     const value = values[i]
     if (!(value instanceof Date)) continue
     converted ??= values.slice()
-    const time = value.getTime()
-    if (time !== lastTime) {
-      lastTime = time
-      lastText = pgUtils.prepareValue(value)
+    textOf ??= new Map()
+    let text = textOf.get(value.getTime())
+    if (text === undefined) {
+      text = pgUtils.prepareValue(value)
+      textOf.set(value.getTime(), text)
     }
-    converted[i] = lastText
+    converted[i] = text
   }
   return converted ?? values
 }
