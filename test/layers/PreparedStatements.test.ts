@@ -11,9 +11,9 @@ import { NodeContext } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Schema, TestClock } from "effect"
+import pgUtils from "pg/lib/utils.js"
 import { DatabaseLive } from "../../src/layers/Database"
 import { MigrationsLive } from "../../src/layers/Migrations"
-import pgUtils from "pg/lib/utils.js"
 import { PER_CONNECTION } from "../../src/layers/PreparedStatements"
 import { inTransaction } from "../../src/services/platform/SqlRows"
 import { fundedPlayer } from "../support/GameFixtures"
@@ -42,7 +42,7 @@ layer(EmptyTestDatabase, { excludeTestServices: true })("prepared statements", (
       expect(prepared).toEqual([{ statement: "SELECT $1::int + 1 AS sum, 'marker_a' AS m", runs: 3 }])
     }).pipe(Effect.orDie))
 
-  it.effect("times go as pg writes them, each instant written once and used wherever the statement names it", () =>
+  it.effect("times go as pg writes them: one instant, the same text wherever the statement names it", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const [at, other] = [new Date("2026-11-29T13:45:56.926Z"), new Date("2024-02-29T23:59:59.001Z")]
