@@ -3,7 +3,8 @@
  * parameters is parsed and planned once per connection, the rest go as they are, a connection keeps a
  * bounded number, and a statement whose result changed its columns under it fails once, then runs: a
  * transaction meeting that runs again; and a statement over a list (ids, rows to insert) keeps one text
- * whatever the list's length.
+ * whatever the list's length. Also what the client does with values: times are sent as pg writes them, and
+ * a column's JSON comes back untouched (src/layers/Database.ts).
  * Each test holds one connection (in a transaction, or a pool of one), where PostgreSQL's
  * pg_prepared_statements shows what it prepared.
  */
