@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto"
 import { RedisConnection } from "../../src/layers/stores/RedisConnection"
 import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { Stores } from "../../src/layers/stores/Stores"
-import { storeContract } from "./contract"
+import { realTime, realTimeSuite, storeContract } from "./contract"
 
 const url = process.env.REDIS_URL
 
@@ -24,9 +24,8 @@ describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
   const StoresLive = Layer.scopedDiscard(Effect.addFinalizer(() => removeKeys(url!))).pipe(
     Layer.provideMerge(Stores.redis(singleNode(Redacted.make(url!)), prefix))
   )
-  layer(StoresLive, { excludeTestServices: true })((it) => {
-    // Redis keeps its own time: let real time pass.
-    storeContract(it, { advance: (ms) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms))) })
+  describe("the store contract", realTimeSuite, () => {
+    layer(StoresLive, { excludeTestServices: true })((it) => storeContract(it, realTime))
   })
 
   // ioredis stops for good when a reconnection attempt is abandoned (under Sentinel, a fail-over announced while

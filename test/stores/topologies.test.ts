@@ -19,7 +19,7 @@ import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { type ClusterSetup, hasRedisServer, type SentinelSetup, startCluster, startSentinelSetup } from "../support/RedisTopologies"
 import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
-import { storeContract } from "./contract"
+import { realTime, realTimeSuite, storeContract } from "./contract"
 
 const noAuth: RedisAuth = { username: Option.none(), password: Option.none(), sentinelPassword: Option.none() }
 /** Limits no test request reaches: the load below opens a case every 20 ms. */
@@ -30,9 +30,6 @@ const skipped = !hasRedisServer
   : process.env.REDIS_URL === undefined
   ? "skipped: runs in the real-servers run (REDIS_URL set)"
   : undefined
-
-/** Redis keeps its own time: let real time pass. */
-const realTime = { advance: (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms))) }
 
 describe.skipIf(skipped !== undefined)(`Redis Sentinel and Cluster${skipped === undefined ? "" : ` (${skipped})`}`, () => {
   let sentinel: SentinelSetup
@@ -49,11 +46,11 @@ describe.skipIf(skipped !== undefined)(`Redis Sentinel and Cluster${skipped === 
   const storesOn = (target: () => RedisTarget) =>
     Layer.suspend(() => Stores.redis(target(), `gp-test:${randomUUID()}:`)).pipe(Layer.orDie)
 
-  describe("Sentinel: a primary, a replica, three sentinels", () => {
+  describe("Sentinel: a primary, a replica, three sentinels", realTimeSuite, () => {
     layer(storesOn(sentinelTarget), { excludeTestServices: true })((it) => storeContract(it, realTime))
   })
 
-  describe("Cluster: three primaries", () => {
+  describe("Cluster: three primaries", realTimeSuite, () => {
     layer(storesOn(() => ({ _tag: "Cluster", nodes: cluster.nodes, auth: noAuth })), { excludeTestServices: true })((it) =>
       storeContract(it, realTime)
     )
