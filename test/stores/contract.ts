@@ -121,7 +121,7 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       const stamp = { now: "2026-01-05T00:00:00.000Z", expiresAt: "2026-01-12T00:00:00.000Z", deviceId: undefined }
       const slidOf = (value: string) => ({ ...JSON.parse(value), lastActivity: stamp.now, expiresAt: stamp.expiresAt })
       const absent = fresh("session")
-      expect(yield* kv.slide(absent, 600, stamp)).toEqual(Option.none())
+      expect(yield* Effect.flatten(kv.slide(absent, 600, stamp))).toEqual(Option.none())
       expect(yield* kv.get(absent)).toEqual(Option.none())
 
       // Every case in the same steps (one wait for all of them). Slid: unbound, and bound to the request's device
@@ -140,7 +140,7 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       for (const { key, value } of cases) yield* kv.set(key, value, ttlMs)
       yield* advance(earlyMs)
       for (const { deviceId, key, slid, value } of cases) {
-        expect(yield* kv.slide(key, ttlMs, { ...stamp, deviceId })).toEqual(Option.some({ value, slid }))
+        expect(yield* Effect.flatten(kv.slide(key, ttlMs, { ...stamp, deviceId }))).toEqual(Option.some({ value, slid }))
         const now = yield* kv.get(key)
         if (slid) expect(Option.map(now, JSON.parse)).toEqual(Option.some(slidOf(value)))
         else expect(now).toEqual(Option.some(value)) // untouched, to the byte
@@ -150,6 +150,21 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
         // A slide moved the time to live; a refusal left it, so the value is gone.
         expect(Option.map(yield* kv.get(key), JSON.parse)).toEqual(slid ? Option.some(slidOf(value)) : Option.none())
       }
+    }))
+
+  it.effect("key-value: a slide is sent before its answer is awaited, and its answer can be awaited again", () =>
+    Effect.gen(function*() {
+      const kv = yield* KeyValue
+      const key = fresh("session")
+      const value = JSON.stringify({ id: "s", lastActivity: "2026-01-01T00:00:00.000Z", expiresAt: "2026-01-08T00:00:00.000Z" })
+      yield* kv.set(key, value, ttlMs)
+      const stamp = { now: "2026-01-05T00:00:00.000Z", expiresAt: "2026-01-12T00:00:00.000Z", deviceId: undefined }
+      const answer = yield* kv.slide(key, ttlMs, stamp)
+      // Not awaited yet: a command sent after it already finds the session slid (one connection keeps the order).
+      const slidValue = JSON.stringify({ ...JSON.parse(value), lastActivity: stamp.now, expiresAt: stamp.expiresAt })
+      expect(yield* kv.get(key)).toEqual(Option.some(slidValue))
+      expect(yield* answer).toEqual(Option.some({ value, slid: true }))
+      expect(yield* answer).toEqual(Option.some({ value, slid: true }))
     }))
 
   it.effect("key-value: setIfAbsent sets once, and again only after expiry; parallel callers: one wins", () =>

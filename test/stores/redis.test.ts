@@ -2,6 +2,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
+import { KeyValue } from "../../src/layers/stores/KeyValue"
 import { RedisConnection } from "../../src/layers/stores/RedisConnection"
 import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { Stores } from "../../src/layers/stores/Stores"
@@ -27,6 +28,31 @@ describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
   describe("the store contract", realTimeSuite, () => {
     layer(StoresLive, { excludeTestServices: true })((it) => storeContract(it, realTime))
   })
+
+  // The rate limiter sends the session's slide ahead and a request refused before its authentication never awaits the
+  // answer: with Redis gone, that answer's failure must not be an unhandled rejection (Node ends the process on one).
+  it.live("a slide whose answer nobody awaits fails quietly when Redis is gone; awaited, it is a 503", () =>
+    Effect.gen(function*() {
+      const { client } = yield* RedisConnection
+      const kv = yield* KeyValue
+      const unhandled: Array<unknown> = []
+      const onUnhandled = (reason: unknown) => unhandled.push(reason)
+      process.on("unhandledRejection", onUnhandled)
+      yield* Effect.addFinalizer(() => Effect.sync(() => process.off("unhandledRejection", onUnhandled)))
+      yield* Effect.async<void>((resume) => {
+        client.once("end", () => resume(Effect.void))
+        client.disconnect()
+      })
+      const stamp = { now: "2026-01-05T00:00:00.000Z", expiresAt: "2026-01-12T00:00:00.000Z", deviceId: undefined }
+      yield* kv.slide(`session:${randomUUID()}`, 1_000, stamp)
+      const awaited = yield* kv.slide(`session:${randomUUID()}`, 1_000, stamp)
+      expect(yield* Effect.flip(awaited)).toMatchObject({ _tag: "ServiceUnavailable" })
+      yield* Effect.sleep("100 millis")
+      expect(unhandled).toEqual([])
+    }).pipe(
+      Effect.provide(KeyValue.redis.pipe(Layer.provideMerge(RedisConnection.layer(singleNode(Redacted.make(url!)), prefix)))),
+      Effect.scoped
+    ))
 
   // ioredis stops for good when a reconnection attempt is abandoned (under Sentinel, a fail-over announced while
   // it was reconnecting): the connection must not stay dead until a restart.

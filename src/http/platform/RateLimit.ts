@@ -78,7 +78,7 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         // page must not be able to keep a player at 429.
         const credential = credentialOf(request)
         const usable = credential !== undefined && (credential.via === "bearer" || sameOrigin(request))
-        // The session's read for the authentication leaves with the counts (SessionReadAhead.ts).
+        // The session's read for the authentication is sent first and leaves with the counts (SessionReadAhead.ts).
         const slid = usable && resolved?.authenticated === true
           ? yield* startSessionReadAhead(sessions, request, credential.sessionId)
           : undefined

@@ -14,8 +14,14 @@ interface KeyValueShape {
    * `expiresAt` is after `stamp.now` and its `deviceId` is absent or `stamp.deviceId`, sets its `lastActivity`
    * to `stamp.now`, its `expiresAt` to `stamp.expiresAt` and the key's time to live to `ttlMs`. The value as it
    * was, and whether it was slid; none when the key is absent. Times are ISO 8601 strings (Date#toISOString).
+   * Sent when the outer effect runs, answered when the inner one is awaited: a caller can send it, send other
+   * commands in the same round trip, and wait for it later, without a fiber of its own.
    */
-  readonly slide: (key: string, ttlMs: number, stamp: SlideStamp) => Effect.Effect<Option.Option<Slid>, ServiceUnavailable>
+  readonly slide: (
+    key: string,
+    ttlMs: number,
+    stamp: SlideStamp
+  ) => Effect.Effect<Effect.Effect<Option.Option<Slid>, ServiceUnavailable>>
   readonly set: (key: string, value: string, ttlMs: number) => Effect.Effect<void, ServiceUnavailable>
   /** Sets the key only when it is absent (SET NX); true when this call set it. */
   readonly setIfAbsent: (key: string, value: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
@@ -89,7 +95,7 @@ const makeMemory = Effect.sync((): KeyValueShape => {
         return typeof entry.value === "string" ? Effect.succeed(Option.some(entry.value)) : wrongType(key)
       }),
     slide: (key, ttlMs, stamp) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      Effect.map(Clock.currentTimeMillis, (now) => {
         const entry = live(key, now)
         if (entry === undefined) return Effect.succeed(Option.none())
         const value = entry.value
@@ -182,11 +188,18 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }): KeyV
   return {
     get: (key) => run(() => client.get(k(key))).pipe(Effect.map(Option.fromNullable)),
     slide: (key, ttlMs, { deviceId, expiresAt, now }) =>
-      run(() =>
-        slideScript(k(key), [now, expiresAt, toTtl(ttlMs), deviceId === undefined ? "null" : JSON.stringify(deviceId)]) as Promise<
-          [string, number] | null
-        >
-      ).pipe(Effect.map((reply) => Option.map(Option.fromNullable(reply), ([value, slid]) => ({ value, slid: slid === 1 })))),
+      Effect.sync(() => {
+        // Sent now (a throw becomes the answer's failure); never an unhandled rejection when nobody waits for it.
+        const reply = new Promise<[string, number] | null>((resolve) =>
+          resolve(slideScript(k(key), [now, expiresAt, toTtl(ttlMs), deviceId === undefined ? "null" : JSON.stringify(deviceId)]) as Promise<
+            [string, number] | null
+          >)
+        )
+        reply.catch(() => {})
+        return run(() => reply).pipe(
+          Effect.map((reply) => Option.map(Option.fromNullable(reply), ([value, slid]) => ({ value, slid: slid === 1 })))
+        )
+      }),
     set: (key, value, ttlMs) => Effect.asVoid(run(() => client.set(k(key), value, "PX", toTtl(ttlMs)))),
     setIfAbsent: (key, value, ttlMs) =>
       run(() => client.set(k(key), value, "PX", toTtl(ttlMs), "NX")).pipe(

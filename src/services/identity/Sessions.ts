@@ -90,10 +90,11 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
 
     /**
      * The store's part of a validation: the session read and slid in one command (KeyValue.slide) unless it has
-     * expired or `deviceId` is not the one it is bound to. Started ahead of `validate` by the rate limiter, so that
-     * it shares its round trip to the store (src/http/identity/SessionReadAhead.ts).
+     * expired or `deviceId` is not the one it is bound to. Sent when the outer effect runs, answered by the inner
+     * one: the rate limiter sends it ahead of `validate`, so that it shares its round trip to the store
+     * (src/http/identity/SessionReadAhead.ts).
      */
-    const slide = (id: string, deviceId: string | undefined): Effect.Effect<SessionRead, ServiceUnavailable> =>
+    const slide = (id: string, deviceId: string | undefined): Effect.Effect<Effect.Effect<SessionRead, ServiceUnavailable>> =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         Effect.map(
           kv.slide(sessionKey(id), SESSION_TTL_MS, {
@@ -101,7 +102,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
             expiresAt: new Date(now + SESSION_TTL_MS).toISOString(),
             deviceId
           }),
-          (stored) => ({ now, stored })
+          Effect.map((stored) => ({ now, stored }))
         ))
 
     /**
@@ -237,7 +238,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
         readonly slid?: Effect.Effect<SessionRead, ServiceUnavailable> | undefined
       } = { stream: false }
     ) {
-      const { now, stored } = yield* (options.slid ?? slide(id, client.deviceId))
+      const { now, stored } = yield* (options.slid ?? Effect.flatten(slide(id, client.deviceId)))
       const lastActivity = new Date(now)
       const expiresAt = new Date(now + SESSION_TTL_MS)
       const found = Option.flatMap(stored, ({ value }) => decode(value))
