@@ -8,9 +8,10 @@
  * checked: the yardstick in the same run, and the service/pgbench ratio (with PostgreSQL's CPU per opening when it
  * runs on this machine). The yardstick opens the demo catalog's case 1 ("starter"), so compare with `--case starter`.
  *
- * Start the service with the limits raised and an administrator for funding, e.g.
+ * Start the service with the limits raised (the sign-ins too: every user signs in from this one address) and an
+ * administrator for funding, e.g.
  *   DATABASE_URL=... REDIS_URL=... ADMIN_IDP_IDS=bench-admin RATE_LIMIT_GLOBAL=1000000/60000 \
- *     RATE_LIMIT_CASE_OPEN=1000000/60000 npm start
+ *     RATE_LIMIT_CASE_OPEN=1000000/60000 RATE_LIMIT_AUTH=1000000/60000 npm start
  *   DATABASE_URL=... npm run bench:openings -- --users 40 --seconds 20 [--case starter] [--url http://localhost:3000]
  *     [--database postgres://...] [--pid <the service's process id, for its CPU per opening>] [--warm-up 3]
  * The first `--warm-up` seconds of openings are not measured (the service's JIT warms up); their balances are checked.
