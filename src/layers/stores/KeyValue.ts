@@ -2,7 +2,7 @@
  * Expiring key-value entries and small sets (e.g. the session ids of a user), in Redis or in memory.
  * A Redis outage is ServiceUnavailable (src/layers/Failures.ts); the in-memory twin never fails.
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, type Exit, Layer, Option } from "effect"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
 import { storeCall } from "../Failures"
 import { RedisConnection } from "./RedisConnection"
@@ -196,9 +196,12 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }): KeyV
           >)
         )
         reply.catch(() => {})
-        return run(() => reply).pipe(
+        const answer = run(() => reply).pipe(
           Effect.map((reply) => Option.map(Option.fromNullable(reply), ([value, slid]) => ({ value, slid: slid === 1 })))
         )
+        // Kept once known: awaited again, a failure is not classified (and logged) again.
+        let answered: Exit.Exit<Option.Option<Slid>, ServiceUnavailable> | undefined
+        return Effect.suspend(() => answered ?? Effect.flatMap(Effect.exit(answer), (exit) => (answered = exit)))
       }),
     set: (key, value, ttlMs) => Effect.asVoid(run(() => client.set(k(key), value, "PX", toTtl(ttlMs)))),
     setIfAbsent: (key, value, ttlMs) =>
