@@ -2,7 +2,8 @@
  * Private Redis set-ups started from the `redis-server` binary on free loopback ports, in a temporary directory
  * of their own (docs/operations.md#redis-high-availability): a Sentinel set-up (a primary, a replica, three
  * sentinels) and a 3-primary Redis Cluster. `stop` kills exactly the processes started here (SIGKILL, through
- * their ChildProcess handles) and removes the directory. Used by test/stores/topologies.test.ts and bench/faults.ts.
+ * their ChildProcess handles) and removes the directory. Used by test/stores/topologies.test.ts, bench/faults.ts and,
+ * a single node, test/http/RedisRoundTrips.test.ts.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -77,6 +78,26 @@ class Processes {
 
 /** Data nodes keep nothing on disk: these set-ups live for one run. */
 const EPHEMERAL = ["--save", "", "--appendonly", "no"]
+
+export interface NodeSetup {
+  readonly port: number
+  /** REDIS_URL for this node. */
+  readonly url: string
+  readonly stop: () => void
+}
+
+/** One Redis node of its own, for a test that reads the server's counters (which others would disturb). */
+export const startNode = async (): Promise<NodeSetup> => {
+  const processes = new Processes()
+  try {
+    const node = await processes.server(EPHEMERAL)
+    const port = await nodePortReady(node)
+    return { port, url: `redis://127.0.0.1:${port}`, stop: () => processes.stop() }
+  } catch (error) {
+    processes.stop()
+    throw error
+  }
+}
 
 export interface SentinelSetup {
   readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>

@@ -199,7 +199,8 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }): KeyV
         const answer = run(() => reply).pipe(
           Effect.map((reply) => Option.map(Option.fromNullable(reply), ([value, slid]) => ({ value, slid: slid === 1 })))
         )
-        // Kept once known: awaited again, a failure is not classified (and logged) again.
+        // Kept once known: awaited again (after the first await, never beside it), a failure is not classified and
+        // logged again.
         let answered: Exit.Exit<Option.Option<Slid>, ServiceUnavailable> | undefined
         return Effect.suspend(() => answered ?? Effect.flatMap(Effect.exit(answer), (exit) => (answered = exit)))
       }),
