@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it as plain, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Logger, Redacted, Schedule } from "effect"
-import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
@@ -23,6 +23,7 @@ import { isTransientConflict, isUnavailable } from "../../src/layers/Failures"
 import { ServiceUnavailable } from "../../src/schema/platform/Errors"
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { hasRedisServer } from "../support/RedisTopologies"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -60,7 +61,6 @@ describe("outage classification", () => {
   })
 })
 
-const hasRedisServer = spawnSync("redis-server", ["--version"]).status === 0
 const pgBin = existsSync("/usr/lib/postgresql") ? join("/usr/lib/postgresql", readdirSync("/usr/lib/postgresql").sort().at(-1)!, "bin") : ""
 const hasPostgresServer = pgBin !== "" && existsSync(join(pgBin, "initdb"))
 

@@ -16,15 +16,11 @@ import { randomUUID } from "node:crypto"
 import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { Stores } from "../../src/layers/stores/Stores"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
-import { hasRedisServer, type NodeSetup, startNode } from "../support/RedisTopologies"
+import { type NodeSetup, privateRedisSkipped, startNode } from "../support/RedisTopologies"
 import { makeTestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
-const skipped = !hasRedisServer
-  ? "skipped: no redis-server binary on the PATH"
-  : process.env.REDIS_URL === undefined
-  ? "skipped: runs in the real-servers run (REDIS_URL set)"
-  : undefined
+const skipped = privateRedisSkipped
 
 describe.skipIf(skipped !== undefined)(`Redis round trips of a request${skipped === undefined ? "" : ` (${skipped})`}`, () => {
   let node: NodeSetup

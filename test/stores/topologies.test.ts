@@ -16,7 +16,7 @@ import { Stores } from "../../src/layers/stores/Stores"
 import type { RedisAuth, RedisTarget } from "../../src/layers/stores/RedisTarget"
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
-import { type ClusterSetup, hasRedisServer, type SentinelSetup, startCluster, startSentinelSetup } from "../support/RedisTopologies"
+import { type ClusterSetup, privateRedisSkipped, type SentinelSetup, startCluster, startSentinelSetup } from "../support/RedisTopologies"
 import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { realTime, realTimeSuite, storeContract } from "./contract"
@@ -25,11 +25,7 @@ const noAuth: RedisAuth = { username: Option.none(), password: Option.none(), se
 /** Limits no test request reaches: the load below opens a case every 20 ms. */
 const unlimited = { count: 1_000_000, windowMs: 60_000 }
 
-const skipped = !hasRedisServer
-  ? "skipped: no redis-server binary on the PATH"
-  : process.env.REDIS_URL === undefined
-  ? "skipped: runs in the real-servers run (REDIS_URL set)"
-  : undefined
+const skipped = privateRedisSkipped
 
 describe.skipIf(skipped !== undefined)(`Redis Sentinel and Cluster${skipped === undefined ? "" : ` (${skipped})`}`, () => {
   let sentinel: SentinelSetup

@@ -14,6 +14,16 @@ import { freePort } from "./ServiceProcess"
 
 export const hasRedisServer = spawnSync("redis-server", ["--version"]).status === 0
 
+/**
+ * Why the tests that start redis-servers of their own are skipped here, if they are: they need the binary, and run in
+ * the real-servers run only (REDIS_URL set, as in .ci/run's second `npm test`).
+ */
+export const privateRedisSkipped: string | undefined = !hasRedisServer
+  ? "skipped: no redis-server binary on the PATH"
+  : process.env.REDIS_URL === undefined
+  ? "skipped: runs in the real-servers run (REDIS_URL set)"
+  : undefined
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Polls `check` until it holds; fails with `what` after `limitMs` (a set-up that never comes up). */
