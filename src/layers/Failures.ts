@@ -43,6 +43,9 @@ const CONNECTION_MESSAGES = [
   "Failed to refresh slots cache", // ioredis: no cluster node answered
   "None of the startup nodes is available", // ioredis: no cluster node reachable
   "Cluster isn't ready", // ioredis: no connected node for the command's slot
+  // ioredis: the slots moved between a command's queueing in an auto-pipeline and the pipeline's sending, so that its
+  // commands' slots are no longer on one node.
+  "All keys in the pipeline should belong to the same slots allocation group",
   "All sentinels are unreachable" // ioredis
 ]
 
@@ -61,13 +64,22 @@ const somewhere = (error: unknown, test: (error: Record<string, unknown>) => boo
 
 const codeOf = (error: Record<string, unknown>) => typeof error.code === "string" ? error.code : ""
 
+/**
+ * ioredis (5.x) in a cluster whose slot table has no node for a command's slot (the client started while the slot was
+ * unassigned, on a cluster that serves its other slots meanwhile): its auto-pipelining throws a TypeError as it looks
+ * the slot's nodes up, before any command is sent. Told apart from a bug of ours by the function that threw it.
+ */
+const isSlotWithoutNode = (e: Record<string, unknown>) =>
+  e.name === "TypeError" && typeof e.stack === "string" && /^\s+at executeWithAutoPipelining\b/m.test(e.stack)
+
 /** A dependency is unreachable or refused to serve: not the request's fault, and worth retrying later. */
 export const isUnavailable = (error: unknown): boolean =>
   somewhere(error, (e) => {
     const code = codeOf(e)
     const message = typeof e.message === "string" ? e.message : ""
     return NETWORK_CODES.has(code) || UNAVAILABLE_STATES.has(code) || code.startsWith("08") ||
-      e.name === "MaxRetriesPerRequestError" || CONNECTION_MESSAGES.some((text) => message.includes(text))
+      e.name === "MaxRetriesPerRequestError" || CONNECTION_MESSAGES.some((text) => message.includes(text)) ||
+      isSlotWithoutNode(e)
   })
 
 /**

@@ -48,6 +48,9 @@ describe("outage classification", () => {
     expect(isUnavailable(new SqlError({ cause: withCode("canceling statement due to lock timeout", "55P03"), message: "Failed" }))).toBe(true)
     expect(isUnavailable(new SqlError({ cause: withCode("canceling statement due to statement timeout", "57014"), message: "Failed" }))).toBe(true)
     expect(isUnavailable(new SqlError({ cause: withCode("the database system is starting up", "57P03"), message: "Failed" }))).toBe(true)
+    // ioredis in a cluster whose slots moved between queueing commands in one auto-pipeline and sending it (a slot
+    // without a node is made on a real cluster in test/stores/topologies.test.ts).
+    expect(isUnavailable(new Error("All keys in the pipeline should belong to the same slots allocation group"))).toBe(true)
     // Conflicts are retried by the transaction, not outages in themselves.
     expect(isTransientConflict(new SqlError({ cause: withCode("could not serialize access", "40001"), message: "Failed" }))).toBe(true)
     expect(isTransientConflict(new SqlError({ cause: withCode("deadlock detected", "40P01"), message: "Failed" }))).toBe(true)
@@ -56,6 +59,8 @@ describe("outage classification", () => {
     expect(isUnavailable(new SqlError({ cause: withCode("syntax error at or near \"SELEC\"", "42601"), message: "Failed" }))).toBe(false)
     expect(isUnavailable(new SqlError({ cause: withCode("duplicate key value", "23505"), message: "Failed" }))).toBe(false)
     expect(isUnavailable(new Error("boom"))).toBe(false)
+    // A TypeError thrown anywhere but ioredis's routing of a cluster command stays a bug.
+    expect(isUnavailable(new TypeError("Cannot read properties of undefined (reading 'join')"))).toBe(false)
     expect(isUnavailable("a string")).toBe(false)
     expect(isUnavailable(undefined)).toBe(false)
   })

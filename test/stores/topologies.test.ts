@@ -8,11 +8,15 @@
  * run only (REDIS_URL set, as in .ci/run's second `npm test`); without the redis-server binary they are skipped,
  * saying so.
  */
-import { describe, expect, layer } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { afterAll, beforeAll } from "vitest"
-import { Effect, Fiber, Layer, Option, Ref, Schedule } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Ref, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
+import { Redis } from "ioredis"
+import { KeyValue } from "../../src/layers/stores/KeyValue"
+import { RedisConnection } from "../../src/layers/stores/RedisConnection"
 import { Stores } from "../../src/layers/stores/Stores"
+import { ServiceUnavailable } from "../../src/schema/platform/Errors"
 import type { RedisAuth, RedisTarget } from "../../src/layers/stores/RedisTarget"
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
@@ -50,6 +54,47 @@ describe.skipIf(skipped !== undefined)(`Redis Sentinel and Cluster${skipped === 
     layer(storesOn(() => ({ _tag: "Cluster", nodes: cluster.nodes, auth: noAuth })), { excludeTestServices: true })((it) =>
       storeContract(it, realTime)
     )
+  })
+
+  // A slot without a node (`cluster-require-full-coverage no`, so that the others serve on; a cluster being changed by
+  // hand): an instance that starts then has no node in its slot table for it, and ioredis throws on a command for it
+  // before sending anything. For the test every node forgets one slot, then its owner takes it back.
+  describe("Cluster: a slot without a node", () => {
+    it.scoped("a command for that slot is an outage (503), not a defect; the other slots serve", () =>
+      Effect.gen(function*() {
+        const prefix = `gp-test:${randomUUID()}:`
+        const admins = cluster.nodes.map(({ host, port }) => new Redis({ host, port, lazyConnect: true }))
+        yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all(admins.map((admin) => admin.quit()))))
+        const onEvery = (...args: ReadonlyArray<string | number>) =>
+          Effect.promise(() => Promise.all(admins.map((admin) => admin.call(...(args as [string, ...Array<string | number>])))))
+        const slot = Number(yield* Effect.promise(() => admins[0]!.cluster("KEYSLOT", `${prefix}kv:session`)))
+        const ranges = (yield* Effect.promise(() => admins[0]!.cluster("SLOTS"))) as unknown as ReadonlyArray<[number, number, [string, number]]>
+        const ownerPort = ranges.find(([from, to]) => from <= slot && slot <= to)![2][1]
+        const owner = admins[cluster.nodes.findIndex(({ port }) => port === ownerPort)]!
+        const allOk = onEvery("CLUSTER", "INFO").pipe(
+          Effect.map((infos) => infos.every((info) => String(info).includes("cluster_state:ok"))),
+          Effect.repeat({ until: (ok) => ok, schedule: Schedule.spaced("100 millis") }),
+          Effect.timeout("20 seconds"),
+          Effect.orDie
+        )
+        yield* Effect.acquireRelease(
+          onEvery("CONFIG", "SET", "cluster-require-full-coverage", "no").pipe(Effect.zipRight(onEvery("CLUSTER", "DELSLOTS", slot))),
+          () =>
+            Effect.promise(() => owner.cluster("ADDSLOTS", slot)).pipe(
+              Effect.zipRight(onEvery("CONFIG", "SET", "cluster-require-full-coverage", "yes")),
+              Effect.zipRight(allOk)
+            )
+        )
+        yield* allOk
+
+        const stores = yield* Layer.build(
+          KeyValue.redis.pipe(Layer.provide(RedisConnection.layer({ _tag: "Cluster", nodes: cluster.nodes, auth: noAuth }, prefix)))
+        )
+        const kv = Context.get(stores, KeyValue)
+        expect(yield* Effect.flip(kv.get("session"))).toBeInstanceOf(ServiceUnavailable)
+        // Another slot's key is served.
+        expect(yield* kv.get("other")).toEqual(Option.none())
+      }), { timeout: 60_000 })
   })
 
   layer(TestDatabase, { excludeTestServices: true })("Sentinel fail-over under a running app", (it) => {
