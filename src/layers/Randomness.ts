@@ -12,7 +12,8 @@ interface RandomnessShape {
 /**
  * How many bytes the live randomness reads from the CSPRNG at once. A read costs about the same for 32 bytes as for
  * 4 KiB (its fixed cost was ~2 % of an opening's CPU with a read per seed), so the bytes are read ahead, 128 server
- * seeds at a time, as Node does for `randomUUID`. Each byte is handed out once, and wiped from the pool as it is.
+ * seeds at a time, as Node does for `randomUUID`. Each byte is handed out once, in memory of its own (not Node's
+ * shared pool of small buffers, which other buffers' `.buffer` exposes whole), and wiped from the pool as it is.
  */
 const POOL_BYTES = 4096
 
@@ -23,12 +24,14 @@ export class Randomness extends Context.Tag("app/Randomness")<Randomness, Random
     return {
       bytes: (length) =>
         Effect.sync(() => {
-          if (length > POOL_BYTES) return randomBytes(length)
+          // Any other length (none today) as before, `randomBytes` refusing what it refused.
+          if (!Number.isInteger(length) || length < 0 || length > POOL_BYTES) return randomBytes(length)
           if (used + length > POOL_BYTES) {
             randomFillSync(pool)
             used = 0
           }
-          const taken = Buffer.from(pool.subarray(used, used + length))
+          const taken = Buffer.allocUnsafeSlow(length)
+          pool.copy(taken, 0, used, used + length)
           pool.fill(0, used, used + length)
           used += length
           return taken

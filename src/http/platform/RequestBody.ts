@@ -142,7 +142,8 @@ class LimitedBodyRequest extends Inspectable.Class implements HttpServerRequest.
   }
 
   get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
-    return Effect.map(this.body, (bytes) => bytes.slice().buffer)
+    // A copy: a small body's bytes share Node's pool of buffers with whatever else was allocated beside them.
+    return Effect.map(this.body, (bytes) => new Uint8Array(bytes).buffer)
   }
 
   get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
