@@ -65,12 +65,20 @@ const somewhere = (error: unknown, test: (error: Record<string, unknown>) => boo
 const codeOf = (error: Record<string, unknown>) => typeof error.code === "string" ? error.code : ""
 
 /**
- * ioredis (5.x) in a cluster whose slot table has no node for a command's slot (the client started while the slot was
- * unassigned, on a cluster that serves its other slots meanwhile): its auto-pipelining throws a TypeError as it looks
- * the slot's nodes up, before any command is sent. Told apart from a bug of ours by the function that threw it.
+ * ioredis (5.x) in a cluster whose slot table has no node for a slot (the client started while the slot was
+ * unassigned, on a cluster that serves its other slots meanwhile): its auto-pipelining, and its sharded subscribers'
+ * group, throw a TypeError as they look the slot's nodes up, before any command is sent. Told apart from a bug of
+ * ours by the message and by the function that threw it: the stack's first frame, read after the message, which
+ * could hold lines of its own.
  */
-const isSlotWithoutNode = (e: Record<string, unknown>) =>
-  e.name === "TypeError" && typeof e.stack === "string" && /^\s+at executeWithAutoPipelining\b/m.test(e.stack)
+const SLOT_LOOKUPS = new Set(["executeWithAutoPipelining", "getResponsibleSubscriber"])
+const isSlotWithoutNode = (e: Record<string, unknown>) => {
+  if (e.name !== "TypeError" || typeof e.stack !== "string" || typeof e.message !== "string") return false
+  if (!e.message.startsWith("Cannot read properties of undefined")) return false
+  const afterMessage = e.stack.slice(e.stack.indexOf(e.message) + e.message.length)
+  const thrower = /^\n\s+at (?:[\w$]+\.)?([\w$]+) /.exec(afterMessage)?.[1]
+  return thrower !== undefined && SLOT_LOOKUPS.has(thrower)
+}
 
 /** A dependency is unreachable or refused to serve: not the request's fault, and worth retrying later. */
 export const isUnavailable = (error: unknown): boolean =>

@@ -10,7 +10,7 @@ import { describe, expect, it as plain, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Logger, Redacted, Schedule } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -59,8 +59,23 @@ describe("outage classification", () => {
     expect(isUnavailable(new SqlError({ cause: withCode("syntax error at or near \"SELEC\"", "42601"), message: "Failed" }))).toBe(false)
     expect(isUnavailable(new SqlError({ cause: withCode("duplicate key value", "23505"), message: "Failed" }))).toBe(false)
     expect(isUnavailable(new Error("boom"))).toBe(false)
-    // A TypeError thrown anywhere but ioredis's routing of a cluster command stays a bug.
+    // ioredis's slot lookups in a cluster whose slot table lacks a slot (made on a real cluster in
+    // test/stores/topologies.test.ts); a TypeError thrown anywhere else stays a bug, even one whose message reads
+    // like such a frame.
+    const thrownBy = (message: string, frame: string) =>
+      Object.assign(new TypeError(message), { stack: `TypeError: ${message}\n    at ${frame} (file:///app/dist/main.mjs:1:2)\n    at next (x.js:1:1)` })
+    expect(isUnavailable(thrownBy("Cannot read properties of undefined (reading 'join')", "executeWithAutoPipelining"))).toBe(true)
+    expect(isUnavailable(thrownBy("Cannot read properties of undefined (reading '0')", "ClusterSubscriberGroup.getResponsibleSubscriber")))
+      .toBe(true)
     expect(isUnavailable(new TypeError("Cannot read properties of undefined (reading 'join')"))).toBe(false)
+    expect(isUnavailable(thrownBy("Cannot read properties of undefined (reading 'x\n    at executeWithAutoPipelining (y)')", "ours")))
+      .toBe(false)
+    expect(isUnavailable(thrownBy("x is not a function", "executeWithAutoPipelining"))).toBe(false)
+    // The service runs the bundle (built for the tests by test/support/globalSetup.ts): the functions keep their names
+    // there, which a minifier or a renaming of clashing names would break.
+    const bundle = readFileSync("dist/main.mjs", "utf8")
+    expect(bundle).toMatch(/\bfunction executeWithAutoPipelining\(/)
+    expect(bundle).toMatch(/^\s+getResponsibleSubscriber\(slot\) \{$/m)
     expect(isUnavailable("a string")).toBe(false)
     expect(isUnavailable(undefined)).toBe(false)
   })

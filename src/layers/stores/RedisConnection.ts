@@ -137,6 +137,9 @@ const nodeOptions = {
   reconnectOnError: (error: Error) => error.message.startsWith("READONLY") ? 2 : false
 } satisfies RedisOptions
 
+/** How often a cluster client asks for the slot table (one `CLUSTER SLOTS`): a changed cluster is followed within it. */
+const SLOTS_REFRESH_MS = 5_000
+
 const secret = (value: Option.Option<Redacted.Redacted>) => Option.getOrUndefined(Option.map(value, Redacted.value))
 
 const create = (target: RedisTarget): RedisClient => {
@@ -162,6 +165,10 @@ const create = (target: RedisTarget): RedisClient => {
         // node of its slot is connected would wait for as long as the outage lasts. Without, it fails at once
         // (503); a node's own connection still retries as above.
         enableOfflineQueue: false,
+        // The slot table asked for again every few seconds, not only on a redirection: the subscription connection
+        // sends no keyed commands, so without it, after a slot without a node had one again, that connection's
+        // subscribers kept refusing every channel until a restart.
+        slotsRefreshInterval: SLOTS_REFRESH_MS,
         redisOptions: {
           ...nodeOptions,
           username: Option.getOrUndefined(target.auth.username),
@@ -190,9 +197,15 @@ export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisCon
             return (keys, args) => run.call(client, ...(typeof keys === "string" ? [keys] : keys), ...args)
           },
           // A cluster's duplicate is a cluster of its own, with a subscriber per shard; under Sentinel the duplicate
-          // finds the primary through the sentinels too.
+          // finds the primary through the sentinels too. Its SSUBSCRIBE is not auto-pipelined (ioredis 5 leaves it
+          // out of its list of subscribe commands): sent from an auto-pipeline, a throw of the subscriber group's
+          // slot lookup (a slot without a node when the instance started) was uncaught and ended the process;
+          // sent directly, it is the subscription's failure.
           subscriber: connect(
-            () => client instanceof Cluster ? client.duplicate(undefined, { shardedSubscribers: true }) : client.duplicate(),
+            () =>
+              client instanceof Cluster
+                ? client.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false })
+                : client.duplicate(),
             where
           ),
           sharded: client instanceof Cluster
