@@ -555,3 +555,97 @@ layer(TestDatabase)("battles", (it) => {
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 })
+
+/**
+ * A battle's next join on the instance that created it or joined it last goes with no read, from what that instance
+ * keeps: the battle, the players' fairness states, the receivers of `battle.finished` (docs/decisions.md "Battles
+ * kept for their joins"). Whatever changed elsewhere since, the join is made as the battle, the states and the
+ * receivers are now.
+ */
+layer(TestDatabase)("battles kept by an instance", (it) => {
+  const admin = { authorization: "Bearer test-admin-token" }
+  const hook = (name: string) => ({ url: `https://${name}.example.com/hooks`, events: ["battle.finished"], secret: `secret-of-${name}-0123` })
+
+  /** Two applications over one database, as two instances behind a load balancer, and the same players on each. */
+  const twoInstances = (count: number) =>
+    Effect.gen(function*() {
+      const a = yield* makeTestClient({ ...appOptions, randomness: Randomness.seeded("instance-a") })
+      const b = yield* makeTestClient({ ...appOptions, randomness: Randomness.seeded("instance-b") })
+      const { kase } = yield* makeCase({ priceCents: 500n })
+      const names = Array.from({ length: count }, () => `kept-${++logins}`)
+      const onA = yield* Effect.forEach(names, (login) => fundedPlayer(a, login, 5_000))
+      const onB = yield* Effect.forEach(names, (login) => fundedPlayer(b, login, 0))
+      // Each opens a case through A, which then knows their fairness states.
+      for (const player of onA) expect((yield* a.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+      return { a, b, kase, onA, onB }
+    })
+
+  /** A 2-player battle created and filled through `client`; its finished view. */
+  const duel = (client: TestClient, caseId: string, creator: Record<string, string>, joiner: Record<string, string>) =>
+    Effect.gen(function*() {
+      const created = yield* client.post("/api/battles", { caseIds: [caseId], mode: "NORMAL", maxPlayers: 2 }, creator)
+      expect(created.status).toBe(201)
+      const joined = yield* client.post(`/api/battles/${created.body.id}/join`, undefined, joiner)
+      expect(joined.status).toBe(200)
+      expect(joined.body).toEqual((yield* client.get(`/api/battles/${created.body.id}`, creator)).body)
+      return joined.body as Battle
+    })
+
+  it.scoped("a receiver registered since the instance last read them gets the battles it finishes", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { a, kase, onA } = yield* twoInstances(2)
+      const first = (yield* a.post("/api/webhooks", hook("first"), admin)).body.id as string
+      // A battle through A: A reads the receivers with its join, and remembers them.
+      yield* duel(a, String(kase.id), onA[0]!.auth, onA[1]!.auth)
+      const second = (yield* a.post("/api/webhooks", hook("second"), admin)).body.id as string
+      const battle = yield* duel(a, String(kase.id), onA[0]!.auth, onA[1]!.auth)
+      const receivers = yield* sql<{ webhookId: string }>`
+        SELECT webhook_id::text FROM webhook_deliveries
+        WHERE event = 'battle.finished' AND payload::jsonb -> 'data' ->> 'battleId' = ${battle.id} ORDER BY webhook_id`
+      expect(receivers.map((r) => r.webhookId)).toEqual([first, second])
+    }))
+
+  it.scoped("a client seed set through another instance is the one a kept battle rolls with", () =>
+    Effect.gen(function*() {
+      const { a, b, kase, onA, onB } = yield* twoInstances(2)
+      yield* duel(a, String(kase.id), onA[0]!.auth, onA[1]!.auth)
+      const changed = yield* b.request("/api/provably-fair/client-seed", {
+        method: "PUT",
+        headers: { ...onB[0]!.auth, "content-type": "application/json" },
+        body: JSON.stringify({ clientSeed: "set-through-b" })
+      })
+      expect(changed.status).toBe(200)
+      const battle = yield* duel(a, String(kase.id), onA[0]!.auth, onA[1]!.auth)
+      const creatorRolls = battle.rounds.filter((r) => r.userId === onA[0]!.id)
+      expect(creatorRolls.length).toBe(1)
+      for (const round of creatorRolls) {
+        const verified = yield* a.get(`/api/provably-fair/verify/${round.id}?type=battle-roll`, onA[0]!.auth)
+        expect(verified.body).toMatchObject({ clientSeed: "set-through-b", isValid: true })
+      }
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("a seat changing hands through another instance: the kept battle is filled by the players seated now", () =>
+    Effect.gen(function*() {
+      const { a, b, kase, onA, onB } = yield* twoInstances(4)
+      const [creator, leaver, newcomer, filler] = [0, 1, 2, 3]
+      // A remembers the receivers (none) with a first battle's join.
+      yield* duel(a, String(kase.id), onA[creator]!.auth, onA[filler]!.auth)
+      const created = yield* a.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 3 }, onA[creator]!.auth)
+      const id = created.body.id as string
+      expect((yield* a.post(`/api/battles/${id}/join`, undefined, onA[leaver]!.auth)).status).toBe(200)
+      // Through B: the second player leaves and another takes the seat, so the count is as A keeps it.
+      expect((yield* b.post(`/api/battles/${id}/leave`, undefined, onB[leaver]!.auth)).status).toBe(200)
+      expect((yield* b.post(`/api/battles/${id}/join`, undefined, onB[newcomer]!.auth)).status).toBe(200)
+      const filled = yield* a.post(`/api/battles/${id}/join`, undefined, onA[filler]!.auth)
+      expect(filled.status).toBe(200)
+      const battle = (yield* a.get(`/api/battles/${id}`, onA[creator]!.auth)).body as Battle
+      expect(filled.body).toEqual(battle)
+      const seated = [creator, newcomer, filler].map((i) => onA[i]!.id).sort()
+      expect(battle.players.map((p) => p.user.id).sort()).toEqual(seated)
+      expect([...new Set(battle.rounds.map((r) => r.userId))].sort()).toEqual(seated)
+      expect(yield* balanceOf(a, onA[leaver]!.auth)).toBe(5_000 - 500)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+})

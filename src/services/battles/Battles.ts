@@ -9,10 +9,11 @@
  * locks the battle row, so concurrent joins are serialized and never exceed maxPlayers; a join that fails
  * afterwards (already joined, insufficient balance) rolls back with its increment, so a player who did
  * not get a slot is never charged. The join that fills the last slot runs the battle (BattleRun) in
- * the same transaction. A join usually goes in one statement after one read instead (`joinAsRead`), which takes
- * effect only while the battle row and the seats it locks are as read.
+ * the same transaction. A join usually goes in one statement instead, after one read (`joinAsRead`) or with none
+ * when this instance keeps the battle (`joinAsKept`), which takes effect only while the battle row and the seats it
+ * locks are as read or kept.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import {
   AlreadyJoined,
@@ -36,11 +37,11 @@ import { Ledger } from "../money/Ledger"
 import { ResponsibleGaming } from "../identity/ResponsibleGaming"
 import { type ActiveCase, ActiveCases } from "../games/ActiveCases"
 import { LiveDrops, RecordedDrops } from "../games/LiveDrops"
-import { caseRoll, hashServerSeed, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
+import { caseRoll, hashServerSeed, type NextRoll, NextRollRow, ProvablyFair, type ServerSeed } from "../games/ProvablyFair"
 import { Realtime } from "../platform/Realtime"
 import type { StatusPageRequest } from "../../schema/platform/Pagination"
 import { afterCommit, execute, firstOf, inTransaction, newestPage, noneOnConflict, rowsOf, singleOf } from "../platform/SqlRows"
-import { ReceiversJson, WebhookOutbox } from "../platform/WebhookOutbox"
+import { type Receivers, ReceiversJson, WebhookOutbox } from "../platform/WebhookOutbox"
 import { gameRound } from "../../layers/AppMetrics"
 import { hotSpan } from "../../layers/HotSpans"
 
@@ -122,13 +123,9 @@ const DetailsRow = Schema.Struct({
  */
 const JoinStateRow = Schema.Struct({
   ...BattleRow.fields,
-  players: Schema.Array(Schema.Struct({
-    ...PlayerJson.fields,
-    clientSeed: Schema.NullOr(Schema.String),
-    nonce: Schema.NullOr(Schema.NumberFromString)
-  })),
+  players: Schema.Array(Schema.Struct({ ...PlayerJson.fields, fairness: Schema.NullOr(NextRollRow) })),
   rounds: Schema.Array(Schema.Struct({ ...RoundJson.fields, id: CaseId, priceCents: Schema.BigInt })),
-  joiner: Schema.NullOr(Schema.Struct({ clientSeed: Schema.String, nonce: Schema.NumberFromString })),
+  joiner: Schema.NullOr(NextRollRow),
   receivers: ReceiversJson
 })
 
@@ -148,8 +145,21 @@ const FilledRow = Schema.Struct({
   rolls: Schema.Array(Schema.Struct(RollColumns))
 })
 
-/** The battle as a join read it, and what the join will be: the player, the lowest free slot, its team, the time. */
-type JoinState = typeof JoinStateRow.Type
+/**
+ * A battle waiting for players as a join works from it, read (`JoinStateRow`) or kept by this instance
+ * (`waiting`): its row, its players and its rounds.
+ */
+interface WaitingBattle extends Omit<typeof JoinStateRow.Type, "players" | "joiner" | "receivers"> {
+  readonly players: ReadonlyArray<typeof PlayerJson.Type>
+}
+/** What a filling join rolls with besides the battle: each player's fairness state and the receivers, when known. */
+interface Rolling {
+  readonly stateOf: (userId: UserId) => NextRoll | undefined
+  readonly receivers: Receivers | undefined
+  /** Whether the receivers were remembered rather than read with the battle: then the statement checks them. */
+  readonly remembered: boolean
+}
+/** What the join will be: the player, the lowest free slot, its team, the time. */
 interface Joining {
   readonly player: Player
   readonly slot: number
@@ -159,6 +169,9 @@ interface Joining {
 
 /** The most players a battle has: the seats and fairness states a join checks have this many places. */
 const MAX_PLAYERS = 4
+
+/** How many waiting battles an instance keeps for their joins (`waiting`; a few KB each, the rounds' ranges). */
+const WAITING_KEPT = 10_000
 
 const VerifiedRollRow = Schema.Struct({
   ...RollColumns,
@@ -198,6 +211,19 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     const transaction = inTransaction(sql)
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
+
+    /**
+     * The battles waiting for players as this instance created or last joined them, by id, for their next join here
+     * (`joinAsKept`). Only a hint: the join's statement checks the battle and its seats are still so, and a battle
+     * changed elsewhere (a join or a leave on another instance) costs a read, never a wrong join. Forgotten when it
+     * fills, when anyone leaves it or joins it the careful way here, and when a join finds it changed.
+     */
+    const waiting = new Map<string, WaitingBattle>()
+    const keep = (battle: WaitingBattle) => {
+      if (waiting.size >= WAITING_KEPT) waiting.clear()
+      waiting.set(battle.id, battle)
+    }
+    const casesOf = (battle: WaitingBattle) => battle.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents }))
 
     const battleColumns = sql.literal(
       "id::text AS id, creator_id, mode, max_players, status, entry_price_cents, player_count, fair_share_cents, " +
@@ -370,7 +396,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       if (posting.referenceId === null) return yield* Effect.dieMessage("Battles.create: the entry's debit has no battle id")
       const id = posting.referenceId
       yield* realtime.balanceChanged(creator.id, posting.balanceAfterCents)
-      return Option.some(viewOf({
+      const battle: WaitingBattle = {
         id: String(id),
         creatorId: creator.id,
         mode: request.mode,
@@ -385,20 +411,32 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         serverSeed: seed.serverSeed,
         serverSeedHash: seed.serverSeedHash,
         players: [{ slot: 1, team, userId: creator.id, username: creator.username, totalValueCents: 0n, isWinner: false }],
-        cases: rounds.map((c) => ({ id: c.id, name: c.name, priceCents: c.priceCents })),
-        rolls: []
-      }))
+        rounds: rounds.map((c, i) => ({
+          roundNumber: i + 1,
+          caseId: String(c.id),
+          caseName: c.name,
+          items: c.ranges.map(({ itemId, rangeEnd, rangeStart, valueCents }) => ({ itemId, rangeStart, rangeEnd, valueCents })),
+          id: c.id,
+          priceCents: c.priceCents
+        }))
+      }
+      keep(battle)
+      return Option.some(viewOf({ ...battle, cases: casesOf(battle), rolls: [] }))
     })
 
     /**
-     * docs/rules.md#battle-joining. A join goes in one statement after one read when it can (`joinAsRead`); when what
-     * it read changed, or the join is refused (not found, not open, already seated), it goes the careful way
-     * (`joinCarefully`), which tells the refusals apart.
+     * docs/rules.md#battle-joining. A join goes in one statement when it can: with no read for a battle this instance
+     * keeps (`joinAsKept`), else after one read (`joinAsRead`); when what it worked from changed, or the join is
+     * refused (not found, not open, already seated), it goes the careful way (`joinCarefully`), which tells the
+     * refusals apart.
      */
     const join = (player: Player, id: BattleId) => Effect.gen(function*() {
       // A deadlock or serialization failure wrote nothing either: the careful way runs as a transaction, again on
       // such a conflict (`inTransaction`).
-      const quick = yield* noneOnConflict(joinAsRead(player, id))
+      const quick = yield* noneOnConflict(Effect.flatMap(
+        joinAsKept(player, id),
+        (kept) => Option.isSome(kept) ? Effect.succeed(kept) : joinAsRead(player, id)
+      ))
       const joined = Option.isSome(quick) ? quick.value : yield* joinCarefully(player.id, id)
       yield* gameRound("battle_join", joined.entryPriceCents)
       yield* realtime.balanceChanged(player.id, joined.balanceCents)
@@ -406,6 +444,20 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       // The careful way reads the battle back; the one statement's answer is made from what it knows.
       return joined.view ?? (yield* get(id))
     }).pipe(hotSpan("Battles.join"))
+
+    /**
+     * A join of a battle as this instance keeps it, with the players' fairness states and the receivers as it knows
+     * them (a filling join's): no read. The statement checks them all as it checks what `joinAsRead` read. None (the
+     * battle forgotten, and the join reads) when one of them is not known here or is no longer so.
+     */
+    const joinAsKept = (player: Player, id: BattleId) => Effect.gen(function*() {
+      const battle = waiting.get(String(id))
+      if (battle === undefined) return Option.none()
+      const receivers = outbox.remembered("battle.finished")
+      const joined = yield* joinWith(player, id, battle, { stateOf: fairness.remembered, receivers, remembered: true })
+      if (Option.isNone(joined)) waiting.delete(String(id))
+      return joined
+    })
 
     /**
      * A join as an opening is made: the battle, its players with their fairness states and its rounds read at once (no
@@ -423,8 +475,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         SELECT ${battleColumns},
           (SELECT COALESCE(json_agg(json_build_object('slot', p.slot, 'team', p.team, 'userId', p.user_id::text,
                                                       'username', u.username, 'totalValueCents', p.total_value_cents::text,
-                                                      'isWinner', p.is_winner, 'clientSeed', f.client_seed,
-                                                      'nonce', f.nonce::text) ORDER BY p.slot), '[]')
+                                                      'isWinner', p.is_winner, 'fairness', ${nextRollJson(sql`f`)}) ORDER BY p.slot), '[]')
            FROM battle_players p JOIN users u ON u.id = p.user_id LEFT JOIN fairness_seeds f ON f.user_id = p.user_id
            WHERE p.battle_id = b.id) AS players,
           (SELECT COALESCE(json_agg(json_build_object('roundNumber', bc.round_number, 'caseId', bc.case_id::text,
@@ -432,27 +483,41 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                                                       'priceCents', bc.price_cents::text, 'items', bc.items)
                                     ORDER BY bc.round_number), '[]')
            FROM battle_cases bc JOIN cases c ON c.id = bc.case_id WHERE bc.battle_id = b.id) AS rounds,
-          (SELECT json_build_object('clientSeed', client_seed, 'nonce', nonce::text) FROM fairness_seeds
-           WHERE user_id = ${player.id}) AS joiner,
+          (SELECT ${nextRollJson(sql`f`)} FROM fairness_seeds f WHERE f.user_id = ${player.id}) AS joiner,
           ${outbox.receiversOf("battle.finished")} AS receivers
         FROM battles b WHERE b.id = ${id}`)
+      if (read === undefined) return Option.none()
+      yield* outbox.remember("battle.finished", read.receivers)
+      const stateOf = (userId: UserId) =>
+        (userId === player.id ? read.joiner : read.players.find((p) => p.userId === userId)?.fairness) ?? undefined
+      return yield* joinWith(player, id, read, { stateOf, receivers: read.receivers, remembered: false })
+    })
+
+    /** A fairness state as a JSON column (`NextRollRow`), null when there is none; `f` is a `fairness_seeds` row. */
+    const nextRollJson = (f: Statement.Fragment) => sql`
+      CASE WHEN ${f}.user_id IS NOT NULL THEN json_build_object('clientSeed', ${f}.client_seed, 'nonce', ${f}.nonce::text,
+                                                              'nextServerSeed', ${f}.next_server_seed,
+                                                              'nextServerSeedHash', ${f}.next_server_seed_hash) END`
+
+    /** The join of `battle` as kept or read: none when it is not open to the player; the seating or filling write. */
+    const joinWith = (player: Player, id: BattleId, battle: WaitingBattle, rolling: Rolling) => Effect.gen(function*() {
       if (
-        read === undefined || read.status !== "WAITING" || read.playerCount >= read.maxPlayers ||
-        read.players.some((p) => p.userId === player.id)
+        battle.status !== "WAITING" || battle.playerCount >= battle.maxPlayers ||
+        battle.players.some((p) => p.userId === player.id)
       ) return Option.none()
-      const taken = new Set(read.players.map((p) => p.slot))
-      const slot = Array.from({ length: read.maxPlayers }, (_, i) => i + 1).find((n) => !taken.has(n))!
-      const joining = { player, slot, team: teamOf(read.mode, slot), at: yield* now }
-      return yield* (read.playerCount === read.maxPlayers - 1 ? fillingWrite(id, read, joining) : seatingWrite(id, read, joining))
+      const taken = new Set(battle.players.map((p) => p.slot))
+      const slot = Array.from({ length: battle.maxPlayers }, (_, i) => i + 1).find((n) => !taken.has(n))!
+      const joining = { player, slot, team: teamOf(battle.mode, slot), at: yield* now }
+      return yield* (battle.playerCount === battle.maxPlayers - 1 ? fillingWrite(id, battle, joining, rolling) : seatingWrite(id, battle, joining))
     })
 
     /** What was read of the battle and its seats, still so (see `joinAsRead`); `battle_state` and `seats` as steps. */
-    const battleAsRead = (id: BattleId, read: JoinState) => {
-      const seat = (i: number) => read.players[i] ?? null
+    const battleAsRead = (id: BattleId, battle: WaitingBattle) => {
+      const seat = (i: number) => battle.players[i] ?? null
       return {
         steps: sql`
           battle_state AS (
-            SELECT id FROM battles WHERE id = ${id} AND status = 'WAITING' AND player_count = ${read.playerCount} FOR UPDATE
+            SELECT id FROM battles WHERE id = ${id} AND status = 'WAITING' AND player_count = ${battle.playerCount} FOR UPDATE
           ),
           seats AS (
             SELECT slot FROM battle_players
@@ -463,23 +528,23 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           )`,
         // Only rows a statement locks are checked at their latest version, hence the locks; the seats are looked at
         // only once the battle row is held.
-        current: sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM seats) = ${read.players.length}`
+        current: sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM seats) = ${battle.players.length}`
       }
     }
 
     /** The players as the answer shows them, the joiner among them. */
-    const playersWith = (read: JoinState, joining: Joining, outcome?: { totalOf: ReadonlyMap<UserId, bigint>; winnerIds: ReadonlySet<UserId> }) =>
+    const playersWith = (battle: WaitingBattle, joining: Joining, outcome?: { totalOf: ReadonlyMap<UserId, bigint>; winnerIds: ReadonlySet<UserId> }) =>
       [
-        ...read.players.map(({ slot, team, userId, username, totalValueCents, isWinner }) => ({ slot, team, userId, username, totalValueCents, isWinner })),
+        ...battle.players.map(({ slot, team, userId, username, totalValueCents, isWinner }) => ({ slot, team, userId, username, totalValueCents, isWinner })),
         { slot: joining.slot, team: joining.team, userId: joining.player.id, username: joining.player.username, totalValueCents: 0n, isWinner: false }
       ].map((p) => outcome === undefined ? p : { ...p, totalValueCents: outcome.totalOf.get(p.userId)!, isWinner: outcome.winnerIds.has(p.userId) })
         .sort((a, b) => a.slot - b.slot)
 
-    /** A join that leaves the battle WAITING: the seat and the battle's count, written with the debit. */
-    const seatingWrite = (id: BattleId, read: JoinState, joining: Joining) => Effect.gen(function*() {
+    /** A join that leaves the battle WAITING: the seat and the battle's count, written with the debit; the battle kept so. */
+    const seatingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining) => Effect.gen(function*() {
       const { at, player, slot, team } = joining
-      const entry = read.entryPriceCents
-      const asRead = battleAsRead(id, read)
+      const entry = battle.entryPriceCents
+      const asRead = battleAsRead(id, battle)
       const written = yield* singleOf(SeatedRow, sql`
         WITH
         ${asRead.steps},
@@ -501,48 +566,44 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       if (!written.current) return Option.none()
       if (written.balanceCents === null) return yield* responsibleGaming.refused(player.id, entry, at, new InsufficientBalance())
       yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
-      const view = viewOf({
-        ...read,
-        playerCount: read.playerCount + 1,
-        players: playersWith(read, joining),
-        cases: read.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents })),
-        rolls: []
-      })
+      const seated: WaitingBattle = { ...battle, playerCount: battle.playerCount + 1, players: playersWith(battle, joining) }
+      keep(seated)
+      const view = viewOf({ ...seated, cases: casesOf(battle), rolls: [] })
       return Option.some({ balanceCents: written.balanceCents, drops: [], entryPriceCents: entry, view })
     })
 
     /**
-     * The join that fills the battle: the rolls and the settlement computed from what was read, and besides the
-     * battle and its seats, every player's fairness state locked as read (`fair_state`); only when the debit has its
-     * row are the seat, the nonces, the rolls, the settlement, the drops, the battle FINISHED and the webhook's
-     * deliveries written.
+     * The join that fills the battle: the rolls and the settlement computed from the battle and the fairness states,
+     * and besides the battle and its seats, every player's fairness state locked as known (`fair_state`), and the
+     * receivers checked when remembered; only when the debit has its row are the seat, the nonces, the rolls, the
+     * settlement, the drops, the battle FINISHED and the webhook's deliveries written. None when a state or the
+     * receivers are not known.
      */
-    const fillingWrite = (id: BattleId, read: JoinState, joining: Joining) => Effect.gen(function*() {
+    const fillingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, { receivers, remembered, stateOf }: Rolling) =>
+    Effect.gen(function*() {
       const { at, player, slot, team } = joining
-      if (read.joiner === null) return Option.none()
-      const seed = yield* seedOf(read)
-      const states = [
-        ...read.players.map((p) => ({ ...p, state: p.clientSeed === null || p.nonce === null ? null : { clientSeed: p.clientSeed, nonce: p.nonce } })),
-        { slot, team, userId: player.id, username: player.username, state: read.joiner }
-      ]
-      const rolling: Array<RollingPlayer> = []
-      for (const p of states) {
-        if (p.state === null) return Option.none()
-        rolling.push({ slot: p.slot, team: p.team, userId: p.userId, clientSeed: p.state.clientSeed, firstNonce: p.state.nonce + 1 })
+      if (receivers === undefined) return Option.none()
+      const seed = yield* seedOf(battle)
+      const rolling: Array<RollingPlayer & { readonly state: NextRoll }> = []
+      for (const p of [...battle.players, { slot, team, userId: player.id }]) {
+        const state = stateOf(p.userId)
+        if (state === undefined) return Option.none()
+        rolling.push({ slot: p.slot, team: p.team, userId: p.userId, clientSeed: state.clientSeed, firstNonce: state.nonce + 1, state })
       }
-      const found = yield* runner.outcomeOf(read.mode, seed, rolling, read.rounds, false)
+      const found = yield* runner.outcomeOf(battle.mode, seed, rolling, battle.rounds, false)
       if (Option.isNone(found)) return Option.none()
       const outcome = found.value
-      const entry = read.entryPriceCents
+      const entry = battle.entryPriceCents
       const totalOf = new Map(outcome.totals.map((p) => [p.userId, p.totalValueCents]))
       const winnerIds = new Set(outcome.winners.map((w) => w.userId))
       const place = (i: number) => rolling[i] ?? null
-      const battle = battleAsRead(id, read)
-      // Each fairness state as read too, looked at once the battle row is held.
-      const asRead = sql`${battle.current} AND (SELECT count(*) FROM fair_state) = ${rolling.length}`
+      const asBattle = battleAsRead(id, battle)
+      // Each fairness state as known too, looked at once the battle row is held; the receivers, when remembered.
+      const asRead = sql`${asBattle.current} AND (SELECT count(*) FROM fair_state) = ${rolling.length}${
+        remembered ? sql` AND ${outbox.unchanged("battle.finished", receivers)}` : sql``}`
       const written = yield* singleOf(FilledRow, sql`
         WITH
-        ${battle.steps},
+        ${asBattle.steps},
         fair_state AS (
           SELECT user_id FROM fairness_seeds
           WHERE EXISTS (SELECT 1 FROM battle_state)
@@ -562,23 +623,23 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           FROM moved
         ),
         nonces AS (
-          UPDATE fairness_seeds SET nonce = nonce + ${read.rounds.length}, updated_at = ${at}
+          UPDATE fairness_seeds SET nonce = nonce + ${battle.rounds.length}, updated_at = ${at}
           WHERE user_id IN (SELECT user_id FROM fair_state) AND EXISTS (SELECT 1 FROM moved)
         ),
         ${runner.finishSteps({
           battleId: id,
           seed,
-          rounds: read.rounds,
+          rounds: battle.rounds,
           outcome,
           seated: outcome.totals.filter((p) => p.userId !== player.id),
           joined: 1,
           at,
           onlyIf: sql`EXISTS (SELECT 1 FROM moved)`
         })},
-        ${read.receivers.length === 0
+        ${receivers.length === 0
           // No receiver, no step: one that inserts nothing still costs its start-up in every execution.
           ? sql``
-          : sql`${outbox.deliveriesStep("battle.finished", finishedEvent(id, outcome), read.receivers, at, sql`EXISTS (SELECT 1 FROM moved)`)},`}
+          : sql`${outbox.deliveriesStep("battle.finished", finishedEvent(id, outcome), receivers, at, sql`EXISTS (SELECT 1 FROM moved)`)},`}
         ${responsibleGaming.playWarningSteps(player.id, at, sql`moved`)}
         SELECT ${asRead} AS current,
                (SELECT balance_cents FROM moved) AS balance_cents,
@@ -587,17 +648,20 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                ${runner.rollsView(sql`rolled`)} AS rolls`)
       if (!written.current) return Option.none()
       if (written.balanceCents === null) return yield* responsibleGaming.refused(player.id, entry, at, new InsufficientBalance())
-      yield* Effect.forEach(rolling, (p) => fairness.forget(p.userId), { discard: true })
+      waiting.delete(String(id))
+      // The battle took each player's next nonces; the committed next seeds stay.
+      yield* Effect.forEach(rolling, ({ state, userId }) =>
+        fairness.rolled(userId, state, battle.rounds.length, { serverSeed: state.nextServerSeed, serverSeedHash: state.nextServerSeedHash }), { discard: true })
       yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
       const view = viewOf({
-        ...read,
+        ...battle,
         status: "FINISHED",
-        playerCount: read.maxPlayers,
+        playerCount: battle.maxPlayers,
         fairShareCents: outcome.settlement.fairShare,
         winnersCount: outcome.winners.length,
         finishedAt: at,
-        players: playersWith(read, joining, { totalOf, winnerIds }),
-        cases: read.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents })),
+        players: playersWith(battle, joining, { totalOf, winnerIds }),
+        cases: casesOf(battle),
         rolls: written.rolls
       })
       return Option.some({ balanceCents: written.balanceCents, drops: written.drops, entryPriceCents: entry, view })
@@ -605,6 +669,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     /** The careful way of a join: one transaction, the battle row locked first (see the top of this file). */
     const joinCarefully = (userId: UserId, id: BattleId) => Effect.gen(function*() {
+      waiting.delete(String(id))
       const at = yield* now
       return yield* transaction(Effect.gen(function*() {
         const battle = yield* firstOf(BattleRow, sql`
@@ -640,6 +705,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * (docs/rules.md#battle-joining).
      */
     const leave = Effect.fn("Battles.leave")(function*(userId: UserId, id: BattleId) {
+      waiting.delete(String(id))
       const at = yield* now
       const refunds = yield* transaction(Effect.gen(function*() {
         const battle = yield* findRow(id, true)

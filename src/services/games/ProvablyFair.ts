@@ -114,7 +114,8 @@ export interface NextRoll {
   readonly nextServerSeedHash: string
 }
 
-const NextRollRow = Schema.Struct({
+/** A `NextRoll` as a statement returns it (the nonce as text). */
+export const NextRollRow = Schema.Struct({
   clientSeed: Schema.String,
   nonce: Schema.NumberFromString,
   nextServerSeed: Schema.String,
@@ -139,6 +140,10 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
      * one more read, never a wrong roll.
      */
     const known = new Map<UserId, NextRoll>()
+    const keep = (userId: UserId, state: NextRoll) => {
+      if (known.size >= NEXT_ROLLS_KEPT) known.clear()
+      known.set(userId, state)
+    }
     const forget = (userId: UserId) => Effect.sync(() => void known.delete(userId))
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
@@ -216,10 +221,12 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
         if (remembered !== undefined) return remembered
         const read: NextRoll = yield* committed(userId, firstOf(NextRollRow, sql`
           SELECT client_seed, nonce, next_server_seed, next_server_seed_hash FROM fairness_seeds WHERE user_id = ${userId}`))
-        if (known.size >= NEXT_ROLLS_KEPT) known.clear()
-        known.set(userId, read)
+        keep(userId, read)
         return read
       })
+
+    /** The state of the user's next roll when this instance knows it, without reading it (`known`). */
+    const remembered = (userId: UserId): NextRoll | undefined => known.get(userId)
 
     /**
      * First step of a one-statement write that rolls with `expected`: `fair_state` locks the user's
@@ -246,7 +253,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
     /** After such a write committed: the user's state is known without reading it. */
     const rolled = (userId: UserId, used: NextRoll, nonces: number, next: ServerSeed) =>
       Effect.sync(() =>
-        void known.set(userId, {
+        keep(userId, {
           clientSeed: used.clientSeed,
           nonce: used.nonce + nonces,
           nextServerSeed: next.serverSeed,
@@ -261,6 +268,7 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
       setClientSeed,
       takeCommittedRoll,
       nextRoll,
+      remembered,
       lockStep,
       rotateStep,
       rolled,

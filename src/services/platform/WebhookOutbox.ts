@@ -19,12 +19,28 @@ export const signPayload = (secret: string, body: { readonly event: string; read
 const ReceiverRow = Schema.Struct({ id: Schema.String, secret: Schema.String })
 /** The receivers of an event, as `receiversOf` gives them in a statement's row. */
 export const ReceiversJson = Schema.Array(ReceiverRow)
-type Receivers = typeof ReceiversJson.Type
+export type Receivers = typeof ReceiversJson.Type
 const ReceiversRow = Schema.Struct({ receivers: ReceiversJson })
 
 export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("app/WebhookOutbox", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+
+    /**
+     * The receivers of each event as this instance last read them, for a write that checks they are still so
+     * (`unchanged`): a hint, which spares a read.
+     */
+    const known = new Map<WebhookEvent, Receivers>()
+    const remembered = (event: WebhookEvent): Receivers | undefined => known.get(event)
+    const remember = (event: WebhookEvent, receivers: Receivers) => Effect.sync(() => void known.set(event, receivers))
+
+    /**
+     * A statement's condition: the receivers registered for `event` are still `receivers`. Webhooks are added and
+     * removed, never changed, and an id is never used twice, so their ids tell.
+     */
+    const unchanged = (event: WebhookEvent, receivers: Receivers) => sql`
+      (SELECT COALESCE(array_agg(id ORDER BY id), '{}') FROM webhooks WHERE ${event} = ANY(events))
+        = ${receivers.map((receiver) => receiver.id)}::bigint[]`
 
     /** A column of a read: the receivers registered for `event` (ReceiversJson), for a later `deliveriesStep`. */
     const receiversOf = (event: WebhookEvent) => sql`
@@ -60,6 +76,6 @@ export class WebhookOutbox extends Effect.Service<WebhookOutbox>()("app/WebhookO
       return receivers.length
     })
 
-    return { enqueue, receiversOf, deliveriesStep } as const
+    return { enqueue, receiversOf, deliveriesStep, remembered, remember, unchanged } as const
   })
 }) {}
