@@ -548,10 +548,11 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const written = yield* singleOf(SeatedRow, sql`
         WITH
         ${asRead.steps},
+        checked AS (SELECT ${asRead.current} AS current),
         ${ledger.debitSteps(
           { userId: player.id, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id } },
           at,
-          sql`${asRead.current} AND ${responsibleGaming.within(entry)(at)}`
+          sql`(SELECT current FROM checked) AND ${responsibleGaming.within(entry)(at)}`
         )},
         seat AS (
           INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
@@ -561,7 +562,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           UPDATE battles SET player_count = player_count + 1 WHERE id = ${id} AND EXISTS (SELECT 1 FROM moved)
         ),
         ${responsibleGaming.playWarningSteps(player.id, at, sql`moved`)}
-        SELECT ${asRead.current} AS current, (SELECT balance_cents FROM moved) AS balance_cents,
+        SELECT (SELECT current FROM checked) AS current, (SELECT balance_cents FROM moved) AS balance_cents,
                (SELECT limits FROM warned) AS warnings`)
       if (!written.current) return Option.none()
       if (written.balanceCents === null) return yield* responsibleGaming.refused(player.id, entry, at, new InsufficientBalance())
@@ -612,10 +613,11 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                    AND client_seed = ${place(i)?.clientSeed ?? null}::text)`))}
           ORDER BY user_id FOR UPDATE
         ),
+        checked AS (SELECT ${asRead} AS current),
         ${ledger.debitSteps(
           { userId: player.id, type: "BATTLE_ENTRY", amountCents: entry, reference: { type: "BATTLE", id } },
           at,
-          sql`${asRead} AND ${responsibleGaming.within(entry)(at)}`
+          sql`(SELECT current FROM checked) AND ${responsibleGaming.within(entry)(at)}`
         )},
         seat AS (
           INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at, total_value_cents, is_winner)
@@ -641,7 +643,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           ? sql``
           : sql`${outbox.deliveriesStep("battle.finished", finishedEvent(id, outcome), receivers, at, sql`EXISTS (SELECT 1 FROM moved)`)},`}
         ${responsibleGaming.playWarningSteps(player.id, at, sql`moved`)}
-        SELECT ${asRead} AS current,
+        SELECT (SELECT current FROM checked) AS current,
                (SELECT balance_cents FROM moved) AS balance_cents,
                (SELECT limits FROM warned) AS warnings,
                ${liveDrops.recorded(sql`dropped`)} AS drops,
