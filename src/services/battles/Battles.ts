@@ -415,7 +415,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           roundNumber: i + 1,
           caseId: String(c.id),
           caseName: c.name,
-          items: c.ranges.map(({ itemId, rangeEnd, rangeStart, valueCents }) => ({ itemId, rangeStart, rangeEnd, valueCents })),
+          // The case's ranges as ActiveCases keeps them, shared by every battle of that case kept here.
+          items: c.ranges,
           id: c.id,
           priceCents: c.priceCents
         }))
