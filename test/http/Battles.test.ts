@@ -556,41 +556,41 @@ layer(TestDatabase)("battles", (it) => {
     }))
 })
 
+const admin = { authorization: "Bearer test-admin-token" }
+const hook = (name: string) => ({ url: `https://${name}.example.com/hooks`, events: ["battle.finished"], secret: `secret-of-${name}-0123` })
+
+/** Two applications over one database, as two instances behind a load balancer, and the same players on each. */
+const twoInstances = (count: number) =>
+  Effect.gen(function*() {
+    const a = yield* makeTestClient({ ...appOptions, randomness: Randomness.seeded("instance-a") })
+    const b = yield* makeTestClient({ ...appOptions, randomness: Randomness.seeded("instance-b") })
+    const { kase } = yield* makeCase({ priceCents: 500n })
+    const names = Array.from({ length: count }, () => `kept-${++logins}`)
+    const onA = yield* Effect.forEach(names, (login) => fundedPlayer(a, login, 5_000))
+    const onB = yield* Effect.forEach(names, (login) => fundedPlayer(b, login, 0))
+    // Each opens a case through A, which then knows their fairness states.
+    for (const player of onA) expect((yield* a.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
+    return { a, b, kase, onA, onB }
+  })
+
+/** A 2-player battle created and filled through `client`; its finished view. */
+const duel = (client: TestClient, caseId: string, creator: Record<string, string>, joiner: Record<string, string>) =>
+  Effect.gen(function*() {
+    const created = yield* client.post("/api/battles", { caseIds: [caseId], mode: "NORMAL", maxPlayers: 2 }, creator)
+    expect(created.status).toBe(201)
+    const joined = yield* client.post(`/api/battles/${created.body.id}/join`, undefined, joiner)
+    expect(joined.status).toBe(200)
+    expect(joined.body).toEqual((yield* client.get(`/api/battles/${created.body.id}`, creator)).body)
+    return joined.body as Battle
+  })
+
 /**
- * A battle's next join on the instance that created it or joined it last goes with no read, from what that instance
- * keeps: the battle, the players' fairness states, the receivers of `battle.finished` (docs/decisions.md "Battles
- * kept for their joins"). Whatever changed elsewhere since, the join is made as the battle, the states and the
- * receivers are now.
+ * A battle's next join on the instance that created it goes with no read, from what that instance keeps: the battle,
+ * the players' fairness states, the receivers of `battle.finished` (docs/decisions.md "Battles kept for their
+ * joins"). Whatever changed elsewhere since, the join is made as the battle, the states, the receivers and the
+ * catalog are now.
  */
 layer(TestDatabase)("battles kept by an instance", (it) => {
-  const admin = { authorization: "Bearer test-admin-token" }
-  const hook = (name: string) => ({ url: `https://${name}.example.com/hooks`, events: ["battle.finished"], secret: `secret-of-${name}-0123` })
-
-  /** Two applications over one database, as two instances behind a load balancer, and the same players on each. */
-  const twoInstances = (count: number) =>
-    Effect.gen(function*() {
-      const a = yield* makeTestClient({ ...appOptions, randomness: Randomness.seeded("instance-a") })
-      const b = yield* makeTestClient({ ...appOptions, randomness: Randomness.seeded("instance-b") })
-      const { kase } = yield* makeCase({ priceCents: 500n })
-      const names = Array.from({ length: count }, () => `kept-${++logins}`)
-      const onA = yield* Effect.forEach(names, (login) => fundedPlayer(a, login, 5_000))
-      const onB = yield* Effect.forEach(names, (login) => fundedPlayer(b, login, 0))
-      // Each opens a case through A, which then knows their fairness states.
-      for (const player of onA) expect((yield* a.post(`/api/cases/${kase.id}/open`, undefined, player.auth)).status).toBe(200)
-      return { a, b, kase, onA, onB }
-    })
-
-  /** A 2-player battle created and filled through `client`; its finished view. */
-  const duel = (client: TestClient, caseId: string, creator: Record<string, string>, joiner: Record<string, string>) =>
-    Effect.gen(function*() {
-      const created = yield* client.post("/api/battles", { caseIds: [caseId], mode: "NORMAL", maxPlayers: 2 }, creator)
-      expect(created.status).toBe(201)
-      const joined = yield* client.post(`/api/battles/${created.body.id}/join`, undefined, joiner)
-      expect(joined.status).toBe(200)
-      expect(joined.body).toEqual((yield* client.get(`/api/battles/${created.body.id}`, creator)).body)
-      return joined.body as Battle
-    })
-
   it.scoped("a receiver registered since the instance last read them gets the battles it finishes", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
@@ -605,6 +605,27 @@ layer(TestDatabase)("battles kept by an instance", (it) => {
         WHERE event = 'battle.finished' AND payload::jsonb -> 'data' ->> 'battleId' = ${battle.id} ORDER BY webhook_id`
       expect(receivers.map((r) => r.webhookId)).toEqual([first, second])
     }))
+
+  for (const maxPlayers of [2, 3] as const) {
+    it.scoped(`a case renamed after a ${maxPlayers}-player battle was kept: the join answers as GET does`, () =>
+      Effect.gen(function*() {
+        const { a, kase, onA } = yield* twoInstances(2)
+        const admin = yield* fundedPlayer(a, "root", 0)
+        yield* duel(a, String(kase.id), onA[0]!.auth, onA[1]!.auth)
+        const created = yield* a.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers }, onA[0]!.auth)
+        const renamed = yield* a.request(`/api/admin/cases/${kase.id}`, {
+          method: "PUT",
+          headers: { ...admin.auth, "content-type": "application/json" },
+          body: JSON.stringify({ name: "Renamed case" })
+        })
+        expect(renamed.status).toBe(200)
+        const joined = yield* a.post(`/api/battles/${created.body.id}/join`, undefined, onA[1]!.auth)
+        expect(joined.status).toBe(200)
+        const battle = (yield* a.get(`/api/battles/${created.body.id}`, onA[0]!.auth)).body
+        expect(battle.cases.map((c: { name: string }) => c.name)).toEqual(["Renamed case"])
+        expect(joined.body).toEqual(battle)
+      }))
+  }
 
   it.scoped("a client seed set through another instance is the one a kept battle rolls with", () =>
     Effect.gen(function*() {
@@ -647,5 +668,28 @@ layer(TestDatabase)("battles kept by an instance", (it) => {
       expect([...new Set(battle.rounds.map((r) => r.userId))].sort()).toEqual(seated)
       expect(yield* balanceOf(a, onA[leaver]!.auth)).toBe(5_000 - 500)
       expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+})
+
+// Its own database: the battle row it rewrites no longer matches its creator's entry (the ledger checks above).
+layer(TestDatabase)("battles kept by an instance, a restored database", (it) => {
+  it.scoped("a kept battle's row rewritten behind the instance's back (a restored database): debited and rolled as stored", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { a, kase, onA } = yield* twoInstances(2)
+      yield* duel(a, String(kase.id), onA[0]!.auth, onA[1]!.auth)
+      const created = yield* a.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, onA[0]!.auth)
+      const before = yield* balanceOf(a, onA[1]!.auth)
+      yield* sql`
+        UPDATE battles SET entry_price_cents = 600, server_seed = 'restored-seed',
+                           server_seed_hash = encode(sha256(convert_to('restored-seed', 'UTF8')), 'hex')
+        WHERE id = ${created.body.id}`
+      const joined = yield* a.post(`/api/battles/${created.body.id}/join`, undefined, onA[1]!.auth)
+      expect(joined.status).toBe(200)
+      expect(yield* balanceOf(a, onA[1]!.auth)).toBe(before - 600)
+      for (const round of (joined.body as Battle).rounds) {
+        const verified = yield* a.get(`/api/provably-fair/verify/${round.id}?type=battle-roll`, onA[0]!.auth)
+        expect(verified.body).toMatchObject({ serverSeed: "restored-seed", isValid: true })
+      }
     }))
 })

@@ -152,12 +152,18 @@ const FilledRow = Schema.Struct({
 interface WaitingBattle extends Omit<typeof JoinStateRow.Type, "players" | "joiner" | "receivers"> {
   readonly players: ReadonlyArray<typeof PlayerJson.Type>
 }
-/** What a filling join rolls with besides the battle: each player's fairness state and the receivers, when known. */
-interface Rolling {
+/**
+ * What a join knows besides the battle: each player's fairness state and the receivers (what a filling join rolls
+ * and notifies with), and whether the battle was kept by this instance rather than read.
+ */
+interface Known {
   readonly stateOf: (userId: UserId) => NextRoll | undefined
   readonly receivers: Receivers | undefined
-  /** Whether the receivers were remembered rather than read with the battle: then the statement checks them. */
-  readonly remembered: boolean
+  /**
+   * A kept battle's catalog version: its rounds' case names are that version's. The statement then also checks the
+   * catalog is still at it and the receivers are still those remembered; a seating join keeps the battle it leaves.
+   */
+  readonly kept: { readonly catalogVersion: number } | undefined
 }
 /** What the join will be: the player, the lowest free slot, its team, the time. */
 interface Joining {
@@ -213,15 +219,16 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const now = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms))
 
     /**
-     * The battles waiting for players as this instance created or last joined them, by id, for their next join here
-     * (`joinAsKept`). Only a hint: the join's statement checks the battle and its seats are still so, and a battle
-     * changed elsewhere (a join or a leave on another instance) costs a read, never a wrong join. Forgotten when it
-     * fills, when anyone leaves it or joins it the careful way here, and when a join finds it changed.
+     * The battles this instance created and still waiting for players, as it created or last joined them, with the
+     * catalog version they were created at, by id, for their next join here (`joinAsKept`). Only a hint: the join's
+     * statement checks the battle and its seats are still so, and a battle changed elsewhere (a join or a leave on
+     * another instance) costs a read, never a wrong join. Forgotten when it fills, when anyone leaves it or joins
+     * it another way here, and when a join finds it changed. Small: the rounds' ranges are those ActiveCases keeps.
      */
-    const waiting = new Map<string, WaitingBattle>()
-    const keep = (battle: WaitingBattle) => {
+    const waiting = new Map<string, { readonly battle: WaitingBattle; readonly catalogVersion: number }>()
+    const keep = (battle: WaitingBattle, catalogVersion: number) => {
       if (waiting.size >= WAITING_KEPT) waiting.clear()
-      waiting.set(battle.id, battle)
+      waiting.set(battle.id, { battle, catalogVersion })
     }
     const casesOf = (battle: WaitingBattle) => battle.rounds.map((r) => ({ id: r.id, name: r.caseName, priceCents: r.priceCents }))
 
@@ -421,7 +428,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           priceCents: c.priceCents
         }))
       }
-      keep(battle)
+      keep(battle, version)
       return Option.some(viewOf({ ...battle, cases: casesOf(battle), rolls: [] }))
     })
 
@@ -448,14 +455,19 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
 
     /**
      * A join of a battle as this instance keeps it, with the players' fairness states and the receivers as it knows
-     * them (a filling join's): no read. The statement checks them all as it checks what `joinAsRead` read. None (the
-     * battle forgotten, and the join reads) when one of them is not known here or is no longer so.
+     * them (a filling join's): no read. The statement checks them all as it checks what `joinAsRead` read, and the
+     * catalog's version (the rounds' case names in the answer). None (the battle forgotten, and the join reads) when
+     * one of them is not known here or is no longer so.
      */
     const joinAsKept = (player: Player, id: BattleId) => Effect.gen(function*() {
-      const battle = waiting.get(String(id))
-      if (battle === undefined) return Option.none()
+      const kept = waiting.get(String(id))
+      if (kept === undefined) return Option.none()
       const receivers = outbox.remembered("battle.finished")
-      const joined = yield* joinWith(player, id, battle, { stateOf: fairness.remembered, receivers, remembered: true })
+      const joined = yield* joinWith(player, id, kept.battle, {
+        stateOf: fairness.remembered,
+        receivers,
+        kept: { catalogVersion: kept.catalogVersion }
+      })
       if (Option.isNone(joined)) waiting.delete(String(id))
       return joined
     })
@@ -491,7 +503,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       yield* outbox.remember("battle.finished", read.receivers)
       const stateOf = (userId: UserId) =>
         (userId === player.id ? read.joiner : read.players.find((p) => p.userId === userId)?.fairness) ?? undefined
-      return yield* joinWith(player, id, read, { stateOf, receivers: read.receivers, remembered: false })
+      return yield* joinWith(player, id, read, { stateOf, receivers: read.receivers, kept: undefined })
     })
 
     /** A fairness state as a JSON column (`NextRollRow`), null when there is none; `f` is a `fairness_seeds` row. */
@@ -501,7 +513,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                                                               'nextServerSeedHash', ${f}.next_server_seed_hash) END`
 
     /** The join of `battle` as kept or read: none when it is not open to the player; the seating or filling write. */
-    const joinWith = (player: Player, id: BattleId, battle: WaitingBattle, rolling: Rolling) => Effect.gen(function*() {
+    const joinWith = (player: Player, id: BattleId, battle: WaitingBattle, known: Known) => Effect.gen(function*() {
       if (
         battle.status !== "WAITING" || battle.playerCount >= battle.maxPlayers ||
         battle.players.some((p) => p.userId === player.id)
@@ -509,16 +521,25 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const taken = new Set(battle.players.map((p) => p.slot))
       const slot = Array.from({ length: battle.maxPlayers }, (_, i) => i + 1).find((n) => !taken.has(n))!
       const joining = { player, slot, team: teamOf(battle.mode, slot), at: yield* now }
-      return yield* (battle.playerCount === battle.maxPlayers - 1 ? fillingWrite(id, battle, joining, rolling) : seatingWrite(id, battle, joining))
+      return yield* (battle.playerCount === battle.maxPlayers - 1
+        ? fillingWrite(id, battle, joining, known)
+        : seatingWrite(id, battle, joining, known))
     })
 
-    /** What was read of the battle and its seats, still so (see `joinAsRead`); `battle_state` and `seats` as steps. */
-    const battleAsRead = (id: BattleId, battle: WaitingBattle) => {
+    /**
+     * What was read or kept of the battle and its seats, still so (see `joinAsRead`); `battle_state` and `seats` as
+     * steps. The battle's fixed fields that the join debits and rolls with are compared too (an id is never used
+     * twice, but a restored database could give one to another battle), and for a kept battle, the catalog's version.
+     */
+    const battleAsRead = (id: BattleId, battle: WaitingBattle, { kept }: Known) => {
       const seat = (i: number) => battle.players[i] ?? null
       return {
         steps: sql`
           battle_state AS (
-            SELECT id FROM battles WHERE id = ${id} AND status = 'WAITING' AND player_count = ${battle.playerCount} FOR UPDATE
+            SELECT id FROM battles
+            WHERE id = ${id} AND status = 'WAITING' AND player_count = ${battle.playerCount}
+              AND entry_price_cents = ${battle.entryPriceCents} AND server_seed_hash = ${battle.serverSeedHash}
+            FOR UPDATE
           ),
           seats AS (
             SELECT slot FROM battle_players
@@ -529,7 +550,8 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           )`,
         // Only rows a statement locks are checked at their latest version, hence the locks; the seats are looked at
         // only once the battle row is held.
-        current: sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM seats) = ${battle.players.length}`
+        current: sql`EXISTS (SELECT 1 FROM battle_state) AND (SELECT count(*) FROM seats) = ${battle.players.length}${
+          kept === undefined ? sql`` : sql` AND ${activeCases.current(kept.catalogVersion)}`}`
       }
     }
 
@@ -542,10 +564,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         .sort((a, b) => a.slot - b.slot)
 
     /** A join that leaves the battle WAITING: the seat and the battle's count, written with the debit; the battle kept so. */
-    const seatingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining) => Effect.gen(function*() {
+    const seatingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) => Effect.gen(function*() {
       const { at, player, slot, team } = joining
       const entry = battle.entryPriceCents
-      const asRead = battleAsRead(id, battle)
+      const asRead = battleAsRead(id, battle, known)
       const written = yield* singleOf(SeatedRow, sql`
         WITH
         ${asRead.steps},
@@ -569,7 +591,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       if (written.balanceCents === null) return yield* responsibleGaming.refused(player.id, entry, at, new InsufficientBalance())
       yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
       const seated: WaitingBattle = { ...battle, playerCount: battle.playerCount + 1, players: playersWith(battle, joining) }
-      keep(seated)
+      if (known.kept !== undefined) keep(seated, known.kept.catalogVersion)
       const view = viewOf({ ...seated, cases: casesOf(battle), rolls: [] })
       return Option.some({ balanceCents: written.balanceCents, drops: [], entryPriceCents: entry, view })
     })
@@ -577,13 +599,14 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     /**
      * The join that fills the battle: the rolls and the settlement computed from the battle and the fairness states,
      * and besides the battle and its seats, every player's fairness state locked as known (`fair_state`), and the
-     * receivers checked when remembered; only when the debit has its row are the seat, the nonces, the rolls, the
+     * receivers checked when the battle is kept; only when the debit has its row are the seat, the nonces, the rolls, the
      * settlement, the drops, the battle FINISHED and the webhook's deliveries written. None when a state or the
      * receivers are not known.
      */
-    const fillingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, { receivers, remembered, stateOf }: Rolling) =>
+    const fillingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) =>
     Effect.gen(function*() {
       const { at, player, slot, team } = joining
+      const { kept, receivers, stateOf } = known
       if (receivers === undefined) return Option.none()
       const seed = yield* seedOf(battle)
       const rolling: Array<RollingPlayer & { readonly state: NextRoll }> = []
@@ -599,10 +622,10 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       const totalOf = new Map(outcome.totals.map((p) => [p.userId, p.totalValueCents]))
       const winnerIds = new Set(outcome.winners.map((w) => w.userId))
       const place = (i: number) => rolling[i] ?? null
-      const asBattle = battleAsRead(id, battle)
-      // Each fairness state as known too, looked at once the battle row is held; the receivers, when remembered.
+      const asBattle = battleAsRead(id, battle, known)
+      // Each fairness state as known too, looked at once the battle row is held; the receivers, for a kept battle.
       const asRead = sql`${asBattle.current} AND (SELECT count(*) FROM fair_state) = ${rolling.length}${
-        remembered ? sql` AND ${outbox.unchanged("battle.finished", receivers)}` : sql``}`
+        kept === undefined ? sql`` : sql` AND ${outbox.unchanged("battle.finished", receivers)}`}`
       const written = yield* singleOf(FilledRow, sql`
         WITH
         ${asBattle.steps},
