@@ -563,7 +563,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       ].map((p) => outcome === undefined ? p : { ...p, totalValueCents: outcome.totalOf.get(p.userId)!, isWinner: outcome.winnerIds.has(p.userId) })
         .sort((a, b) => a.slot - b.slot)
 
-    /** A join that leaves the battle WAITING: the seat and the battle's count, written with the debit; the battle kept so. */
+    /** A join that leaves the battle WAITING: the seat and the battle's count, written with the debit; a kept battle kept so. */
     const seatingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) => Effect.gen(function*() {
       const { at, player, slot, team } = joining
       const entry = battle.entryPriceCents
@@ -599,12 +599,11 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     /**
      * The join that fills the battle: the rolls and the settlement computed from the battle and the fairness states,
      * and besides the battle and its seats, every player's fairness state locked as known (`fair_state`), and the
-     * receivers checked when the battle is kept; only when the debit has its row are the seat, the nonces, the rolls, the
-     * settlement, the drops, the battle FINISHED and the webhook's deliveries written. None when a state or the
+     * receivers checked when the battle is kept; only when the debit has its row are the seat, the nonces, the rolls,
+     * the settlement, the drops, the battle FINISHED and the webhook's deliveries written. None when a state or the
      * receivers are not known.
      */
-    const fillingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) =>
-    Effect.gen(function*() {
+    const fillingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) => Effect.gen(function*() {
       const { at, player, slot, team } = joining
       const { kept, receivers, stateOf } = known
       if (receivers === undefined) return Option.none()
