@@ -11,7 +11,8 @@
  *     turn (two joins that leave it waiting, then the one that fills it); a step is the four requests.
  * It prints each path's throughput, latencies and the CPU time per step of the service, and of PostgreSQL, Redis and
  * this process (the load generator) when they run on this machine, and the shares of time the service's main
- * thread ran on a CPU and waited for one.
+ * thread ran on a CPU and waited for one; at the end, each path's service CPU as a multiple of `GET /api/auth/me`'s
+ * in the same run, a figure that the host's speed moves less.
  *
  * `--warm-up S` (default 60) runs the openings' loop for S seconds before anything is measured, as bench:vs-pgbench
  * does: with 3 s the first paths measured the service while V8 was still optimizing it (docs/decisions.md "Warm-up").
@@ -69,10 +70,15 @@ const phases: Array<[string, Parameters<typeof bench.closedLoop>[2], string?]> =
   ["POST /api/cases/1/open", (user) => bench.send("POST", "/api/cases/1/open", session(user)).then((a) => a.status)]
 ]
 
+/** Each path's service CPU per step, in the order measured. */
+const serviceCpu: Array<[string, number | undefined]> = []
+
 /** A path's closed loop of `users` users, on a database just vacuumed and analyzed, printed. */
 const measure = async (name: string, users: number, step: Parameters<typeof bench.closedLoop>[2], unit?: string) => {
   await bench.vacuum()
-  console.log(show(name, await bench.closedLoop(users, SECONDS, step), unit))
+  const loop = await bench.closedLoop(users, SECONDS, step)
+  serviceCpu.push([name, loop.cpuMs])
+  console.log(show(name, loop, unit))
 }
 
 // Warm-up, then the two loops that need no preparation.
@@ -116,5 +122,13 @@ await measure("battle create + 3 joins (4 players)", Math.floor(USERS / 4), asyn
   }
   return 200
 }, "step")
+
+// The host's speed moves by half within minutes on shared machines; the first path, which no change to a game
+// touches, is a yardstick of this run's speed (docs/decisions.md "Battles kept for their joins").
+const [yardstick, yardstickCpu] = serviceCpu[0]!
+if (yardstickCpu !== undefined) {
+  console.log(`service CPU per step against ${yardstick} in this run: ${
+    serviceCpu.slice(1).map(([name, cpu]) => `${name} ${cpu === undefined ? "?" : (cpu / yardstickCpu).toFixed(2)}`).join(", ")}`)
+}
 
 await bench.stop()
