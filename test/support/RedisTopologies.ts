@@ -6,7 +6,8 @@
  * a single node, test/http/RedisRoundTrips.test.ts.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Redis } from "ioredis"
@@ -26,10 +27,13 @@ export const privateRedisSkipped: string | undefined = !hasRedisServer
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** Polls `check` until it holds; fails with `what` after `limitMs` (a set-up that never comes up). */
-const until = async (what: string, check: () => Promise<boolean>, limitMs = 30_000) => {
+/**
+ * Polls `check` until it holds; fails with `what` after `limitMs` (a set-up that never comes up), or at once when
+ * `gone` says what it waits for can no longer happen.
+ */
+const until = async (what: string, check: () => Promise<boolean>, limitMs = 30_000, gone: () => boolean = () => false) => {
   const started = Date.now()
-  while (Date.now() - started < limitMs) {
+  while (Date.now() - started < limitMs && !gone()) {
     try {
       if (await check()) return
     } catch {
@@ -37,7 +41,7 @@ const until = async (what: string, check: () => Promise<boolean>, limitMs = 30_0
     }
     await sleep(50)
   }
-  throw new Error(`Redis set-up: ${what} did not happen within ${limitMs / 1000} s`)
+  throw new Error(`Redis set-up: ${what} did not happen ${gone() ? "(the process exited)" : `within ${limitMs / 1000} s`}`)
 }
 
 /** One command on a short-lived connection (no retries: a dead node is an error at once). */
@@ -63,12 +67,28 @@ class Processes {
   readonly dir = mkdtempSync(join(tmpdir(), "gp-redis-"))
   private readonly started: Array<ChildProcess> = []
 
-  async server(args: ReadonlyArray<string>, port?: number): Promise<Server> {
-    const at = port ?? await freePort()
-    const child = spawn("redis-server", [...args, "--port", String(at), "--bind", "127.0.0.1", "--dir", this.dir,
-      "--logfile", join(this.dir, `${at}.log`)], { stdio: "ignore" })
-    this.started.push(child)
-    return { port: at, process: child }
+  /**
+   * A redis-server (or sentinel) on a port from `choosePort`, once it answers PING. A free port can be taken by
+   * another process before the server binds it, so a server that exits before answering is started again on another
+   * port (three tries); the last one's log is in the error.
+   */
+  async server(args: (port: number) => ReadonlyArray<string>, choosePort: () => Promise<number> = freePort): Promise<Server> {
+    for (let attempt = 1;; attempt++) {
+      const port = await choosePort()
+      const log = join(this.dir, `${port}.log`)
+      const child = spawn("redis-server", [...args(port), "--port", String(port), "--bind", "127.0.0.1", "--dir", this.dir,
+        "--logfile", log], { stdio: "ignore" })
+      this.started.push(child)
+      const exited = () => child.exitCode !== null || child.signalCode !== null
+      try {
+        await until(`redis-server on port ${port}`, async () => (await ask(port, "PING")) === "PONG", 30_000, exited)
+        return { port, process: child }
+      } catch (error) {
+        if (exited() && attempt < 3) continue
+        const tail = existsSync(log) ? readFileSync(log, "utf8").trim().split("\n").slice(-5).join("\n") : "(no log)"
+        throw new Error(`${(error as Error).message}; its log ends:\n${tail}`)
+      }
+    }
   }
 
   kill(server: Server): Promise<void> {
@@ -100,8 +120,7 @@ export interface NodeSetup {
 export const startNode = async (): Promise<NodeSetup> => {
   const processes = new Processes()
   try {
-    const node = await processes.server(EPHEMERAL)
-    const port = await nodePortReady(node)
+    const { port } = await processes.server(() => EPHEMERAL)
     return { port, url: `redis://127.0.0.1:${port}`, stop: () => processes.stop() }
   } catch (error) {
     processes.stop()
@@ -132,13 +151,12 @@ export interface SentinelSetup {
 export const startSentinelSetup = async (name = "gp-test"): Promise<SentinelSetup> => {
   const processes = new Processes()
   try {
-    const primary = await processes.server(EPHEMERAL)
-    const replica = await processes.server([...EPHEMERAL, "--replicaof", "127.0.0.1", String(await nodePortReady(primary))])
+    const primary = await processes.server(() => EPHEMERAL)
+    const replica = await processes.server(() => [...EPHEMERAL, "--replicaof", "127.0.0.1", String(primary.port)])
     await until("replication", async () => infoField(await ask(replica.port, "INFO", "replication"), "master_link_status") === "up")
     const sentinels: Array<Server> = []
     for (let i = 0; i < 3; i++) {
-      const port = await freePort()
-      const conf = join(processes.dir, `sentinel-${port}.conf`)
+      const conf = join(processes.dir, `sentinel-${i}.conf`)
       writeFileSync(
         conf,
         [
@@ -148,7 +166,7 @@ export const startSentinelSetup = async (name = "gp-test"): Promise<SentinelSetu
           `sentinel parallel-syncs ${name} 1`
         ].join("\n") + "\n"
       )
-      sentinels.push(await processes.server([conf, "--sentinel"], port))
+      sentinels.push(await processes.server(() => [conf, "--sentinel"]))
     }
     // Ready for a fail-over: every sentinel knows the replica and the two other sentinels.
     for (const sentinel of sentinels) {
@@ -190,10 +208,20 @@ export const startSentinelSetup = async (name = "gp-test"): Promise<SentinelSetu
   }
 }
 
-/** The node's port once it answers PING. */
-const nodePortReady = async (server: Server) => {
-  await until(`redis-server on port ${server.port}`, async () => (await ask(server.port, "PING")) === "PONG")
-  return server.port
+/** Whether a listener can bind `port` on the loopback now. */
+const bindable = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = createServer()
+    server.once("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
+  })
+
+/** A free port whose cluster bus port, the port + 10 000, is free too: a cluster node listens on both. */
+const clusterPort = async (): Promise<number> => {
+  for (;;) {
+    const port = await freePort()
+    if (port + 10_000 <= 65_535 && await bindable(port + 10_000)) return port
+  }
 }
 
 export interface ClusterSetup {
@@ -209,11 +237,9 @@ export const startCluster = async (): Promise<ClusterSetup> => {
   try {
     const nodes: Array<Server> = []
     for (let i = 0; i < 3; i++) {
-      const port = await freePort()
-      nodes.push(await processes.server([...EPHEMERAL, "--cluster-enabled", "yes", "--cluster-config-file",
-        join(processes.dir, `nodes-${port}.conf`), "--cluster-node-timeout", "2000"], port))
+      nodes.push(await processes.server((port) => [...EPHEMERAL, "--cluster-enabled", "yes", "--cluster-config-file",
+        join(processes.dir, `nodes-${port}.conf`), "--cluster-node-timeout", "2000"], clusterPort))
     }
-    for (const node of nodes) await nodePortReady(node)
     execFileSync("redis-cli", ["--cluster", "create", ...nodes.map(({ port }) => `127.0.0.1:${port}`), "--cluster-yes"], {
       stdio: "ignore"
     })
