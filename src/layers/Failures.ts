@@ -9,7 +9,7 @@
  * - anything else is a bug: a defect, 500, logged with its cause.
  * Errors are looked at down their `cause` chain, since @effect/sql wraps the driver's error.
  */
-import { Effect } from "effect"
+import { Effect, type Exit } from "effect"
 import { ServiceUnavailable } from "../schema/platform/Errors"
 
 /** Socket-level failures of Node's net module. */
@@ -115,3 +115,17 @@ export const unavailableOrDie = (error: unknown): Effect.Effect<never, ServiceUn
 /** A call to a store (Redis) under the policy: its promise, with an outage as ServiceUnavailable. */
 export const storeCall = <A>(call: () => Promise<A>): Effect.Effect<A, ServiceUnavailable> =>
   Effect.tryPromise({ try: call, catch: (error) => error }).pipe(Effect.catchAll(unavailableOrDie))
+
+/**
+ * A store command sent now, when this is called, and answered when the returned effect is awaited, once or more:
+ * a caller can send it, send others in the same round trip, and wait for it later, without a fiber of its own. Its
+ * outcome is kept once known, so a failure is classified and logged once; a throw becomes the answer's failure, and
+ * an answer nobody awaits is never an unhandled rejection.
+ */
+export const sentNow = <A>(call: () => Promise<A>): Effect.Effect<A, ServiceUnavailable> => {
+  const reply = new Promise<A>((resolve) => resolve(call()))
+  reply.catch(() => {})
+  const answer = storeCall(() => reply)
+  let answered: Exit.Exit<A, ServiceUnavailable> | undefined
+  return Effect.suspend(() => answered ?? Effect.flatMap(Effect.exit(answer), (exit) => (answered = exit)))
+}

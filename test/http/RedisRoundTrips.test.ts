@@ -3,7 +3,7 @@
  * server: `total_reads_processed` of a Redis node of this file's own, which nothing else talks to. Commands sent
  * together (ioredis's auto-pipelining) arrive in one read; a command sent after the reply of another is a read of
  * its own. So an authenticated request waits for one reply before its handler: the session's read leaves with the
- * rate limits' counts.
+ * rate limits' counts, and for an opening the user lock's taking too.
  *
  * Like test/stores/topologies.test.ts, this starts a redis-server, so it runs in the real-servers run only
  * (REDIS_URL set); without the redis-server binary it is skipped, saying so.
@@ -17,7 +17,7 @@ import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { Stores } from "../../src/layers/stores/Stores"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { type NodeSetup, privateRedisSkipped, startNode } from "../support/RedisTopologies"
-import { makeTestClient } from "../support/TestApp"
+import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
 const skipped = privateRedisSkipped
@@ -52,7 +52,7 @@ describe.skipIf(skipped !== undefined)(`Redis round trips of a request${skipped 
     })
 
   layer(TestDatabase, { excludeTestServices: true })("on one Redis node", (it) => {
-    it.scoped("GET /auth/me: one read (the session's slide with the rate limits' counts); an opening: three (that one, the lock's taking, its release with the publications)", () =>
+    it.scoped("GET /auth/me: one read (the session's slide with the rate limits' counts); an opening: two (that one with the lock's taking, then its release with the publications)", () =>
       Effect.gen(function*() {
         const client = yield* makeTestClient({
           stores: Stores.redis(singleNode(Redacted.make(node.url)), `gp-test:${randomUUID()}:`).pipe(Layer.orDie),
@@ -69,7 +69,27 @@ describe.skipIf(skipped !== undefined)(`Redis round trips of a request${skipped 
         expect(me.reads).toBe(1)
         const opening = yield* readsOf(client.post(`/api/cases/${kase.id}/open`, undefined, player.auth))
         expect(opening.answer.status).toBe(200)
-        expect(opening.reads).toBe(3)
+        expect(opening.reads).toBe(2)
+      }))
+
+    it.scoped("an opening refused before its operation (429) leaves its lock's taking released, as an answered one does", () =>
+      Effect.gen(function*() {
+        const prefix = `gp-test:${randomUUID()}:`
+        const client = yield* makeTestClient({
+          stores: Stores.redis(singleNode(Redacted.make(node.url)), prefix).pipe(Layer.orDie),
+          config: { adminIdpIds: ["root"], rateLimits: { ...testConfig.rateLimits, caseOpen: { count: 1, windowMs: 60_000 } } }
+        })
+        const { kase } = yield* makeCase({ priceCents: 100n })
+        const player = yield* fundedPlayer(client, "lock-ahead", 10_000)
+        expect((yield* client.get("/api/auth/me", player.auth)).status).toBe(200)
+        const locks = Effect.promise(() => counter.keys(`${prefix}lock:*`))
+        expect((yield* readsOf(client.post(`/api/cases/${kase.id}/open`, undefined, player.auth))).answer.status).toBe(200)
+        expect(yield* locks).toEqual([])
+        const refused = yield* readsOf(client.post(`/api/cases/${kase.id}/open`, undefined, player.auth))
+        expect(refused.answer.status).toBe(429)
+        // Its taking was sent with the counts, then released: the user's next operations are not held for 30 s.
+        expect(refused.reads).toBe(2)
+        expect(yield* locks).toEqual([])
       }))
   })
 })

@@ -337,6 +337,62 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(yield* lock.withLock(key, Effect.succeed(1))).toBe(1)
     }))
 
+  it.effect("lock: a taking sent ahead is what its effect's withLock holds, until that ends; then the key is free", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const withAhead = yield* lock.takeAhead(key)
+      const taken = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* withAhead(lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(release))))
+        .pipe(Effect.fork)
+      // At once, with the taking sent ahead: had the withLock sent its own, it would find the key taken and poll.
+      for (let i = 0; i < 10 && !(yield* Deferred.isDone(taken)); i++) yield* advance(10)
+      expect(yield* Deferred.isDone(taken)).toBe(true)
+      const next = yield* lock.withLock(key, Effect.succeed("next ran")).pipe(Effect.fork)
+      yield* advance(300)
+      yield* settle
+      expect(Option.isNone(yield* Fiber.poll(next))).toBe(true)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* advance(200)
+      expect(yield* Fiber.join(next)).toBe("next ran")
+    }))
+
+  it.effect("lock: a taking sent ahead that its effect did not use is released when the effect ends, failed or not", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const other = fresh("user")
+      expect(yield* (yield* lock.takeAhead(key))(lock.withLock(other, Effect.succeed("other key")))).toBe("other key")
+      const failed = yield* (yield* lock.takeAhead(key))(Effect.fail("refused" as const)).pipe(Effect.either)
+      expect(failed).toEqual(Either.left("refused"))
+      // Taken at once: a taking left behind would hold the key for its time to live, and this waiter would poll.
+      const next = yield* lock.withLock(key, Effect.succeed("next ran")).pipe(Effect.fork)
+      for (let i = 0; i < 10 && Option.isNone(yield* Fiber.poll(next)); i++) yield* advance(10)
+      expect(yield* Fiber.poll(next)).toEqual(Option.some(Exit.succeed("next ran")))
+    }))
+
+  it.effect("lock: a taking sent ahead is released, not held, while its withLock waits in line behind a caller of this instance", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      const order: Array<string> = []
+      // The taking reaches the store first; then a caller of this instance gets the key's turn and finds the key
+      // taken at the store, so it polls.
+      const withAhead = yield* lock.takeAhead(key)
+      const first = yield* lock.withLock(key, Effect.sync(() => order.push("first"))).pipe(Effect.either, Effect.fork)
+      yield* settle
+      const second = yield* withAhead(lock.withLock(key, Effect.sync(() => order.push("second")))).pipe(Effect.either, Effect.fork)
+      for (let i = 0; i < 10 && order.length < 2; i++) {
+        yield* advance(100)
+        yield* settle
+      }
+      expect(order).toEqual(["first", "second"])
+      expect(Either.isRight(yield* Fiber.join(first))).toBe(true)
+      expect(Either.isRight(yield* Fiber.join(second))).toBe(true)
+    }))
+
   it.effect("counter: counts hits in fixed windows, per key, and starts over in the next window", () =>
     Effect.gen(function*() {
       const counter = yield* RateCounter

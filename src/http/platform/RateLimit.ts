@@ -10,6 +10,7 @@ import { Clock, Effect, Option } from "effect"
 import { AppConfig, type RateLimit, type RateLimits } from "../../layers/AppConfig"
 import { type RateCount, RateCounter } from "../../layers/stores/RateCounter"
 import { rateLimitRejection } from "../../layers/AppMetrics"
+import { UserLock } from "../../layers/stores/UserLock"
 import { Sessions } from "../../services/identity/Sessions"
 import { Api } from "../Api"
 import { startSessionReadAhead } from "../identity/SessionReadAhead"
@@ -43,6 +44,12 @@ const rules: ReadonlyArray<Rule> = [
   { name: "identityVerify", applies: only("compliance.verifyIdentity") }
 ]
 
+/**
+ * Endpoints whose operation takes the user's lock (`user:<id>`) as its first step: the limiter sends that taking with
+ * its counts (UserLock's `takeAhead`), one round trip fewer (docs/decisions.md "The user lock taken ahead").
+ */
+const takesUserLock = only("openings.open", "upgrades.upgrade")
+
 interface Counted {
   readonly limit: RateLimit
   readonly count: RateCount
@@ -61,6 +68,7 @@ export const RateLimitLive = HttpApiBuilder.middleware(
   Effect.gen(function*() {
     const counter = yield* RateCounter
     const sessions = yield* Sessions
+    const lock = yield* UserLock
     const config = yield* AppConfig
     const endpoints = yield* makeEndpoints
     const sameOrigin = makeSameOriginCheck(config)
@@ -90,26 +98,32 @@ export const RateLimitLive = HttpApiBuilder.middleware(
           limit: config.rateLimits[rule.name],
           subject: rule.perAddress ? address : Option.getOrElse(user, () => address)
         }))
-        const counts = yield* counter.hitAll(
-          limits.map(({ limit, rule, subject }) => ({ subject, name: rule.name, windowMs: limit.windowMs }))
-        )
-        const counted = limits.map(({ limit }, i): Counted => ({ limit, count: counts[i]! }))
-        const tightest = counted.reduce((a, b) =>
-          remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.limit.count < a.limit.count) ? b : a
-        )
-        const headers = headersOf(tightest)
-        const exceeded = counted.filter(({ count, limit }) => count.count > limit.count)
-        if (exceeded.length > 0) {
-          yield* Effect.forEach(exceeded, (hit) => rateLimitRejection(applicable[counted.indexOf(hit)]!.name), { discard: true })
-          const now = yield* Clock.currentTimeMillis
-          const resetAtMs = Math.max(...exceeded.map(({ count }) => count.resetAtMs))
-          return yield* HttpServerResponse.json({ statusCode: 429, message: "Too many requests" }, {
-            status: 429,
-            headers: { ...headers, "retry-after": String(Math.max(1, Math.ceil((resetAtMs - now) / 1000))) }
-          }).pipe(Effect.orDie)
-        }
-        noteResponseHeaders(request, headers)
-        return yield* app
+        // Sent before the counts, so that both leave in one write; released at the end of the request unless the
+        // operation used it. A request refused here or by the authentication holds it for no longer than that.
+        const withAhead = Option.isSome(user) && takesUserLock(name) ? yield* lock.takeAhead(user.value) : undefined
+        const limited = Effect.gen(function*() {
+          const counts = yield* counter.hitAll(
+            limits.map(({ limit, rule, subject }) => ({ subject, name: rule.name, windowMs: limit.windowMs }))
+          )
+          const counted = limits.map(({ limit }, i): Counted => ({ limit, count: counts[i]! }))
+          const tightest = counted.reduce((a, b) =>
+            remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.limit.count < a.limit.count) ? b : a
+          )
+          const headers = headersOf(tightest)
+          const exceeded = counted.filter(({ count, limit }) => count.count > limit.count)
+          if (exceeded.length > 0) {
+            yield* Effect.forEach(exceeded, (hit) => rateLimitRejection(applicable[counted.indexOf(hit)]!.name), { discard: true })
+            const now = yield* Clock.currentTimeMillis
+            const resetAtMs = Math.max(...exceeded.map(({ count }) => count.resetAtMs))
+            return yield* HttpServerResponse.json({ statusCode: 429, message: "Too many requests" }, {
+              status: 429,
+              headers: { ...headers, "retry-after": String(Math.max(1, Math.ceil((resetAtMs - now) / 1000))) }
+            }).pipe(Effect.orDie)
+          }
+          noteResponseHeaders(request, headers)
+          return yield* app
+        })
+        return yield* (withAhead === undefined ? limited : withAhead(limited))
       })
   })
 )

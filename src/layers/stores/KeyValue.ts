@@ -2,9 +2,9 @@
  * Expiring key-value entries and small sets (e.g. the session ids of a user), in Redis or in memory.
  * A Redis outage is ServiceUnavailable (src/layers/Failures.ts); the in-memory twin never fails.
  */
-import { Clock, Context, Effect, type Exit, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { ServiceUnavailable } from "../../schema/platform/Errors"
-import { storeCall } from "../Failures"
+import { sentNow, storeCall } from "../Failures"
 import { RedisConnection } from "./RedisConnection"
 
 interface KeyValueShape {
@@ -188,22 +188,13 @@ const makeRedis = Effect.map(RedisConnection, ({ client, prefix, script }): KeyV
   return {
     get: (key) => run(() => client.get(k(key))).pipe(Effect.map(Option.fromNullable)),
     slide: (key, ttlMs, { deviceId, expiresAt, now }) =>
-      Effect.sync(() => {
-        // Sent now (a throw becomes the answer's failure); never an unhandled rejection when nobody waits for it.
-        const reply = new Promise<[string, number] | null>((resolve) =>
-          resolve(slideScript(k(key), [now, expiresAt, toTtl(ttlMs), deviceId === undefined ? "null" : JSON.stringify(deviceId)]) as Promise<
+      Effect.sync(() =>
+        sentNow(() =>
+          slideScript(k(key), [now, expiresAt, toTtl(ttlMs), deviceId === undefined ? "null" : JSON.stringify(deviceId)]) as Promise<
             [string, number] | null
-          >)
-        )
-        reply.catch(() => {})
-        const answer = run(() => reply).pipe(
-          Effect.map((reply) => Option.map(Option.fromNullable(reply), ([value, slid]) => ({ value, slid: slid === 1 })))
-        )
-        // Kept once known: awaited again (after the first await, never beside it), a failure is not classified and
-        // logged again.
-        let answered: Exit.Exit<Option.Option<Slid>, ServiceUnavailable> | undefined
-        return Effect.suspend(() => answered ?? Effect.flatMap(Effect.exit(answer), (exit) => (answered = exit)))
-      }),
+          >
+        ).pipe(Effect.map((reply) => Option.map(Option.fromNullable(reply), ([value, slid]) => ({ value, slid: slid === 1 }))))
+      ),
     set: (key, value, ttlMs) => Effect.asVoid(run(() => client.set(k(key), value, "PX", toTtl(ttlMs)))),
     setIfAbsent: (key, value, ttlMs) =>
       run(() => client.set(k(key), value, "PX", toTtl(ttlMs), "NX")).pipe(

@@ -8,12 +8,16 @@
  *
  * The lock is reentrant within a fiber: an operation that already holds `user:<id>` (an idempotent
  * request holds it around the whole service call) runs a nested `withLock` of that key at once.
+ *
+ * A lock can be taken ahead (`takeAhead`): the rate limiter sends the taking of `user:<id>` for an endpoint whose
+ * operation takes it, in the same round trip as its counts and the session's read, and the operation's `withLock`
+ * uses that taking instead of sending its own (docs/decisions.md "The user lock taken ahead").
  */
 import { Cause, Clock, Context, Deferred, Effect, Exit, FiberId, FiberRef, Layer, Option, Runtime, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
 import { OperationInProgress, type ServiceUnavailable } from "../../schema/platform/Errors"
 import { userLockBusy, userLockWaited } from "../AppMetrics"
-import { storeCall } from "../Failures"
+import { sentNow, storeCall } from "../Failures"
 import { hotSpan } from "../HotSpans"
 import { toTtl } from "./KeyValue"
 import { RedisConnection } from "./RedisConnection"
@@ -30,6 +34,13 @@ export interface UserLockShape {
     effect: Effect.Effect<A, E, R>,
     options?: LockOptions
   ) => Effect.Effect<A, E | OperationInProgress | ServiceUnavailable, R>
+  /**
+   * Sends the taking of `key` (default time to live) now, and gives what runs an effect with it: the effect's first
+   * `withLock(key)` uses this taking instead of sending its own, when it gets the key's turn on this instance at once;
+   * otherwise (a caller of this instance in line before it, or another time to live) the taking is released then and
+   * the caller goes the usual way. When the effect ends without a `withLock(key)`, the taking is released.
+   */
+  readonly takeAhead: (key: string) => Effect.Effect<<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>>
 }
 
 const DEFAULT_LOCK_TTL_MS = 30_000
@@ -41,14 +52,28 @@ class Busy {
   readonly _tag = "Busy"
 }
 
-/** The primitive each store provides: one attempt to take the lock, and a release by token. */
+/**
+ * The primitive each store provides: one attempt to take the lock, sent when the outer effect runs and answered
+ * (true: taken) when the inner one is awaited, and a release by token.
+ */
 interface LockBackend {
-  readonly tryAcquire: (key: string, token: string, ttlMs: number) => Effect.Effect<boolean, ServiceUnavailable>
+  readonly sendAcquire: (key: string, token: string, ttlMs: number) => Effect.Effect<Effect.Effect<boolean, ServiceUnavailable>>
   readonly release: (key: string, token: string, ttlMs: number) => Effect.Effect<void>
 }
 
 /** The lock keys the current fiber holds. */
 const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
+
+/** A taking sent ahead (`takeAhead`), until a `withLock` of its key or the end of its effect settles it. */
+interface Ahead {
+  readonly key: string
+  readonly token: string
+  readonly acquired: Effect.Effect<boolean, ServiceUnavailable>
+  settled: boolean
+}
+
+/** The taking sent ahead for the current fiber's operation, if any. */
+const ahead = FiberRef.unsafeMake<Ahead | undefined>(undefined)
 
 /**
  * A holder's token only has to differ from every other holder's (it is compared on release, never
@@ -56,6 +81,7 @@ const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
  */
 const tokenPrefix = randomBytes(8).toString("hex")
 let tokensIssued = 0
+const newToken = () => `${tokenPrefix}:${++tokensIssued}`
 
 /**
  * A caller in line for a key's turn. `outcome` is set, and the caller removed from the line, only in
@@ -114,28 +140,32 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
     })
 
   /**
-   * The key's turn: "turn" when the caller has it (and must pass it on), "own" when the caller goes to
-   * the store without it (the holder kept it past its time to live, or scattered the line), or
-   * OperationInProgress when `waitMs` ran out. Runs under the caller's uninterruptible mask: `restore`
-   * makes only the waiting interruptible.
+   * The key's turn: "first" when the caller has it at once (nobody of this instance had it), "turn" when it was
+   * handed the turn after waiting (either way it must pass it on), "own" when the caller goes to the store without
+   * it (the holder kept it past its time to live, or scattered the line), or OperationInProgress when `waitMs` ran
+   * out. Runs under the caller's uninterruptible mask: `restore` makes only the waiting interruptible. `notFirst`
+   * runs first when the turn is not the caller's at once (the release of a taking sent ahead: held while the caller
+   * waits in line, it would keep the turn's holder from the store).
    */
   const takeTurn = (
     key: string,
     ttlMs: number,
     waitMs: number,
-    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  ): Effect.Effect<"turn" | "own", OperationInProgress> =>
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+    notFirst: Effect.Effect<void>
+  ): Effect.Effect<"first" | "turn" | "own", OperationInProgress> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       const line = lines.get(key)
       if (line === undefined) {
         lines.set(key, { holderUntil: now + ttlMs, waiting: [] })
-        return Effect.succeed("turn" as const)
+        return Effect.succeed("first" as const)
       }
-      if (line.holderUntil <= now) return Effect.succeed("own" as const)
+      if (line.holderUntil <= now) return Effect.as(notFirst, "own" as const)
       const waiter: Waiter = { woken: Deferred.unsafeMake(FiberId.none), ttlMs, outcome: undefined }
       line.waiting.push(waiter)
       const untilHolderExpires = line.holderUntil - now
-      return restore(Deferred.await(waiter.woken).pipe(Effect.timeout(Math.min(waitMs, untilHolderExpires)))).pipe(
+      return notFirst.pipe(
+        Effect.zipRight(restore(Deferred.await(waiter.woken).pipe(Effect.timeout(Math.min(waitMs, untilHolderExpires))))),
         Effect.exit,
         Effect.flatMap((exit): Effect.Effect<"turn" | "own", OperationInProgress> => {
           const interrupted = Exit.isFailure(exit) && Exit.isInterrupted(exit)
@@ -151,12 +181,29 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
       )
     })
 
+  const settle = (sent: Ahead) =>
+    Effect.suspend(() => {
+      if (sent.settled) return Effect.void
+      sent.settled = true
+      return backend.release(sent.key, sent.token, DEFAULT_LOCK_TTL_MS)
+    })
+
   return {
-    withLock: (key, effect, options) =>
-      Effect.flatMap(FiberRef.get(held), (keys) =>
-        keys.has(key)
-          ? effect
-          : Effect.uninterruptibleMask((restore) =>
+    takeAhead: (key) =>
+      Effect.map(Effect.suspend(() => {
+        const token = newToken()
+        return Effect.map(backend.sendAcquire(key, token, DEFAULT_LOCK_TTL_MS), (acquired): Ahead => ({ key, token, acquired, settled: false }))
+      }), (sent) => (effect) => Effect.locally(effect, ahead, sent).pipe(Effect.ensuring(settle(sent)))),
+    withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>, options?: LockOptions) =>
+      Effect.withFiberRuntime<A, E | OperationInProgress | ServiceUnavailable, R>((fiber) => {
+        const keys = fiber.getFiberRef(held)
+        if (keys.has(key)) return effect
+        // The taking sent ahead for this key, if it is still to be settled: this caller uses or releases it.
+        const sentAhead = fiber.getFiberRef(ahead)
+        const mine = sentAhead !== undefined && sentAhead.key === key && !sentAhead.settled ? sentAhead : undefined
+        if (mine !== undefined) mine.settled = true
+        const releaseMine = mine === undefined ? Effect.void : backend.release(key, mine.token, DEFAULT_LOCK_TTL_MS)
+        return Effect.uninterruptibleMask((restore) =>
             Effect.flatMap(Clock.currentTimeMillis, (started) => {
               const ttlMs = toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)
               // Counted once per take: the wait (in line and at the store) of a take that succeeded, and
@@ -167,11 +214,13 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                   : Option.exists(Cause.failureOption(exit.cause), (error) => error instanceof OperationInProgress)
                   ? userLockBusy
                   : Effect.void
-              return takeTurn(key, ttlMs, MAX_WAIT_MS, restore).pipe(
+              return takeTurn(key, ttlMs, MAX_WAIT_MS, restore, releaseMine).pipe(
                 Effect.onExit(Exit.match({ onFailure: (cause) => taken(Exit.failCause(cause)), onSuccess: () => Effect.void })),
+                Effect.tap((place) => place === "first" && mine !== undefined && ttlMs !== DEFAULT_LOCK_TTL_MS ? releaseMine : Effect.void),
                 Effect.flatMap((place) => {
-                  const token = `${tokenPrefix}:${++tokensIssued}`
-                  const attempt = backend.tryAcquire(key, token, ttlMs)
+                  const used = place === "first" && ttlMs === DEFAULT_LOCK_TTL_MS ? mine : undefined
+                  const token = used?.token ?? newToken()
+                  const attempt = Effect.flatten(backend.sendAcquire(key, token, ttlMs))
                   // Waiting at the store: only when the lock is held elsewhere (another instance, or a
                   // hung holder here), for what is left of MAX_WAIT_MS.
                   const wait = Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -180,8 +229,8 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                       Effect.retry(POLL.pipe(Schedule.upTo(Math.max(0, started + MAX_WAIT_MS - now)))),
                       Effect.catchTag("Busy", () => new OperationInProgress())
                     ))
-                  let holdsTurn = place === "turn"
-                  const acquire = restore(Effect.flatMap(attempt, (acquired) => acquired ? Effect.void : wait)).pipe(
+                  let holdsTurn = place !== "own"
+                  const acquire = restore(Effect.flatMap(used?.acquired ?? attempt, (acquired) => acquired ? Effect.void : wait)).pipe(
                     Effect.onExit(taken),
                     // The store failing (503) for the turn's holder: its waiters ask the store themselves.
                     Effect.tapErrorTag("ServiceUnavailable", () =>
@@ -196,19 +245,20 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                 })
               )
             })
-          ).pipe(hotSpan("UserLock.withLock", { attributes: { key } })))
+        )
+      }).pipe(hotSpan("UserLock.withLock", { attributes: { key } }))
   }
 }
 
 const makeMemory = Effect.sync((): UserLockShape => {
   const locks = new Map<string, { token: string; expiresAt: number }>()
   return fromBackend({
-    tryAcquire: (key, token, ttlMs) =>
+    sendAcquire: (key, token, ttlMs) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
         const held = locks.get(key)
-        if (held !== undefined && held.expiresAt > now) return false
+        if (held !== undefined && held.expiresAt > now) return Effect.succeed(false)
         locks.set(key, { token, expiresAt: now + ttlMs })
-        return true
+        return Effect.succeed(true)
       }),
     release: (key, token) =>
       Effect.sync(() => {
@@ -226,8 +276,8 @@ const makeRedis = Effect.gen(function*() {
   const k = (key: string) => `${prefix}lock:${key}`
   const releaseIfHeld = script("lockRelease", RELEASE_SCRIPT)
   return fromBackend({
-    tryAcquire: (key, token, ttlMs) =>
-      storeCall(() => client.set(k(key), token, "PX", ttlMs, "NX")).pipe(Effect.map((reply) => reply === "OK")),
+    sendAcquire: (key, token, ttlMs) =>
+      Effect.sync(() => Effect.map(sentNow(() => client.set(k(key), token, "PX", ttlMs, "NX")), (reply) => reply === "OK")),
     // The release is sent and not waited for: nothing the holder does next depends on its reply, and its wait
     // was a round trip of every locked request. Redis runs one connection's commands in order, so this
     // instance's next taking of the key (after `pass`) comes after it; another instance's comes after this
