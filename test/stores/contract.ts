@@ -341,10 +341,9 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
     Effect.gen(function*() {
       const lock = yield* UserLock
       const key = fresh("user")
-      const withAhead = yield* lock.takeAhead(key)
       const taken = yield* Deferred.make<void>()
       const release = yield* Deferred.make<void>()
-      const holder = yield* withAhead(lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(release))))
+      const holder = yield* lock.withTakenAhead(key, lock.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(release))))
         .pipe(Effect.fork)
       // At once, with the taking sent ahead: had the withLock sent its own, it would find the key taken and poll.
       for (let i = 0; i < 10 && !(yield* Deferred.isDone(taken)); i++) yield* advance(10)
@@ -359,38 +358,53 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(yield* Fiber.join(next)).toBe("next ran")
     }))
 
-  it.effect("lock: a taking sent ahead that its effect did not use is released when the effect ends, failed or not", () =>
+  it.effect("lock: a taking sent ahead that its effect did not use is released when the effect ends, failed or interrupted", () =>
     Effect.gen(function*() {
       const lock = yield* UserLock
       const key = fresh("user")
       const other = fresh("user")
-      expect(yield* (yield* lock.takeAhead(key))(lock.withLock(other, Effect.succeed("other key")))).toBe("other key")
-      const failed = yield* (yield* lock.takeAhead(key))(Effect.fail("refused" as const)).pipe(Effect.either)
+      expect(yield* lock.withTakenAhead(key, lock.withLock(other, Effect.succeed("other key")))).toBe("other key")
+      const failed = yield* lock.withTakenAhead(key, Effect.fail("refused" as const)).pipe(Effect.either)
       expect(failed).toEqual(Either.left("refused"))
+      const started = yield* Deferred.make<void>()
+      const aborted = yield* lock.withTakenAhead(key, Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)).pipe(Effect.fork)
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(aborted)
       // Taken at once: a taking left behind would hold the key for its time to live, and this waiter would poll.
       const next = yield* lock.withLock(key, Effect.succeed("next ran")).pipe(Effect.fork)
       for (let i = 0; i < 10 && Option.isNone(yield* Fiber.poll(next)); i++) yield* advance(10)
       expect(yield* Fiber.poll(next)).toEqual(Option.some(Exit.succeed("next ran")))
     }))
 
-  it.effect("lock: a taking sent ahead is released, not held, while its withLock waits in line behind a caller of this instance", () =>
+  it.effect("lock: a caller of this instance that reaches withLock first goes first; the taking another request sent ahead is released for it", () =>
     Effect.gen(function*() {
       const lock = yield* UserLock
       const key = fresh("user")
       const order: Array<string> = []
-      // The taking reaches the store first; then a caller of this instance gets the key's turn and finds the key
-      // taken at the store, so it polls.
-      const withAhead = yield* lock.takeAhead(key)
-      const first = yield* lock.withLock(key, Effect.sync(() => order.push("first"))).pipe(Effect.either, Effect.fork)
+      // A request whose taking reached the store, still on its way to its operation (authentication, checks).
+      const go = yield* Deferred.make<void>()
+      const sent = yield* Deferred.make<void>()
+      const later = yield* lock.withTakenAhead(
+        key,
+        Deferred.succeed(sent, undefined).pipe(
+          Effect.zipRight(Deferred.await(go)),
+          Effect.zipRight(lock.withLock(key, Effect.sync(() => order.push("ahead"))))
+        )
+      ).pipe(Effect.either, Effect.fork)
+      yield* Deferred.await(sent)
       yield* settle
-      const second = yield* withAhead(lock.withLock(key, Effect.sync(() => order.push("second")))).pipe(Effect.either, Effect.fork)
+      // Another caller of this instance comes to the line first: it does not wait for the store.
+      const first = yield* lock.withLock(key, Effect.sync(() => order.push("first"))).pipe(Effect.either, Effect.fork)
+      for (let i = 0; i < 5 && order.length < 1; i++) yield* Effect.zipRight(settle, advance(1))
+      expect(order).toEqual(["first"])
+      expect(Either.isRight(yield* Fiber.join(first))).toBe(true)
+      yield* Deferred.succeed(go, undefined)
       for (let i = 0; i < 10 && order.length < 2; i++) {
         yield* advance(100)
         yield* settle
       }
-      expect(order).toEqual(["first", "second"])
-      expect(Either.isRight(yield* Fiber.join(first))).toBe(true)
-      expect(Either.isRight(yield* Fiber.join(second))).toBe(true)
+      expect(order).toEqual(["first", "ahead"])
+      expect(Either.isRight(yield* Fiber.join(later))).toBe(true)
     }))
 
   it.effect("counter: counts hits in fixed windows, per key, and starts over in the next window", () =>

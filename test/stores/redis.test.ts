@@ -1,11 +1,12 @@
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, Redacted } from "effect"
+import { Context, Deferred, Effect, Either, Fiber, Layer, Logger, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
 import { KeyValue } from "../../src/layers/stores/KeyValue"
 import { RedisConnection } from "../../src/layers/stores/RedisConnection"
 import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { Stores } from "../../src/layers/stores/Stores"
+import { UserLock } from "../../src/layers/stores/UserLock"
 import { realTime, realTimeSuite, storeContract } from "./contract"
 
 const url = process.env.REDIS_URL
@@ -59,6 +60,42 @@ describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
       Effect.scoped
     )
   })
+
+  // Two instances over one Redis, each with its own line: the taking sent ahead on one finds the key held by the other.
+  it.live("two instances: a taking sent ahead that found the key held elsewhere is not the lock; its withLock waits for it", () =>
+    Effect.gen(function*() {
+      const instance = Effect.map(Layer.build(UserLock.redis), (built) => Context.get(built, UserLock))
+      const [one, two] = [yield* instance, yield* instance]
+      const key = `user:${randomUUID()}`
+      const taken = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* one.withLock(key, Effect.zipRight(Deferred.succeed(taken, undefined), Deferred.await(release))).pipe(Effect.fork)
+      yield* Deferred.await(taken)
+      let ran = false
+      const other = yield* two.withTakenAhead(key, two.withLock(key, Effect.sync(() => (ran = true)))).pipe(Effect.fork)
+      yield* Effect.sleep("300 millis")
+      expect(ran).toBe(false)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* Fiber.join(other)
+      expect(ran).toBe(true)
+    }).pipe(Effect.provide(RedisConnection.layer(singleNode(Redacted.make(url!)), prefix)), Effect.scoped))
+
+  it.live("two instances: a taking sent ahead that its request did not use is released when the request ends, failed or interrupted", () =>
+    Effect.gen(function*() {
+      const instance = Effect.map(Layer.build(UserLock.redis), (built) => Context.get(built, UserLock))
+      const [one, two] = [yield* instance, yield* instance]
+      const key = `user:${randomUUID()}`
+      expect(yield* two.withTakenAhead(key, Effect.succeed("answered"))).toBe("answered")
+      expect(yield* two.withTakenAhead(key, Effect.fail("refused" as const)).pipe(Effect.either)).toEqual(Either.left("refused"))
+      const started = yield* Deferred.make<void>()
+      const aborted = yield* two.withTakenAhead(key, Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)).pipe(Effect.fork)
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(aborted)
+      // The other instance's line knows nothing of those takings: one left behind would hold the key for 30 s, and this
+      // would give up after 5 s with OperationInProgress.
+      expect(yield* one.withLock(key, Effect.succeed("taken"))).toBe("taken")
+    }).pipe(Effect.provide(RedisConnection.layer(singleNode(Redacted.make(url!)), prefix)), Effect.scoped))
 
   // ioredis stops for good when a reconnection attempt is abandoned (under Sentinel, a fail-over announced while
   // it was reconnecting): the connection must not stay dead until a restart.

@@ -46,7 +46,7 @@ const rules: ReadonlyArray<Rule> = [
 
 /**
  * Endpoints whose operation takes the user's lock (`user:<id>`) as its first step: the limiter sends that taking with
- * its counts (UserLock's `takeAhead`), one round trip fewer (docs/decisions.md "The user lock taken ahead").
+ * its counts (UserLock's `withTakenAhead`), one round trip fewer (docs/decisions.md "The user lock taken ahead").
  */
 const takesUserLock = only("openings.open", "upgrades.upgrade")
 
@@ -90,6 +90,9 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         const slid = usable && resolved?.authenticated === true
           ? yield* startSessionReadAhead(sessions, request, credential.sessionId)
           : undefined
+        // The owner as remembered before this request (from an earlier read of the session; forgotten when a request of
+        // another device presented it): only such an owner's lock is taken ahead.
+        const remembered = usable ? yield* sessions.rememberedOwner(credential.sessionId) : Option.none()
         const user = usable
           ? Option.map(yield* sessions.peekUserId(credential.sessionId, slid), (id) => `user:${id}`)
           : Option.none()
@@ -98,9 +101,6 @@ export const RateLimitLive = HttpApiBuilder.middleware(
           limit: config.rateLimits[rule.name],
           subject: rule.perAddress ? address : Option.getOrElse(user, () => address)
         }))
-        // Sent before the counts, so that both leave in one write; released at the end of the request unless the
-        // operation used it. A request refused here or by the authentication holds it for no longer than that.
-        const withAhead = Option.isSome(user) && takesUserLock(name) ? yield* lock.takeAhead(user.value) : undefined
         const limited = Effect.gen(function*() {
           const counts = yield* counter.hitAll(
             limits.map(({ limit, rule, subject }) => ({ subject, name: rule.name, windowMs: limit.windowMs }))
@@ -123,7 +123,11 @@ export const RateLimitLive = HttpApiBuilder.middleware(
           noteResponseHeaders(request, headers)
           return yield* app
         })
-        return yield* (withAhead === undefined ? limited : withAhead(limited))
+        // The lock's taking is sent before the counts, so that both leave in one write; the operation uses it, or it is
+        // released when the request ends (UserLock's withTakenAhead).
+        return yield* (Option.isSome(remembered) && takesUserLock(name)
+          ? lock.withTakenAhead(`user:${remembered.value}`, limited)
+          : limited)
       })
   })
 )

@@ -9,9 +9,10 @@
  * The lock is reentrant within a fiber: an operation that already holds `user:<id>` (an idempotent
  * request holds it around the whole service call) runs a nested `withLock` of that key at once.
  *
- * A lock can be taken ahead (`takeAhead`): the rate limiter sends the taking of `user:<id>` for an endpoint whose
+ * A lock can be taken ahead (`withTakenAhead`): the rate limiter sends the taking of `user:<id>` for an endpoint whose
  * operation takes it, in the same round trip as its counts and the session's read, and the operation's `withLock`
- * uses that taking instead of sending its own (docs/decisions.md "The user lock taken ahead").
+ * uses that taking instead of sending its own, unless another caller of this instance came to the key's line first
+ * (docs/decisions.md "The user lock taken ahead").
  */
 import { Cause, Clock, Context, Deferred, Effect, Exit, FiberId, FiberRef, Layer, Option, Runtime, Schedule } from "effect"
 import { randomBytes } from "node:crypto"
@@ -35,12 +36,14 @@ export interface UserLockShape {
     options?: LockOptions
   ) => Effect.Effect<A, E | OperationInProgress | ServiceUnavailable, R>
   /**
-   * Sends the taking of `key` (default time to live) now, and gives what runs an effect with it: the effect's first
-   * `withLock(key)` uses this taking instead of sending its own, when it gets the key's turn on this instance at once;
-   * otherwise (a caller of this instance in line before it, or another time to live) the taking is released then and
-   * the caller goes the usual way. When the effect ends without a `withLock(key)`, the taking is released.
+   * Sends the taking of `key` (default time to live) now, unless a caller of this instance has the key's turn, then
+   * runs `effect` with it: the effect's first `withLock(key)` uses this taking instead of sending its own, when it
+   * gets the key's turn on this instance at once and no other caller's taking sent ahead was released for it;
+   * otherwise the taking is released then and the caller goes the usual way. A caller of this instance that reaches
+   * `withLock(key)` first releases the taking (whoever comes first to the line goes first, as without it). When the
+   * effect ends without a `withLock(key)`, however it ends, the taking is released.
    */
-  readonly takeAhead: (key: string) => Effect.Effect<<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>>
+  readonly withTakenAhead: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 const DEFAULT_LOCK_TTL_MS = 30_000
@@ -64,7 +67,7 @@ interface LockBackend {
 /** The lock keys the current fiber holds. */
 const held = FiberRef.unsafeMake<ReadonlySet<string>>(new Set())
 
-/** A taking sent ahead (`takeAhead`), until a `withLock` of its key or the end of its effect settles it. */
+/** A taking sent ahead (`withTakenAhead`), until a `withLock` of its key or the end of its effect settles it. */
 interface Ahead {
   readonly key: string
   readonly token: string
@@ -72,8 +75,8 @@ interface Ahead {
   settled: boolean
 }
 
-/** The taking sent ahead for the current fiber's operation, if any. */
-const ahead = FiberRef.unsafeMake<Ahead | undefined>(undefined)
+/** The taking sent ahead for the current fiber's operation, if any; not for the fibers it forks. */
+const ahead = FiberRef.unsafeMake<Ahead | undefined>(undefined, { fork: () => undefined })
 
 /**
  * A holder's token only has to differ from every other holder's (it is compared on release, never
@@ -181,30 +184,54 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
       )
     })
 
+  /** Takings sent ahead by key, until settled: by their own withLock, by another caller's, or at their effect's end. */
+  const pending = new Map<string, Set<Ahead>>()
+
+  /** Marks `sent` settled; true when it was not yet (the caller then uses or releases it). Synchronous. */
+  const claim = (sent: Ahead): boolean => {
+    if (sent.settled) return false
+    sent.settled = true
+    const ofKey = pending.get(sent.key)
+    ofKey?.delete(sent)
+    if (ofKey?.size === 0) pending.delete(sent.key)
+    return true
+  }
+
   const settle = (sent: Ahead) =>
+    Effect.suspend(() => claim(sent) ? backend.release(sent.key, sent.token, DEFAULT_LOCK_TTL_MS) : Effect.void)
+
+  /** Releases the takings other requests of this instance sent ahead for `key`; whether there were any. */
+  const settleOthers = (key: string) =>
     Effect.suspend(() => {
-      if (sent.settled) return Effect.void
-      sent.settled = true
-      return backend.release(sent.key, sent.token, DEFAULT_LOCK_TTL_MS)
+      const others = [...pending.get(key) ?? []]
+      return Effect.as(Effect.forEach(others, settle, { discard: true }), others.length > 0)
     })
 
   return {
-    takeAhead: (key) =>
-      Effect.map(Effect.suspend(() => {
-        const token = newToken()
-        return Effect.map(backend.sendAcquire(key, token, DEFAULT_LOCK_TTL_MS), (acquired): Ahead => ({ key, token, acquired, settled: false }))
-      }), (sent) => (effect) => Effect.locally(effect, ahead, sent).pipe(Effect.ensuring(settle(sent)))),
+    withTakenAhead: (key, effect) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.suspend(() => {
+          // A caller of this instance has the key's turn: this request's operation lines up behind it anyway.
+          if (lines.has(key)) return restore(effect)
+          const token = newToken()
+          return Effect.flatMap(backend.sendAcquire(key, token, DEFAULT_LOCK_TTL_MS), (acquired) => {
+            const sent: Ahead = { key, token, acquired, settled: false }
+            const ofKey = pending.get(key)
+            if (ofKey === undefined) pending.set(key, new Set([sent]))
+            else ofKey.add(sent)
+            return restore(Effect.locally(effect, ahead, sent)).pipe(Effect.ensuring(settle(sent)))
+          })
+        })
+      ),
     withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>, options?: LockOptions) =>
-      Effect.withFiberRuntime<A, E | OperationInProgress | ServiceUnavailable, R>((fiber) => {
-        const keys = fiber.getFiberRef(held)
-        if (keys.has(key)) return effect
-        // The taking sent ahead for this key, if it is still to be settled: this caller uses or releases it.
-        const sentAhead = fiber.getFiberRef(ahead)
-        const mine = sentAhead !== undefined && sentAhead.key === key && !sentAhead.settled ? sentAhead : undefined
-        if (mine !== undefined) mine.settled = true
-        const releaseMine = mine === undefined ? Effect.void : backend.release(key, mine.token, DEFAULT_LOCK_TTL_MS)
-        return Effect.uninterruptibleMask((restore) =>
-            Effect.flatMap(Clock.currentTimeMillis, (started) => {
+      Effect.flatMap(FiberRef.get(held), (keys): Effect.Effect<A, E | OperationInProgress | ServiceUnavailable, R> =>
+        keys.has(key) ? effect : Effect.uninterruptibleMask((restore) =>
+          Effect.withFiberRuntime<A, E | OperationInProgress | ServiceUnavailable, R>((fiber) => {
+            // The taking sent ahead for this key, claimed under the mask: this caller uses or releases it.
+            const sentAhead = fiber.getFiberRef(ahead)
+            const mine = sentAhead !== undefined && sentAhead.key === key && claim(sentAhead) ? sentAhead : undefined
+            const releaseMine = mine === undefined ? Effect.void : backend.release(key, mine.token, DEFAULT_LOCK_TTL_MS)
+            return Effect.flatMap(Clock.currentTimeMillis, (started) => {
               const ttlMs = toTtl(options?.ttlMs ?? DEFAULT_LOCK_TTL_MS)
               // Counted once per take: the wait (in line and at the store) of a take that succeeded, and
               // the takes that gave up.
@@ -214,11 +241,17 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                   : Option.exists(Cause.failureOption(exit.cause), (error) => error instanceof OperationInProgress)
                   ? userLockBusy
                   : Effect.void
+              // First to this instance's line, the caller goes first: other requests' takings sent ahead for the key
+              // are released (their operations line up when they come), and then its own answer, given while one of
+              // them may have held the key, is not used either. Its own is used only as the first of the line.
+              const ownTaking = (place: "first" | "turn" | "own") =>
+                place !== "first" ? Effect.succeed(undefined) : Effect.flatMap(settleOthers(key), (overtook) =>
+                  mine !== undefined && !overtook && ttlMs === DEFAULT_LOCK_TTL_MS
+                    ? Effect.succeed(mine)
+                    : Effect.as(releaseMine, undefined))
               return takeTurn(key, ttlMs, MAX_WAIT_MS, restore, releaseMine).pipe(
                 Effect.onExit(Exit.match({ onFailure: (cause) => taken(Exit.failCause(cause)), onSuccess: () => Effect.void })),
-                Effect.tap((place) => place === "first" && mine !== undefined && ttlMs !== DEFAULT_LOCK_TTL_MS ? releaseMine : Effect.void),
-                Effect.flatMap((place) => {
-                  const used = place === "first" && ttlMs === DEFAULT_LOCK_TTL_MS ? mine : undefined
+                Effect.flatMap((place) => Effect.flatMap(ownTaking(place), (used) => {
                   const token = used?.token ?? newToken()
                   const attempt = Effect.flatten(backend.sendAcquire(key, token, ttlMs))
                   // Waiting at the store: only when the lock is held elsewhere (another instance, or a
@@ -242,11 +275,11 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                     Effect.ensuring(backend.release(key, token, ttlMs)),
                     Effect.ensuring(Effect.suspend(() => holdsTurn ? pass(key) : Effect.void))
                   )
-                })
+                }))
               )
             })
-        )
-      }).pipe(hotSpan("UserLock.withLock", { attributes: { key } }))
+          })
+        )).pipe(hotSpan("UserLock.withLock", { attributes: { key } }))
   }
 }
 

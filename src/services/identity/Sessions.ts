@@ -105,15 +105,22 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
           Effect.map((stored) => ({ now, stored }))
         ))
 
+    /** The owner of a session as this instance remembers it, without a read. */
+    const rememberedOwner = (id: string) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const known = owners.get(id)
+        return known !== undefined && known.until > now ? Option.some(known.userId) : Option.none()
+      })
+
     /**
      * The owner of a session (rate limits count per user): remembered, else from `slid` (the request's own read,
      * `slide`) when given, else read without refreshing the session.
      */
     const peekUserId = (id: string, slid?: Effect.Effect<SessionRead, ServiceUnavailable>) =>
       Effect.gen(function*() {
+        const known = yield* rememberedOwner(id)
+        if (Option.isSome(known)) return known
         const now = yield* Clock.currentTimeMillis
-        const known = owners.get(id)
-        if (known !== undefined && known.until > now) return Option.some(known.userId)
         const session = slid === undefined
           ? yield* read(id)
           : Option.flatMap((yield* slid).stored, ({ value }) => decode(value))
@@ -256,6 +263,8 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       const mismatch = session.deviceId !== undefined &&
         (client.deviceId === undefined ? !options.stream : client.deviceId !== session.deviceId)
       if (mismatch) {
+        // Not remembered from a request of another device, so that it takes no lock of the user's ahead (RateLimit.ts).
+        owners.delete(id)
         yield* audit.record({
           userId: session.userId,
           action: "DEVICE_MISMATCH",
@@ -307,7 +316,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return sessions.length
     })
 
-    return { create, slide, validate, peekUserId, currentUser, list, revoke, revokeAll, whenEnded } as const
+    return { create, slide, validate, peekUserId, rememberedOwner, currentUser, list, revoke, revokeAll, whenEnded } as const
   }),
   dependencies: [Audit.Default, Notifications.Default, Users.Default]
 }) {}
