@@ -93,9 +93,10 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         // The owner as remembered before this request (from an earlier read of the session; forgotten when a request of
         // another device presented it): only such an owner's lock is taken ahead.
         const remembered = usable ? yield* sessions.rememberedOwner(credential.sessionId) : Option.none()
-        const user = usable
-          ? Option.map(yield* sessions.peekUserId(credential.sessionId, slid), (id) => `user:${id}`)
-          : Option.none()
+        const user = Option.map(
+          usable && Option.isNone(remembered) ? yield* sessions.peekUserId(credential.sessionId, slid) : remembered,
+          (id) => `user:${id}`
+        )
         const limits = applicable.map((rule) => ({
           rule,
           limit: config.rateLimits[rule.name],
