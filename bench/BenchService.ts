@@ -25,6 +25,11 @@ export interface BenchOptions {
   readonly redis: string
   /** How many instances of the service on the same database and Redis; requests go to them in turn. */
   readonly instances: number
+  /**
+   * The bundle each instance runs, by instance (default: this checkout's dist/main.mjs, built first), e.g. two
+   * builds side by side on one database and Redis (`bench:ab`).
+   */
+  readonly bundles?: ReadonlyArray<string> | undefined
   /** A folder for CPU profiles of the service (node --cpu-prof), written when it stops. */
   readonly profile?: string | undefined
   /** Run the service with --trace-gc, so that `gcPauses` can tell its garbage collections. */
@@ -219,8 +224,9 @@ export const makeSender = (bases: ReadonlyArray<string>, connections = DEFAULT_C
     new Pool(base, { connections: Math.ceil(connections / bases.length), keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000 })
   )
   let sent = 0
-  const send = async (method: string, path: string, session: string, body?: unknown): Promise<Answer> => {
-    const answer = await pools[sent++ % pools.length]!.request({
+  /** A request to instance `to`. */
+  const sendTo = async (to: number, method: string, path: string, session: string, body?: unknown): Promise<Answer> => {
+    const answer = await pools[to]!.request({
       method: method as Dispatcher.HttpMethod,
       path,
       headers: { authorization: `Bearer ${session}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
@@ -229,7 +235,10 @@ export const makeSender = (bases: ReadonlyArray<string>, connections = DEFAULT_C
     const text = await answer.body.text()
     return { status: answer.statusCode, body: text ? JSON.parse(text) : undefined }
   }
-  return { send, close: () => void Promise.all(pools.map((pool) => pool.destroy())) }
+  /** A request to the instances in turn. */
+  const send = (method: string, path: string, session: string, body?: unknown) =>
+    sendTo(sent++ % pools.length, method, path, session, body)
+  return { send, sendTo, close: () => void Promise.all(pools.map((pool) => pool.destroy())) }
 }
 
 /**
@@ -335,7 +344,9 @@ export const startBench = async (options: BenchOptions) => {
     const log = openSync(logFile, "a")
     // --trace-gc stamps its lines with ms since the process started: this is that start on our clock.
     const spawnedAtMs = performance.now()
-    const child: ChildProcess = spawn(process.execPath, [...profiling, ...serviceArgs], {
+    const bundle = options.bundles?.[n]
+    const args = bundle === undefined ? serviceArgs : serviceArgs.map((arg) => arg === "dist/main.mjs" ? bundle : arg)
+    const child: ChildProcess = spawn(process.execPath, [...profiling, ...args], {
       env: {
         ...process.env,
         NODE_ENV: "development",
@@ -385,7 +396,7 @@ export const startBench = async (options: BenchOptions) => {
   }
 
   const sender = makeSender(instances.map((instance) => instance.base), options.connections)
-  const send = sender.send
+  const { send, sendTo } = sender
 
   const adminSession = await devSessionAt(base, "bench-admin")
 
@@ -488,5 +499,5 @@ export const startBench = async (options: BenchOptions) => {
     await cleanUp()
   }
 
-  return { database, databaseUrl, dir, base, pids: instances.map(({ process: child }) => child.pid!), adminSession, send, signIn, serviceCpuMs, closedLoop, gcClock, gcPauses, vacuum: () => vacuum(databaseUrl), stop }
+  return { database, databaseUrl, dir, base, pids: instances.map(({ process: child }) => child.pid!), adminSession, send, sendTo, signIn, serviceCpuMs, closedLoop, gcClock, gcPauses, vacuum: () => vacuum(databaseUrl), stop }
 }
