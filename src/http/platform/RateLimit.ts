@@ -51,6 +51,7 @@ const rules: ReadonlyArray<Rule> = [
 const takesUserLock = only("openings.open", "upgrades.upgrade")
 
 interface Counted {
+  readonly name: keyof RateLimits
   readonly limit: RateLimit
   readonly count: RateCount
 }
@@ -63,10 +64,10 @@ const headersOf = (tightest: Counted) => ({
   "x-ratelimit-reset": String(Math.ceil(tightest.count.resetAtMs / 1000))
 })
 
-/** The 429 answer to a request over `exceeded` (the limits' names), with the tightest limit's headers. */
-const tooMany = (names: ReadonlyArray<keyof RateLimits>, exceeded: ReadonlyArray<Counted>, headers: Record<string, string>) =>
+/** The 429 answer to a request over the `exceeded` limits, with the tightest limit's headers. */
+const tooMany = (exceeded: ReadonlyArray<Counted>, headers: Record<string, string>) =>
   Effect.gen(function*() {
-    yield* Effect.forEach(names, rateLimitRejection, { discard: true })
+    yield* Effect.forEach(exceeded, ({ name }) => rateLimitRejection(name), { discard: true })
     const now = yield* Clock.currentTimeMillis
     const resetAtMs = Math.max(...exceeded.map(({ count }) => count.resetAtMs))
     return yield* HttpServerResponse.json({ statusCode: 429, message: "Too many requests" }, {
@@ -106,7 +107,7 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         // another device presented it): only such an owner's lock is taken ahead.
         const remembered = usable ? yield* sessions.rememberedOwner(credential.sessionId) : Option.none()
         const user = Option.map(
-          usable && Option.isNone(remembered) ? yield* sessions.peekUserId(credential.sessionId, slid) : remembered,
+          usable && Option.isNone(remembered) ? yield* sessions.readOwner(credential.sessionId, slid) : remembered,
           (id) => `user:${id}`
         )
         const limits = applicable.map((rule) => ({
@@ -120,13 +121,13 @@ export const RateLimitLive = HttpApiBuilder.middleware(
         const limited = Effect.flatMap(
           counter.hitAll(limits.map(({ limit, rule, subject }) => ({ subject, name: rule.name, windowMs: limit.windowMs }))),
           (counts) => {
-            const counted = limits.map(({ limit }, i): Counted => ({ limit, count: counts[i]! }))
+            const counted = limits.map(({ limit, rule }, i): Counted => ({ name: rule.name, limit, count: counts[i]! }))
             const tightest = counted.reduce((a, b) =>
               remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.limit.count < a.limit.count) ? b : a
             )
             const headers = headersOf(tightest)
             const exceeded = counted.filter(({ count, limit }) => count.count > limit.count)
-            if (exceeded.length > 0) return tooMany(exceeded.map((hit) => applicable[counted.indexOf(hit)]!.name), exceeded, headers)
+            if (exceeded.length > 0) return tooMany(exceeded, headers)
             noteResponseHeaders(request, headers)
             return app
           }

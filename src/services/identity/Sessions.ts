@@ -113,13 +113,11 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       })
 
     /**
-     * The owner of a session (rate limits count per user): remembered, else from `slid` (the request's own read,
-     * `slide`) when given, else read without refreshing the session.
+     * The owner of a session not remembered (`rememberedOwner`; rate limits count per user): from `slid` (the
+     * request's own read, `slide`) when given, else read without refreshing the session; remembered from then on.
      */
-    const peekUserId = (id: string, slid?: Effect.Effect<SessionRead, ServiceUnavailable>) =>
+    const readOwner = (id: string, slid?: Effect.Effect<SessionRead, ServiceUnavailable>) =>
       Effect.gen(function*() {
-        const known = yield* rememberedOwner(id)
-        if (Option.isSome(known)) return known
         const now = yield* Clock.currentTimeMillis
         const session = slid === undefined
           ? yield* read(id)
@@ -316,7 +314,7 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       return sessions.length
     })
 
-    return { create, slide, validate, peekUserId, rememberedOwner, currentUser, list, revoke, revokeAll, whenEnded } as const
+    return { create, slide, validate, rememberedOwner, readOwner, currentUser, list, revoke, revokeAll, whenEnded } as const
   }),
   dependencies: [Audit.Default, Notifications.Default, Users.Default]
 }) {}
