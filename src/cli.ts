@@ -107,19 +107,18 @@ const commands: Record<string, Command> = {
       "unless MIGRATE_ON_START=false, which makes it refuse to start while any is pending.",
     json: true,
     whileServing: "stop it first (it applies pending migrations itself when it starts, unless MIGRATE_ON_START=false)",
-    run: (opener) =>
-      Effect.gen(function*() {
-        const applied = (yield* runMigrations).map(([id, name]) => ({ id, name, file: `${String(id).padStart(4, "0")}_${name}.sql` }))
-        const { applied: all } = yield* migrationStatus
-        const latest = all.at(-1)
-        const at = latest === undefined ? "no migration" : `${String(latest.id).padStart(4, "0")}_${latest.name}`
-        return {
-          text: applied.length === 0
-            ? `Nothing to apply: the database is at ${at}`
-            : `Applied ${applied.length} migration${applied.length === 1 ? "" : "s"}: ${applied.map((m) => m.file).join(", ")}`,
-          json: { applied, latest: latest === undefined ? null : { id: latest.id, name: latest.name } }
-        }
-      }).pipe(Effect.provide(operatorLive(opener, "leave")))
+    run: Effect.fnUntraced(function*(_opener) {
+      const applied = (yield* runMigrations).map(([id, name]) => ({ id, name, file: `${String(id).padStart(4, "0")}_${name}.sql` }))
+      const { applied: all } = yield* migrationStatus
+      const latest = all.at(-1)
+      const at = latest === undefined ? "no migration" : `${String(latest.id).padStart(4, "0")}_${latest.name}`
+      return {
+        text: applied.length === 0
+          ? `Nothing to apply: the database is at ${at}`
+          : `Applied ${applied.length} migration${applied.length === 1 ? "" : "s"}: ${applied.map((m) => m.file).join(", ")}`,
+        json: { applied, latest: latest === undefined ? null : { id: latest.id, name: latest.name } }
+      }
+    }, (effect, opener) => effect.pipe(Effect.provide(operatorLive(opener, "leave"))))
   },
   "migrate status": {
     args: [],
@@ -159,23 +158,22 @@ const commands: Record<string, Command> = {
     summary: "A user's profile: balance, role, 2FA, ban and number of sessions",
     json: true,
     whileServing: "stop it first, or use the admin API while it runs (GET /api/admin/users/:id)",
-    run: (opener, [who]) =>
-      Effect.gen(function*() {
-        const config = yield* AppConfig
-        const user = yield* findUser(who!)
-        const sessions = Option.isSome(config.redis) ? (yield* (yield* Sessions).list(user.id)).length : null
-        const text = [
-          userLabel(user),
-          `  role         ${user.role}`,
-          `  balance      ${user.balanceCents} cents`,
-          `  2FA          ${user.twoFactorEnabled ? "on" : "off"}`,
-          `  banned       ${user.bannedAt === null ? "no" : `since ${user.bannedAt.toISOString()}: ${user.banReason ?? ""}`}`,
-          `  created      ${user.createdAt.toISOString()}`,
-          `  last active  ${user.lastActiveAt?.toISOString() ?? "never"}`,
-          `  sessions     ${sessions ?? `unknown: ${sessionsUnreachable}`}`
-        ].join("\n")
-        return { text, json: { ...userJson(user), sessions } }
-      }).pipe(Effect.provide(operatorWithSessionsLive(opener)))
+    run: Effect.fnUntraced(function*(_opener, [who]) {
+      const config = yield* AppConfig
+      const user = yield* findUser(who!)
+      const sessions = Option.isSome(config.redis) ? (yield* (yield* Sessions).list(user.id)).length : null
+      const text = [
+        userLabel(user),
+        `  role         ${user.role}`,
+        `  balance      ${user.balanceCents} cents`,
+        `  2FA          ${user.twoFactorEnabled ? "on" : "off"}`,
+        `  banned       ${user.bannedAt === null ? "no" : `since ${user.bannedAt.toISOString()}: ${user.banReason ?? ""}`}`,
+        `  created      ${user.createdAt.toISOString()}`,
+        `  last active  ${user.lastActiveAt?.toISOString() ?? "never"}`,
+        `  sessions     ${sessions ?? `unknown: ${sessionsUnreachable}`}`
+      ].join("\n")
+      return { text, json: { ...userJson(user), sessions } }
+    }, (effect, opener) => effect.pipe(Effect.provide(operatorWithSessionsLive(opener))))
   },
   "admins list": {
     args: [],
@@ -277,23 +275,22 @@ const commands: Record<string, Command> = {
     json: true,
     whileServing:
       "stop it first, or use the admin API while it runs (POST /api/admin/users/:id/sessions/:sessionId/revoke; a ban ends them all)",
-    run: (opener, [who]) =>
-      Effect.gen(function*() {
-        const config = yield* AppConfig
-        const user = yield* findUser(who!)
-        if (Option.isNone(config.redis)) {
-          return yield* Effect.fail(
-            new CommandFailed(
-              `${sessionsUnreachable}: a stopped service has none, a running one's are ended through its admin API`
-            )
+    run: Effect.fnUntraced(function*(_opener, [who]) {
+      const config = yield* AppConfig
+      const user = yield* findUser(who!)
+      if (Option.isNone(config.redis)) {
+        return yield* Effect.fail(
+          new CommandFailed(
+            `${sessionsUnreachable}: a stopped service has none, a running one's are ended through its admin API`
           )
-        }
-        const revoked = yield* (yield* Sessions).revokeAll(user.id)
-        return {
-          text: `Revoked ${revoked} session${revoked === 1 ? "" : "s"} of ${userLabel(user)}`,
-          json: { user: userJson(user), revoked }
-        }
-      }).pipe(Effect.provide(operatorWithSessionsLive(opener)))
+        )
+      }
+      const revoked = yield* (yield* Sessions).revokeAll(user.id)
+      return {
+        text: `Revoked ${revoked} session${revoked === 1 ? "" : "s"} of ${userLabel(user)}`,
+        json: { user: userJson(user), revoked }
+      }
+    }, (effect, opener) => effect.pipe(Effect.provide(operatorWithSessionsLive(opener))))
   }
 }
 

@@ -222,28 +222,21 @@ const readGivenSecrets = Effect.gen(function*() {
 })
 
 /** Reads DATA_DIR/dev-secrets.json, adds what is missing and writes it back (development only). */
-const developmentSecrets = (
-  dataDir: string,
-  given: Partial<Record<SecretName, string>>,
-  kept: ReadonlyArray<SecretName>
-) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const file = path.join(dataDir, "dev-secrets.json")
-    const stored: Partial<Record<SecretName, string>> = (yield* fs.exists(file))
-      ? JSON.parse(yield* fs.readFileString(file))
-      : {}
-    const missing = kept.filter((name) => given[name] === undefined && stored[name] === undefined)
-    if (missing.length > 0) {
-      for (const name of missing) stored[name] = generators[name]()
-      yield* fs.makeDirectory(dataDir, { recursive: true })
-      yield* fs.writeFileString(file, JSON.stringify(stored, null, 2) + "\n", { mode: 0o600 })
-    }
-    return { values: { ...stored, ...given } as Record<SecretName, string>, generated: SECRET_NAMES.some((n) => given[n] === undefined) }
-  }).pipe(
-    Effect.mapError((cause) => new StartupError({ message: `Cannot keep development secrets in ${dataDir}: ${cause}` }))
-  )
+const developmentSecrets = Effect.fnUntraced(function*(dataDir: string, given: Partial<Record<SecretName, string>>, kept: ReadonlyArray<SecretName>) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const file = path.join(dataDir, "dev-secrets.json")
+  const stored: Partial<Record<SecretName, string>> = (yield* fs.exists(file))
+    ? JSON.parse(yield* fs.readFileString(file))
+    : {}
+  const missing = kept.filter((name) => given[name] === undefined && stored[name] === undefined)
+  if (missing.length > 0) {
+    for (const name of missing) stored[name] = generators[name]()
+    yield* fs.makeDirectory(dataDir, { recursive: true })
+    yield* fs.writeFileString(file, JSON.stringify(stored, null, 2) + "\n", { mode: 0o600 })
+  }
+  return { values: { ...stored, ...given } as Record<SecretName, string>, generated: SECRET_NAMES.some((n) => given[n] === undefined) }
+}, (effect, dataDir) => effect.pipe(Effect.mapError((cause) => new StartupError({ message: `Cannot keep development secrets in ${dataDir}: ${cause}` }))))
 
 const HEX_KEY = /^[0-9a-fA-F]{64}$/
 

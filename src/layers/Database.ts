@@ -103,24 +103,23 @@ const clientOn = (options: pg.PoolConfig & { readonly max: number }) =>
   )
 
 /** Starts PGlite and a loopback socket server in front of it; both are closed with the scope. */
-const pgliteSocket = (options: { readonly dataDir?: string; readonly loadDataDir?: Blob }) =>
-  Effect.gen(function*() {
-    const db = yield* Effect.acquireRelease(
-      Effect.promise(async () => {
-        const db = new PGlite(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {})
-        await db.waitReady
-        return db
-      }),
-      (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
-    )
-    const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
-    yield* Effect.acquireRelease(
-      Effect.promise(() => server.start()),
-      () => Effect.promise(() => server.stop())
-    )
-    const [host, port] = server.getServerConn().split(":")
-    return { db, host: host!, port: Number(port) }
-  })
+const pgliteSocket = Effect.fnUntraced(function*(options: { readonly dataDir?: string; readonly loadDataDir?: Blob }) {
+  const db = yield* Effect.acquireRelease(
+    Effect.promise(async () => {
+      const db = new PGlite(options.dataDir, options.loadDataDir ? { loadDataDir: options.loadDataDir } : {})
+      await db.waitReady
+      return db
+    }),
+    (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+  )
+  const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 1 })
+  yield* Effect.acquireRelease(
+    Effect.promise(() => server.start()),
+    () => Effect.promise(() => server.stop())
+  )
+  const [host, port] = server.getServerConn().split(":")
+  return { db, host: host!, port: Number(port) }
+})
 
 export const DatabaseLive = (
   source: DatabaseSource

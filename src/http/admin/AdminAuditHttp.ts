@@ -6,8 +6,7 @@ import { Api } from "../Api"
 import { AdminAuthentication } from "../identity/Authentication"
 import { buildOnly } from "../platform/RequestContext"
 
-export const AdminAuditLive = HttpApiBuilder.group(Api, "adminAudit", (handlers) =>
-  Effect.gen(function*() {
-    const auditLog = yield* AuditLog
-    return handlers.handle("list", ({ urlParams }) => auditLog.list(urlParams))
-  })).pipe(buildOnly([AdminAuthentication, AuditLog]))
+export const AdminAuditLive = HttpApiBuilder.group(Api, "adminAudit", Effect.fnUntraced(function*(handlers) {
+  const auditLog = yield* AuditLog
+  return handlers.handle("list", ({ urlParams }) => auditLog.list(urlParams))
+})).pipe(buildOnly([AdminAuthentication, AuditLog]))

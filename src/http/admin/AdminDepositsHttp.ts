@@ -9,12 +9,11 @@ import { AppConfig } from "../../layers/AppConfig"
 import { TwoFactor } from "../../services/identity/TwoFactor"
 import { buildOnly } from "../platform/RequestContext"
 
-export const AdminDepositsLive = HttpApiBuilder.group(Api, "adminDeposits", (handlers) =>
-  Effect.gen(function*() {
-    const deposits = yield* Deposits
-    const stepUp = yield* makeAdminStepUp
-    return handlers
-      .handle("list", ({ urlParams }) => deposits.adminList(urlParams))
-      .handle("confirm", ({ headers, path }) =>
-        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => deposits.confirmByAdmin(user.id, path.id))))
-  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Deposits]))
+export const AdminDepositsLive = HttpApiBuilder.group(Api, "adminDeposits", Effect.fnUntraced(function*(handlers) {
+  const deposits = yield* Deposits
+  const stepUp = yield* makeAdminStepUp
+  return handlers
+    .handle("list", ({ urlParams }) => deposits.adminList(urlParams))
+    .handle("confirm", ({ headers, path }) =>
+      Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => deposits.confirmByAdmin(user.id, path.id))))
+})).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Deposits]))

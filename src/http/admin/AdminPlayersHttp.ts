@@ -9,22 +9,21 @@ import { AppConfig } from "../../layers/AppConfig"
 import { TwoFactor } from "../../services/identity/TwoFactor"
 import { buildOnly } from "../platform/RequestContext"
 
-export const AdminPlayersLive = HttpApiBuilder.group(Api, "adminPlayers", (handlers) =>
-  Effect.gen(function*() {
-    const players = yield* AdminPlayers
-    const stepUp = yield* makeAdminStepUp
+export const AdminPlayersLive = HttpApiBuilder.group(Api, "adminPlayers", Effect.fnUntraced(function*(handlers) {
+  const players = yield* AdminPlayers
+  const stepUp = yield* makeAdminStepUp
 
-    return handlers
-      .handle("player", ({ path }) => players.profile(path.id))
-      .handle("transactions", ({ path, urlParams }) => players.transactions(path.id, urlParams))
-      .handle("deposits", ({ path, urlParams }) => players.deposits(path.id, urlParams))
-      .handle("withdrawals", ({ path, urlParams }) => players.withdrawals(path.id, urlParams))
-      .handle("openings", ({ path, urlParams }) => players.openings(path.id, urlParams))
-      .handle("audit", ({ path, urlParams }) => players.audit(path.id, urlParams))
-      .handle("revokeSession", ({ headers, path }) =>
-        Effect.gen(function*() {
-          yield* stepUp(headers)
-          const { user: admin } = yield* CurrentUser
-          return { sessions: yield* players.revokeSession(admin.id, path.id, path.sessionId) }
-        }))
-  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, AdminPlayers]))
+  return handlers
+    .handle("player", ({ path }) => players.profile(path.id))
+    .handle("transactions", ({ path, urlParams }) => players.transactions(path.id, urlParams))
+    .handle("deposits", ({ path, urlParams }) => players.deposits(path.id, urlParams))
+    .handle("withdrawals", ({ path, urlParams }) => players.withdrawals(path.id, urlParams))
+    .handle("openings", ({ path, urlParams }) => players.openings(path.id, urlParams))
+    .handle("audit", ({ path, urlParams }) => players.audit(path.id, urlParams))
+    .handle("revokeSession", ({ headers, path }) =>
+      Effect.gen(function*() {
+        yield* stepUp(headers)
+        const { user: admin } = yield* CurrentUser
+        return { sessions: yield* players.revokeSession(admin.id, path.id, path.sessionId) }
+      }))
+})).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, AdminPlayers]))

@@ -9,10 +9,9 @@ import { AppConfig } from "../../layers/AppConfig"
 import { TwoFactor } from "../../services/identity/TwoFactor"
 import { buildOnly } from "../platform/RequestContext"
 
-export const AdminRafflesLive = HttpApiBuilder.group(Api, "adminRaffles", (handlers) =>
-  Effect.gen(function*() {
-    const raffles = yield* Raffles
-    const stepUp = yield* makeAdminStepUp
-    return handlers.handle("create", ({ headers, payload }) =>
-      Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => raffles.create(user.id, payload))))
-  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Raffles]))
+export const AdminRafflesLive = HttpApiBuilder.group(Api, "adminRaffles", Effect.fnUntraced(function*(handlers) {
+  const raffles = yield* Raffles
+  const stepUp = yield* makeAdminStepUp
+  return handlers.handle("create", ({ headers, payload }) =>
+    Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => raffles.create(user.id, payload))))
+})).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Raffles]))

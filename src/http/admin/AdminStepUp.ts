@@ -42,15 +42,14 @@ export const withStepUp = <Name extends string, Method extends HttpMethod, Path,
 export const makeAdminStepUp = Effect.gen(function*() {
   const twoFactor = yield* TwoFactor
   const config = yield* AppConfig
-  return (headers: typeof StepUpHeaders.Type) =>
-    Effect.gen(function*() {
-      const { user } = yield* CurrentUser
-      if (!(yield* twoFactor.isEnabled(user.id))) {
-        if (config.production) return yield* new AdminTwoFactorNotEnabled()
-        return
-      }
-      const code = headers["x-2fa-code"]?.trim() ?? ""
-      if (code === "") return yield* new TwoFactorRequired()
-      yield* twoFactor.require(user.id, code)
-    })
+  return Effect.fnUntraced(function*(headers: typeof StepUpHeaders.Type) {
+    const { user } = yield* CurrentUser
+    if (!(yield* twoFactor.isEnabled(user.id))) {
+      if (config.production) return yield* new AdminTwoFactorNotEnabled()
+      return
+    }
+    const code = headers["x-2fa-code"]?.trim() ?? ""
+    if (code === "") return yield* new TwoFactorRequired()
+    yield* twoFactor.require(user.id, code)
+  })
 })

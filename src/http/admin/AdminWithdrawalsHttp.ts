@@ -9,18 +9,17 @@ import { AppConfig } from "../../layers/AppConfig"
 import { TwoFactor } from "../../services/identity/TwoFactor"
 import { buildOnly } from "../platform/RequestContext"
 
-export const AdminWithdrawalsLive = HttpApiBuilder.group(Api, "adminWithdrawals", (handlers) =>
-  Effect.gen(function*() {
-    const withdrawals = yield* Withdrawals
-    const stepUp = yield* makeAdminStepUp
-    return handlers
-      .handle("list", ({ urlParams }) => withdrawals.adminList(urlParams))
-      .handle("approve", ({ headers, path }) =>
-        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => withdrawals.approve(user.id, path.id))))
-      .handle("reject", ({ headers, path, payload }) =>
-        Effect.zipRight(
-          stepUp(headers),
-          Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reject(user.id, path.id, payload.reason))
-        ))
-      .handle("reconcile", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reconcile(user.id, path.id)))
-  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Withdrawals]))
+export const AdminWithdrawalsLive = HttpApiBuilder.group(Api, "adminWithdrawals", Effect.fnUntraced(function*(handlers) {
+  const withdrawals = yield* Withdrawals
+  const stepUp = yield* makeAdminStepUp
+  return handlers
+    .handle("list", ({ urlParams }) => withdrawals.adminList(urlParams))
+    .handle("approve", ({ headers, path }) =>
+      Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => withdrawals.approve(user.id, path.id))))
+    .handle("reject", ({ headers, path, payload }) =>
+      Effect.zipRight(
+        stepUp(headers),
+        Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reject(user.id, path.id, payload.reason))
+      ))
+    .handle("reconcile", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.reconcile(user.id, path.id)))
+})).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Withdrawals]))

@@ -26,31 +26,30 @@ const caseView = ({ case: kase, economics, items }: CaseWithItems) => ({
   items: items.map(({ dropChance, itemId, rangeEnd, rangeStart }) => ({ itemId, dropChance, rangeStart, rangeEnd }))
 })
 
-export const CatalogAdminLive = HttpApiBuilder.group(Api, "catalogAdmin", (handlers) =>
-  Effect.gen(function*() {
-    const catalog = yield* Catalog
-    const stepUp = yield* makeAdminStepUp
-    return handlers
-      .handle("createItem", ({ headers, payload }) =>
-        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => catalog.createItem(payload, user.id))))
-      .handle("updateItem", ({ headers, path, payload }) =>
-        Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => catalog.updateItem(path.id, payload, user.id))))
-      .handle("listItems", ({ urlParams }) => catalog.listItems(urlParams))
-      .handle("createCase", ({ headers, payload }) =>
-        Effect.zipRight(
-          stepUp(headers),
-          Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.createCase(payload, user.id), caseView))
-        ))
-      .handle("updateCase", ({ headers, path, payload }) =>
-        Effect.zipRight(
-          stepUp(headers),
-          Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.updateCase(path.id, payload, user.id), caseView))
-        ))
-      .handle("getCase", ({ path }) => Effect.map(catalog.findCase(path.id), caseView))
-      .handle("listCases", ({ urlParams }) =>
-        Effect.map(catalog.listCases(urlParams), ({ items, page, total }) => ({
-          cases: items.map(caseView),
-          total,
-          page
-        })))
-  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Catalog]))
+export const CatalogAdminLive = HttpApiBuilder.group(Api, "catalogAdmin", Effect.fnUntraced(function*(handlers) {
+  const catalog = yield* Catalog
+  const stepUp = yield* makeAdminStepUp
+  return handlers
+    .handle("createItem", ({ headers, payload }) =>
+      Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => catalog.createItem(payload, user.id))))
+    .handle("updateItem", ({ headers, path, payload }) =>
+      Effect.zipRight(stepUp(headers), Effect.flatMap(CurrentUser, ({ user }) => catalog.updateItem(path.id, payload, user.id))))
+    .handle("listItems", ({ urlParams }) => catalog.listItems(urlParams))
+    .handle("createCase", ({ headers, payload }) =>
+      Effect.zipRight(
+        stepUp(headers),
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.createCase(payload, user.id), caseView))
+      ))
+    .handle("updateCase", ({ headers, path, payload }) =>
+      Effect.zipRight(
+        stepUp(headers),
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(catalog.updateCase(path.id, payload, user.id), caseView))
+      ))
+    .handle("getCase", ({ path }) => Effect.map(catalog.findCase(path.id), caseView))
+    .handle("listCases", ({ urlParams }) =>
+      Effect.map(catalog.listCases(urlParams), ({ items, page, total }) => ({
+        cases: items.map(caseView),
+        total,
+        page
+      })))
+})).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, Catalog]))

@@ -10,21 +10,20 @@ import { Idempotency } from "../../services/platform/Idempotency"
 import { Identities } from "../../services/identity/Identities"
 import { buildOnly } from "../platform/RequestContext"
 
-export const InventoryLive = HttpApiBuilder.group(Api, "inventory", (handlers) =>
-  Effect.gen(function*() {
-    const inventory = yield* Inventory
-    return handlers
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => inventory.list(user.id, urlParams)))
-      .handle("sell", ({ headers, path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) =>
-          idempotent(
-            { userId: user.id, headers, operation: "inventory.sell", input: { path }, response: SaleResult },
-            inventory.sell(user.id, path.id)
-          )))
-      .handle("sellAll", ({ headers }) =>
-        Effect.flatMap(CurrentUser, ({ user }) =>
-          idempotent(
-            { userId: user.id, headers, operation: "inventory.sellAll", input: {}, response: SellAllResult },
-            inventory.sellAll(user.id)
-          )))
-  })).pipe(buildOnly([Authentication, Identities, Idempotency, Inventory]))
+export const InventoryLive = HttpApiBuilder.group(Api, "inventory", Effect.fnUntraced(function*(handlers) {
+  const inventory = yield* Inventory
+  return handlers
+    .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => inventory.list(user.id, urlParams)))
+    .handle("sell", ({ headers, path }) =>
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        idempotent(
+          { userId: user.id, headers, operation: "inventory.sell", input: { path }, response: SaleResult },
+          inventory.sell(user.id, path.id)
+        )))
+    .handle("sellAll", ({ headers }) =>
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        idempotent(
+          { userId: user.id, headers, operation: "inventory.sellAll", input: {}, response: SellAllResult },
+          inventory.sellAll(user.id)
+        )))
+})).pipe(buildOnly([Authentication, Identities, Idempotency, Inventory]))

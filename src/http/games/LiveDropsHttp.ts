@@ -16,20 +16,18 @@ import { buildOnly } from "../platform/RequestContext"
 /** A drop as its event (one function for every stream: eventStream shares each drop's bytes between them). */
 const dropEvent = (json: string) => `event: drop\ndata: ${json}\n\n`
 
-export const LiveDropsLive = HttpApiBuilder.group(Api, "liveDrops", (handlers) =>
-  Effect.gen(function*() {
-    const drops = yield* LiveDrops
-    const sessions = yield* Sessions
-    return handlers
-      .handle("recent", ({ urlParams }) => Effect.map(drops.recent(urlParams.limit), (list) => ({ drops: list })))
-      .handle("stream", () =>
-        Effect.flatMap(CurrentUser, ({ session, user }) =>
-          eventStream(user.id, drops.subscribe, dropEvent, sessions.whenEnded(session.id))))
-  })).pipe(buildOnly([Authentication, Realtime, LiveDrops, Sessions, Lifecycle]))
+export const LiveDropsLive = HttpApiBuilder.group(Api, "liveDrops", Effect.fnUntraced(function*(handlers) {
+  const drops = yield* LiveDrops
+  const sessions = yield* Sessions
+  return handlers
+    .handle("recent", ({ urlParams }) => Effect.map(drops.recent(urlParams.limit), (list) => ({ drops: list })))
+    .handle("stream", () =>
+      Effect.flatMap(CurrentUser, ({ session, user }) =>
+        eventStream(user.id, drops.subscribe, dropEvent, sessions.whenEnded(session.id))))
+})).pipe(buildOnly([Authentication, Realtime, LiveDrops, Sessions, Lifecycle]))
 
-export const LiveDropsAdminLive = HttpApiBuilder.group(Api, "liveDropsAdmin", (handlers) =>
-  Effect.gen(function*() {
-    const drops = yield* LiveDrops
-    const stepUp = yield* makeAdminStepUp
-    return handlers.handle("emit", ({ headers, payload }) => Effect.zipRight(stepUp(headers), drops.emit(payload)))
-  })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, LiveDrops]))
+export const LiveDropsAdminLive = HttpApiBuilder.group(Api, "liveDropsAdmin", Effect.fnUntraced(function*(handlers) {
+  const drops = yield* LiveDrops
+  const stepUp = yield* makeAdminStepUp
+  return handlers.handle("emit", ({ headers, payload }) => Effect.zipRight(stepUp(headers), drops.emit(payload)))
+})).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, LiveDrops]))

@@ -11,20 +11,19 @@ import { Idempotency } from "../../services/platform/Idempotency"
 import { Identities } from "../../services/identity/Identities"
 import { buildOnly } from "../platform/RequestContext"
 
-export const OpeningsLive = HttpApiBuilder.group(Api, "openings", (handlers) =>
-  Effect.gen(function*() {
-    const openings = yield* CaseOpenings
-    const stats = yield* GameStats
-    return handlers
-      .handle("open", ({ headers, path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) =>
-          idempotent(
-            { userId: user.id, headers, operation: "cases.open", input: { path }, response: OpeningResult },
-            openings.open(user, path.id)
-          )))
-      .handle("history", ({ urlParams }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => openings.history(user.id, urlParams)))
-      .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => openings.verify(user, path.id)))
-      .handle("caseStats", ({ path }) => stats.caseStats(path.id))
-      .handle("userStats", () => Effect.flatMap(CurrentUser, ({ user }) => stats.userCaseStats(user.id)))
-  })).pipe(buildOnly([Authentication, Identities, Idempotency, CaseOpenings, GameStats]))
+export const OpeningsLive = HttpApiBuilder.group(Api, "openings", Effect.fnUntraced(function*(handlers) {
+  const openings = yield* CaseOpenings
+  const stats = yield* GameStats
+  return handlers
+    .handle("open", ({ headers, path }) =>
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        idempotent(
+          { userId: user.id, headers, operation: "cases.open", input: { path }, response: OpeningResult },
+          openings.open(user, path.id)
+        )))
+    .handle("history", ({ urlParams }) =>
+      Effect.flatMap(CurrentUser, ({ user }) => openings.history(user.id, urlParams)))
+    .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => openings.verify(user, path.id)))
+    .handle("caseStats", ({ path }) => stats.caseStats(path.id))
+    .handle("userStats", () => Effect.flatMap(CurrentUser, ({ user }) => stats.userCaseStats(user.id)))
+})).pipe(buildOnly([Authentication, Identities, Idempotency, CaseOpenings, GameStats]))

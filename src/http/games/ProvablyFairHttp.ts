@@ -10,26 +10,25 @@ import { Api } from "../Api"
 import { Authentication, CurrentUser } from "../identity/Authentication"
 import { buildOnly } from "../platform/RequestContext"
 
-export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", (handlers) =>
-  Effect.gen(function*() {
-    const fairness = yield* ProvablyFair
-    const openings = yield* CaseOpenings
-    const upgrades = yield* Upgrades
-    const battles = yield* Battles
-    return handlers
-      .handle("clientSeed", () => Effect.flatMap(CurrentUser, ({ user }) => fairness.state(user.id)))
-      .handle("setClientSeed", ({ payload }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => fairness.setClientSeed(user.id, payload.clientSeed)))
-      .handle("verify", ({ path, urlParams }) =>
-        Effect.gen(function*() {
-          const { user } = yield* CurrentUser
-          switch (urlParams.type) {
-            case "opening":
-              return yield* openings.verify(user, path.id)
-            case "upgrade":
-              return yield* upgrades.verify(user, BigInt(path.id))
-            case "battle-roll":
-              return yield* battles.verifyRoll(user, BigInt(path.id) as BattleRollId)
-          }
-        }))
-  })).pipe(buildOnly([Authentication, ProvablyFair, CaseOpenings, Battles, Upgrades]))
+export const ProvablyFairLive = HttpApiBuilder.group(Api, "provablyFair", Effect.fnUntraced(function*(handlers) {
+  const fairness = yield* ProvablyFair
+  const openings = yield* CaseOpenings
+  const upgrades = yield* Upgrades
+  const battles = yield* Battles
+  return handlers
+    .handle("clientSeed", () => Effect.flatMap(CurrentUser, ({ user }) => fairness.state(user.id)))
+    .handle("setClientSeed", ({ payload }) =>
+      Effect.flatMap(CurrentUser, ({ user }) => fairness.setClientSeed(user.id, payload.clientSeed)))
+    .handle("verify", ({ path, urlParams }) =>
+      Effect.gen(function*() {
+        const { user } = yield* CurrentUser
+        switch (urlParams.type) {
+          case "opening":
+            return yield* openings.verify(user, path.id)
+          case "upgrade":
+            return yield* upgrades.verify(user, BigInt(path.id))
+          case "battle-roll":
+            return yield* battles.verifyRoll(user, BigInt(path.id) as BattleRollId)
+        }
+      }))
+})).pipe(buildOnly([Authentication, ProvablyFair, CaseOpenings, Battles, Upgrades]))

@@ -10,17 +10,16 @@ import { Idempotency } from "../../services/platform/Idempotency"
 import { Identities } from "../../services/identity/Identities"
 import { buildOnly } from "../platform/RequestContext"
 
-export const UpgradesLive = HttpApiBuilder.group(Api, "upgrades", (handlers) =>
-  Effect.gen(function*() {
-    const upgrades = yield* Upgrades
-    return handlers
-      .handle("probability", ({ urlParams }) => upgrades.probability(urlParams.fromItemId, urlParams.toItemId))
-      .handle("upgrade", ({ headers, payload }) =>
-        Effect.flatMap(CurrentUser, ({ user }) =>
-          idempotent(
-            { userId: user.id, headers, operation: "upgrades.upgrade", input: { payload }, response: UpgradeResult },
-            upgrades.upgrade(user, payload)
-          )))
-      .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.verify(user, path.id)))
-      .handle("history", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.history(user.id, urlParams)))
-  })).pipe(buildOnly([Authentication, Identities, Idempotency, Upgrades]))
+export const UpgradesLive = HttpApiBuilder.group(Api, "upgrades", Effect.fnUntraced(function*(handlers) {
+  const upgrades = yield* Upgrades
+  return handlers
+    .handle("probability", ({ urlParams }) => upgrades.probability(urlParams.fromItemId, urlParams.toItemId))
+    .handle("upgrade", ({ headers, payload }) =>
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        idempotent(
+          { userId: user.id, headers, operation: "upgrades.upgrade", input: { payload }, response: UpgradeResult },
+          upgrades.upgrade(user, payload)
+        )))
+    .handle("verify", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.verify(user, path.id)))
+    .handle("history", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => upgrades.history(user.id, urlParams)))
+})).pipe(buildOnly([Authentication, Identities, Idempotency, Upgrades]))

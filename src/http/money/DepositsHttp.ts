@@ -11,31 +11,30 @@ import { Idempotency } from "../../services/platform/Idempotency"
 import { Identities } from "../../services/identity/Identities"
 import { buildOnly } from "../platform/RequestContext"
 
-export const DepositsLive = HttpApiBuilder.group(Api, "deposits", (handlers) =>
-  Effect.gen(function*() {
-    const deposits = yield* Deposits
-    // Both paths are one operation: a retry may use either.
-    const initiate = ({ headers, payload }: {
-      readonly headers: { readonly "idempotency-key"?: string | undefined }
-      readonly payload: Parameters<typeof deposits.initiate>[1]
-    }) =>
-      Effect.gen(function*() {
-        const { user } = yield* CurrentUser
-        return yield* idempotent(
-          { userId: user.id, headers, operation: "deposits.initiate", input: { payload }, response: DepositInitiated },
-          deposits.initiate(user.id, payload)
-        )
-      })
-    const list = ({ urlParams }: { readonly urlParams: PageRequest }) =>
-      Effect.flatMap(CurrentUser, ({ user }) => deposits.list(user.id, urlParams))
-    const cancel = ({ path }: { readonly path: { readonly id: DepositId } }) =>
-      Effect.flatMap(CurrentUser, ({ user }) => deposits.cancel(user.id, path.id))
-    return handlers
-      .handle("initiate", initiate)
-      .handle("initiateAlias", initiate)
-      .handle("list", list)
-      .handle("listAlias", list)
-      .handle("cancel", cancel)
-      .handle("cancelAlias", cancel)
-      .handle("methods", () => Effect.succeed({ methods: PAYMENT_METHODS }))
-  })).pipe(buildOnly([Authentication, Identities, Idempotency, Deposits]))
+export const DepositsLive = HttpApiBuilder.group(Api, "deposits", Effect.fnUntraced(function*(handlers) {
+  const deposits = yield* Deposits
+  // Both paths are one operation: a retry may use either.
+  const initiate = ({ headers, payload }: {
+    readonly headers: { readonly "idempotency-key"?: string | undefined }
+    readonly payload: Parameters<typeof deposits.initiate>[1]
+  }) =>
+    Effect.gen(function*() {
+      const { user } = yield* CurrentUser
+      return yield* idempotent(
+        { userId: user.id, headers, operation: "deposits.initiate", input: { payload }, response: DepositInitiated },
+        deposits.initiate(user.id, payload)
+      )
+    })
+  const list = ({ urlParams }: { readonly urlParams: PageRequest }) =>
+    Effect.flatMap(CurrentUser, ({ user }) => deposits.list(user.id, urlParams))
+  const cancel = ({ path }: { readonly path: { readonly id: DepositId } }) =>
+    Effect.flatMap(CurrentUser, ({ user }) => deposits.cancel(user.id, path.id))
+  return handlers
+    .handle("initiate", initiate)
+    .handle("initiateAlias", initiate)
+    .handle("list", list)
+    .handle("listAlias", list)
+    .handle("cancel", cancel)
+    .handle("cancelAlias", cancel)
+    .handle("methods", () => Effect.succeed({ methods: PAYMENT_METHODS }))
+})).pipe(buildOnly([Authentication, Identities, Idempotency, Deposits]))

@@ -35,30 +35,28 @@ const payment = Effect.gen(function*() {
  * `POST` / `DELETE /sandbox/exclusion-registry`: the sandbox registry lists or unlists the CPF; 404 while a real
  * registry is in use (EXCLUSION_REGISTRY_URL set) or none (SANDBOX off).
  */
-const setListed = (registry: ExclusionRegistry["Type"], cpf: string, listed: boolean) =>
-  Effect.gen(function*() {
-    const change = listed ? registry.list : registry.unlist
-    if (change === undefined) {
-      return yield* new SandboxNotInUse({ message: "The sandbox self-exclusion registry is not in use" })
-    }
-    const digits = cpfDigits(cpf)
-    yield* change(digits)
-    return { cpf: maskCpf(digits), listed }
-  })
+const setListed = Effect.fnUntraced(function*(registry: ExclusionRegistry["Type"], cpf: string, listed: boolean) {
+  const change = listed ? registry.list : registry.unlist
+  if (change === undefined) {
+    return yield* new SandboxNotInUse({ message: "The sandbox self-exclusion registry is not in use" })
+  }
+  const digits = cpfDigits(cpf)
+  yield* change(digits)
+  return { cpf: maskCpf(digits), listed }
+})
 
-export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", (handlers) =>
-  Effect.gen(function*() {
-    const sandbox = yield* SandboxCharges
-    const stepUp = yield* makeAdminStepUp
-    const pixKeyOwners = yield* PixKeyOwners
-    const registry = yield* ExclusionRegistry
-    return handlers.handle("charge", ({ headers, path }) =>
-      Effect.gen(function*() {
-        const { user } = yield* CurrentUser
-        const { payerCpf } = path.action === "pay" ? yield* payment : {}
-        return yield* sandbox.settle(user, path.externalId, path.action, stepUp(headers), payerCpf)
-      }))
-      .handle("pixKey", ({ payload }) => pixKeyOwners.registerInSandbox(payload, payload.ownerCpf))
-      .handle("listExcluded", ({ payload }) => setListed(registry, payload.cpf, true))
-      .handle("unlistExcluded", ({ payload }) => setListed(registry, payload.cpf, false))
-  })).pipe(buildOnly([AppConfig, Authentication, TwoFactor, ExclusionRegistry, PixKeyOwners, SandboxCharges]))
+export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", Effect.fnUntraced(function*(handlers) {
+  const sandbox = yield* SandboxCharges
+  const stepUp = yield* makeAdminStepUp
+  const pixKeyOwners = yield* PixKeyOwners
+  const registry = yield* ExclusionRegistry
+  return handlers.handle("charge", ({ headers, path }) =>
+    Effect.gen(function*() {
+      const { user } = yield* CurrentUser
+      const { payerCpf } = path.action === "pay" ? yield* payment : {}
+      return yield* sandbox.settle(user, path.externalId, path.action, stepUp(headers), payerCpf)
+    }))
+    .handle("pixKey", ({ payload }) => pixKeyOwners.registerInSandbox(payload, payload.ownerCpf))
+    .handle("listExcluded", ({ payload }) => setListed(registry, payload.cpf, true))
+    .handle("unlistExcluded", ({ payload }) => setListed(registry, payload.cpf, false))
+})).pipe(buildOnly([AppConfig, Authentication, TwoFactor, ExclusionRegistry, PixKeyOwners, SandboxCharges]))

@@ -11,31 +11,30 @@ import { Idempotency } from "../../services/platform/Idempotency"
 import { Identities } from "../../services/identity/Identities"
 import { buildOnly } from "../platform/RequestContext"
 
-export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", (handlers) =>
-  Effect.gen(function*() {
-    const withdrawals = yield* Withdrawals
-    const pixKeyOwners = yield* PixKeyOwners
-    return handlers
-      .handle("request", ({ headers, payload }) =>
-        Effect.gen(function*() {
-          const { user } = yield* CurrentUser
-          // Under BR, whose PIX key it is (docs/rules.md#pix-key-owner): asked before any transaction opens.
-          const keyOwner = yield* pixKeyOwners.check(user.id, payload.paymentDetails)
-          // The automatic payout (docs/rules.md#automatic-payout) runs once the request has committed, with its
-          // key if it has one, and its lock is released: the answer shows the withdrawal after it.
-          const answer = yield* idempotent(
-            {
-              userId: user.id,
-              headers,
-              operation: "withdrawals.request",
-              // A retry brings a fresh 2FA code: the code is not part of what makes it the same request.
-              input: { payload: { ...payload, twoFactorCode: undefined } },
-              response: WithdrawalRequested
-            },
-            withdrawals.request(user.id, payload, keyOwner)
-          )
-          return yield* withdrawals.payAutomatically(user.id, answer)
-        }))
-      .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.list(user.id, urlParams)))
-      .handle("cancel", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.cancel(user.id, path.id)))
-  })).pipe(buildOnly([Authentication, Identities, Idempotency, PixKeyOwners, Withdrawals]))
+export const WithdrawalsLive = HttpApiBuilder.group(Api, "withdrawals", Effect.fnUntraced(function*(handlers) {
+  const withdrawals = yield* Withdrawals
+  const pixKeyOwners = yield* PixKeyOwners
+  return handlers
+    .handle("request", ({ headers, payload }) =>
+      Effect.gen(function*() {
+        const { user } = yield* CurrentUser
+        // Under BR, whose PIX key it is (docs/rules.md#pix-key-owner): asked before any transaction opens.
+        const keyOwner = yield* pixKeyOwners.check(user.id, payload.paymentDetails)
+        // The automatic payout (docs/rules.md#automatic-payout) runs once the request has committed, with its
+        // key if it has one, and its lock is released: the answer shows the withdrawal after it.
+        const answer = yield* idempotent(
+          {
+            userId: user.id,
+            headers,
+            operation: "withdrawals.request",
+            // A retry brings a fresh 2FA code: the code is not part of what makes it the same request.
+            input: { payload: { ...payload, twoFactorCode: undefined } },
+            response: WithdrawalRequested
+          },
+          withdrawals.request(user.id, payload, keyOwner)
+        )
+        return yield* withdrawals.payAutomatically(user.id, answer)
+      }))
+    .handle("list", ({ urlParams }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.list(user.id, urlParams)))
+    .handle("cancel", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => withdrawals.cancel(user.id, path.id)))
+})).pipe(buildOnly([Authentication, Identities, Idempotency, PixKeyOwners, Withdrawals]))

@@ -140,62 +140,56 @@ const joined = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => chunks.length 
  * MAX_STREAM_LIFE has passed; or the client falls SUBSCRIBER_QUEUE_LIMIT messages behind (each a `closed` event). An
  * open stream is one fiber (its heartbeat) besides the request's.
  */
-export const eventStream = <E1, E2>(
-  owner: bigint,
-  subscribe: (deliver: Deliver) => Effect.Effect<void, E1, Scope.Scope>,
-  toEvent: (message: string) => string,
-  whenEnded: (onEnded: () => void) => Effect.Effect<void, E2, Scope.Scope>
-) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    // The router answers a HEAD with the GET's handler.
-    if (request.method === "HEAD") return HttpServerResponse.empty({ status: 200, headers: { "content-type": CONTENT_TYPE, ...HEADERS } })
-    const lifecycle = yield* Lifecycle
-    const realtime = yield* Realtime
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
-    const encode = encoderOf(toEvent)
-    const scope = yield* Scope.make()
-    let released = false
-    // After the current callback (an end may come from inside the fan-out, the shutdown or the replacement).
-    const release = () => {
-      if (!released) queueMicrotask(() => runFork(Scope.close(scope, Exit.void)))
-      released = true
-    }
-    const body = new EventBody(release)
-    body.once("close", release)
-    ;(NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined)?.once("close", () => body.destroy())
-    const endWith = (event: Uint8Array) => () => body.finish(event)
-    const closesAt = (yield* Clock.currentTimeMillis) + MAX_STREAM_LIFE
-    // A heartbeat every HEARTBEAT_MS until MAX_STREAM_LIFE from the opening, however late this starts. While the
-    // client is not reading it waits (a heartbeat would tell it nothing) until it reads on or the stream's life ends.
-    const beat: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-      now >= closesAt
-        ? Effect.sync(endWith(EXPIRED_EVENT))
-        : Effect.sleep(Math.min(HEARTBEAT_MS, closesAt - now)).pipe(
-          Effect.zipRight(Clock.currentTimeMillis),
-          Effect.flatMap((then) =>
-            then >= closesAt
-              ? Effect.void
-              : Effect.zipRight(
-                Effect.sync(() => body.send(HEARTBEAT_COMMENT, 0)),
-                Effect.raceFirst(body.caughtUp.await, Effect.sleep(closesAt - then))
-              )
-          ),
-          Effect.zipRight(Effect.suspend(() => beat))
-        ))
-    yield* Effect.gen(function*() {
-      yield* sseClientOpen
-      yield* subscribe((messages) => {
-        if (!body.send(encode(messages), messages.length)) body.finish(LAGGING_EVENT, true)
-      })
-      yield* whenEnded(endWith(NONE))
-      yield* lifecycle.onShutdown(endWith(SHUTDOWN_EVENT))
-      // Last: a stream that could not open replaces none of its owner's others.
-      yield* realtime.streamOpened(owner, endWith(REPLACED_EVENT))
-      yield* Effect.forkScoped(beat)
-    }).pipe(
-      Scope.extend(scope),
-      Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit))
-    )
-    return HttpServerResponse.raw(body, { contentType: CONTENT_TYPE, headers: HEADERS })
-  })
+export const eventStream = Effect.fnUntraced(function*<E1, E2>(owner: bigint, subscribe: (deliver: Deliver) => Effect.Effect<void, E1, Scope.Scope>, toEvent: (message: string) => string, whenEnded: (onEnded: () => void) => Effect.Effect<void, E2, Scope.Scope>) {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  // The router answers a HEAD with the GET's handler.
+  if (request.method === "HEAD") return HttpServerResponse.empty({ status: 200, headers: { "content-type": CONTENT_TYPE, ...HEADERS } })
+  const lifecycle = yield* Lifecycle
+  const realtime = yield* Realtime
+  const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+  const encode = encoderOf(toEvent)
+  const scope = yield* Scope.make()
+  let released = false
+  // After the current callback (an end may come from inside the fan-out, the shutdown or the replacement).
+  const release = () => {
+    if (!released) queueMicrotask(() => runFork(Scope.close(scope, Exit.void)))
+    released = true
+  }
+  const body = new EventBody(release)
+  body.once("close", release)
+  ;(NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined)?.once("close", () => body.destroy())
+  const endWith = (event: Uint8Array) => () => body.finish(event)
+  const closesAt = (yield* Clock.currentTimeMillis) + MAX_STREAM_LIFE
+  // A heartbeat every HEARTBEAT_MS until MAX_STREAM_LIFE from the opening, however late this starts. While the
+  // client is not reading it waits (a heartbeat would tell it nothing) until it reads on or the stream's life ends.
+  const beat: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    now >= closesAt
+      ? Effect.sync(endWith(EXPIRED_EVENT))
+      : Effect.sleep(Math.min(HEARTBEAT_MS, closesAt - now)).pipe(
+        Effect.zipRight(Clock.currentTimeMillis),
+        Effect.flatMap((then) =>
+          then >= closesAt
+            ? Effect.void
+            : Effect.zipRight(
+              Effect.sync(() => body.send(HEARTBEAT_COMMENT, 0)),
+              Effect.raceFirst(body.caughtUp.await, Effect.sleep(closesAt - then))
+            )
+        ),
+        Effect.zipRight(Effect.suspend(() => beat))
+      ))
+  yield* Effect.gen(function*() {
+    yield* sseClientOpen
+    yield* subscribe((messages) => {
+      if (!body.send(encode(messages), messages.length)) body.finish(LAGGING_EVENT, true)
+    })
+    yield* whenEnded(endWith(NONE))
+    yield* lifecycle.onShutdown(endWith(SHUTDOWN_EVENT))
+    // Last: a stream that could not open replaces none of its owner's others.
+    yield* realtime.streamOpened(owner, endWith(REPLACED_EVENT))
+    yield* Effect.forkScoped(beat)
+  }).pipe(
+    Scope.extend(scope),
+    Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit))
+  )
+  return HttpServerResponse.raw(body, { contentType: CONTENT_TYPE, headers: HEADERS })
+})

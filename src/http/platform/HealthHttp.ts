@@ -14,32 +14,31 @@ import { buildOnly } from "./RequestContext"
 
 const CHECK_TIMEOUT = Duration.seconds(1)
 
-export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const stores = yield* StoreHealth
-    const lifecycle = yield* Lifecycle
-    const config = yield* AppConfig
-    const redisKind = Option.isSome(config.redis) ? "up" as const : "in-memory" as const
-    // docs/rules.md#jurisdiction: named when one applies, absent under NONE.
-    const jurisdiction = config.jurisdiction === "BR" ? { jurisdiction: "BR" as const } : {}
+export const HealthLive = HttpApiBuilder.group(Api, "health", Effect.fnUntraced(function*(handlers) {
+  const sql = yield* SqlClient.SqlClient
+  const stores = yield* StoreHealth
+  const lifecycle = yield* Lifecycle
+  const config = yield* AppConfig
+  const redisKind = Option.isSome(config.redis) ? "up" as const : "in-memory" as const
+  // docs/rules.md#jurisdiction: named when one applies, absent under NONE.
+  const jurisdiction = config.jurisdiction === "BR" ? { jurisdiction: "BR" as const } : {}
 
-    const database = sql`SELECT 1`.pipe(
-      Effect.timeout(CHECK_TIMEOUT),
-      Effect.mapError(() => new ServiceUnavailable({ message: "Service unavailable: database" }))
-    )
-    const redis = stores.check.pipe(
-      Effect.timeout(CHECK_TIMEOUT),
-      Effect.mapError(() => new ServiceUnavailable({ message: "Service unavailable: redis" }))
-    )
+  const database = sql`SELECT 1`.pipe(
+    Effect.timeout(CHECK_TIMEOUT),
+    Effect.mapError(() => new ServiceUnavailable({ message: "Service unavailable: database" }))
+  )
+  const redis = stores.check.pipe(
+    Effect.timeout(CHECK_TIMEOUT),
+    Effect.mapError(() => new ServiceUnavailable({ message: "Service unavailable: redis" }))
+  )
 
-    return handlers
-      .handle("health", () => Effect.succeed({ status: "ok" as const, ...jurisdiction }))
-      .handle("ready", () =>
-        Effect.gen(function*() {
-          if (yield* lifecycle.draining) return yield* new ServiceUnavailable({ message: "Service unavailable: shutting down" })
-          yield* database
-          yield* redis
-          return { status: "ready" as const, checks: { database: "up" as const, redis: redisKind }, ...jurisdiction }
-        }))
-  })).pipe(buildOnly([AppConfig, SqlClient.SqlClient, StoreHealth, Lifecycle]))
+  return handlers
+    .handle("health", () => Effect.succeed({ status: "ok" as const, ...jurisdiction }))
+    .handle("ready", () =>
+      Effect.gen(function*() {
+        if (yield* lifecycle.draining) return yield* new ServiceUnavailable({ message: "Service unavailable: shutting down" })
+        yield* database
+        yield* redis
+        return { status: "ready" as const, checks: { database: "up" as const, redis: redisKind }, ...jurisdiction }
+      }))
+})).pipe(buildOnly([AppConfig, SqlClient.SqlClient, StoreHealth, Lifecycle]))

@@ -69,25 +69,21 @@ export const gameAction = <
     .addError(HttpError.SelfExcluded)
     .addError(HttpError.LimitsRequired)
 
-export const idempotent = <A, I, E, R>(
-  request: {
+export const idempotent = Effect.fnUntraced(function*<A, I, E, R>(request: {
     readonly userId: UserId
     readonly headers: { readonly "idempotency-key"?: string | undefined }
     readonly operation: string
     readonly input: unknown
     readonly response: Schema.Schema<A, I>
-  },
-  operation: Effect.Effect<A, E, R>
-) =>
-  Effect.gen(function*() {
-    // Under BR, the identity gate first: an unverified user's action moves nothing and stores no key.
-    yield* (yield* Identities).requireVerified(request.userId)
-    const idempotency = yield* Idempotency
-    const outcome = yield* idempotency.once({ ...request, key: request.headers["idempotency-key"] }, operation)
-    if (outcome.replayed) {
-      yield* HttpApp.appendPreResponseHandler((_, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
-      )
-    }
-    return outcome.value
-  })
+  }, operation: Effect.Effect<A, E, R>) {
+  // Under BR, the identity gate first: an unverified user's action moves nothing and stores no key.
+  yield* (yield* Identities).requireVerified(request.userId)
+  const idempotency = yield* Idempotency
+  const outcome = yield* idempotency.once({ ...request, key: request.headers["idempotency-key"] }, operation)
+  if (outcome.replayed) {
+    yield* HttpApp.appendPreResponseHandler((_, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "idempotent-replayed", "true"))
+    )
+  }
+  return outcome.value
+})

@@ -6,21 +6,20 @@ import { Api } from "../Api"
 import { Authentication, CurrentUser } from "../identity/Authentication"
 import { buildOnly } from "./RequestContext"
 
-export const NotificationsLive = HttpApiBuilder.group(Api, "notifications", (handlers) =>
-  Effect.gen(function*() {
-    const notifications = yield* Notifications
-    return handlers
-      .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => notifications.list(user.id, urlParams)))
-      .handle("read", ({ path }) =>
-        Effect.gen(function*() {
-          const { user } = yield* CurrentUser
-          yield* notifications.markRead(user.id, path.id)
-          return { message: "Notification marked as read" }
-        }))
-      .handle("readAll", () =>
-        Effect.gen(function*() {
-          const { user } = yield* CurrentUser
-          return { message: "All notifications marked as read", updated: yield* notifications.markAllRead(user.id) }
-        }))
-  })).pipe(buildOnly([Authentication, Notifications]))
+export const NotificationsLive = HttpApiBuilder.group(Api, "notifications", Effect.fnUntraced(function*(handlers) {
+  const notifications = yield* Notifications
+  return handlers
+    .handle("list", ({ urlParams }) =>
+      Effect.flatMap(CurrentUser, ({ user }) => notifications.list(user.id, urlParams)))
+    .handle("read", ({ path }) =>
+      Effect.gen(function*() {
+        const { user } = yield* CurrentUser
+        yield* notifications.markRead(user.id, path.id)
+        return { message: "Notification marked as read" }
+      }))
+    .handle("readAll", () =>
+      Effect.gen(function*() {
+        const { user } = yield* CurrentUser
+        return { message: "All notifications marked as read", updated: yield* notifications.markAllRead(user.id) }
+      }))
+})).pipe(buildOnly([Authentication, Notifications]))

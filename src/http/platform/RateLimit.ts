@@ -65,16 +65,15 @@ const headersOf = (tightest: Counted) => ({
 })
 
 /** The 429 answer to a request over the `exceeded` limits, with the tightest limit's headers. */
-const tooMany = (exceeded: ReadonlyArray<Counted>, headers: Record<string, string>) =>
-  Effect.gen(function*() {
-    yield* Effect.forEach(exceeded, ({ name }) => rateLimitRejection(name), { discard: true })
-    const now = yield* Clock.currentTimeMillis
-    const resetAtMs = Math.max(...exceeded.map(({ count }) => count.resetAtMs))
-    return yield* HttpServerResponse.json({ statusCode: 429, message: "Too many requests" }, {
-      status: 429,
-      headers: { ...headers, "retry-after": String(Math.max(1, Math.ceil((resetAtMs - now) / 1000))) }
-    }).pipe(Effect.orDie)
-  })
+const tooMany = Effect.fnUntraced(function*(exceeded: ReadonlyArray<Counted>, headers: Record<string, string>) {
+  yield* Effect.forEach(exceeded, ({ name }) => rateLimitRejection(name), { discard: true })
+  const now = yield* Clock.currentTimeMillis
+  const resetAtMs = Math.max(...exceeded.map(({ count }) => count.resetAtMs))
+  return yield* HttpServerResponse.json({ statusCode: 429, message: "Too many requests" }, {
+    status: 429,
+    headers: { ...headers, "retry-after": String(Math.max(1, Math.ceil((resetAtMs - now) / 1000))) }
+  }).pipe(Effect.orDie)
+})
 
 export const RateLimitLive = HttpApiBuilder.middleware(
   Api,
@@ -86,57 +85,56 @@ export const RateLimitLive = HttpApiBuilder.middleware(
     const endpoints = yield* makeEndpoints
     const sameOrigin = makeSameOriginCheck(config)
 
-    return (app: HttpApp.Default) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const resolved = endpoints.of(request)
-        const name = resolved?.name
-        const applicable = rules.filter((rule) => rule.applies(name))
-        if (applicable.length === 0) return yield* app
-        const address = `ip:${clientIpOf(request, config)}`
-        // A request the cross-site check will refuse (docs/rules.md#cross-site-requests) is counted against its
-        // address, never against the user whose cookie a page on another origin made the browser send: such a
-        // page must not be able to keep a player at 429.
-        const credential = credentialOf(request)
-        const usable = credential !== undefined && (credential.via === "bearer" || sameOrigin(request))
-        // The session's read for the authentication is sent first and leaves with the counts (SessionReadAhead.ts).
-        const slid = usable && resolved?.authenticated === true
-          ? yield* startSessionReadAhead(sessions, request, credential.sessionId)
-          : undefined
-        // The owner as remembered before this request (from an earlier read of the session; forgotten when a request of
-        // another device presented it): only such an owner's lock is taken ahead.
-        const remembered = usable ? yield* sessions.rememberedOwner(credential.sessionId) : Option.none()
-        const user = Option.map(
-          usable && Option.isNone(remembered) ? yield* sessions.readOwner(credential.sessionId, slid) : remembered,
-          (id) => `user:${id}`
-        )
-        const limits = applicable.map((rule) => ({
-          rule,
-          limit: config.rateLimits[rule.name],
-          subject: rule.perAddress ? address : Option.getOrElse(user, () => address)
-        }))
-        // The rest of the request runs from this continuation, not from inside a generator made for it here: from
-        // inside one, measured, ~10 KB more of every request outlived two young-generation collections (why is not
-        // known; docs/decisions.md "What reaches the old generation, and what does not explain it").
-        const limited = Effect.flatMap(
-          counter.hitAll(limits.map(({ limit, rule, subject }) => ({ subject, name: rule.name, windowMs: limit.windowMs }))),
-          (counts) => {
-            const counted = limits.map(({ limit, rule }, i): Counted => ({ name: rule.name, limit, count: counts[i]! }))
-            const tightest = counted.reduce((a, b) =>
-              remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.limit.count < a.limit.count) ? b : a
-            )
-            const headers = headersOf(tightest)
-            const exceeded = counted.filter(({ count, limit }) => count.count > limit.count)
-            if (exceeded.length > 0) return tooMany(exceeded, headers)
-            noteResponseHeaders(request, headers)
-            return app
-          }
-        )
-        // The lock's taking is sent before the counts, so that both leave in one write; the operation uses it, or it is
-        // released when the request ends (UserLock's withTakenAhead).
-        return yield* (Option.isSome(remembered) && takesUserLock(name)
-          ? lock.withTakenAhead(`user:${remembered.value}`, limited)
-          : limited)
-      })
+    return Effect.fnUntraced(function*(app: HttpApp.Default) {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const resolved = endpoints.of(request)
+      const name = resolved?.name
+      const applicable = rules.filter((rule) => rule.applies(name))
+      if (applicable.length === 0) return yield* app
+      const address = `ip:${clientIpOf(request, config)}`
+      // A request the cross-site check will refuse (docs/rules.md#cross-site-requests) is counted against its
+      // address, never against the user whose cookie a page on another origin made the browser send: such a
+      // page must not be able to keep a player at 429.
+      const credential = credentialOf(request)
+      const usable = credential !== undefined && (credential.via === "bearer" || sameOrigin(request))
+      // The session's read for the authentication is sent first and leaves with the counts (SessionReadAhead.ts).
+      const slid = usable && resolved?.authenticated === true
+        ? yield* startSessionReadAhead(sessions, request, credential.sessionId)
+        : undefined
+      // The owner as remembered before this request (from an earlier read of the session; forgotten when a request of
+      // another device presented it): only such an owner's lock is taken ahead.
+      const remembered = usable ? yield* sessions.rememberedOwner(credential.sessionId) : Option.none()
+      const user = Option.map(
+        usable && Option.isNone(remembered) ? yield* sessions.readOwner(credential.sessionId, slid) : remembered,
+        (id) => `user:${id}`
+      )
+      const limits = applicable.map((rule) => ({
+        rule,
+        limit: config.rateLimits[rule.name],
+        subject: rule.perAddress ? address : Option.getOrElse(user, () => address)
+      }))
+      // The rest of the request runs from this continuation, not from inside a generator made for it here: from
+      // inside one, measured, ~10 KB more of every request outlived two young-generation collections (why is not
+      // known; docs/decisions.md "What reaches the old generation, and what does not explain it").
+      const limited = Effect.flatMap(
+        counter.hitAll(limits.map(({ limit, rule, subject }) => ({ subject, name: rule.name, windowMs: limit.windowMs }))),
+        (counts) => {
+          const counted = limits.map(({ limit, rule }, i): Counted => ({ name: rule.name, limit, count: counts[i]! }))
+          const tightest = counted.reduce((a, b) =>
+            remaining(b) < remaining(a) || (remaining(b) === remaining(a) && b.limit.count < a.limit.count) ? b : a
+          )
+          const headers = headersOf(tightest)
+          const exceeded = counted.filter(({ count, limit }) => count.count > limit.count)
+          if (exceeded.length > 0) return tooMany(exceeded, headers)
+          noteResponseHeaders(request, headers)
+          return app
+        }
+      )
+      // The lock's taking is sent before the counts, so that both leave in one write; the operation uses it, or it is
+      // released when the request ends (UserLock's withTakenAhead).
+      return yield* (Option.isSome(remembered) && takesUserLock(name)
+        ? lock.withTakenAhead(`user:${remembered.value}`, limited)
+        : limited)
+    })
   })
 )

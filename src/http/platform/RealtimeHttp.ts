@@ -14,11 +14,10 @@ const toEvent = (message: string) => {
   return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
 }
 
-export const RealtimeLive = HttpApiBuilder.group(Api, "realtime", (handlers) =>
-  Effect.gen(function*() {
-    const realtime = yield* Realtime
-    const sessions = yield* Sessions
-    return handlers.handle("stream", () =>
-      Effect.flatMap(CurrentUser, ({ session, user }) =>
-        eventStream(user.id, realtime.subscribe(user.id), toEvent, sessions.whenEnded(session.id))))
-  })).pipe(buildOnly([Authentication, Realtime, Sessions, Lifecycle]))
+export const RealtimeLive = HttpApiBuilder.group(Api, "realtime", Effect.fnUntraced(function*(handlers) {
+  const realtime = yield* Realtime
+  const sessions = yield* Sessions
+  return handlers.handle("stream", () =>
+    Effect.flatMap(CurrentUser, ({ session, user }) =>
+      eventStream(user.id, realtime.subscribe(user.id), toEvent, sessions.whenEnded(session.id))))
+})).pipe(buildOnly([Authentication, Realtime, Sessions, Lifecycle]))

@@ -193,21 +193,20 @@ export const RequestBodyLive = HttpApiBuilder.middleware(
   Api,
   Effect.gen(function*() {
     const endpoints = yield* makeEndpoints
-    return (app: HttpApp.Default) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const limit = endpoints.of(request)?.name === CALLBACK ? CALLBACK_BODY_LIMIT_BYTES : BODY_LIMIT_BYTES
-        const declared = request.headers["content-length"]
-        const length = declared === undefined ? 0 : Number(declared)
-        if (!Number.isSafeInteger(length) || length < 0) return yield* new MalformedBody({ message: "Invalid Content-Length" })
-        if (length > limit) return yield* new PayloadTooLarge()
-        // Without either header an HTTP/1.1 request has no body (RFC 9112 6.3): nothing to limit. (A web
-        // Request, as the app gets in-process, may carry a body without them.)
-        const carriesBody = length > 0 || request.headers["transfer-encoding"] !== undefined ||
-          (request.source instanceof Request && request.source.body !== null)
-        if (!carriesBody) return yield* app
-        if (!isJson(request.headers["content-type"])) return yield* new UnsupportedMediaType()
-        return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, new LimitedBodyRequest(request, { limit }))
-      })
+    return Effect.fnUntraced(function*(app: HttpApp.Default) {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const limit = endpoints.of(request)?.name === CALLBACK ? CALLBACK_BODY_LIMIT_BYTES : BODY_LIMIT_BYTES
+      const declared = request.headers["content-length"]
+      const length = declared === undefined ? 0 : Number(declared)
+      if (!Number.isSafeInteger(length) || length < 0) return yield* new MalformedBody({ message: "Invalid Content-Length" })
+      if (length > limit) return yield* new PayloadTooLarge()
+      // Without either header an HTTP/1.1 request has no body (RFC 9112 6.3): nothing to limit. (A web
+      // Request, as the app gets in-process, may carry a body without them.)
+      const carriesBody = length > 0 || request.headers["transfer-encoding"] !== undefined ||
+        (request.source instanceof Request && request.source.body !== null)
+      if (!carriesBody) return yield* app
+      if (!isJson(request.headers["content-type"])) return yield* new UnsupportedMediaType()
+      return yield* Effect.provideService(app, HttpServerRequest.HttpServerRequest, new LimitedBodyRequest(request, { limit }))
+    })
   })
 )

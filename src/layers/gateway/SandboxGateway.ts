@@ -61,28 +61,27 @@ export const SandboxGateway = Layer.scoped(
       method === "CRYPTO" ? Duration.seconds(config.gateway.sandboxCryptoDelaySeconds) : Duration.zero
 
     return {
-      createCharge: (request) =>
-        Effect.gen(function*() {
-          const externalId = `ch_${randomBytes(12).toString("hex")}`
-          const now = yield* Clock.currentTimeMillis
-          const expiresAt = new Date(now + Duration.toMillis(ttl))
-          if (request.method !== "PIX") {
-            yield* FiberMap.run(payments, externalId, payLater(externalId, delayOf(request.method)))
-            return { externalId, qrCodeText: "", qrCode: "", expiresAt }
-          }
-          const qrCodeText = brCode({
-            location: `${host}/sandbox/charges/${externalId}`,
-            amountCents: request.amountCents,
-            merchantName: config.serviceName,
-            merchantCity: "SAO PAULO",
-            txid: externalId.replace("_", "")
-          })
-          const qrCode = yield* Effect.tryPromise({
-            try: () => QRCode.toDataURL(qrCodeText, { errorCorrectionLevel: "M" }),
-            catch: () => new GatewayError({ message: "Could not draw the QR code" })
-          })
-          return { externalId, qrCodeText, qrCode, expiresAt }
-        }),
+      createCharge: Effect.fnUntraced(function*(request) {
+        const externalId = `ch_${randomBytes(12).toString("hex")}`
+        const now = yield* Clock.currentTimeMillis
+        const expiresAt = new Date(now + Duration.toMillis(ttl))
+        if (request.method !== "PIX") {
+          yield* FiberMap.run(payments, externalId, payLater(externalId, delayOf(request.method)))
+          return { externalId, qrCodeText: "", qrCode: "", expiresAt }
+        }
+        const qrCodeText = brCode({
+          location: `${host}/sandbox/charges/${externalId}`,
+          amountCents: request.amountCents,
+          merchantName: config.serviceName,
+          merchantCity: "SAO PAULO",
+          txid: externalId.replace("_", "")
+        })
+        const qrCode = yield* Effect.tryPromise({
+          try: () => QRCode.toDataURL(qrCodeText, { errorCorrectionLevel: "M" }),
+          catch: () => new GatewayError({ message: "Could not draw the QR code" })
+        })
+        return { externalId, qrCodeText, qrCode, expiresAt }
+      }),
       cancelCharge: (externalId) => FiberMap.remove(payments, externalId),
       payout: (request) =>
         Effect.sync(() => {

@@ -54,71 +54,70 @@ const CONNECT_AGAIN_AFTER_MS = 1_000
  * closing it: under Sentinel, a fail-over announced (+switch-master) while the client was already reconnecting
  * made ioredis abandon that attempt and stop for good, every command failing at once (503) until a restart.
  */
-const connect = (create: () => RedisClient, where: string): Effect.Effect<RedisClient, StartupError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const runtime = yield* Effect.runtime<never>()
-    const log = (effect: Effect.Effect<void>) => Runtime.runFork(runtime)(effect)
-    const isReady = yield* Deferred.make<void>()
-    let lastError = "no answer"
-    let ready = false
-    let lost = false
-    let closing = false
-    const client = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        const client = create()
-        const onError = (error: Error) => {
-          lastError = error.message
-          if (ready && !lost) {
-            lost = true
-            log(Effect.logWarning(`Redis connection to ${where} lost: ${error.message}`))
-          }
+const connect = Effect.fnUntraced(function*(create: () => RedisClient, where: string) {
+  const runtime = yield* Effect.runtime<never>()
+  const log = (effect: Effect.Effect<void>) => Runtime.runFork(runtime)(effect)
+  const isReady = yield* Deferred.make<void>()
+  let lastError = "no answer"
+  let ready = false
+  let lost = false
+  let closing = false
+  const client = yield* Effect.acquireRelease(
+    Effect.sync(() => {
+      const client = create()
+      const onError = (error: Error) => {
+        lastError = error.message
+        if (ready && !lost) {
+          lost = true
+          log(Effect.logWarning(`Redis connection to ${where} lost: ${error.message}`))
         }
-        client.on("error", onError)
-        // A cluster reports a node's lost connection apart from its own errors.
-        client.on("node error", onError)
-        client.on("ready", () => {
-          if (!ready) {
-            ready = true
-            Deferred.unsafeDone(isReady, Effect.void)
-          } else if (lost) {
-            lost = false
-            log(Effect.logInfo(`Redis connection to ${where} restored`))
-          }
-        })
-        client.on("end", () => {
-          if (closing) return
-          log(Effect.logWarning(`Redis connection to ${where} given up by the client; connecting again`))
-          setTimeout(() => {
-            if (!closing && client.status === "end") client.connect().catch(() => undefined)
-          }, CONNECT_AGAIN_AFTER_MS).unref()
-        })
-        return client
-      }),
-      (client) =>
-        Effect.zipRight(
-          Effect.sync(() => {
-            closing = true
-          }),
-          client.status === "ready"
-            ? Effect.tryPromise(() => client.quit()).pipe(
-              Effect.timeout("2 seconds"),
-              Effect.ignore,
-              Effect.ensuring(Effect.sync(() => client.disconnect()))
-            )
-            : Effect.sync(() => client.disconnect())
-        )
-    )
-    yield* Deferred.await(isReady).pipe(
-      Effect.timeoutFail({
-        duration: CONNECT_TIMEOUT,
-        onTimeout: () =>
-          new StartupError({
-            message: `Redis at ${where} is unreachable after ${Duration.format(CONNECT_TIMEOUT)}: ${lastError}`
-          })
+      }
+      client.on("error", onError)
+      // A cluster reports a node's lost connection apart from its own errors.
+      client.on("node error", onError)
+      client.on("ready", () => {
+        if (!ready) {
+          ready = true
+          Deferred.unsafeDone(isReady, Effect.void)
+        } else if (lost) {
+          lost = false
+          log(Effect.logInfo(`Redis connection to ${where} restored`))
+        }
       })
-    )
-    return client
-  })
+      client.on("end", () => {
+        if (closing) return
+        log(Effect.logWarning(`Redis connection to ${where} given up by the client; connecting again`))
+        setTimeout(() => {
+          if (!closing && client.status === "end") client.connect().catch(() => undefined)
+        }, CONNECT_AGAIN_AFTER_MS).unref()
+      })
+      return client
+    }),
+    (client) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          closing = true
+        }),
+        client.status === "ready"
+          ? Effect.tryPromise(() => client.quit()).pipe(
+            Effect.timeout("2 seconds"),
+            Effect.ignore,
+            Effect.ensuring(Effect.sync(() => client.disconnect()))
+          )
+          : Effect.sync(() => client.disconnect())
+      )
+  )
+  yield* Deferred.await(isReady).pipe(
+    Effect.timeoutFail({
+      duration: CONNECT_TIMEOUT,
+      onTimeout: () =>
+        new StartupError({
+          message: `Redis at ${where} is unreachable after ${Duration.format(CONNECT_TIMEOUT)}: ${lastError}`
+        })
+    })
+  )
+  return client
+})
 
 /**
  * What every connection to a Redis node does, on all three topologies:

@@ -306,14 +306,13 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
      * One row per day of the `count` days from `first`, zeros included: settled days (over for an hour) from
      * the cache of this zone's days (filled as needed).
      */
-    const days = (first: string, count: number) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const all = Array.from({ length: count }, (_, i) => addDays(first, i))
-        const settled = all.filter((day) => calendar.startOf(addDays(day, 1)) + SETTLED_AFTER_MS <= now)
-        const found = new Map<string, DayRow>()
-        if (settled.length > 0) {
-          const cached = yield* rowsOf(DayRow, sql`
+    const days = Effect.fnUntraced(function*(first: string, count: number) {
+      const now = yield* Clock.currentTimeMillis
+      const all = Array.from({ length: count }, (_, i) => addDays(first, i))
+      const settled = all.filter((day) => calendar.startOf(addDays(day, 1)) + SETTLED_AFTER_MS <= now)
+      const found = new Map<string, DayRow>()
+      if (settled.length > 0) {
+        const cached = yield* rowsOf(DayRow, sql`
             SELECT to_char(day, 'YYYY-MM-DD') AS day, revenue_cents::text AS revenue_cents,
                    deposits_cents::text AS deposits_cents, withdrawals_cents::text AS withdrawals_cents,
                    ggr_openings_cents::text AS ggr_openings_cents, ggr_upgrades_cents::text AS ggr_upgrades_cents,
@@ -321,30 +320,30 @@ export class Dashboard extends Effect.Service<Dashboard>()("app/Dashboard", {
                    item_sales_cents::text AS item_sales_cents, fees_cents::text AS fees_cents
             FROM dashboard_days
             WHERE time_zone = ${timezone} AND day >= ${settled[0]}::date AND day <= ${settled[settled.length - 1]}::date`)
-          for (const row of cached) found.set(row.day, row)
-          const missing = settled.filter((day) => !found.has(day))
-          if (missing.length > 0) {
-            const computed = new Map((yield* computeDays(missing[0]!, missing[missing.length - 1]!)).map((r) => [r.day, r]))
-            const at = new Date(now)
-            for (const day of missing) {
-              const row = computed.get(day) ?? quietDay(day)
-              yield* execute(sql`
+        for (const row of cached) found.set(row.day, row)
+        const missing = settled.filter((day) => !found.has(day))
+        if (missing.length > 0) {
+          const computed = new Map((yield* computeDays(missing[0]!, missing[missing.length - 1]!)).map((r) => [r.day, r]))
+          const at = new Date(now)
+          for (const day of missing) {
+            const row = computed.get(day) ?? quietDay(day)
+            yield* execute(sql`
                 INSERT INTO dashboard_days (time_zone, day, revenue_cents, deposits_cents, withdrawals_cents, ggr_openings_cents,
                   ggr_upgrades_cents, ggr_battles_cents, ggr_raffles_cents, item_sales_cents, fees_cents, computed_at)
                 VALUES (${timezone}, ${day}::date, ${row.revenueCents}, ${row.depositsCents}, ${row.withdrawalsCents},
                   ${row.ggrOpeningsCents}, ${row.ggrUpgradesCents}, ${row.ggrBattlesCents}, ${row.ggrRafflesCents},
                   ${row.itemSalesCents}, ${row.feesCents}, ${at})
                 ON CONFLICT (time_zone, day) DO NOTHING`)
-              found.set(day, row)
-            }
+            found.set(day, row)
           }
         }
-        const live = all.filter((day) => !found.has(day))
-        if (live.length > 0) {
-          for (const row of yield* computeDays(live[0]!, live[live.length - 1]!)) found.set(row.day, row)
-        }
-        return all.map((day) => found.get(day) ?? quietDay(day))
-      })
+      }
+      const live = all.filter((day) => !found.has(day))
+      if (live.length > 0) {
+        for (const row of yield* computeDays(live[0]!, live[live.length - 1]!)) found.set(row.day, row)
+      }
+      return all.map((day) => found.get(day) ?? quietDay(day))
+    })
 
     /**
      * `GET /admin/dashboard/revenue-chart`: the period's days ending today, ascending

@@ -127,55 +127,48 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
      * the totals, the winners and the settlement. The catalog (the pool) is read only for a settlement that
      * compensates a winner; `pool: false` gives none then instead (the caller takes the way that reads it).
      */
-    const outcomeOf = <P extends boolean>(
-      mode: BattleMode,
-      seed: ServerSeed,
-      players: ReadonlyArray<RollingPlayer>,
-      rounds: ReadonlyArray<Round>,
-      pool: P
-    ) =>
-      Effect.gen(function*() {
-        const rolls: Array<Roll> = []
-        for (const player of [...players].sort((a, b) => (a.userId < b.userId ? -1 : 1))) {
-          for (const [i, round] of rounds.entries()) {
-            const nonce = player.firstNonce + i
-            const roll = caseRoll(seed.serverSeed, player.clientSeed, nonce)
-            const won = yield* Either.match(itemForRoll(round.items, roll), {
-              onLeft: (error) => Effect.die(error),
-              onRight: Effect.succeed
-            })
-            rolls.push({
-              roundNumber: round.roundNumber,
-              userId: player.userId,
-              caseId: round.caseId,
-              itemId: won.itemId,
-              valueCents: won.valueCents,
-              clientSeed: player.clientSeed,
-              nonce,
-              roll,
-              rangeStart: won.rangeStart,
-              rangeEnd: won.rangeEnd
-            })
-          }
+    const outcomeOf = Effect.fnUntraced(function*<P extends boolean>(mode: BattleMode, seed: ServerSeed, players: ReadonlyArray<RollingPlayer>, rounds: ReadonlyArray<Round>, pool: P) {
+      const rolls: Array<Roll> = []
+      for (const player of [...players].sort((a, b) => (a.userId < b.userId ? -1 : 1))) {
+        for (const [i, round] of rounds.entries()) {
+          const nonce = player.firstNonce + i
+          const roll = caseRoll(seed.serverSeed, player.clientSeed, nonce)
+          const won = yield* Either.match(itemForRoll(round.items, roll), {
+            onLeft: (error) => Effect.die(error),
+            onRight: Effect.succeed
+          })
+          rolls.push({
+            roundNumber: round.roundNumber,
+            userId: player.userId,
+            caseId: round.caseId,
+            itemId: won.itemId,
+            valueCents: won.valueCents,
+            clientSeed: player.clientSeed,
+            nonce,
+            roll,
+            rangeStart: won.rangeStart,
+            rangeEnd: won.rangeEnd
+          })
         }
-        const totals: ReadonlyArray<BattlePlayer> = players.map((p) => ({
-          slot: p.slot,
-          userId: p.userId,
-          team: p.team,
-          totalValueCents: rolls.filter((r) => r.userId === p.userId).reduce((sum, r) => sum + r.valueCents, 0n)
-        }))
-        const winners = winnersOf(mode, totals)
-        const drops = rolls.map(({ itemId, roundNumber, userId, valueCents }) => ({ userId, itemId, valueCents, roundNumber }))
-        const winnerList = winners.map(({ slot, userId }) => ({ userId, slot }))
-        const withoutPool = settle({ drops, winners: winnerList, pool: [] })
-        if (!needsPool(withoutPool, winners.map((w) => w.userId))) {
-          return Option.some<Outcome>({ rolls, totals, winners, settlement: withoutPool })
-        }
-        if (!pool) return Option.none<Outcome>()
-        // Locked as a foreign key's check would (sql/0029): the settlement may name any of them.
-        const items = yield* rowsOf(PoolRow, sql`SELECT id AS item_id, value_cents FROM items ORDER BY id FOR KEY SHARE`)
-        return Option.some<Outcome>({ rolls, totals, winners, settlement: settle({ drops, winners: winnerList, pool: items }) })
-      })
+      }
+      const totals: ReadonlyArray<BattlePlayer> = players.map((p) => ({
+        slot: p.slot,
+        userId: p.userId,
+        team: p.team,
+        totalValueCents: rolls.filter((r) => r.userId === p.userId).reduce((sum, r) => sum + r.valueCents, 0n)
+      }))
+      const winners = winnersOf(mode, totals)
+      const drops = rolls.map(({ itemId, roundNumber, userId, valueCents }) => ({ userId, itemId, valueCents, roundNumber }))
+      const winnerList = winners.map(({ slot, userId }) => ({ userId, slot }))
+      const withoutPool = settle({ drops, winners: winnerList, pool: [] })
+      if (!needsPool(withoutPool, winners.map((w) => w.userId))) {
+        return Option.some<Outcome>({ rolls, totals, winners, settlement: withoutPool })
+      }
+      if (!pool) return Option.none<Outcome>()
+      // Locked as a foreign key's check would (sql/0029): the settlement may name any of them.
+      const items = yield* rowsOf(PoolRow, sql`SELECT id AS item_id, value_cents FROM items ORDER BY id FOR KEY SHARE`)
+      return Option.some<Outcome>({ rolls, totals, winners, settlement: settle({ drops, winners: winnerList, pool: items }) })
+    })
 
     /**
      * The steps of a statement that write a full battle's end, each only when `onlyIf` holds: the rolls; the winners'

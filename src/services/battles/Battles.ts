@@ -274,10 +274,9 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * The views of `GET /battles/:id` for these battles, in the order given: one statement, the players,
      * cases and (`withRounds`) rolls of each battle as JSON arrays on its row.
      */
-    const viewsOf = (ids: ReadonlyArray<string | BattleId>, withRounds: boolean) =>
-      Effect.gen(function*() {
-        if (ids.length === 0) return []
-        const details = yield* rowsOf(DetailsRow, sql`
+    const viewsOf = Effect.fnUntraced(function*(ids: ReadonlyArray<string | BattleId>, withRounds: boolean) {
+      if (ids.length === 0) return []
+      const details = yield* rowsOf(DetailsRow, sql`
           SELECT ${battleColumns},
             (SELECT COALESCE(json_agg(json_build_object('slot', p.slot, 'team', p.team, 'userId', p.user_id::text,
                                                         'username', u.username, 'totalValueCents', p.total_value_cents::text,
@@ -291,12 +290,12 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
           // One battle by a scalar: PostgreSQL then keeps one generic plan of this statement, where for an array
           // (estimated at 10 battles) it plans each execution afresh, which cost more than running it.
           ids.length === 1 ? sql`b.id = ${ids[0]!}` : sql`b.id = ANY(${ids}::bigint[])`}`)
-        const detailsOf = new Map(details.map((d) => [d.id, d]))
-        return ids.flatMap((id) => {
-          const battle = detailsOf.get(String(id))
-          return battle === undefined ? [] : [viewOf(battle)]
-        })
+      const detailsOf = new Map(details.map((d) => [d.id, d]))
+      return ids.flatMap((id) => {
+        const battle = detailsOf.get(String(id))
+        return battle === undefined ? [] : [viewOf(battle)]
       })
+    })
 
     const findRow = (id: BattleId, lock: boolean) =>
       firstOf(BattleRow, sql`SELECT ${battleColumns} FROM battles WHERE id = ${id} ${sql.literal(lock ? "FOR UPDATE" : "")}`)
@@ -328,17 +327,17 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * administrator, within milliseconds) makes the creation read the cases again and start over: then it is 404,
      * or the entry at the new price; after CREATION_ATTEMPTS, 409 PleaseRetry.
      */
-    const create = (creator: Player, request: CreateBattleRequest) => Effect.gen(function*() {
+    const create = Effect.fnUntraced(function*(creator: Player, request: CreateBattleRequest) {
       for (let attempt = 0; attempt < CREATION_ATTEMPTS; attempt++) {
         const created = yield* createAsRead(creator, request)
         if (Option.isSome(created)) return created.value
         yield* activeCases.forget
       }
       return yield* new PleaseRetry()
-    }).pipe(hotSpan("Battles.create"))
+    }, (effect) => effect.pipe(hotSpan("Battles.create")))
 
     /** `create`, or none when the catalog is not (or no longer) at the version of the cases read. */
-    const createAsRead = (creator: Player, request: CreateBattleRequest) => Effect.gen(function*() {
+    const createAsRead = Effect.fnUntraced(function*(creator: Player, request: CreateBattleRequest) {
       const found: Array<ActiveCase> = []
       for (const caseId of new Set(request.caseIds)) {
         const kase = yield* activeCases.get(caseId)
@@ -438,7 +437,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * refused (not found, not open, already seated), it goes the careful way (`joinCarefully`), which tells the
      * refusals apart.
      */
-    const join = (player: Player, id: BattleId) => Effect.gen(function*() {
+    const join = Effect.fnUntraced(function*(player: Player, id: BattleId) {
       // A deadlock or serialization failure wrote nothing either: the careful way runs as a transaction, again on
       // such a conflict (`inTransaction`).
       const quick = yield* noneOnConflict(Effect.flatMap(
@@ -451,7 +450,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
       yield* liveDrops.announceRecorded(joined.drops)
       // The careful way reads the battle back; the one statement's answer is made from what it knows.
       return joined.view ?? (yield* get(id))
-    }).pipe(hotSpan("Battles.join"))
+    }, (effect) => effect.pipe(hotSpan("Battles.join")))
 
     /**
      * A join of a battle as this instance keeps it, with the players' fairness states and the receivers as it knows
@@ -459,7 +458,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * catalog's version (the rounds' case names in the answer). None (the battle forgotten, and the join reads) when
      * one of them is not known here or is no longer so.
      */
-    const joinAsKept = (player: Player, id: BattleId) => Effect.gen(function*() {
+    const joinAsKept = Effect.fnUntraced(function*(player: Player, id: BattleId) {
       const kept = waiting.get(String(id))
       if (kept === undefined) return Option.none()
       const receivers = outbox.remembered("battle.finished")
@@ -483,7 +482,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * then) when the battle is not open, the player is seated, the settlement needs the catalog, or what was read
      * changed.
      */
-    const joinAsRead = (player: Player, id: BattleId) => Effect.gen(function*() {
+    const joinAsRead = Effect.fnUntraced(function*(player: Player, id: BattleId) {
       const read = yield* firstOf(JoinStateRow, sql`
         SELECT ${battleColumns},
           (SELECT COALESCE(json_agg(json_build_object('slot', p.slot, 'team', p.team, 'userId', p.user_id::text,
@@ -513,7 +512,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
                                                               'nextServerSeedHash', ${f}.next_server_seed_hash) END`
 
     /** The join of `battle` as kept or read: none when it is not open to the player; the seating or filling write. */
-    const joinWith = (player: Player, id: BattleId, battle: WaitingBattle, known: Known) => Effect.gen(function*() {
+    const joinWith = Effect.fnUntraced(function*(player: Player, id: BattleId, battle: WaitingBattle, known: Known) {
       if (
         battle.status !== "WAITING" || battle.playerCount >= battle.maxPlayers ||
         battle.players.some((p) => p.userId === player.id)
@@ -564,7 +563,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
         .sort((a, b) => a.slot - b.slot)
 
     /** A join that leaves the battle WAITING: the seat and the battle's count, written with the debit; a kept battle kept so. */
-    const seatingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) => Effect.gen(function*() {
+    const seatingWrite = Effect.fnUntraced(function*(id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) {
       const { at, player, slot, team } = joining
       const entry = battle.entryPriceCents
       const asRead = battleAsRead(id, battle, known)
@@ -603,7 +602,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
      * the settlement, the drops, the battle FINISHED and the webhook's deliveries written. None when a state or the
      * receivers are not known.
      */
-    const fillingWrite = (id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) => Effect.gen(function*() {
+    const fillingWrite = Effect.fnUntraced(function*(id: BattleId, battle: WaitingBattle, joining: Joining, known: Known) {
       const { at, player, slot, team } = joining
       const { kept, receivers, stateOf } = known
       if (receivers === undefined) return Option.none()
@@ -693,7 +692,7 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     })
 
     /** The careful way of a join: one transaction, the battle row locked first (see the top of this file). */
-    const joinCarefully = (userId: UserId, id: BattleId) => Effect.gen(function*() {
+    const joinCarefully = Effect.fnUntraced(function*(userId: UserId, id: BattleId) {
       waiting.delete(String(id))
       const at = yield* now
       return yield* transaction(Effect.gen(function*() {

@@ -53,30 +53,29 @@ export class ActiveCases extends Effect.Service<ActiveCases>()("app/ActiveCases"
     let generation = 0
 
     /** The case, kept or read (one query); none when it is absent or inactive. */
-    const get = (id: CaseId) =>
-      Effect.gen(function*() {
-        const known = kept.get(id)
-        if (known !== undefined) return Option.some(known)
-        const began = generation
-        const ranges = yield* rowsOf(CaseRangeRow, sql`
+    const get = Effect.fnUntraced(function*(id: CaseId) {
+      const known = kept.get(id)
+      if (known !== undefined) return Option.some(known)
+      const began = generation
+      const ranges = yield* rowsOf(CaseRangeRow, sql`
           SELECT c.name AS case_name, c.price_cents, c.flip_chance, v.version AS catalog_version,
                  ci.item_id, ci.drop_chance, ci.range_start, ci.range_end, i.name, i.rarity, i.value_cents, i.image_url
           FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id CROSS JOIN catalog_version v
           WHERE c.id = ${id} AND c.is_active ORDER BY ci.range_start`)
-        // A saved case always has items (docs/rules.md#case-validation), so no rows means no active case.
-        const head = ranges[0]
-        if (head === undefined) return Option.none<ActiveCase>()
-        const kase: ActiveCase = {
-          id,
-          version: head.catalogVersion,
-          name: head.caseName,
-          priceCents: head.priceCents,
-          flipChance: head.flipChance,
-          ranges
-        }
-        if (began === generation) kept.set(id, kase)
-        return Option.some(kase)
-      })
+      // A saved case always has items (docs/rules.md#case-validation), so no rows means no active case.
+      const head = ranges[0]
+      if (head === undefined) return Option.none<ActiveCase>()
+      const kase: ActiveCase = {
+        id,
+        version: head.catalogVersion,
+        name: head.caseName,
+        priceCents: head.priceCents,
+        flipChance: head.flipChance,
+        ranges
+      }
+      if (began === generation) kept.set(id, kase)
+      return Option.some(kase)
+    })
 
     /** A statement's condition: the catalog is still at `version`. */
     const current = (version: number) => sql`EXISTS (SELECT 1 FROM catalog_version WHERE version = ${version})`

@@ -74,34 +74,33 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
     const activeCases = yield* ActiveCases
 
     /** One attempt: the roll from what is known, then everything written in one statement. */
-    const attempt = (player: Player, caseId: CaseId) =>
-      Effect.gen(function*() {
-        const found = yield* activeCases.get(caseId)
-        if (Option.isNone(found)) return yield* new CaseNotFound()
-        const kase = found.value
-        const state = yield* fairness.nextRoll(player.id)
-        const seeds = { serverSeed: state.nextServerSeed, clientSeed: state.clientSeed, nonce: state.nonce + 1 }
-        const roll = caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
-        const first = yield* select(kase.ranges, roll)
-        // FLIP rolls the same committed seed with the following nonce.
-        const flip = kase.flipChance > 0 && flipTriggered(seeds.serverSeed, seeds.clientSeed, seeds.nonce, kase.flipChance)
-          ? yield* Effect.map(
-            select(kase.ranges, caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce + 1)),
-            (item) => ({ nonce: seeds.nonce + 1, roll: caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce + 1), item })
-          )
-          : undefined
-        const won = flip !== undefined && flip.item.valueCents > first.valueCents ? flip.item : first
-        const next = yield* fairness.newServerSeed
-        const nonces = flip === undefined ? 1 : 2
-        const now = new Date(yield* Clock.currentTimeMillis)
+    const attempt = Effect.fnUntraced(function*(player: Player, caseId: CaseId) {
+      const found = yield* activeCases.get(caseId)
+      if (Option.isNone(found)) return yield* new CaseNotFound()
+      const kase = found.value
+      const state = yield* fairness.nextRoll(player.id)
+      const seeds = { serverSeed: state.nextServerSeed, clientSeed: state.clientSeed, nonce: state.nonce + 1 }
+      const roll = caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
+      const first = yield* select(kase.ranges, roll)
+      // FLIP rolls the same committed seed with the following nonce.
+      const flip = kase.flipChance > 0 && flipTriggered(seeds.serverSeed, seeds.clientSeed, seeds.nonce, kase.flipChance)
+        ? yield* Effect.map(
+          select(kase.ranges, caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce + 1)),
+          (item) => ({ nonce: seeds.nonce + 1, roll: caseRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce + 1), item })
+        )
+        : undefined
+      const won = flip !== undefined && flip.item.valueCents > first.valueCents ? flip.item : first
+      const next = yield* fairness.newServerSeed
+      const nonces = flip === undefined ? 1 : 2
+      const now = new Date(yield* Clock.currentTimeMillis)
 
-        // Checks, debit, commitment, inventory entry, opening, statistics, live drop, limit warnings: one
-        // statement, so one round trip and no transaction to open. Each step needs the one before it to
-        // have a row; the first two need what was read to be current, and the player's limits to allow it.
-        const current = sql`EXISTS (SELECT 1 FROM fair_state)
+      // Checks, debit, commitment, inventory entry, opening, statistics, live drop, limit warnings: one
+      // statement, so one round trip and no transaction to open. Each step needs the one before it to
+      // have a row; the first two need what was read to be current, and the player's limits to allow it.
+      const current = sql`EXISTS (SELECT 1 FROM fair_state)
           AND ${activeCases.current(kase.version)}
           AND ${responsibleGaming.within(kase.priceCents)(now)}`
-        const written = yield* singleOf(WrittenRow, sql`
+      const written = yield* singleOf(WrittenRow, sql`
           WITH
           ${fairness.lockStep(player.id, state)},
           ${ledger.debitSteps({ userId: player.id, type: "CASE_OPEN", amountCents: kase.priceCents, reference: { type: "CASE", id: caseId } }, now, current)},
@@ -150,40 +149,40 @@ export class CaseOpenings extends Effect.Service<CaseOpenings>()("app/CaseOpenin
                  (SELECT id FROM opening) AS opening_id,
                  (SELECT id FROM dropped) AS drop_id,
                  (SELECT limits FROM warned) AS warnings`)
-        if (!written.stateCurrent || !written.catalogCurrent) {
-          if (!written.catalogCurrent) yield* activeCases.forget
-          yield* fairness.forget(player.id)
-          return yield* new Outdated()
-        }
-        if (written.balanceCents === null || written.openingId === null || written.dropId === null) {
-          return yield* responsibleGaming.refused(player.id, kase.priceCents, now, new InsufficientBalance())
-        }
-        yield* fairness.rolled(player.id, state, nonces, next)
-        const result: OpeningResult = {
-          openingId: written.openingId,
+      if (!written.stateCurrent || !written.catalogCurrent) {
+        if (!written.catalogCurrent) yield* activeCases.forget
+        yield* fairness.forget(player.id)
+        return yield* new Outdated()
+      }
+      if (written.balanceCents === null || written.openingId === null || written.dropId === null) {
+        return yield* responsibleGaming.refused(player.id, kase.priceCents, now, new InsufficientBalance())
+      }
+      yield* fairness.rolled(player.id, state, nonces, next)
+      const result: OpeningResult = {
+        openingId: written.openingId,
+        item: view(won),
+        roll,
+        serverSeedHash: state.nextServerSeedHash,
+        nextServerSeedHash: next.serverSeedHash,
+        isFlip: flip !== undefined,
+        ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
+      }
+      // Published once the write stands (sent together, not waited for: Broadcast.publish), never when it did not.
+      yield* afterCommit(broadcast.publish(
+        realtime.balanceUpdate(player.id, written.balanceCents),
+        liveDrops.publication({
+          id: written.dropId,
+          user: { id: String(player.id), username: player.username },
           item: view(won),
-          roll,
-          serverSeedHash: state.nextServerSeedHash,
-          nextServerSeedHash: next.serverSeedHash,
-          isFlip: flip !== undefined,
-          ...(flip === undefined ? {} : { flipRoll: flip.roll, flipItems: [view(first), view(flip.item)] })
-        }
-        // Published once the write stands (sent together, not waited for: Broadcast.publish), never when it did not.
-        yield* afterCommit(broadcast.publish(
-          realtime.balanceUpdate(player.id, written.balanceCents),
-          liveDrops.publication({
-            id: written.dropId,
-            user: { id: String(player.id), username: player.username },
-            item: view(won),
-            source: "CASE_OPEN",
-            caseName: kase.name,
-            createdAt: now
-          })
-        ))
-        yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
-        yield* gameRound("case_open", kase.priceCents, won.valueCents)
-        return result
-      })
+          source: "CASE_OPEN",
+          caseName: kase.name,
+          createdAt: now
+        })
+      ))
+      yield* afterCommit(responsibleGaming.warn(player.id, written.warnings))
+      yield* gameRound("case_open", kase.priceCents, won.valueCents)
+      return result
+    })
 
     /**
      * Opens a case for the player (see the top of this file). What the attempt read is rechecked by

@@ -182,31 +182,30 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      * docs/rules.md#missing-drop-chances) and what each block pays; 422 on `items` when an item does not exist
      * or the chances do not cover 1..10000000.
      */
-    const rangesFor = (items: ReadonlyArray<CaseItemInput>) =>
-      Effect.gen(function*() {
-        const facts = new Map(
-          (items.length === 0
-            ? []
-            : yield* rowsOf(ItemFacts, sql`SELECT id, rarity, value_cents FROM items WHERE id = ANY(${items.map((i) => i.itemId)}::bigint[])`))
-            .map((row) => [row.id, row])
-        )
-        const unknown = items.filter((i) => !facts.has(i.itemId)).map((i) => String(i.itemId))
-        if (unknown.length > 0) {
-          return yield* new InvalidCaseItems({
-            errors: [new FieldError({ field: "items", message: `Unknown item ids: ${unknown.join(", ")}` })]
-          })
-        }
-        const chances = resolveDropChances(
-          items.map((i) => ({ itemId: i.itemId, rarity: facts.get(i.itemId)!.rarity, dropChance: i.dropChance }))
-        )
-        if (Either.isLeft(chances)) return yield* chances.left
-        const ranges = computeRanges(chances.right)
-        if (Either.isLeft(ranges)) return yield* ranges.left
-        return {
-          ranges: ranges.right,
-          payouts: ranges.right.map((range) => payoutOf({ ...range, valueCents: facts.get(range.itemId)!.valueCents }))
-        }
-      })
+    const rangesFor = Effect.fnUntraced(function*(items: ReadonlyArray<CaseItemInput>) {
+      const facts = new Map(
+        (items.length === 0
+          ? []
+          : yield* rowsOf(ItemFacts, sql`SELECT id, rarity, value_cents FROM items WHERE id = ANY(${items.map((i) => i.itemId)}::bigint[])`))
+          .map((row) => [row.id, row])
+      )
+      const unknown = items.filter((i) => !facts.has(i.itemId)).map((i) => String(i.itemId))
+      if (unknown.length > 0) {
+        return yield* new InvalidCaseItems({
+          errors: [new FieldError({ field: "items", message: `Unknown item ids: ${unknown.join(", ")}` })]
+        })
+      }
+      const chances = resolveDropChances(
+        items.map((i) => ({ itemId: i.itemId, rarity: facts.get(i.itemId)!.rarity, dropChance: i.dropChance }))
+      )
+      if (Either.isLeft(chances)) return yield* chances.left
+      const ranges = computeRanges(chances.right)
+      if (Either.isLeft(ranges)) return yield* ranges.left
+      return {
+        ranges: ranges.right,
+        payouts: ranges.right.map((range) => payoutOf({ ...range, valueCents: facts.get(range.itemId)!.valueCents }))
+      }
+    })
 
     /**
      * The promotional flag is audited whenever a case is saved with it or it changes
@@ -290,30 +289,29 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      * Cases that pay back more than their house edge allows, among the active, non-promotional ones
      * (those holding `itemId` when given), by id.
      */
-    const overEdge = (itemId?: ItemId) =>
-      Effect.gen(function*() {
-        const rows = yield* rowsOf(CaseTermsRow, sql`
+    const overEdge = Effect.fnUntraced(function*(itemId?: ItemId) {
+      const rows = yield* rowsOf(CaseTermsRow, sql`
           SELECT c.id AS case_id, c.name, c.slug, c.price_cents, c.house_edge, c.flip_chance,
                  ci.range_start, ci.range_end, i.value_cents
           FROM cases c JOIN case_items ci ON ci.case_id = c.id JOIN items i ON i.id = ci.item_id
           WHERE c.is_active AND NOT c.promotional
             ${itemId === undefined ? sql`` : sql`AND c.id IN (SELECT case_id FROM case_items WHERE item_id = ${itemId})`}
           ORDER BY c.id, ci.range_start`)
-        // Each case's terms (from its first row) and what its ranges pay.
-        const byCase = new Map<CaseId, { readonly terms: typeof CaseTermsRow.Type; readonly payouts: Array<Payout> }>()
-        for (const row of rows) {
-          const kase = byCase.get(row.caseId) ?? { terms: row, payouts: [] }
-          kase.payouts.push(payoutOf(row))
-          byCase.set(row.caseId, kase)
-        }
-        const over: Array<CaseOverHouseEdge> = []
-        for (const [id, { payouts, terms }] of byCase) {
-          const { houseEdge, name, priceCents, slug } = terms
-          const economics = economicsOf(terms, payouts)
-          if (economics.overHouseEdge) over.push({ id, name, slug, priceCents, houseEdge, economics })
-        }
-        return over
-      })
+      // Each case's terms (from its first row) and what its ranges pay.
+      const byCase = new Map<CaseId, { readonly terms: typeof CaseTermsRow.Type; readonly payouts: Array<Payout> }>()
+      for (const row of rows) {
+        const kase = byCase.get(row.caseId) ?? { terms: row, payouts: [] }
+        kase.payouts.push(payoutOf(row))
+        byCase.set(row.caseId, kase)
+      }
+      const over: Array<CaseOverHouseEdge> = []
+      for (const [id, { payouts, terms }] of byCase) {
+        const { houseEdge, name, priceCents, slug } = terms
+        const economics = economicsOf(terms, payouts)
+        if (economics.overHouseEdge) over.push({ id, name, slug, priceCents, houseEdge, economics })
+      }
+      return over
+    })
 
     /**
      * The dashboard's alert (docs/rules.md#dashboard-alerts): every active, non-promotional case over its house

@@ -126,20 +126,20 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
      * available` otherwise. Usually one read and one statement (`sellAsRead`); the careful way, a transaction, when
      * the entry is not available as read (sold meanwhile, revalued, not the user's), which tells the cases apart.
      */
-    const sell = (userId: UserId, entryId: InventoryItemId) => Effect.gen(function*() {
+    const sell = Effect.fnUntraced(function*(userId: UserId, entryId: InventoryItemId) {
       // A deadlock wrote nothing either: the careful way then runs as a transaction (again on such a conflict).
       const quick = yield* noneOnConflict(sellAsRead(userId, entryId))
       const result = Option.isSome(quick) ? quick.value : yield* sellCarefully(userId, entryId)
       yield* realtime.balanceChanged(userId, result.balanceCents)
       return result
-    }).pipe(hotSpan("Inventory.sell"))
+    }, (effect) => effect.pipe(hotSpan("Inventory.sell")))
 
     /**
      * The entry and its item's value read (no lock), then ONE statement: the entry marked SOLD only while it is
      * AVAILABLE and its item's value is as read, and the credit (with the responsible-gaming windows of the play
      * that won it, `stakedAt`) only when it was. None when the entry was not available as read.
      */
-    const sellAsRead = (userId: UserId, entryId: InventoryItemId) => Effect.gen(function*() {
+    const sellAsRead = Effect.fnUntraced(function*(userId: UserId, entryId: InventoryItemId) {
       const read = yield* firstOf(SoldRow, sql`
         SELECT ii.id, i.value_cents, ii.acquired_at
         FROM inventory_items ii JOIN items i ON i.id = ii.item_id
@@ -158,7 +158,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     })
 
     /** The careful way of a sale: one transaction, the entry marked SOLD first, then its credit. */
-    const sellCarefully = (userId: UserId, entryId: InventoryItemId) => Effect.gen(function*() {
+    const sellCarefully = Effect.fnUntraced(function*(userId: UserId, entryId: InventoryItemId) {
       const now = new Date(yield* Clock.currentTimeMillis)
       return yield* transaction(Effect.gen(function*() {
         const sold = yield* firstOf(SoldRow, markSold(userId, entryId, now))

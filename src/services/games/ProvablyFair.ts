@@ -157,15 +157,14 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
      * The user's fairness state, created when the user is (sign-up) and on first need: a random
      * client seed, nonce 0 and a committed server seed. A no-op when it exists.
      */
-    const ensure = (userId: UserId) =>
-      Effect.gen(function*() {
-        const clientSeed = yield* hex(16)
-        const next = yield* newServerSeed
-        yield* execute(sql`
+    const ensure = Effect.fnUntraced(function*(userId: UserId) {
+      const clientSeed = yield* hex(16)
+      const next = yield* newServerSeed
+      yield* execute(sql`
           INSERT INTO fairness_seeds (user_id, client_seed, nonce, next_server_seed, next_server_seed_hash, updated_at)
           VALUES (${userId}, ${clientSeed}, 0, ${next.serverSeed}, ${next.serverSeedHash}, ${yield* now})
           ON CONFLICT (user_id) DO NOTHING`)
-      })
+    })
 
     /** `GET /provably-fair/client-seed`. */
     const state = Effect.fn("ProvablyFair.state")(function*(userId: UserId) {
@@ -215,15 +214,14 @@ export class ProvablyFair extends Effect.Service<ProvablyFair>()("app/ProvablyFa
     })
 
     /** The state of the user's next roll: remembered, or read (`known`). */
-    const nextRoll = (userId: UserId) =>
-      Effect.gen(function*() {
-        const remembered = known.get(userId)
-        if (remembered !== undefined) return remembered
-        const read: NextRoll = yield* committed(userId, firstOf(NextRollRow, sql`
+    const nextRoll = Effect.fnUntraced(function*(userId: UserId) {
+      const remembered = known.get(userId)
+      if (remembered !== undefined) return remembered
+      const read: NextRoll = yield* committed(userId, firstOf(NextRollRow, sql`
           SELECT client_seed, nonce, next_server_seed, next_server_seed_hash FROM fairness_seeds WHERE user_id = ${userId}`))
-        keep(userId, read)
-        return read
-      })
+      keep(userId, read)
+      return read
+    })
 
     /** The state of the user's next roll when this instance knows it, without reading it (`known`). */
     const remembered = (userId: UserId): NextRoll | undefined => known.get(userId)

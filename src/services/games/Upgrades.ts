@@ -229,13 +229,12 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
     const findItem = (id: ItemId) => firstOf(ItemRow, itemById(id))
 
     /** docs/rules.md#upgrade-refusals, then the odds: the target, and the odds of `from` against it. */
-    const oddsAgainst = (from: typeof ItemRow.Type, toItemId: ItemId) =>
-      Effect.gen(function*() {
-        const to = yield* findItem(toItemId)
-        if (to === undefined || !to.isUpgradable) return yield* new ItemNotUpgradable()
-        const odds = yield* fromEither(upgradeOdds(from.valueCents, to.valueCents))
-        return { to, odds }
-      })
+    const oddsAgainst = Effect.fnUntraced(function*(from: typeof ItemRow.Type, toItemId: ItemId) {
+      const to = yield* findItem(toItemId)
+      if (to === undefined || !to.isUpgradable) return yield* new ItemNotUpgradable()
+      const odds = yield* fromEither(upgradeOdds(from.valueCents, to.valueCents))
+      return { to, odds }
+    })
 
     /**
      * `GET /upgrades/probability`. Order: the source item exists (404 `Item not found`), the target
@@ -321,24 +320,23 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
      * missed; a statement that finds it moved clears them. The map holds one version's items at a time.
      */
     const catalog = { version: 0, items: new Map<ItemId, CatalogItem>() }
-    const knownItems = (fromId: ItemId, toId: ItemId) =>
-      Effect.gen(function*() {
-        if (!catalog.items.has(fromId) || !catalog.items.has(toId)) {
-          const rows = yield* rowsOf(CatalogItemRow, sql`
+    const knownItems = Effect.fnUntraced(function*(fromId: ItemId, toId: ItemId) {
+      if (!catalog.items.has(fromId) || !catalog.items.has(toId)) {
+        const rows = yield* rowsOf(CatalogItemRow, sql`
             SELECT i.id, i.name, i.rarity, i.value_cents, i.image_url, i.is_upgradable, v.version AS catalog_version
             FROM items i CROSS JOIN catalog_version v WHERE i.id IN (${fromId}, ${toId})`)
-          for (const row of rows) {
-            if (row.catalogVersion !== catalog.version) {
-              catalog.items.clear()
-              catalog.version = row.catalogVersion
-            }
-            catalog.items.set(row.id, row)
+        for (const row of rows) {
+          if (row.catalogVersion !== catalog.version) {
+            catalog.items.clear()
+            catalog.version = row.catalogVersion
           }
+          catalog.items.set(row.id, row)
         }
-        const from = catalog.items.get(fromId)
-        const to = catalog.items.get(toId)
-        return from === undefined || to === undefined ? undefined : { version: catalog.version, from, to }
-      })
+      }
+      const from = catalog.items.get(fromId)
+      const to = catalog.items.get(toId)
+      return from === undefined || to === undefined ? undefined : { version: catalog.version, from, to }
+    })
 
     /**
      * An upgrade in one statement, from the items and the fairness state as this instance knows them: the entry
@@ -346,31 +344,30 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
      * the seed's rotation and the records, each only once the step before it has its row. None when the items do not
      * allow the upgrade or the statement wrote nothing: `careful` then finds out why, in the order of the rules.
      */
-    const attempt = (player: Player, request: UpgradeRequest) =>
-      Effect.gen(function*() {
-        const known = yield* knownItems(request.fromItemId, request.toItemId)
-        if (known === undefined || !known.to.isUpgradable) return Option.none<Outcome>()
-        const odds = upgradeOdds(known.from.valueCents, known.to.valueCents)
-        if (Either.isLeft(odds)) return Option.none<Outcome>()
-        const { from, to } = known
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const expected = yield* fairness.nextRoll(player.id)
-        const next = yield* fairness.newServerSeed
-        const play = {
-          from,
-          to,
-          odds: odds.right,
-          seeds: {
-            serverSeed: expected.nextServerSeed,
-            serverSeedHash: expected.nextServerSeedHash,
-            clientSeed: expected.clientSeed,
-            nonce: expected.nonce + 1,
-            nextServerSeedHash: next.serverSeedHash
-          }
+    const attempt = Effect.fnUntraced(function*(player: Player, request: UpgradeRequest) {
+      const known = yield* knownItems(request.fromItemId, request.toItemId)
+      if (known === undefined || !known.to.isUpgradable) return Option.none<Outcome>()
+      const odds = upgradeOdds(known.from.valueCents, known.to.valueCents)
+      if (Either.isLeft(odds)) return Option.none<Outcome>()
+      const { from, to } = known
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const expected = yield* fairness.nextRoll(player.id)
+      const next = yield* fairness.newServerSeed
+      const play = {
+        from,
+        to,
+        odds: odds.right,
+        seeds: {
+          serverSeed: expected.nextServerSeed,
+          serverSeedHash: expected.nextServerSeedHash,
+          clientSeed: expected.clientSeed,
+          nonce: expected.nonce + 1,
+          nextServerSeedHash: next.serverSeedHash
         }
-        const roll = upgradeRoll(play.seeds.serverSeed, play.seeds.clientSeed, play.seeds.nonce)
-        const success = upgradeSucceeds(roll, play.odds.threshold)
-        const written = yield* singleOf(AttemptRow, sql`
+      }
+      const roll = upgradeRoll(play.seeds.serverSeed, play.seeds.clientSeed, play.seeds.nonce)
+      const success = upgradeSucceeds(roll, play.odds.threshold)
+      const written = yield* singleOf(AttemptRow, sql`
           WITH ${fairness.lockStep(player.id, expected)},
           picked AS (${stakeable(player.id, request)}),
           ${
@@ -393,26 +390,26 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
                  EXISTS (SELECT 1 FROM catalog_version WHERE version = ${known.version}) AS catalog_current,
                  (SELECT id FROM upgrade) AS upgrade_id, (SELECT id::text FROM dropped) AS drop_id,
                  (SELECT limits FROM warned) AS warnings`)
-        if (!written.fairCurrent) yield* fairness.forget(player.id)
-        if (!written.catalogCurrent) catalog.items.clear()
-        if (written.upgradeId === null) return Option.none<Outcome>()
-        const dropId = written.dropId
-        return Option.some<Outcome>({
-          result: resultOf(written.upgradeId, play, roll, success),
-          rolled: fairness.rolled(player.id, expected, 1, next),
-          warnings: written.warnings,
-          stakeCents: from.valueCents,
-          awardCents: success ? to.valueCents : 0n,
-          announce: dropId === null ? Effect.void : afterCommit(broadcast.publish(liveDrops.publication({
-            id: dropId,
-            user: { id: String(player.id), username: player.username },
-            item: { id: to.id, name: to.name, rarity: to.rarity, valueCents: to.valueCents, imageUrl: to.imageUrl },
-            source: "UPGRADE",
-            caseName: null,
-            createdAt: now
-          })))
-        })
+      if (!written.fairCurrent) yield* fairness.forget(player.id)
+      if (!written.catalogCurrent) catalog.items.clear()
+      if (written.upgradeId === null) return Option.none<Outcome>()
+      const dropId = written.dropId
+      return Option.some<Outcome>({
+        result: resultOf(written.upgradeId, play, roll, success),
+        rolled: fairness.rolled(player.id, expected, 1, next),
+        warnings: written.warnings,
+        stakeCents: from.valueCents,
+        awardCents: success ? to.valueCents : 0n,
+        announce: dropId === null ? Effect.void : afterCommit(broadcast.publish(liveDrops.publication({
+          id: dropId,
+          user: { id: String(player.id), username: player.username },
+          item: { id: to.id, name: to.name, rarity: to.rarity, valueCents: to.valueCents, imageUrl: to.imageUrl },
+          source: "UPGRADE",
+          caseName: null,
+          createdAt: now
+        })))
       })
+    })
 
     /**
      * The first statement of a careful upgrade: the play counted (`played`), the stake (the user's oldest AVAILABLE
@@ -495,7 +492,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
       }))
 
     /** `POST /upgrades` (docs/rules.md#upgrade-stake; see the top of this file). */
-    const upgrade = (player: Player, request: UpgradeRequest) => Effect.gen(function*() {
+    const upgrade = Effect.fnUntraced(function*(player: Player, request: UpgradeRequest) {
       const outcome = yield* lock.withLock(
         `user:${player.id}`,
         // A deadlock or serialization failure wrote nothing either: the careful way runs it as a transaction, again
@@ -510,7 +507,7 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
       yield* gameRound("upgrade", outcome.stakeCents, outcome.awardCents)
       yield* outcome.announce
       return outcome.result
-    }).pipe(hotSpan("Upgrades.upgrade"))
+    }, (effect) => effect.pipe(hotSpan("Upgrades.upgrade")))
 
     /**
      * `GET /upgrades/:id/verify` (docs/rules.md#verification), for the owner and administrators (anyone else: 404

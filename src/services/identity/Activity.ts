@@ -23,15 +23,14 @@ export class Activity extends Effect.Service<Activity>()("app/Activity", {
     /** Throttle keys this instance knows are set in the store, and until when. */
     const throttledUntil = new Map<string, number>()
 
-    const note = (userId: UserId) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const throttle = `activity:${userId}:${calendar.dayOf(now)}`
-        if ((throttledUntil.get(throttle) ?? 0) > now) return
-        if (yield* kv.setIfAbsent(throttle, "1", ACTIVITY_THROTTLE_MS)) yield* users.recordActivity(userId)
-        if (throttledUntil.size >= THROTTLES_KEPT) throttledUntil.clear()
-        throttledUntil.set(throttle, now + ACTIVITY_THROTTLE_MS)
-      })
+    const note = Effect.fnUntraced(function*(userId: UserId) {
+      const now = yield* Clock.currentTimeMillis
+      const throttle = `activity:${userId}:${calendar.dayOf(now)}`
+      if ((throttledUntil.get(throttle) ?? 0) > now) return
+      if (yield* kv.setIfAbsent(throttle, "1", ACTIVITY_THROTTLE_MS)) yield* users.recordActivity(userId)
+      if (throttledUntil.size >= THROTTLES_KEPT) throttledUntil.clear()
+      throttledUntil.set(throttle, now + ACTIVITY_THROTTLE_MS)
+    })
 
     return { note } as const
   }),

@@ -183,19 +183,18 @@ export class Identities extends Effect.Service<Identities>()("app/Identities", {
      * The verified holder's CPF, its 11 digits and masked form, for the PIX key owner check under BR
      * (docs/rules.md#pix-key-owner); undefined when no identity is verified. The digits are never logged.
      */
-    const holderCpf = (userId: UserId) =>
-      Effect.gen(function*() {
-        const row = yield* firstOf(
-          HolderRow,
-          sql`SELECT cpf_encrypted, cpf_masked FROM user_identities WHERE user_id = ${userId} AND status = 'VERIFIED'`
-        )
-        if (row === undefined) return undefined
-        const key = yield* Option.match(keys, {
-          onNone: () => Effect.dieMessage("IDENTITY_KEY is not configured"),
-          onSome: Effect.succeed
-        })
-        return { digits: yield* decrypt(key.encryption, row.cpfEncrypted), masked: row.cpfMasked }
+    const holderCpf = Effect.fnUntraced(function*(userId: UserId) {
+      const row = yield* firstOf(
+        HolderRow,
+        sql`SELECT cpf_encrypted, cpf_masked FROM user_identities WHERE user_id = ${userId} AND status = 'VERIFIED'`
+      )
+      if (row === undefined) return undefined
+      const key = yield* Option.match(keys, {
+        onNone: () => Effect.dieMessage("IDENTITY_KEY is not configured"),
+        onSome: Effect.succeed
       })
+      return { digits: yield* decrypt(key.encryption, row.cpfEncrypted), masked: row.cpfMasked }
+    })
 
     return { verify, compliance, requireVerified, identityOf, holderCpf } as const
   })

@@ -503,37 +503,32 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
      * paid out to their own account (docs/rules.md#excluded-players-balance), or, with no key to pay to, waits for an
      * administrator (the dashboard's `excluded-balance` alert). False for a player not verified.
      */
-    const consultRegistry = (userId: UserId, at: Date) =>
-      Effect.gen(function*() {
-        const holder = yield* identities.holderCpf(userId)
-        if (holder === undefined) return false
-        const listed = yield* registry.isListed(holder.digits)
-        const newlyListed = yield* recordVerdict(userId, listed, at)
-        if (newlyListed) {
-          const payout = yield* withdrawals.payOutExcludedBalance(userId)
-          yield* Effect.logDebug(`Exclusion registry: user ${userId} is listed; balance payout: ${payout._tag}`)
-        }
-        return newlyListed
-      })
+    const consultRegistry = Effect.fnUntraced(function*(userId: UserId, at: Date) {
+      const holder = yield* identities.holderCpf(userId)
+      if (holder === undefined) return false
+      const listed = yield* registry.isListed(holder.digits)
+      const newlyListed = yield* recordVerdict(userId, listed, at)
+      if (newlyListed) {
+        const payout = yield* withdrawals.payOutExcludedBalance(userId)
+        yield* Effect.logDebug(`Exclusion registry: user ${userId} is listed; balance payout: ${payout._tag}`)
+      }
+      return newlyListed
+    })
 
     /** The daily check itself: the registry asked unless the stored date says it was today; whether it was done. */
-    const dailyCheck = (userId: UserId, at: Date, w: PlayWindows) =>
-      Effect.gen(function*() {
-        const last = yield* firstOf(
-          Schema.Struct({ checkedAt: Schema.NullOr(Schema.DateFromSelf) }),
-          sql`SELECT registry_checked_at AS checked_at FROM responsible_gaming WHERE user_id = ${userId}`
-        )
-        if (last?.checkedAt == null || last.checkedAt.getTime() < w.day.start.getTime()) yield* consultRegistry(userId, at)
-        checkedToday.set(userId, w.day.key)
-      }).pipe(
-        Effect.catchAll((error) =>
+    const dailyCheck = Effect.fnUntraced(function*(userId: UserId, at: Date, w: PlayWindows) {
+      const last = yield* firstOf(
+        Schema.Struct({ checkedAt: Schema.NullOr(Schema.DateFromSelf) }),
+        sql`SELECT registry_checked_at AS checked_at FROM responsible_gaming WHERE user_id = ${userId}`
+      )
+      if (last?.checkedAt == null || last.checkedAt.getTime() < w.day.start.getTime()) yield* consultRegistry(userId, at)
+      checkedToday.set(userId, w.day.key)
+    }, (effect, userId) => effect.pipe(Effect.catchAll((error) =>
           Effect.zipRight(
             Effect.logWarning("Exclusion registry: the daily check failed; asking again later", { error: error._tag }),
             Effect.map(Clock.currentTimeMillis, (ms) => void checkedToday.set(userId, ms + REGISTRY_RETRY_MS))
           )
-        ),
-        Effect.withSpan("ResponsibleGaming.dailyRegistryCheck")
-      )
+        ), Effect.withSpan("ResponsibleGaming.dailyRegistryCheck")))
 
     /**
      * The first authenticated request of each day (America/Sao_Paulo) of a verified player, under BR: the registry

@@ -116,35 +116,33 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * The owner of a session not remembered (`rememberedOwner`; rate limits count per user): from `slid` (the
      * request's own read, `slide`) when given, else read without refreshing the session; remembered from then on.
      */
-    const readOwner = (id: string, slid?: Effect.Effect<SessionRead, ServiceUnavailable>) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const session = slid === undefined
-          ? yield* read(id)
-          : Option.flatMap((yield* slid).stored, ({ value }) => decode(value))
-        const owner = Option.map(session, (session) => session.userId)
-        if (Option.isSome(owner)) {
-          if (owners.size >= OWNERS_KEPT) owners.clear()
-          owners.set(id, { userId: owner.value, until: now + OWNER_KEPT_MS })
-        } else {
-          owners.delete(id)
-        }
-        return owner
-      })
+    const readOwner = Effect.fnUntraced(function*(id: string, slid?: Effect.Effect<SessionRead, ServiceUnavailable>) {
+      const now = yield* Clock.currentTimeMillis
+      const session = slid === undefined
+        ? yield* read(id)
+        : Option.flatMap((yield* slid).stored, ({ value }) => decode(value))
+      const owner = Option.map(session, (session) => session.userId)
+      if (Option.isSome(owner)) {
+        if (owners.size >= OWNERS_KEPT) owners.clear()
+        owners.set(id, { userId: owner.value, until: now + OWNER_KEPT_MS })
+      } else {
+        owners.delete(id)
+      }
+      return owner
+    })
 
     /** The user's live sessions, newest activity first; ids of sessions that expired leave the index. */
-    const ofUser = (userId: bigint) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const ids = yield* kv.setMembers(indexKey(userId))
-        const sessions: Array<Session> = []
-        for (const id of ids) {
-          const session = yield* read(id)
-          if (Option.isSome(session) && session.value.expiresAt.getTime() > now) sessions.push(session.value)
-          else yield* remove({ id, userId })
-        }
-        return sessions.sort((a, b) => b.lastActivity.getTime() - a.lastActivity.getTime())
-      })
+    const ofUser = Effect.fnUntraced(function*(userId: bigint) {
+      const now = yield* Clock.currentTimeMillis
+      const ids = yield* kv.setMembers(indexKey(userId))
+      const sessions: Array<Session> = []
+      for (const id of ids) {
+        const session = yield* read(id)
+        if (Option.isSome(session) && session.value.expiresAt.getTime() > now) sessions.push(session.value)
+        else yield* remove({ id, userId })
+      }
+      return sessions.sort((a, b) => b.lastActivity.getTime() - a.lastActivity.getTime())
+    })
 
     const accountOf = (user: User, now: number): SessionAccount =>
       ({ username: user.username, role: user.role, checkedAt: new Date(now) })
@@ -184,35 +182,33 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * docs/rules.md#suspicious-ip-change: a request from another region is audited and the user alerted once
      * per address.
      */
-    const checkRegion = (session: Session, ip: string) =>
-      Effect.gen(function*() {
-        if (ip === session.ip) return
-        const from = regionOf(session.ip)
-        const to = regionOf(ip)
-        if (from === undefined || to === undefined || from === to) return
-        if (!(yield* kv.setIfAbsent(`ip-alert:${session.id}:${ip}`, "1", SESSION_TTL_MS))) return
-        yield* audit.record({
-          userId: session.userId,
-          action: "SUSPICIOUS_IP_CHANGE",
-          entityType: "Session",
-          entityId: sessionReference(session.id),
-          metadata: { sessionId: sessionReference(session.id), originalIp: session.ip, newIp: ip }
-        })
-        yield* notifications.notify(session.userId, {
-          type: "SECURITY_ALERT",
-          title: "New sign-in location",
-          message: `Your session was used from ${to} (${ip}); it was created in ${from}. ` +
-            "If this was not you, sign out of all sessions."
-        })
+    const checkRegion = Effect.fnUntraced(function*(session: Session, ip: string) {
+      if (ip === session.ip) return
+      const from = regionOf(session.ip)
+      const to = regionOf(ip)
+      if (from === undefined || to === undefined || from === to) return
+      if (!(yield* kv.setIfAbsent(`ip-alert:${session.id}:${ip}`, "1", SESSION_TTL_MS))) return
+      yield* audit.record({
+        userId: session.userId,
+        action: "SUSPICIOUS_IP_CHANGE",
+        entityType: "Session",
+        entityId: sessionReference(session.id),
+        metadata: { sessionId: sessionReference(session.id), originalIp: session.ip, newIp: ip }
       })
+      yield* notifications.notify(session.userId, {
+        type: "SECURITY_ALERT",
+        title: "New sign-in location",
+        message: `Your session was used from ${to} (${ip}); it was created in ${from}. ` +
+          "If this was not you, sign out of all sessions."
+      })
+    })
 
     /** The session bound to the request's device when it is not bound yet; of racing requests, the first wins. */
-    const bindDevice = (session: Session, deviceId: string) =>
-      Effect.gen(function*() {
-        const won = yield* kv.setIfAbsent(deviceKey(session.id), deviceId, SESSION_TTL_MS)
-        const bound = won ? deviceId : Option.getOrElse(yield* kv.get(deviceKey(session.id)), () => deviceId)
-        return { ...session, deviceId: bound }
-      })
+    const bindDevice = Effect.fnUntraced(function*(session: Session, deviceId: string) {
+      const won = yield* kv.setIfAbsent(deviceKey(session.id), deviceId, SESSION_TTL_MS)
+      const bound = won ? deviceId : Option.getOrElse(yield* kv.get(deviceKey(session.id)), () => deviceId)
+      return { ...session, deviceId: bound }
+    })
 
     /** The signed-in user's row as it is now: 401 when it is gone, 403 when the user is banned. */
     const currentUser = (userId: UserId) =>

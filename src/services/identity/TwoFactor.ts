@@ -112,33 +112,31 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       )
 
     /** The encrypted secret of a user with 2FA on (docs/rules.md#two-factor-codes). */
-    const enabledSecret = (userId: bigint) =>
-      Effect.gen(function*() {
-        const state = yield* readState(userId)
-        if (!state.twoFactorEnabled || state.twoFactorSecret === null) return yield* new TwoFactorNotEnabled()
-        return state.twoFactorSecret
-      })
+    const enabledSecret = Effect.fnUntraced(function*(userId: bigint) {
+      const state = yield* readState(userId)
+      if (!state.twoFactorEnabled || state.twoFactorSecret === null) return yield* new TwoFactorNotEnabled()
+      return state.twoFactorSecret
+    })
 
     /** First acceptance of this step's TOTP wins; a replay counts as a wrong code (docs/rules.md#totp-replay). */
     const claimStep = (userId: bigint, step: number) => kv.setIfAbsent(usedKey(userId, step), "1", 3 * STEP_MS)
 
     /** Removes the backup code's digest if the user has it; the number left, or none when not found. */
-    const spendBackupCode = (userId: bigint, code: string) =>
-      Effect.gen(function*() {
-        const digest = sha256(code.toUpperCase())
-        const now = new Date(yield* Clock.currentTimeMillis)
-        return yield* transaction(Effect.gen(function*() {
-          const spent = yield* firstOf(RemainingRow, sql`
+    const spendBackupCode = Effect.fnUntraced(function*(userId: bigint, code: string) {
+      const digest = sha256(code.toUpperCase())
+      const now = new Date(yield* Clock.currentTimeMillis)
+      return yield* transaction(Effect.gen(function*() {
+        const spent = yield* firstOf(RemainingRow, sql`
             UPDATE users
             SET two_factor_backup_codes = array_remove(two_factor_backup_codes, ${digest}::text), updated_at = ${now}
             WHERE id = ${userId} AND two_factor_enabled AND ${digest}::text = ANY (two_factor_backup_codes)
             RETURNING cardinality(two_factor_backup_codes)::int AS remaining`)
-          if (spent === undefined) return Option.none<number>()
-          const remainingCodes = spent.remaining
-          yield* audit.record({ userId, action: "2FA_BACKUP_CODE_USED", metadata: { remainingCodes } })
-          return Option.some(remainingCodes)
-        }))
-      })
+        if (spent === undefined) return Option.none<number>()
+        const remainingCodes = spent.remaining
+        yield* audit.record({ userId, action: "2FA_BACKUP_CODE_USED", metadata: { remainingCodes } })
+        return Option.some(remainingCodes)
+      }))
+    })
 
     const warnLowCodes = (userId: bigint, remaining: number) =>
       notifications.notify(userId, {
@@ -160,42 +158,40 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
      * The attempts of the last FAILURE_WINDOW_MS, one per check: `wrong` once answered with a wrong
      * code, else still in flight. Drops older members.
      */
-    const recentAttempts = (userId: bigint, now: number) =>
-      Effect.gen(function*() {
-        const attempts = new Map<string, { readonly at: number; readonly wrong: boolean }>()
-        for (const member of yield* kv.setMembers(attemptsKey(userId))) {
-          const [at = "", id = "", wrong] = member.split(":")
-          if (Number(at) <= now - FAILURE_WINDOW_MS) yield* kv.setRemove(attemptsKey(userId), member)
-          else if (wrong !== undefined || !attempts.has(id)) attempts.set(id, { at: Number(at), wrong: wrong !== undefined })
-        }
-        return [...attempts.values()].sort((x, y) => x.at - y.at)
-      })
+    const recentAttempts = Effect.fnUntraced(function*(userId: bigint, now: number) {
+      const attempts = new Map<string, { readonly at: number; readonly wrong: boolean }>()
+      for (const member of yield* kv.setMembers(attemptsKey(userId))) {
+        const [at = "", id = "", wrong] = member.split(":")
+        if (Number(at) <= now - FAILURE_WINDOW_MS) yield* kv.setRemove(attemptsKey(userId), member)
+        else if (wrong !== undefined || !attempts.has(id)) attempts.set(id, { at: Number(at), wrong: wrong !== undefined })
+      }
+      return [...attempts.values()].sort((x, y) => x.at - y.at)
+    })
 
-    const lockOut = (userId: bigint, now: number, failures: number) =>
-      Effect.gen(function*() {
-        const until = now + LOCK_MS
-        // Of two wrong codes that both reach the limit, one locks, audits and alerts. (A lock that
-        // ended by the clock but is still stored is replaced.) The wrong codes stay: they leave the
-        // window as the lock ends (LOCK_MS = FAILURE_WINDOW_MS).
-        if (!(yield* kv.setIfAbsent(lockedKey(userId), String(until), LOCK_MS))) {
-          if ((yield* lockedUntil(userId)) > now) return
-          yield* kv.set(lockedKey(userId), String(until), LOCK_MS)
-        }
-        yield* audit.record({
-          userId,
-          action: "2FA_LOCKED",
-          entityType: "User",
-          entityId: userId,
-          metadata: { failures, lockedUntil: new Date(until).toISOString() }
-        })
-        yield* notifications.notify(userId, {
-          type: "SECURITY_ALERT",
-          title: "Two-factor checks locked",
-          message: `${failures} wrong 2FA codes in ${FAILURE_WINDOW_MS / 60_000} minutes: withdrawals and other ` +
-            `actions that need a code are locked until ${new Date(until).toISOString()}. If this was not you, ` +
-            "sign out of all sessions."
-        })
+    const lockOut = Effect.fnUntraced(function*(userId: bigint, now: number, failures: number) {
+      const until = now + LOCK_MS
+      // Of two wrong codes that both reach the limit, one locks, audits and alerts. (A lock that
+      // ended by the clock but is still stored is replaced.) The wrong codes stay: they leave the
+      // window as the lock ends (LOCK_MS = FAILURE_WINDOW_MS).
+      if (!(yield* kv.setIfAbsent(lockedKey(userId), String(until), LOCK_MS))) {
+        if ((yield* lockedUntil(userId)) > now) return
+        yield* kv.set(lockedKey(userId), String(until), LOCK_MS)
+      }
+      yield* audit.record({
+        userId,
+        action: "2FA_LOCKED",
+        entityType: "User",
+        entityId: userId,
+        metadata: { failures, lockedUntil: new Date(until).toISOString() }
       })
+      yield* notifications.notify(userId, {
+        type: "SECURITY_ALERT",
+        title: "Two-factor checks locked",
+        message: `${failures} wrong 2FA codes in ${FAILURE_WINDOW_MS / 60_000} minutes: withdrawals and other ` +
+          `actions that need a code are locked until ${new Date(until).toISOString()}. If this was not you, ` +
+          "sign out of all sessions."
+      })
+    })
 
     const tooMany = (retryAfterMs: number) => new RateLimited({ retryAfterSeconds: Math.ceil(retryAfterMs / 1000) })
 
@@ -206,43 +202,41 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
      * so parallel guesses cannot get past the count. A wrong code stays as such; an accepted code,
      * or a check that failed for another reason, removes its attempt. The 5th wrong code locks.
      */
-    const guarded = <E>(userId: bigint, check: Effect.Effect<boolean, E>) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const until = yield* lockedUntil(userId)
-        if (until > now) return yield* tooMany(until - now)
-        const attempt = `${now}:${randomBytes(6).toString("hex")}`
-        const attempts = attemptsKey(userId)
-        yield* kv.setAdd(attempts, attempt)
-        yield* kv.touch(attempts, FAILURE_WINDOW_MS)
-        const before = yield* recentAttempts(userId, now)
-        // Over the count, or locked by a check that finished meanwhile: this one is not checked.
-        const lockedNow = yield* lockedUntil(userId)
-        if (before.length > MAX_FAILURES || lockedNow > now) {
-          yield* kv.setRemove(attempts, attempt)
-          return yield* tooMany(lockedNow > now ? lockedNow - now : before[0]!.at + FAILURE_WINDOW_MS - now)
-        }
-        const accepted = yield* check.pipe(Effect.onError(() => Effect.ignore(kv.setRemove(attempts, attempt))))
-        if (!accepted) yield* kv.setAdd(attempts, `${attempt}:wrong`) // added before the removal: never under-counted
+    const guarded = Effect.fnUntraced(function*<E>(userId: bigint, check: Effect.Effect<boolean, E>) {
+      const now = yield* Clock.currentTimeMillis
+      const until = yield* lockedUntil(userId)
+      if (until > now) return yield* tooMany(until - now)
+      const attempt = `${now}:${randomBytes(6).toString("hex")}`
+      const attempts = attemptsKey(userId)
+      yield* kv.setAdd(attempts, attempt)
+      yield* kv.touch(attempts, FAILURE_WINDOW_MS)
+      const before = yield* recentAttempts(userId, now)
+      // Over the count, or locked by a check that finished meanwhile: this one is not checked.
+      const lockedNow = yield* lockedUntil(userId)
+      if (before.length > MAX_FAILURES || lockedNow > now) {
         yield* kv.setRemove(attempts, attempt)
-        if (accepted) return true
-        const failures = (yield* recentAttempts(userId, now)).filter((a) => a.wrong).length
-        if (failures >= MAX_FAILURES) yield* lockOut(userId, now, failures)
-        return false
-      })
+        return yield* tooMany(lockedNow > now ? lockedNow - now : before[0]!.at + FAILURE_WINDOW_MS - now)
+      }
+      const accepted = yield* check.pipe(Effect.onError(() => Effect.ignore(kv.setRemove(attempts, attempt))))
+      if (!accepted) yield* kv.setAdd(attempts, `${attempt}:wrong`) // added before the removal: never under-counted
+      yield* kv.setRemove(attempts, attempt)
+      if (accepted) return true
+      const failures = (yield* recentAttempts(userId, now)).filter((a) => a.wrong).length
+      if (failures >= MAX_FAILURES) yield* lockOut(userId, now, failures)
+      return false
+    })
 
     /** A TOTP or backup code, for a user with 2FA on (docs/rules.md#two-factor-codes). */
-    const accept = (userId: bigint, encryptedSecret: string, rawCode: string, options: { readonly warnLow: boolean }) =>
-      Effect.gen(function*() {
-        const code = rawCode.trim()
-        const secret = yield* SecretCipher.decrypt(key, encryptedSecret)
-        const step = yield* totpStep(secret, code)
-        if (Option.isSome(step)) return yield* claimStep(userId, step.value)
-        const remaining = yield* spendBackupCode(userId, code)
-        if (Option.isNone(remaining)) return false
-        if (options.warnLow && remaining.value <= LOW_BACKUP_CODES) yield* warnLowCodes(userId, remaining.value)
-        return true
-      })
+    const accept = Effect.fnUntraced(function*(userId: bigint, encryptedSecret: string, rawCode: string, options: { readonly warnLow: boolean }) {
+      const code = rawCode.trim()
+      const secret = yield* SecretCipher.decrypt(key, encryptedSecret)
+      const step = yield* totpStep(secret, code)
+      if (Option.isSome(step)) return yield* claimStep(userId, step.value)
+      const remaining = yield* spendBackupCode(userId, code)
+      if (Option.isNone(remaining)) return false
+      if (options.warnLow && remaining.value <= LOW_BACKUP_CODES) yield* warnLowCodes(userId, remaining.value)
+      return true
+    })
 
     /**
      * Enabling 2FA needs a sign-in younger than REAUTHENTICATION_MS (docs/rules.md#two-factor-reauthentication):

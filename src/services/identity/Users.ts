@@ -57,20 +57,19 @@ export class Users extends Effect.Service<Users>()("app/Users", {
      * each is one conditional UPDATE, and the unique index on lower(username) decides between
      * sign-ins of different identities racing for the same name.
      */
-    const assignUsername = (id: UserId, claim: string | undefined) =>
-      Effect.gen(function*() {
-        for (const candidate of usernameCandidates(claim, id)) {
-          // No row updated: a parallel sign-in of the same identity named it already.
-          const taken = yield* sql`UPDATE users SET username = ${candidate} WHERE id = ${id} AND username = ''`.pipe(
-            Effect.as(false),
-            onUniqueViolation(() => Effect.succeed(true)),
-            orUnavailable
-          )
-          if (!taken) return
-        }
-        // `user-<id>` cannot be taken: the rules never give a name of that form to anyone else.
-        return yield* Effect.dieMessage(`Users: no username could be given to user ${id}`)
-      })
+    const assignUsername = Effect.fnUntraced(function*(id: UserId, claim: string | undefined) {
+      for (const candidate of usernameCandidates(claim, id)) {
+        // No row updated: a parallel sign-in of the same identity named it already.
+        const taken = yield* sql`UPDATE users SET username = ${candidate} WHERE id = ${id} AND username = ''`.pipe(
+          Effect.as(false),
+          onUniqueViolation(() => Effect.succeed(true)),
+          orUnavailable
+        )
+        if (!taken) return
+      }
+      // `user-<id>` cannot be taken: the rules never give a name of that form to anyone else.
+      return yield* Effect.dieMessage(`Users: no username could be given to user ${id}`)
+    })
 
     /**
      * The user of an identity at sign-in, created the first time (docs/rules.md#sign-in). The username is taken
@@ -138,15 +137,14 @@ export class Users extends Effect.Service<Users>()("app/Users", {
              (two_factor_enabled AND two_factor_secret IS NOT NULL) AS two_factor_enabled
       FROM users WHERE role = 'ADMIN' ORDER BY id`).pipe(Effect.withSpan("Users.admins"))
 
-    const setBan = (id: UserId, reason: string | null) =>
-      Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const banned = yield* rowCountOf(sql`
+    const setBan = Effect.fnUntraced(function*(id: UserId, reason: string | null) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const banned = yield* rowCountOf(sql`
           UPDATE users SET banned_at = ${reason === null ? null : now}, ban_reason = ${reason}, updated_at = ${now}
           WHERE id = ${id} RETURNING id`)
-        if (banned === 0) return yield* NotFound.of("User")
-        return yield* findById(id)
-      })
+      if (banned === 0) return yield* NotFound.of("User")
+      return yield* findById(id)
+    })
 
     const ban = Effect.fn("Users.ban")((id: UserId, reason: string) => setBan(id, reason))
     const unban = Effect.fn("Users.unban")((id: UserId) => setBan(id, null))

@@ -243,60 +243,59 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
      * Inside the caller's transaction, with the row locked and not yet CONFIRMED: every effect of a
      * confirmation that must commit with it.
      */
-    const confirmLocked = (locked: Row, by: Confirmer) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const row = yield* singleOf(Row, sql`
+    const confirmLocked = Effect.fnUntraced(function*(locked: Row, by: Confirmer) {
+      const at = yield* now
+      const row = yield* singleOf(Row, sql`
           WITH d AS (
             UPDATE deposits SET status = 'CONFIRMED', confirmed_at = ${at}, updated_at = ${at}
             WHERE id = ${locked.id} AND status <> 'CONFIRMED'
             RETURNING *
           )
           SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-        const posting = yield* ledger.credit({
-          userId: row.userId,
-          type: "DEPOSIT",
-          amountCents: row.amountCents,
-          reference: { type: "DEPOSIT", id: row.id }
-        })
-        const notification = yield* notifications.create(row.userId, {
-          type: "DEPOSIT_CONFIRMED",
-          title: "Deposit confirmed",
-          message: `${formatBrl(row.amountCents)} has been added to your balance.`
-        })
+      const posting = yield* ledger.credit({
+        userId: row.userId,
+        type: "DEPOSIT",
+        amountCents: row.amountCents,
+        reference: { type: "DEPOSIT", id: row.id }
+      })
+      const notification = yield* notifications.create(row.userId, {
+        type: "DEPOSIT_CONFIRMED",
+        title: "Deposit confirmed",
+        message: `${formatBrl(row.amountCents)} has been added to your balance.`
+      })
+      yield* audit.record({
+        userId: row.userId,
+        action: "DEPOSIT_CONFIRMED",
+        entityType: "Deposit",
+        entityId: row.id,
+        metadata: { amount: Number(row.amountCents), method: row.method, externalId: row.externalId }
+      })
+      if (by._tag === "Admin") {
         yield* audit.record({
-          userId: row.userId,
-          action: "DEPOSIT_CONFIRMED",
+          userId: by.adminId,
+          action: "ADMIN_CONFIRM_DEPOSIT",
           entityType: "Deposit",
           entityId: row.id,
-          metadata: { amount: Number(row.amountCents), method: row.method, externalId: row.externalId }
+          metadata: { depositUserId: String(row.userId) }
         })
-        if (by._tag === "Admin") {
-          yield* audit.record({
-            userId: by.adminId,
-            action: "ADMIN_CONFIRM_DEPOSIT",
-            entityType: "Deposit",
-            entityId: row.id,
-            metadata: { depositUserId: String(row.userId) }
-          })
-        }
-        if (locked.status !== "PENDING") {
-          // Money the gateway received after we had closed the deposit: credited, and flagged for review.
-          yield* audit.record({
-            userId: row.userId,
-            action: "DEPOSIT_PAID_LATE",
-            entityType: "Deposit",
-            entityId: row.id,
-            metadata: { previousStatus: locked.status, externalId: row.externalId }
-          })
-        }
-        yield* outbox.enqueue("deposit.confirmed", {
-          depositId: String(row.id),
-          userId: String(row.userId),
-          amountCents: Number(row.amountCents)
+      }
+      if (locked.status !== "PENDING") {
+        // Money the gateway received after we had closed the deposit: credited, and flagged for review.
+        yield* audit.record({
+          userId: row.userId,
+          action: "DEPOSIT_PAID_LATE",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: { previousStatus: locked.status, externalId: row.externalId }
         })
-        return { row, balanceCents: posting.balanceAfterCents, notification }
+      }
+      yield* outbox.enqueue("deposit.confirmed", {
+        depositId: String(row.id),
+        userId: String(row.userId),
+        amountCents: Number(row.amountCents)
       })
+      return { row, balanceCents: posting.balanceAfterCents, notification }
+    })
 
     /** After the commit: the user's balance and the new notification, pushed. */
     const announce = (confirmed: { readonly row: Row; readonly balanceCents: bigint; readonly notification: Notification }) =>
@@ -319,34 +318,30 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
      * Inside the callback's transaction, the row locked: not credited, REFUND_PENDING with its reason (which words the
      * owner's notification when the refund is taken), audited as `why.action` with what the case needs.
      */
-    const markForRefund = (
-      locked: Row,
-      why: {
+    const markForRefund = Effect.fnUntraced(function*(locked: Row, why: {
         readonly reason: "THIRD_PARTY" | "SELF_EXCLUDED"
         readonly action: "DEPOSIT_THIRD_PARTY" | "DEPOSIT_EXCLUDED"
         readonly details: Record<string, unknown>
         readonly log: string
-      }
-    ) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const row = yield* singleOf(Row, sql`
+      }) {
+      const at = yield* now
+      const row = yield* singleOf(Row, sql`
           WITH d AS (
             UPDATE deposits SET status = 'REFUND_PENDING', refund_reason = ${why.reason}, updated_at = ${at}
             WHERE id = ${locked.id}
             RETURNING *
           )
           SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-        yield* audit.record({
-          userId: row.userId,
-          action: why.action,
-          entityType: "Deposit",
-          entityId: row.id,
-          metadata: { externalId: row.externalId, amount: Number(row.amountCents), previousStatus: locked.status, ...why.details }
-        })
-        yield* Effect.logWarning(`Deposit ${row.id}: ${why.log}; not credited, refunding it`)
-        return row
+      yield* audit.record({
+        userId: row.userId,
+        action: why.action,
+        entityType: "Deposit",
+        entityId: row.id,
+        metadata: { externalId: row.externalId, amount: Number(row.amountCents), previousStatus: locked.status, ...why.details }
       })
+      yield* Effect.logWarning(`Deposit ${row.id}: ${why.log}; not credited, refunding it`)
+      return row
+    })
 
     /** A payer other than the account holder (docs/rules.md#deposit-third-party): audited DEPOSIT_THIRD_PARTY. */
     const markThirdParty = (locked: Row, payerDocument: string | undefined) =>
@@ -372,22 +367,21 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
      * it runs (the callback, a later charge.paid, the job, several instances) the owner is told once. A failure leaves
      * REFUND_PENDING for the next try (docs/rules.md#deposit-refund-retry). Whether it ended REFUNDED.
      */
-    const requestRefund = (pending: Row) =>
-      Effect.gen(function*() {
-        const answer = yield* Effect.either(gateway.refund({
-          depositId: pending.id,
-          externalId: pending.externalId,
-          amountCents: pending.amountCents + pending.feeCents
-        }))
-        if (answer._tag === "Left") {
-          yield* Effect.logWarning(
-            `Deposit ${pending.id}: the gateway did not take its refund (${answer.left.message}); the refund job asks again`
-          )
-          return false
-        }
-        const at = yield* now
-        const refunded = yield* transaction(Effect.gen(function*() {
-          const row = yield* selectFirst(sql`
+    const requestRefund = Effect.fnUntraced(function*(pending: Row) {
+      const answer = yield* Effect.either(gateway.refund({
+        depositId: pending.id,
+        externalId: pending.externalId,
+        amountCents: pending.amountCents + pending.feeCents
+      }))
+      if (answer._tag === "Left") {
+        yield* Effect.logWarning(
+          `Deposit ${pending.id}: the gateway did not take its refund (${answer.left.message}); the refund job asks again`
+        )
+        return false
+      }
+      const at = yield* now
+      const refunded = yield* transaction(Effect.gen(function*() {
+        const row = yield* selectFirst(sql`
             WITH d AS (
               UPDATE deposits SET status = 'REFUNDED', refunded_at = ${at}, refund_id = ${answer.right.refundId.slice(0, 200)},
                                   updated_at = ${at}
@@ -395,26 +389,26 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
               RETURNING *
             )
             SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-          if (row === undefined) return undefined
-          const notification = yield* notifications.create(row.userId, {
-            type: "DEPOSIT_REFUNDED",
-            title: "Deposit refunded",
-            message: refundedMessage(row.refundReason, row.amountCents)
-          })
-          yield* audit.record({
-            userId: row.userId,
-            action: "DEPOSIT_REFUNDED",
-            entityType: "Deposit",
-            entityId: row.id,
-            metadata: { externalId: row.externalId, refundId: answer.right.refundId, amount: Number(row.amountCents + row.feeCents) }
-          })
-          return { row, notification }
-        }))
-        if (refunded === undefined) return false
-        yield* notifications.push(refunded.row.userId, refunded.notification)
-        yield* moneyMovement("deposit", "refunded", refunded.row.amountCents)
-        return true
-      })
+        if (row === undefined) return undefined
+        const notification = yield* notifications.create(row.userId, {
+          type: "DEPOSIT_REFUNDED",
+          title: "Deposit refunded",
+          message: refundedMessage(row.refundReason, row.amountCents)
+        })
+        yield* audit.record({
+          userId: row.userId,
+          action: "DEPOSIT_REFUNDED",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: { externalId: row.externalId, refundId: answer.right.refundId, amount: Number(row.amountCents + row.feeCents) }
+        })
+        return { row, notification }
+      }))
+      if (refunded === undefined) return false
+      yield* notifications.push(refunded.row.userId, refunded.notification)
+      yield* moneyMovement("deposit", "refunded", refunded.row.amountCents)
+      return true
+    })
 
     /**
      * charge.paid: confirms once; an already CONFIRMED deposit is left as it is (idempotent,
@@ -546,10 +540,9 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
      * Inside a transaction: PENDING deposits chosen by `condition` -> EXPIRED, each with its
      * DEPOSIT_EXPIRED notification and audit. Rows another instance holds are skipped.
      */
-    const expireWhere = (condition: Fragment, limit: number) =>
-      Effect.gen(function*() {
-        const at = yield* now
-        const rows = yield* selectRows(sql`
+    const expireWhere = Effect.fnUntraced(function*(condition: Fragment, limit: number) {
+      const at = yield* now
+      const rows = yield* selectRows(sql`
           WITH due AS (
             SELECT id FROM deposits WHERE status = 'PENDING' AND ${condition}
             ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
@@ -560,24 +553,24 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
             RETURNING deposits.*
           )
           SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-        const expired: Array<{ readonly row: Row; readonly notification: Notification }> = []
-        for (const row of rows) {
-          const notification = yield* notifications.create(row.userId, {
-            type: "DEPOSIT_EXPIRED",
-            title: "Deposit expired",
-            message: `Your deposit of ${formatBrl(row.amountCents)} expired before it was paid.`
-          })
-          yield* audit.record({
-            userId: row.userId,
-            action: "DEPOSIT_EXPIRED",
-            entityType: "Deposit",
-            entityId: row.id,
-            metadata: { externalId: row.externalId }
-          })
-          expired.push({ row, notification })
-        }
-        return expired
-      })
+      const expired: Array<{ readonly row: Row; readonly notification: Notification }> = []
+      for (const row of rows) {
+        const notification = yield* notifications.create(row.userId, {
+          type: "DEPOSIT_EXPIRED",
+          title: "Deposit expired",
+          message: `Your deposit of ${formatBrl(row.amountCents)} expired before it was paid.`
+        })
+        yield* audit.record({
+          userId: row.userId,
+          action: "DEPOSIT_EXPIRED",
+          entityType: "Deposit",
+          entityId: row.id,
+          metadata: { externalId: row.externalId }
+        })
+        expired.push({ row, notification })
+      }
+      return expired
+    })
 
     const pushAll = (expired: ReadonlyArray<{ readonly row: Row; readonly notification: Notification }>) =>
       Effect.forEach(expired, ({ notification, row }) => notifications.push(row.userId, notification), { discard: true })

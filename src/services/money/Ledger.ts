@@ -133,19 +133,11 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
     const userExists = (userId: UserId) => Effect.map(rowCountOf(sql`SELECT 1 FROM users WHERE id = ${userId}`), (n) => n > 0)
 
     /** Posts a signed movement; None when it would take the balance below zero. */
-    const post = (
-      userId: UserId,
-      type: TransactionType,
-      signedCents: bigint,
-      reference?: Reference,
-      reason?: string,
-      stakedAt?: Date
-    ) =>
-      Effect.gen(function*() {
-        if (signedCents === 0n) return yield* Effect.dieMessage("Ledger: a movement of 0 cents")
-        const createdAt = new Date(yield* Clock.currentTimeMillis)
-        const tallies = talliesOf(sql, type, signedCents, createdAt, stakedAt)
-        const posted = yield* firstOf(PostingRow, sql`
+    const post = Effect.fnUntraced(function*(userId: UserId, type: TransactionType, signedCents: bigint, reference?: Reference, reason?: string, stakedAt?: Date) {
+      if (signedCents === 0n) return yield* Effect.dieMessage("Ledger: a movement of 0 cents")
+      const createdAt = new Date(yield* Clock.currentTimeMillis)
+      const tallies = talliesOf(sql, type, signedCents, createdAt, stakedAt)
+      const posted = yield* firstOf(PostingRow, sql`
           WITH moved AS (
             UPDATE users SET balance_cents = balance_cents + ${signedCents}, updated_at = ${createdAt}
                              ${tallies}
@@ -158,13 +150,13 @@ export class Ledger extends Effect.Service<Ledger>()("app/Ledger", {
                  ${reference?.type ?? null}, ${reference?.id ?? null}, ${reason ?? null}, ${createdAt}
           FROM moved
           RETURNING id, balance_after_cents`)
-        if (posted !== undefined) {
-          return Option.some<Posting>({ transactionId: posted.id, balanceAfterCents: posted.balanceAfterCents })
-        }
-        // Nothing moved: either the balance does not cover it, or the caller named no real user.
-        if (!(yield* userExists(userId))) return yield* Effect.dieMessage(`Ledger: no user ${userId}`)
-        return Option.none<Posting>()
-      }).pipe(orUnavailable)
+      if (posted !== undefined) {
+        return Option.some<Posting>({ transactionId: posted.id, balanceAfterCents: posted.balanceAfterCents })
+      }
+      // Nothing moved: either the balance does not cover it, or the caller named no real user.
+      if (!(yield* userExists(userId))) return yield* Effect.dieMessage(`Ledger: no user ${userId}`)
+      return Option.none<Posting>()
+    }, (effect) => effect.pipe(orUnavailable))
 
     const positive = (amountCents: bigint) =>
       amountCents > 0n ? Effect.void : Effect.dieMessage(`Ledger: amount must be positive, got ${amountCents}`)

@@ -249,18 +249,17 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      * docs/rules.md#withdrawal-2fa: with 2FA on, a code is needed when the amount and the user's withdrawals of
      * the last 24 hours (not refunded) exceed the threshold, or when no payout has gone to the key yet.
      */
-    const codeNeeded = (userId: UserId, amountCents: bigint, pixKeyType: PixKeyType, pixKey: string, now: number) =>
-      Effect.gen(function*() {
-        if (!(yield* twoFactor.isEnabled(userId))) return false
-        const recent = yield* singleOf(RecentRow, sql`
+    const codeNeeded = Effect.fnUntraced(function*(userId: UserId, amountCents: bigint, pixKeyType: PixKeyType, pixKey: string, now: number) {
+      if (!(yield* twoFactor.isEnabled(userId))) return false
+      const recent = yield* singleOf(RecentRow, sql`
           SELECT
             COALESCE(sum(amount_cents) FILTER (
               WHERE status IN ('PENDING', 'PROCESSING', 'COMPLETED') AND requested_at > ${new Date(now - TWO_FACTOR_WINDOW_MS)}
             ), 0)::text AS total,
             COALESCE(bool_or(status = 'COMPLETED' AND pix_key_type = ${pixKeyType} AND pix_key = ${pixKey}), false) AS paid_to_key
           FROM withdrawals WHERE user_id = ${userId}`)
-        return recent.total + amountCents > TWO_FACTOR_THRESHOLD_CENTS || !recent.paidToKey
-      })
+      return recent.total + amountCents > TWO_FACTOR_THRESHOLD_CENTS || !recent.paidToKey
+    })
 
     /** `R$ 12.34 to the PIX key (EMAIL) m***@example.com`: the amount and the masked key (docs/rules.md#withdrawal-notification). */
     const amountToKey = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string) =>
@@ -368,31 +367,26 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      * (returning the row when it matched), `noticeOf` what its owner is told, if anything. Undefined
      * when nothing matched.
      */
-    const endWithRefund = (
-      end: Effect.Effect<Row | undefined, ServiceUnavailable>,
-      auditOf: (row: Row) => Parameters<typeof audit.record>[0],
-      noticeOf?: (row: Row) => Notice
-    ) =>
-      Effect.gen(function*() {
-        const ended = yield* transaction(Effect.gen(function*() {
-          const row = yield* end
-          if (row === undefined) return undefined
-          const posting = yield* ledger.credit({
-            userId: row.userId,
-            type: "WITHDRAWAL_REFUND",
-            amountCents: row.amountCents,
-            reference: { type: "WITHDRAWAL", id: row.id }
-          })
-          yield* audit.record(auditOf(row))
-          const notification = noticeOf === undefined ? undefined : yield* notifications.create(row.userId, noticeOf(row))
-          return { row, balanceCents: posting.balanceAfterCents, notification }
-        }))
-        if (ended !== undefined) {
-          yield* realtime.balanceChanged(ended.row.userId, ended.balanceCents)
-          if (ended.notification !== undefined) yield* notifications.push(ended.row.userId, ended.notification)
-        }
-        return ended
-      })
+    const endWithRefund = Effect.fnUntraced(function*(end: Effect.Effect<Row | undefined, ServiceUnavailable>, auditOf: (row: Row) => Parameters<typeof audit.record>[0], noticeOf?: (row: Row) => Notice) {
+      const ended = yield* transaction(Effect.gen(function*() {
+        const row = yield* end
+        if (row === undefined) return undefined
+        const posting = yield* ledger.credit({
+          userId: row.userId,
+          type: "WITHDRAWAL_REFUND",
+          amountCents: row.amountCents,
+          reference: { type: "WITHDRAWAL", id: row.id }
+        })
+        yield* audit.record(auditOf(row))
+        const notification = noticeOf === undefined ? undefined : yield* notifications.create(row.userId, noticeOf(row))
+        return { row, balanceCents: posting.balanceAfterCents, notification }
+      }))
+      if (ended !== undefined) {
+        yield* realtime.balanceChanged(ended.row.userId, ended.balanceCents)
+        if (ended.notification !== undefined) yield* notifications.push(ended.row.userId, ended.notification)
+      }
+      return ended
+    })
 
     /**
      * The owner's cancellation: PENDING and no payout ever attempted. Once an approval has asked the
@@ -439,105 +433,101 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         : Effect.fail(new WithdrawalNotPending())
 
     /** A payout event that contradicts what is recorded: kept for a person to look at, never acted on. */
-    const conflict = (row: Row, reported: string, by: SettledBy) =>
-      Effect.gen(function*() {
-        yield* Effect.logError(`Withdrawal ${row.id}: the gateway reports the payout ${reported}, but it is ${row.status}`)
-        yield* audit.record({
-          userId: row.userId,
-          action: "WITHDRAWAL_PAYOUT_CONFLICT",
-          entityType: "Withdrawal",
-          entityId: row.id,
-          metadata: { status: row.status, reported, by }
-        })
-        return row
+    const conflict = Effect.fnUntraced(function*(row: Row, reported: string, by: SettledBy) {
+      yield* Effect.logError(`Withdrawal ${row.id}: the gateway reports the payout ${reported}, but it is ${row.status}`)
+      yield* audit.record({
+        userId: row.userId,
+        action: "WITHDRAWAL_PAYOUT_CONFLICT",
+        entityType: "Withdrawal",
+        entityId: row.id,
+        metadata: { status: row.status, reported, by }
       })
+      return row
+    })
 
     /**
      * The gateway paid: PROCESSING (or PENDING after a payout that looked refused) -> COMPLETED with
      * the outbound webhook. Already COMPLETED: nothing to do. Refunded meanwhile: a conflict.
      */
-    const complete = (id: WithdrawalId, payoutId: string, by: SettledBy, actor?: Actor) =>
-      Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const completed = yield* transaction(Effect.gen(function*() {
-          const row = yield* updateOne(sql`
+    const complete = Effect.fnUntraced(function*(id: WithdrawalId, payoutId: string, by: SettledBy, actor?: Actor) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const completed = yield* transaction(Effect.gen(function*() {
+        const row = yield* updateOne(sql`
             UPDATE withdrawals SET status = 'COMPLETED', payout_id = ${payoutId}, processed_at = ${now}, payout_error = NULL
             WHERE id = ${id} AND (status = 'PROCESSING' OR (status = 'PENDING' AND payout_attempts > 0))
             RETURNING *`)
-          if (row === undefined) return undefined
-          yield* outbox.enqueue("withdrawal.completed", {
-            withdrawalId: String(row.id),
-            userId: String(row.userId),
-            amountCents: Number(row.amountCents)
-          })
-          yield* audit.record({
-            userId: row.userId,
-            action: "WITHDRAWAL_APPROVED",
-            entityType: "Withdrawal",
-            entityId: row.id,
-            metadata: {
-              ...(actor === undefined ? {} : actorOf(actor)),
-              payoutId,
-              amountCents: String(row.amountCents),
-              by
-            }
-          })
-          return { row, notification: yield* notifications.create(row.userId, completedNotice(row)) }
-        }))
-        if (completed !== undefined) {
-          yield* notifications.push(completed.row.userId, completed.notification)
-          return yield* Effect.as(moneyMovement("withdrawal", "completed", completed.row.amountCents), completed.row)
-        }
-        const current = (yield* existing(id))
-        return current.status === "COMPLETED" ? current : yield* conflict(current, "paid", by)
-      })
+        if (row === undefined) return undefined
+        yield* outbox.enqueue("withdrawal.completed", {
+          withdrawalId: String(row.id),
+          userId: String(row.userId),
+          amountCents: Number(row.amountCents)
+        })
+        yield* audit.record({
+          userId: row.userId,
+          action: "WITHDRAWAL_APPROVED",
+          entityType: "Withdrawal",
+          entityId: row.id,
+          metadata: {
+            ...(actor === undefined ? {} : actorOf(actor)),
+            payoutId,
+            amountCents: String(row.amountCents),
+            by
+          }
+        })
+        return { row, notification: yield* notifications.create(row.userId, completedNotice(row)) }
+      }))
+      if (completed !== undefined) {
+        yield* notifications.push(completed.row.userId, completed.notification)
+        return yield* Effect.as(moneyMovement("withdrawal", "completed", completed.row.amountCents), completed.row)
+      }
+      const current = (yield* existing(id))
+      return current.status === "COMPLETED" ? current : yield* conflict(current, "paid", by)
+    })
 
     /** The gateway reports the payout failed: PROCESSING -> FAILED with its refund, once. */
-    const fail = (id: WithdrawalId, reason: string, by: SettledBy) =>
-      Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const ended = yield* endWithRefund(
-          updateOne(sql`
+    const fail = Effect.fnUntraced(function*(id: WithdrawalId, reason: string, by: SettledBy) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const ended = yield* endWithRefund(
+        updateOne(sql`
             UPDATE withdrawals SET status = 'FAILED', processed_at = ${now}, rejection_reason = ${`Payout failed: ${reason}`},
                                    payout_error = ${reason}
             WHERE id = ${id} AND status = 'PROCESSING'
             RETURNING *`),
-          (row) => ({
-            userId: row.userId,
-            action: "WITHDRAWAL_FAILED",
-            entityType: "Withdrawal",
-            entityId: row.id,
-            metadata: { reason, amountCents: String(row.amountCents), by }
-          }),
-          failedNotice(reason)
-        )
-        if (ended !== undefined) return ended.row
-        const current = (yield* existing(id))
-        // Failed or refused before (PENDING, ended): told again. Paid: a contradiction.
-        return current.status === "COMPLETED" ? yield* conflict(current, "failed", by) : current
-      })
+        (row) => ({
+          userId: row.userId,
+          action: "WITHDRAWAL_FAILED",
+          entityType: "Withdrawal",
+          entityId: row.id,
+          metadata: { reason, amountCents: String(row.amountCents), by }
+        }),
+        failedNotice(reason)
+      )
+      if (ended !== undefined) return ended.row
+      const current = (yield* existing(id))
+      // Failed or refused before (PENDING, ended): told again. Paid: a contradiction.
+      return current.status === "COMPLETED" ? yield* conflict(current, "failed", by) : current
+    })
 
     /** PROCESSING -> PENDING: nothing was paid (refused, or unknown to the gateway); the administrator decides. */
-    const reopen = (row: Row, reason: string, actor: Actor, by: SettledBy) =>
-      Effect.gen(function*() {
-        const reopened = yield* transaction(Effect.gen(function*() {
-          const updated = yield* updateOne(sql`
+    const reopen = Effect.fnUntraced(function*(row: Row, reason: string, actor: Actor, by: SettledBy) {
+      const reopened = yield* transaction(Effect.gen(function*() {
+        const updated = yield* updateOne(sql`
             UPDATE withdrawals SET status = 'PENDING', payout_error = ${reason}
             WHERE id = ${row.id} AND status = 'PROCESSING'
             RETURNING *`)
-          if (updated !== undefined) {
-            yield* audit.record({
-              userId: row.userId,
-              action: "WITHDRAWAL_PAYOUT_FAILED",
-              entityType: "Withdrawal",
-              entityId: row.id,
-              metadata: { ...actorOf(actor), error: reason, by }
-            })
-          }
-          return updated
-        }))
-        return reopened ?? (yield* existing(row.id))
-      })
+        if (updated !== undefined) {
+          yield* audit.record({
+            userId: row.userId,
+            action: "WITHDRAWAL_PAYOUT_FAILED",
+            entityType: "Withdrawal",
+            entityId: row.id,
+            metadata: { ...actorOf(actor), error: reason, by }
+          })
+        }
+        return updated
+      }))
+      return reopened ?? (yield* existing(row.id))
+    })
 
     /**
      * Asks the gateway for the payout of a withdrawal just moved to PROCESSING (committed) and records the answer:
@@ -596,24 +586,23 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      * PROCESSING committed on its own, as an approval's (from then on cancel, reject and approvals refuse it), then the
      * gateway with `system` as the actor. Refused or unanswered, it waits PENDING or PROCESSING. The row as it then is.
      */
-    const startPayout = (userId: UserId, id: WithdrawalId, now: number, by: "automatic" | "excluded") =>
-      Effect.gen(function*() {
-        const started = yield* updateOne(sql`
+    const startPayout = Effect.fnUntraced(function*(userId: UserId, id: WithdrawalId, now: number, by: "automatic" | "excluded") {
+      const started = yield* updateOne(sql`
           UPDATE withdrawals
           SET status = 'PROCESSING', payout_started_at = ${new Date(now)}, payout_attempts = payout_attempts + 1
           WHERE id = ${id} AND user_id = ${userId} AND status = 'PENDING' AND payout_attempts = 0
           RETURNING *`)
-        if (started === undefined) return yield* existing(id)
-        const settled = yield* payOut(started, "system", by)
-        if (Either.isLeft(settled)) {
-          yield* Effect.logWarning(`Withdrawal ${id}: the ${by} payout was refused (${settled.left}); it waits for an administrator`)
-          return yield* existing(id)
-        }
-        if (settled.right.status === "PROCESSING") {
-          yield* Effect.logWarning(`Withdrawal ${id}: no answer from the gateway to the ${by} payout; it waits for the payout event or a reconciliation`)
-        }
-        return settled.right
-      })
+      if (started === undefined) return yield* existing(id)
+      const settled = yield* payOut(started, "system", by)
+      if (Either.isLeft(settled)) {
+        yield* Effect.logWarning(`Withdrawal ${id}: the ${by} payout was refused (${settled.left}); it waits for an administrator`)
+        return yield* existing(id)
+      }
+      if (settled.right.status === "PROCESSING") {
+        yield* Effect.logWarning(`Withdrawal ${id}: no answer from the gateway to the ${by} payout; it waits for the payout event or a reconciliation`)
+      }
+      return settled.right
+    })
 
     /**
      * docs/rules.md#automatic-payout: under JURISDICTION=BR, once a request has committed (its transaction, and the

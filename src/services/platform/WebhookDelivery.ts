@@ -138,61 +138,59 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
     })
 
     /** One POST; never fails: the outcome says what happened. */
-    const send = (delivery: ClaimedDelivery): Effect.Effect<Outcome> =>
-      Effect.gen(function*() {
-        if (config.webhookBlockPrivateTargets && (yield* isInternalTarget(delivery.url))) {
-          return { statusCode: null, error: "Target resolves to a loopback or private address" }
-        }
-        const signature = Schema.decodeUnknownOption(SignatureField)(delivery.payload)
-        if (Option.isNone(signature)) return { statusCode: null, error: "Stored payload has no signature" }
-        const request = HttpClientRequest.post(delivery.url).pipe(
-          HttpClientRequest.setHeaders({
-            "x-webhook-signature": signature.value.signature,
-            "x-webhook-delivery": String(delivery.id),
-            "user-agent": `${config.serviceName}-Webhooks`
-          }),
-          HttpClientRequest.bodyText(delivery.payload, "application/json")
-        )
-        // The status line is all that counts; closing the scope drops the connection and any body.
-        return yield* client.execute(request).pipe(
-          Effect.map((response): Outcome => ({ statusCode: response.status, error: null })),
-          Effect.timeout(DELIVERY_TIMEOUT),
-          Effect.scoped,
-          Effect.catchAll((error) => Effect.succeed<Outcome>({ statusCode: null, error: describe(error) }))
-        )
-      })
+    const send = Effect.fnUntraced(function*(delivery: ClaimedDelivery) {
+      if (config.webhookBlockPrivateTargets && (yield* isInternalTarget(delivery.url))) {
+        return { statusCode: null, error: "Target resolves to a loopback or private address" }
+      }
+      const signature = Schema.decodeUnknownOption(SignatureField)(delivery.payload)
+      if (Option.isNone(signature)) return { statusCode: null, error: "Stored payload has no signature" }
+      const request = HttpClientRequest.post(delivery.url).pipe(
+        HttpClientRequest.setHeaders({
+          "x-webhook-signature": signature.value.signature,
+          "x-webhook-delivery": String(delivery.id),
+          "user-agent": `${config.serviceName}-Webhooks`
+        }),
+        HttpClientRequest.bodyText(delivery.payload, "application/json")
+      )
+      // The status line is all that counts; closing the scope drops the connection and any body.
+      return yield* client.execute(request).pipe(
+        Effect.map((response): Outcome => ({ statusCode: response.status, error: null })),
+        Effect.timeout(DELIVERY_TIMEOUT),
+        Effect.scoped,
+        Effect.catchAll((error) => Effect.succeed<Outcome>({ statusCode: null, error: describe(error) }))
+      )
+    })
 
     /** Writes the attempt and the delivery's next state, if this claim still holds the delivery. */
-    const record = (delivery: ClaimedDelivery, outcome: Outcome, startedAt: number, finishedAt: number) =>
-      Effect.gen(function*() {
-        const attempt = delivery.attempts + 1
-        const delivered = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300
-        const status: WebhookDeliveryStatus = delivered ? "DELIVERED" : attempt >= MAX_ATTEMPTS ? "FAILED" : "PENDING"
-        const finished = new Date(finishedAt)
-        const next = status === "PENDING" ? new Date(finishedAt + Duration.toMillis(retryDelay(attempt))) : finished
-        const recorded = yield* transaction(Effect.gen(function*() {
-          const updated = yield* rowCountOf(sql`
+    const record = Effect.fnUntraced(function*(delivery: ClaimedDelivery, outcome: Outcome, startedAt: number, finishedAt: number) {
+      const attempt = delivery.attempts + 1
+      const delivered = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300
+      const status: WebhookDeliveryStatus = delivered ? "DELIVERED" : attempt >= MAX_ATTEMPTS ? "FAILED" : "PENDING"
+      const finished = new Date(finishedAt)
+      const next = status === "PENDING" ? new Date(finishedAt + Duration.toMillis(retryDelay(attempt))) : finished
+      const recorded = yield* transaction(Effect.gen(function*() {
+        const updated = yield* rowCountOf(sql`
             UPDATE webhook_deliveries
             SET attempts = ${attempt}, status = ${status}, next_attempt_at = ${next},
                 delivered_at = ${delivered ? finished : null}
             WHERE id = ${delivery.id} AND status = 'PENDING'
               AND attempts = ${delivery.attempts} AND next_attempt_at = ${delivery.leaseUntil}
             RETURNING id`)
-          if (updated === 0) return false
-          yield* execute(sql`
+        if (updated === 0) return false
+        yield* execute(sql`
             INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
             VALUES (${delivery.id}, ${new Date(startedAt)}, ${outcome.statusCode}, ${outcome.error},
                     ${Math.max(0, Math.round(finishedAt - startedAt))})`)
-          return true
-        }))
-        if (!recorded) {
-          yield* Effect.logWarning("Webhook delivery was taken over or removed during its attempt; not recorded")
-        } else if (!delivered) {
-          yield* Effect.logWarning(
-            status === "FAILED" ? "Webhook delivery failed for good" : "Webhook delivery attempt failed"
-          ).pipe(Effect.annotateLogs({ attempt, statusCode: outcome.statusCode, error: outcome.error, next }))
-        }
-      }).pipe(Effect.annotateLogs({ webhookDeliveryId: String(delivery.id) }))
+        return true
+      }))
+      if (!recorded) {
+        yield* Effect.logWarning("Webhook delivery was taken over or removed during its attempt; not recorded")
+      } else if (!delivered) {
+        yield* Effect.logWarning(
+          status === "FAILED" ? "Webhook delivery failed for good" : "Webhook delivery attempt failed"
+        ).pipe(Effect.annotateLogs({ attempt, statusCode: outcome.statusCode, error: outcome.error, next }))
+      }
+    }, (effect, delivery) => effect.pipe(Effect.annotateLogs({ webhookDeliveryId: String(delivery.id) })))
 
     /** Sends and records one claimed delivery. Interrupted while sending: nothing is recorded. */
     const deliver = (delivery: ClaimedDelivery) =>
@@ -213,26 +211,24 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       )
 
     /** Makes unrecorded claims due again at once (still fenced: recorded ones are left alone). */
-    const release = (claimed: ReadonlyArray<ClaimedDelivery>) =>
-      Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        for (const delivery of claimed) {
-          yield* execute(sql`
+    const release = Effect.fnUntraced(function*(claimed: ReadonlyArray<ClaimedDelivery>) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      for (const delivery of claimed) {
+        yield* execute(sql`
             UPDATE webhook_deliveries SET next_attempt_at = ${now}
             WHERE id = ${delivery.id} AND status = 'PENDING'
               AND attempts = ${delivery.attempts} AND next_attempt_at = ${delivery.leaseUntil}`)
-        }
-      }).pipe(Effect.ignore)
+      }
+    }, (effect) => effect.pipe(Effect.ignore))
 
     /** One claim and its sends; the number of deliveries attempted. */
-    const runBatch = Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function*() {
-        const claimed = yield* claimDue()
-        yield* restore(Effect.forEach(claimed, deliver, { concurrency: "unbounded", discard: true })).pipe(
-          Effect.onExit((exit) => Exit.isFailure(exit) ? release(claimed) : Effect.void)
-        )
-        return claimed.length
-      })
+    const runBatch = Effect.uninterruptibleMask(Effect.fnUntraced(function*(restore) {
+      const claimed = yield* claimDue()
+      yield* restore(Effect.forEach(claimed, deliver, { concurrency: "unbounded", discard: true })).pipe(
+        Effect.onExit((exit) => Exit.isFailure(exit) ? release(claimed) : Effect.void)
+      )
+      return claimed.length
+    })
     )
 
     /** Sends every delivery due now, batch after batch; the number attempted. For tests and the loop. */

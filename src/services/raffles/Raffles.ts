@@ -103,31 +103,30 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         SELECT first_ticket, last_ticket, client_seed FROM raffle_tickets WHERE raffle_id = ${id} ORDER BY first_ticket`)
 
     /** A raffle as `GET /raffles/:id` shows it; `myTickets` are the viewer's numbers. `ticketSeeds` are only in `get`. */
-    const viewsOf = (rows: ReadonlyArray<RaffleRow>, viewerId: UserId) =>
-      Effect.gen(function*() {
-        if (rows.length === 0) return []
-        const blocks = yield* rowsOf(BlockRow, sql`
+    const viewsOf = Effect.fnUntraced(function*(rows: ReadonlyArray<RaffleRow>, viewerId: UserId) {
+      if (rows.length === 0) return []
+      const blocks = yield* rowsOf(BlockRow, sql`
           SELECT raffle_id::text AS raffle_id, first_ticket, last_ticket, user_id FROM raffle_tickets
           WHERE raffle_id = ANY(${rows.map((r) => r.id)}::bigint[]) AND user_id = ${viewerId} ORDER BY first_ticket`)
-        return rows.map((row) => ({
-          id: row.id,
-          item: { id: row.itemId, name: row.itemName, rarity: row.rarity, valueCents: row.valueCents, imageUrl: row.imageUrl },
-          ticketPriceCents: row.ticketPriceCents,
-          maxTickets: row.maxTickets,
-          ticketsSold: row.ticketsSold,
-          endsAt: row.endsAt,
-          status: row.status,
-          serverSeedHash: row.serverSeedHash,
-          serverSeed: row.status === "OPEN" ? null : row.serverSeed,
-          winningTicket: row.winningTicket,
-          ticketSeedsDigest: row.ticketSeedsDigest,
-          ticketSeeds: null as ReadonlyArray<typeof SeedBlockRow.Type> | null,
-          winner: row.winnerId === null ? null : { id: row.winnerId, username: row.winnerName! },
-          myTickets: blocks
-            .filter((b) => b.raffleId === String(row.id))
-            .flatMap((b) => Array.from({ length: b.lastTicket - b.firstTicket + 1 }, (_, i) => b.firstTicket + i))
-        }))
-      })
+      return rows.map((row) => ({
+        id: row.id,
+        item: { id: row.itemId, name: row.itemName, rarity: row.rarity, valueCents: row.valueCents, imageUrl: row.imageUrl },
+        ticketPriceCents: row.ticketPriceCents,
+        maxTickets: row.maxTickets,
+        ticketsSold: row.ticketsSold,
+        endsAt: row.endsAt,
+        status: row.status,
+        serverSeedHash: row.serverSeedHash,
+        serverSeed: row.status === "OPEN" ? null : row.serverSeed,
+        winningTicket: row.winningTicket,
+        ticketSeedsDigest: row.ticketSeedsDigest,
+        ticketSeeds: null as ReadonlyArray<typeof SeedBlockRow.Type> | null,
+        winner: row.winnerId === null ? null : { id: row.winnerId, username: row.winnerName! },
+        myTickets: blocks
+          .filter((b) => b.raffleId === String(row.id))
+          .flatMap((b) => Array.from({ length: b.lastTicket - b.firstTicket + 1 }, (_, i) => b.firstTicket + i))
+      }))
+    })
 
     const get = Effect.fn("Raffles.get")(function*(id: RaffleId, viewerId: UserId) {
       const row = yield* findRow(id)
@@ -164,42 +163,41 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
     })
 
     /** Inside a transaction, on a raffle row locked by the caller: the draw, or CANCELLED without tickets. */
-    const close = (raffle: RaffleRow, at: Date) =>
-      Effect.gen(function*() {
-        if (raffle.ticketsSold === 0) {
-          yield* execute(sql`UPDATE raffles SET status = 'CANCELLED', closed_at = ${at} WHERE id = ${raffle.id}`)
-          yield* audit.record({ userId: null, action: "RAFFLE_CANCELLED", entityType: "Raffle", entityId: raffle.id, metadata: {} })
-          return Option.none<Drawn>()
-        }
-        const digest = ticketSeedsDigest(yield* seedBlocks(raffle.id))
-        const winningTicket = raffleTicket(raffle.serverSeed, raffle.id, raffle.ticketsSold, digest)
-        // The blocks cover 1..ticketsSold, so one holds the winning ticket.
-        const holder = yield* singleOf(BlockRow, sql`
+    const close = Effect.fnUntraced(function*(raffle: RaffleRow, at: Date) {
+      if (raffle.ticketsSold === 0) {
+        yield* execute(sql`UPDATE raffles SET status = 'CANCELLED', closed_at = ${at} WHERE id = ${raffle.id}`)
+        yield* audit.record({ userId: null, action: "RAFFLE_CANCELLED", entityType: "Raffle", entityId: raffle.id, metadata: {} })
+        return Option.none<Drawn>()
+      }
+      const digest = ticketSeedsDigest(yield* seedBlocks(raffle.id))
+      const winningTicket = raffleTicket(raffle.serverSeed, raffle.id, raffle.ticketsSold, digest)
+      // The blocks cover 1..ticketsSold, so one holds the winning ticket.
+      const holder = yield* singleOf(BlockRow, sql`
           SELECT raffle_id::text AS raffle_id, first_ticket, last_ticket, user_id FROM raffle_tickets
           WHERE raffle_id = ${raffle.id} AND first_ticket <= ${winningTicket} AND last_ticket >= ${winningTicket}`)
-        const winnerId = holder.userId
-        const entry = yield* singleOf(PrizeRow, sql`
+      const winnerId = holder.userId
+      const entry = yield* singleOf(PrizeRow, sql`
           INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
           VALUES (${winnerId}, ${raffle.itemId}, 'RAFFLE', ${at}, ${at}) RETURNING id`)
-        yield* execute(sql`UPDATE raffles SET status = 'DRAWN', closed_at = ${at}, winning_ticket = ${winningTicket},
+      yield* execute(sql`UPDATE raffles SET status = 'DRAWN', closed_at = ${at}, winning_ticket = ${winningTicket},
                      winner_id = ${winnerId}, inventory_item_id = ${entry.id}, ticket_seeds_digest = ${digest},
                      prize_value_cents = ${raffle.valueCents}
                    WHERE id = ${raffle.id}`)
-        const notification = yield* notifications.create(winnerId, {
-          type: "RAFFLE_WON",
-          title: "You won a raffle",
-          message: `Ticket #${winningTicket} won ${raffle.itemName}. It is in your inventory.`
-        })
-        yield* audit.record({
-          userId: winnerId,
-          action: "RAFFLE_DRAWN",
-          entityType: "Raffle",
-          entityId: raffle.id,
-          metadata: { winningTicket, ticketsSold: raffle.ticketsSold, inventoryItemId: entry.id }
-        })
-        const dropId = yield* liveDrops.record({ userId: winnerId, itemId: raffle.itemId, source: "RAFFLE", caseName: null })
-        return Option.some<Drawn>({ winnerId, notification, dropId })
+      const notification = yield* notifications.create(winnerId, {
+        type: "RAFFLE_WON",
+        title: "You won a raffle",
+        message: `Ticket #${winningTicket} won ${raffle.itemName}. It is in your inventory.`
       })
+      yield* audit.record({
+        userId: winnerId,
+        action: "RAFFLE_DRAWN",
+        entityType: "Raffle",
+        entityId: raffle.id,
+        metadata: { winningTicket, ticketsSold: raffle.ticketsSold, inventoryItemId: entry.id }
+      })
+      const dropId = yield* liveDrops.record({ userId: winnerId, itemId: raffle.itemId, source: "RAFFLE", caseName: null })
+      return Option.some<Drawn>({ winnerId, notification, dropId })
+    })
 
     const announce = (drawn: Option.Option<Drawn>) =>
       Option.match(drawn, {
