@@ -126,8 +126,8 @@ const connect = Effect.fnUntraced(function*(create: () => RedisClient, where: st
  *   COMMAND_TIMEOUT in any case;
  * - a write refused with READONLY (the node was demoted to a replica while this connection stayed open to it)
  *   reconnects, which under Sentinel asks the sentinels for the new primary, and sends the command again;
- * - commands issued while others are on the wire leave together in one write (auto-pipelining): under load,
- *   many requests' commands share a round trip.
+ * - the commands issued in one turn of the event loop leave together in one write (`inOneWrite` on a node or
+ *   under Sentinel, ioredis's auto-pipelining on a cluster): under load, many requests' commands share a write.
  */
 const COMMAND_TIMEOUT = Duration.seconds(5)
 const nodeOptions = {
@@ -141,14 +141,41 @@ const SLOTS_REFRESH_MS = 5_000
 
 const secret = (value: Option.Option<Redacted.Redacted>) => Option.getOrUndefined(Option.map(value, Redacted.value))
 
+/**
+ * `client`, whose commands issued in one turn of the event loop leave in one write: its socket is corked at the turn's
+ * first command and uncorked when the turn's I/O is done (setImmediate, as ioredis's auto-pipelining defers), which
+ * sends them in one writev. Not auto-pipelining: each of its pipelines defines an accessor with a closure of its own,
+ * so V8 gives each pipeline a map of its own in the old generation, and that map kept the pipeline, its commands,
+ * their replies and the callbacks into the requests' fibers alive through young-generation collections: nearly
+ * everything a request had touched reached the old generation (docs/decisions.md "What reaches the old generation").
+ * A command issued while the connection is not ready waits in ioredis's offline queue and is sent through here when
+ * it is.
+ */
+const inOneWrite = (client: Redis): Redis => {
+  const send = client.sendCommand
+  let corked = false
+  client.sendCommand = function(this: Redis, ...args: Parameters<Redis["sendCommand"]>) {
+    const socket = this.stream
+    if (!corked && this.status === "ready" && socket !== undefined) {
+      corked = true
+      socket.cork()
+      setImmediate(() => {
+        corked = false
+        socket.uncork()
+      })
+    }
+    return send.apply(this, args)
+  }
+  return client
+}
+
 const create = (target: RedisTarget): RedisClient => {
   switch (target._tag) {
     case "Single":
-      return new Redis(Redacted.value(target.url), { ...nodeOptions, enableAutoPipelining: true })
+      return inOneWrite(new Redis(Redacted.value(target.url), nodeOptions))
     case "Sentinel":
-      return new Redis({
+      return inOneWrite(new Redis({
         ...nodeOptions,
-        enableAutoPipelining: true,
         sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
         name: target.name,
         username: Option.getOrUndefined(target.auth.username),
@@ -156,7 +183,7 @@ const create = (target: RedisTarget): RedisClient => {
         sentinelPassword: secret(target.auth.sentinelPassword),
         // Subscribes to the sentinels' +switch-master: a fail-over is followed at once, not at the next error.
         failoverDetector: true
-      })
+      }))
     case "Cluster":
       return new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), {
         enableAutoPipelining: true,
