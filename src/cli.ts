@@ -72,19 +72,22 @@ const findUser = (who: string) =>
 /** Sessions are shared (and readable here) only in Redis; in memory they are the running service's alone. */
 const sessionsUnreachable = "sessions are kept in the service's memory (no Redis configured: REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES)"
 
+/** `admins grant` and `admins revoke` (`roleChange`): the named user given `role`. */
+const setRole = Effect.fnUntraced(function*(role: "ADMIN" | "USER", who: string) {
+  const config = yield* AppConfig
+  const found = yield* findUser(who)
+  const { changed, user } = yield* (yield* Users).setRole(String(found.id), role)
+  const listed = role === "USER" && config.adminIdpIds.includes(user.idpId)
+    ? `; ADMIN_IDP_IDS lists ${user.idpId}, so their next sign-in makes them an administrator again: remove it there too`
+    : ""
+  const text = role === "ADMIN"
+    ? `${userLabel(user)} ${changed ? "is now" : "was already"} an administrator`
+    : `${userLabel(user)} ${changed ? "is no longer" : "was not"} an administrator${listed}`
+  return { text, json: { changed, user: userJson(user) } }
+})
+
 const roleChange = (role: "ADMIN" | "USER") => (opener: DatabaseOpener, [who]: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const config = yield* AppConfig
-    const found = yield* findUser(who!)
-    const { changed, user } = yield* (yield* Users).setRole(String(found.id), role)
-    const listed = role === "USER" && config.adminIdpIds.includes(user.idpId)
-      ? `; ADMIN_IDP_IDS lists ${user.idpId}, so their next sign-in makes them an administrator again: remove it there too`
-      : ""
-    const text = role === "ADMIN"
-      ? `${userLabel(user)} ${changed ? "is now" : "was already"} an administrator`
-      : `${userLabel(user)} ${changed ? "is no longer" : "was not"} an administrator${listed}`
-    return { text, json: { changed, user: userJson(user) } }
-  }).pipe(Effect.provide(operatorLive(opener)))
+  setRole(role, who!).pipe(Effect.provide(operatorLive(opener)))
 
 const ROLES_WHILE_SERVING = "stop it first (roles do not change through the admin API; ADMIN_IDP_IDS promotes at sign-in)"
 

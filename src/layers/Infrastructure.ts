@@ -18,6 +18,24 @@ import { Randomness } from "./Randomness"
 import { Stores } from "./stores/Stores"
 import { targetVariable } from "./stores/RedisTarget"
 
+/** The database the configuration names, as a layer; for the embedded one, DATA_DIR made and held first. */
+const chooseDatabase = Effect.fnUntraced(function*(opener: DatabaseOpener) {
+  const config = yield* AppConfig
+  if (Option.isSome(config.databaseUrl)) {
+    yield* Effect.logInfo("Database: PostgreSQL (DATABASE_URL)")
+    return DatabaseLive({ _tag: "Postgres", url: config.databaseUrl.value })
+  }
+  // PGlite creates its own directory, but not the missing parents of DATA_DIR.
+  yield* Effect.try({
+    try: () => mkdirSync(config.dataDir, { recursive: true }),
+    catch: (cause) => new StartupError({ message: `Cannot create DATA_DIR ${config.dataDir}: ${String(cause)}` })
+  })
+  // Released when this scope closes: after the database, which is opened (later) within it.
+  yield* holdDataDir(config.dataDir, opener)
+  yield* Effect.logInfo(`Database: embedded PGlite in ${join(config.dataDir, "pglite")}`)
+  return DatabaseLive({ _tag: "PGlite", dataDir: join(config.dataDir, "pglite") })
+})
+
 /**
  * The database, migrated before anything else uses it (with MIGRATE_ON_START=false: refused while a migration is
  * pending; `migrations: "leave"` for the CLI's own `migrate`). The embedded one is opened by one process at a
@@ -27,22 +45,7 @@ import { targetVariable } from "./stores/RedisTarget"
  */
 export const databaseFromConfig = (opener: DatabaseOpener, migrations?: MigrationsOnOpen) =>
   Layer.unwrapScoped(
-    Effect.gen(function*() {
-      const config = yield* AppConfig
-      if (Option.isSome(config.databaseUrl)) {
-        yield* Effect.logInfo("Database: PostgreSQL (DATABASE_URL)")
-        return DatabaseLive({ _tag: "Postgres", url: config.databaseUrl.value })
-      }
-      // PGlite creates its own directory, but not the missing parents of DATA_DIR.
-      yield* Effect.try({
-        try: () => mkdirSync(config.dataDir, { recursive: true }),
-        catch: (cause) => new StartupError({ message: `Cannot create DATA_DIR ${config.dataDir}: ${String(cause)}` })
-      })
-      // Released when this scope closes: after the database, which is opened (later) within it.
-      yield* holdDataDir(config.dataDir, opener)
-      yield* Effect.logInfo(`Database: embedded PGlite in ${join(config.dataDir, "pglite")}`)
-      return DatabaseLive({ _tag: "PGlite", dataDir: join(config.dataDir, "pglite") })
-    }).pipe(
+    chooseDatabase(opener).pipe(
       Effect.flatMap((database) =>
         Effect.map(AppConfig, (config) =>
           migrationsOnOpen(migrations ?? (config.migrateOnStart ? "apply" : "require-none-pending")).pipe(

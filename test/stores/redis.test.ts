@@ -113,4 +113,35 @@ describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
       expect(client.status).toBe("ready")
       expect(yield* Effect.promise(() => client.ping())).toBe("PONG")
     }).pipe(Effect.provide(RedisConnection.layer(singleNode(Redacted.make(url!)), prefix)), Effect.scoped))
+
+  // Many requests' commands share a write under load (src/layers/stores/RedisConnection.ts, inOneWrite), without
+  // ioredis's auto-pipelines.
+  it.live("the commands issued in one turn of the event loop leave in one write, and the next turn's in another", () =>
+    Effect.gen(function*() {
+      const { client } = yield* RedisConnection
+      const socket = (client as Redis).stream as unknown as { _write: Function; _writev: Function }
+      const writes: Array<number> = []
+      const [write, writev] = [socket._write, socket._writev]
+      socket._write = function(this: unknown, ...args: Array<unknown>) {
+        writes.push(1)
+        return write.apply(this, args)
+      }
+      socket._writev = function(this: unknown, chunks: Array<unknown>, ...rest: Array<unknown>) {
+        writes.push(chunks.length)
+        return writev.call(this, chunks, ...rest)
+      }
+      // Not one of ioredis's auto-pipelines (what they cost: the comment on inOneWrite).
+      const pipeline = client.pipeline
+      let pipelines = 0
+      client.pipeline = function(this: unknown, ...args: Array<any>) {
+        pipelines++
+        return pipeline.apply(this, args as never)
+      } as typeof pipeline
+      const key = `${prefix}one-write`
+      const turn = () => Promise.all([client.set(key, "1"), client.incr(key), client.get(key)])
+      expect(yield* Effect.promise(turn)).toEqual(["OK", 2, "2"])
+      expect(yield* Effect.promise(turn)).toEqual(["OK", 2, "2"])
+      expect(writes).toEqual([3, 3])
+      expect(pipelines).toBe(0)
+    }).pipe(Effect.provide(RedisConnection.layer(singleNode(Redacted.make(url!)), prefix)), Effect.scoped))
 })

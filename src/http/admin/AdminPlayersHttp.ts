@@ -21,9 +21,9 @@ export const AdminPlayersLive = HttpApiBuilder.group(Api, "adminPlayers", Effect
     .handle("openings", ({ path, urlParams }) => players.openings(path.id, urlParams))
     .handle("audit", ({ path, urlParams }) => players.audit(path.id, urlParams))
     .handle("revokeSession", ({ headers, path }) =>
-      Effect.gen(function*() {
-        yield* stepUp(headers)
-        const { user: admin } = yield* CurrentUser
-        return { sessions: yield* players.revokeSession(admin.id, path.id, path.sessionId) }
-      }))
+      stepUp(headers).pipe(
+        Effect.zipRight(CurrentUser),
+        Effect.flatMap(({ user: admin }) => players.revokeSession(admin.id, path.id, path.sessionId)),
+        Effect.map((sessions) => ({ sessions }))
+      ))
 })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, AdminPlayers]))

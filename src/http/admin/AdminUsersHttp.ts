@@ -16,24 +16,25 @@ export const AdminUsersLive = HttpApiBuilder.group(Api, "adminUsers", Effect.fnU
   return handlers
     .handle("list", ({ urlParams }) => adminUsers.list(urlParams))
     .handle("ban", ({ headers, path, payload }) =>
-      Effect.gen(function*() {
-        yield* stepUp(headers)
-        const { user: admin } = yield* CurrentUser
-        const sessionsRevoked = yield* adminUsers.ban(admin.id, path.id, payload.reason)
-        return { message: "User banned", sessionsRevoked }
-      }))
+      stepUp(headers).pipe(
+        Effect.zipRight(CurrentUser),
+        Effect.flatMap(({ user: admin }) => adminUsers.ban(admin.id, path.id, payload.reason)),
+        Effect.map((sessionsRevoked) => ({ message: "User banned", sessionsRevoked }))
+      ))
     .handle("unban", ({ headers, path }) =>
-      Effect.gen(function*() {
-        yield* stepUp(headers)
-        const { user: admin } = yield* CurrentUser
-        yield* adminUsers.unban(admin.id, path.id)
-        return { message: "User unbanned" }
-      }))
+      stepUp(headers).pipe(
+        Effect.zipRight(CurrentUser),
+        Effect.flatMap(({ user: admin }) => adminUsers.unban(admin.id, path.id)),
+        Effect.as({ message: "User unbanned" })
+      ))
     .handle("adjustBalance", ({ headers, path, payload }) =>
-      Effect.gen(function*() {
-        yield* stepUp(headers)
-        const { user: admin } = yield* CurrentUser
-        const posted = yield* adminUsers.adjustBalance(admin.id, path.id, payload)
-        return { userId: path.id, balanceCents: posted.balanceAfterCents, transactionId: posted.transactionId }
-      }))
+      stepUp(headers).pipe(
+        Effect.zipRight(CurrentUser),
+        Effect.flatMap(({ user: admin }) => adminUsers.adjustBalance(admin.id, path.id, payload)),
+        Effect.map((posted) => ({
+          userId: path.id,
+          balanceCents: posted.balanceAfterCents,
+          transactionId: posted.transactionId
+        }))
+      ))
 })).pipe(buildOnly([AppConfig, AdminAuthentication, TwoFactor, AdminUsers]))

@@ -16,6 +16,38 @@ import { buildOnly } from "../platform/RequestContext"
 const STATE_COOKIE = "oidcState"
 const STATE_COOKIE_PATH = "/api/auth/idp"
 
+/**
+ * The identity provider's redirect back (`GET /auth/idp/callback`): the state checked against its cookie, the user
+ * signed in, and a session made, in its cookie.
+ */
+const completeLogin = Effect.fnUntraced(function*(
+  idp: IdentityProvider["Type"],
+  users: Users,
+  sessions: Sessions,
+  config: AppConfig["Type"],
+  secure: boolean
+) {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const callbackUrl = new URL(request.url, config.publicUrl)
+  if (request.cookies[STATE_COOKIE] !== callbackUrl.searchParams.get("state")) {
+    return yield* new InvalidLoginCallback()
+  }
+  const claims = yield* idp.completeLogin(callbackUrl)
+  const user = yield* users.signInWith(claims)
+  const session = yield* sessions.create(user, yield* currentClient)
+  return yield* HttpServerResponse.redirect(config.loginRedirectUrl, { status: 302 }).pipe(
+    HttpServerResponse.expireCookie(STATE_COOKIE, { path: STATE_COOKIE_PATH }),
+    HttpServerResponse.setCookie("sessionId", session.id, {
+      httpOnly: true,
+      secure,
+      sameSite: "lax",
+      path: "/",
+      maxAge: Duration.seconds(SESSION_TTL_SECONDS)
+    }),
+    Effect.orDie
+  )
+})
+
 export const IdpLive = HttpApiBuilder.group(Api, "idp", Effect.fnUntraced(function*(handlers) {
   const idp = yield* IdentityProvider
   const users = yield* Users
@@ -25,9 +57,8 @@ export const IdpLive = HttpApiBuilder.group(Api, "idp", Effect.fnUntraced(functi
 
   return handlers
     .handle("login", () =>
-      Effect.gen(function*() {
-        const { authorizationUrl, state } = yield* idp.startLogin
-        return yield* HttpServerResponse.redirect(authorizationUrl, { status: 302 }).pipe(
+      Effect.flatMap(idp.startLogin, ({ authorizationUrl, state }) =>
+        HttpServerResponse.redirect(authorizationUrl, { status: 302 }).pipe(
           HttpServerResponse.setCookie(STATE_COOKIE, state, {
             httpOnly: true,
             secure,
@@ -36,30 +67,8 @@ export const IdpLive = HttpApiBuilder.group(Api, "idp", Effect.fnUntraced(functi
             maxAge: Duration.minutes(10)
           }),
           Effect.orDie
-        )
-      }))
-    .handle("callback", () =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const callbackUrl = new URL(request.url, config.publicUrl)
-        if (request.cookies[STATE_COOKIE] !== callbackUrl.searchParams.get("state")) {
-          return yield* new InvalidLoginCallback()
-        }
-        const claims = yield* idp.completeLogin(callbackUrl)
-        const user = yield* users.signInWith(claims)
-        const session = yield* sessions.create(user, yield* currentClient)
-        return yield* HttpServerResponse.redirect(config.loginRedirectUrl, { status: 302 }).pipe(
-          HttpServerResponse.expireCookie(STATE_COOKIE, { path: STATE_COOKIE_PATH }),
-          HttpServerResponse.setCookie("sessionId", session.id, {
-            httpOnly: true,
-            secure,
-            sameSite: "lax",
-            path: "/",
-            maxAge: Duration.seconds(SESSION_TTL_SECONDS)
-          }),
-          Effect.orDie
-        )
-      }))
+        )))
+    .handle("callback", () => completeLogin(idp, users, sessions, config, secure))
 })).pipe(buildOnly([AppConfig, Users, Sessions, IdentityProvider]))
 
 const clearSessionCookie = HttpServerResponse.expireCookie("sessionId", { path: "/" })
@@ -70,17 +79,17 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", Effect.fnUntraced(func
 
   return handlers
     .handle("logout", () =>
-      Effect.gen(function*() {
-        const { session, user } = yield* CurrentUser
-        yield* sessions.revoke(user.id, session.id).pipe(Effect.ignore)
-        return yield* HttpServerResponse.json({ message: "Logged out" }).pipe(Effect.map(clearSessionCookie), Effect.orDie)
-      }))
+      Effect.flatMap(CurrentUser, ({ session, user }) =>
+        sessions.revoke(user.id, session.id).pipe(
+          Effect.ignore,
+          Effect.flatMap(() =>
+            HttpServerResponse.json({ message: "Logged out" }).pipe(Effect.map(clearSessionCookie), Effect.orDie)
+          )
+        )))
     // The user's row as it is now: the session's copy may be 30 s old.
     .handle("me", () =>
-      Effect.gen(function*() {
-        const { user: signedIn } = yield* CurrentUser
-        const user = yield* sessions.currentUser(signedIn.id)
-        return {
+      Effect.flatMap(CurrentUser, ({ user: signedIn }) =>
+        Effect.map(sessions.currentUser(signedIn.id), (user) => ({
           id: user.id,
           username: user.username,
           idpId: user.idpId,
@@ -88,13 +97,10 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", Effect.fnUntraced(func
           balanceCents: user.balanceCents,
           twoFactorEnabled: user.twoFactorEnabled,
           createdAt: user.createdAt
-        }
-      }))
+        }))))
     .handle("sessions", () =>
-      Effect.gen(function*() {
-        const { session: current, user } = yield* CurrentUser
-        const all = yield* sessions.list(user.id)
-        return {
+      Effect.flatMap(CurrentUser, ({ session: current, user }) =>
+        Effect.map(sessions.list(user.id), (all) => ({
           sessions: all.map((s) => ({
             id: s.id,
             ip: s.ip,
@@ -103,37 +109,28 @@ export const AuthLive = HttpApiBuilder.group(Api, "auth", Effect.fnUntraced(func
             lastActivity: s.lastActivity,
             isCurrent: s.id === current.id
           }))
-        }
-      }))
+        }))))
     .handle("revokeSession", ({ path }) =>
-      Effect.gen(function*() {
-        const { user } = yield* CurrentUser
-        yield* sessions.revoke(user.id, path.id)
-        return { message: "Session revoked" }
-      }))
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        Effect.as(sessions.revoke(user.id, path.id), { message: "Session revoked" })))
     .handle("logoutAll", () =>
-      Effect.gen(function*() {
-        const { user } = yield* CurrentUser
-        const sessionsRevoked = yield* sessions.revokeAll(user.id)
-        return yield* HttpServerResponse.json({ message: "All sessions revoked", sessionsRevoked }).pipe(
-          Effect.map(clearSessionCookie),
-          Effect.orDie
-        )
-      }))
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        Effect.flatMap(sessions.revokeAll(user.id), (sessionsRevoked) =>
+          HttpServerResponse.json({ message: "All sessions revoked", sessionsRevoked }).pipe(
+            Effect.map(clearSessionCookie),
+            Effect.orDie
+          ))))
     // A session is made only by a sign-in, so its createdAt is when it was signed in.
     .handle("generate2fa", () => Effect.flatMap(CurrentUser, ({ session, user }) => twoFactor.generate(user, session.createdAt)))
     .handle("enable2fa", ({ payload }) =>
-      Effect.gen(function*() {
-        const { session, user } = yield* CurrentUser
-        const { backupCodes } = yield* twoFactor.enable(user, payload.code, session.createdAt)
-        return { backupCodes, message: "2FA enabled. Keep these backup codes safe: they are shown only once." }
-      }))
+      Effect.flatMap(CurrentUser, ({ session, user }) =>
+        Effect.map(twoFactor.enable(user, payload.code, session.createdAt), ({ backupCodes }) => ({
+          backupCodes,
+          message: "2FA enabled. Keep these backup codes safe: they are shown only once."
+        }))))
     .handle("verify2fa", ({ payload }) =>
       Effect.flatMap(CurrentUser, ({ user }) => Effect.map(twoFactor.verify(user, payload.code), (valid) => ({ valid }))))
     .handle("disable2fa", ({ payload }) =>
-      Effect.gen(function*() {
-        const { user } = yield* CurrentUser
-        yield* twoFactor.disable(user, payload.code)
-        return { message: "2FA disabled" }
-      }))
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        Effect.as(twoFactor.disable(user, payload.code), { message: "2FA disabled" })))
 })).pipe(buildOnly([Authentication, TwoFactor, Sessions]))

@@ -18,13 +18,11 @@ export const DepositsLive = HttpApiBuilder.group(Api, "deposits", Effect.fnUntra
     readonly headers: { readonly "idempotency-key"?: string | undefined }
     readonly payload: Parameters<typeof deposits.initiate>[1]
   }) =>
-    Effect.gen(function*() {
-      const { user } = yield* CurrentUser
-      return yield* idempotent(
+    Effect.flatMap(CurrentUser, ({ user }) =>
+      idempotent(
         { userId: user.id, headers, operation: "deposits.initiate", input: { payload }, response: DepositInitiated },
         deposits.initiate(user.id, payload)
-      )
-    })
+      ))
   const list = ({ urlParams }: { readonly urlParams: PageRequest }) =>
     Effect.flatMap(CurrentUser, ({ user }) => deposits.list(user.id, urlParams))
   const cancel = ({ path }: { readonly path: { readonly id: DepositId } }) =>

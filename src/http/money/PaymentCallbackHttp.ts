@@ -52,48 +52,55 @@ const decodeEvent = (body: unknown): Effect.Effect<ReceivedGatewayEvent, ReturnT
     ? Effect.map(decode(PayoutEvent, body), (event) => ({ _tag: "Payout", event }))
     : Effect.map(decode(GatewayEvent, body), (event) => ({ _tag: "Charge", event }))
 
+/** One callback (see the top of this file): checked, its signature verified, then its event taken once. */
+const receive = Effect.fnUntraced(function*(
+  events: GatewayEvents,
+  config: AppConfig["Type"],
+  secret: string,
+  allowed: (address: string) => boolean
+) {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  if (config.gateway.allowedIps.length > 0 && !allowed(clientIpOf(request, config))) {
+    return yield* new AddressNotAllowed()
+  }
+  const signature = request.headers["x-webhook-signature"]
+  if (signature === undefined || !SIGNATURE_SHAPE.test(signature)) return yield* new InvalidWebhookSignature()
+  const timestampHeader = request.headers["x-webhook-timestamp"]
+  const timestamp = timestampHeader === undefined ? undefined : timestampOf(timestampHeader)
+  if (timestampHeader === undefined ? config.gateway.requireTimestamp : timestamp === undefined) {
+    return yield* new InvalidWebhookTimestamp()
+  }
+  const raw = yield* Effect.mapError(request.text, bodyProblem)
+  if (!verifyGatewaySignature(secret, raw, signature, timestamp)) return yield* new InvalidWebhookSignature()
+  const now = yield* Clock.currentTimeMillis
+  if (timestamp !== undefined && !isTimestampFresh(timestamp, now)) {
+    // Signed by the gateway, so either a replay or a clock to fix (docs/operations.md#callback-timestamps).
+    const age = timestampAge(timestamp, now)
+    yield* Effect.logWarning(`Gateway callback refused: its timestamp is ${Math.abs(age)} s ` +
+      `${age >= 0 ? "behind" : "ahead of"} our clock (at most ${TIMESTAMP_TOLERANCE_SECONDS} s either way)`)
+    return yield* new InvalidWebhookTimestamp()
+  }
+  const body = yield* Effect.mapError(request.json, bodyProblem)
+  const event = yield* decodeEvent(body)
+  const { duplicate } = yield* events.receive({
+    eventId: gatewayEventId(raw, timestamp),
+    signedAt: timestamp === undefined ? undefined : new Date(Number(timestamp) * 1000)
+  }, event).pipe(
+    // Changed state is a 503 here, not a 409: gateways redeliver on 5xx, and a dropped charge.paid is a
+    // deposit never credited (docs/rules.md#gateway-callback).
+    Effect.catchIf(
+      (error) => error instanceof PleaseRetry || (error instanceof ServiceUnavailable && error.conflict),
+      () => Effect.fail(new ServiceUnavailable())
+    )
+  )
+  return duplicate ? { received: true, duplicate: true } as const : { received: true } as const
+})
+
 export const PaymentCallbackLive = HttpApiBuilder.group(Api, "paymentCallback", Effect.fnUntraced(function*(handlers) {
   const events = yield* GatewayEvents
   const config = yield* AppConfig
   const secret = Redacted.value(config.secrets.webhookSecret)
   const allowed = matcherOf(config.gateway.allowedIps)
 
-  return handlers.handle("payment", () =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (config.gateway.allowedIps.length > 0 && !allowed(clientIpOf(request, config))) {
-        return yield* new AddressNotAllowed()
-      }
-      const signature = request.headers["x-webhook-signature"]
-      if (signature === undefined || !SIGNATURE_SHAPE.test(signature)) return yield* new InvalidWebhookSignature()
-      const timestampHeader = request.headers["x-webhook-timestamp"]
-      const timestamp = timestampHeader === undefined ? undefined : timestampOf(timestampHeader)
-      if (timestampHeader === undefined ? config.gateway.requireTimestamp : timestamp === undefined) {
-        return yield* new InvalidWebhookTimestamp()
-      }
-      const raw = yield* Effect.mapError(request.text, bodyProblem)
-      if (!verifyGatewaySignature(secret, raw, signature, timestamp)) return yield* new InvalidWebhookSignature()
-      const now = yield* Clock.currentTimeMillis
-      if (timestamp !== undefined && !isTimestampFresh(timestamp, now)) {
-        // Signed by the gateway, so either a replay or a clock to fix (docs/operations.md#callback-timestamps).
-        const age = timestampAge(timestamp, now)
-        yield* Effect.logWarning(`Gateway callback refused: its timestamp is ${Math.abs(age)} s ` +
-          `${age >= 0 ? "behind" : "ahead of"} our clock (at most ${TIMESTAMP_TOLERANCE_SECONDS} s either way)`)
-        return yield* new InvalidWebhookTimestamp()
-      }
-      const body = yield* Effect.mapError(request.json, bodyProblem)
-      const event = yield* decodeEvent(body)
-      const { duplicate } = yield* events.receive({
-        eventId: gatewayEventId(raw, timestamp),
-        signedAt: timestamp === undefined ? undefined : new Date(Number(timestamp) * 1000)
-      }, event).pipe(
-        // Changed state is a 503 here, not a 409: gateways redeliver on 5xx, and a dropped charge.paid is a
-        // deposit never credited (docs/rules.md#gateway-callback).
-        Effect.catchIf(
-          (error) => error instanceof PleaseRetry || (error instanceof ServiceUnavailable && error.conflict),
-          () => Effect.fail(new ServiceUnavailable())
-        )
-      )
-      return duplicate ? { received: true, duplicate: true } as const : { received: true } as const
-    }))
+  return handlers.handle("payment", () => receive(events, config, secret, allowed))
 })).pipe(buildOnly([AppConfig, GatewayEvents]))

@@ -6,7 +6,7 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, ParseResult, Schema } from "effect"
 import { ExclusionRegistry } from "../../layers/ExclusionRegistry"
 import { cpfDigits, maskCpf } from "../../schema/identity/Compliance"
-import { SandboxNotInUse, SandboxPayment } from "../../schema/money/Deposit"
+import { type SandboxAction, SandboxNotInUse, SandboxPayment } from "../../schema/money/Deposit"
 import { PixKeyOwners } from "../../services/money/PixKeyOwners"
 import { SandboxCharges } from "../../services/money/SandboxCharges"
 import { Api } from "../Api"
@@ -45,17 +45,26 @@ const setListed = Effect.fnUntraced(function*(registry: ExclusionRegistry["Type"
   return { cpf: maskCpf(digits), listed }
 })
 
+/**
+ * `POST /sandbox/charges/:externalId/:action`: the charge settled for the signed-in user, `pay` with its optional
+ * body; `stepUp` is the administrator's step-up, asked only when the charge is another user's.
+ */
+const settleCharge = Effect.fnUntraced(function*<E, R>(
+  sandbox: SandboxCharges,
+  path: { readonly externalId: string; readonly action: SandboxAction },
+  stepUp: Effect.Effect<void, E, R>
+) {
+  const { user } = yield* CurrentUser
+  const { payerCpf } = path.action === "pay" ? yield* payment : {}
+  return yield* sandbox.settle(user, path.externalId, path.action, stepUp, payerCpf)
+})
+
 export const SandboxLive = HttpApiBuilder.group(Api, "sandbox", Effect.fnUntraced(function*(handlers) {
   const sandbox = yield* SandboxCharges
   const stepUp = yield* makeAdminStepUp
   const pixKeyOwners = yield* PixKeyOwners
   const registry = yield* ExclusionRegistry
-  return handlers.handle("charge", ({ headers, path }) =>
-    Effect.gen(function*() {
-      const { user } = yield* CurrentUser
-      const { payerCpf } = path.action === "pay" ? yield* payment : {}
-      return yield* sandbox.settle(user, path.externalId, path.action, stepUp(headers), payerCpf)
-    }))
+  return handlers.handle("charge", ({ headers, path }) => settleCharge(sandbox, path, stepUp(headers)))
     .handle("pixKey", ({ payload }) => pixKeyOwners.registerInSandbox(payload, payload.ownerCpf))
     .handle("listExcluded", ({ payload }) => setListed(registry, payload.cpf, true))
     .handle("unlistExcluded", ({ payload }) => setListed(registry, payload.cpf, false))

@@ -13,7 +13,7 @@ import { Clock, Effect, Exit, FiberRef, LogLevel, Option, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import { httpRequest } from "../../layers/AppMetrics"
 import { notesIfAny, notesOf } from "./RequestNotes"
-import { endpoint, type EndpointName, makeEndpoints, type ResolveEndpoint } from "./Routes"
+import { endpoint, type EndpointName, type Endpoints, makeEndpoints, type ResolveEndpoint } from "./Routes"
 
 /** Query parameters whose values are secrets. */
 const SECRET_PARAMS = new Set(["code", "state", "session_state", "id_token", "access_token", "refresh_token", "token"])
@@ -68,43 +68,45 @@ const setRequestId: HttpApp.PreResponseHandler = (request, response) => {
   return Effect.succeed(requestId === undefined ? response : HttpServerResponse.setHeader(response, "x-request-id", requestId))
 }
 
+/** `app` with its access log (see `makeAccessLog`). */
+const logged = Effect.fnUntraced(function*<E, R>(endpoints: Endpoints, app: HttpApp.Default<E, R>) {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const started = yield* Clock.currentTimeNanos
+  const incoming = request.headers["x-request-id"]
+  const requestId = incoming !== undefined && INCOMING_ID.test(incoming) ? incoming : randomUUID()
+  // The HTTP server span, when tracing is on (read as an option: a missing span is no error to build).
+  const annotations = Option.match(yield* Effect.serviceOption(Tracer.ParentSpan), {
+    onNone: () => ({ requestId }),
+    onSome: (span) => ({ requestId, traceId: span.traceId })
+  })
+  notesOf(request).requestId = requestId
+  yield* HttpApp.appendPreResponseHandler(setRequestId)
+  const exit = yield* Effect.exit(Effect.annotateLogs(app, annotations))
+  const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
+  // Bounded labels: the endpoint's template; anything outside the API (docs, metrics, 404s) is "other".
+  const route = endpoints.of(request)?.path ?? "other"
+  const seconds = Number((yield* Clock.currentTimeNanos) - started) / 1e9
+  yield* httpRequest(request.method, route, status, seconds)
+  // The line is built only when it is written (the benchmarks run at LOG_LEVEL=Warn).
+  if (LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))) {
+    const userId = notesIfAny(request)?.userId
+    yield* Effect.logInfo("Sent HTTP response").pipe(
+      Effect.annotateLogs({
+        ...annotations,
+        "http.method": request.method,
+        "http.route": route,
+        "http.url": loggableUrl(endpoints.resolve, request.url),
+        "http.status": status,
+        "http.duration_ms": Math.round(seconds * 1e4) / 10,
+        ...(userId === undefined ? {} : { userId: String(userId) })
+      })
+    )
+  }
+  return yield* exit
+})
+
 /** The access log, for `HttpApiBuilder.serve` (and the tests' in-process app). */
 export const makeAccessLog: Effect.Effect<<E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R>> = Effect.map(
   makeEndpoints,
-  (endpoints) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const started = yield* Clock.currentTimeNanos
-      const incoming = request.headers["x-request-id"]
-      const requestId = incoming !== undefined && INCOMING_ID.test(incoming) ? incoming : randomUUID()
-      // The HTTP server span, when tracing is on (read as an option: a missing span is no error to build).
-      const annotations = Option.match(yield* Effect.serviceOption(Tracer.ParentSpan), {
-        onNone: () => ({ requestId }),
-        onSome: (span) => ({ requestId, traceId: span.traceId })
-      })
-      notesOf(request).requestId = requestId
-      yield* HttpApp.appendPreResponseHandler(setRequestId)
-      const exit = yield* Effect.exit(Effect.annotateLogs(app, annotations))
-      const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
-      // Bounded labels: the endpoint's template; anything outside the API (docs, metrics, 404s) is "other".
-      const route = endpoints.of(request)?.path ?? "other"
-      const seconds = Number((yield* Clock.currentTimeNanos) - started) / 1e9
-      yield* httpRequest(request.method, route, status, seconds)
-      // The line is built only when it is written (the benchmarks run at LOG_LEVEL=Warn).
-      if (LogLevel.greaterThanEqual(LogLevel.Info, yield* FiberRef.get(FiberRef.currentMinimumLogLevel))) {
-        const userId = notesIfAny(request)?.userId
-        yield* Effect.logInfo("Sent HTTP response").pipe(
-          Effect.annotateLogs({
-            ...annotations,
-            "http.method": request.method,
-            "http.route": route,
-            "http.url": loggableUrl(endpoints.resolve, request.url),
-            "http.status": status,
-            "http.duration_ms": Math.round(seconds * 1e4) / 10,
-            ...(userId === undefined ? {} : { userId: String(userId) })
-          })
-        )
-      }
-      return yield* exit
-    })
+  (endpoints) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> => logged(endpoints, app)
 )

@@ -15,7 +15,7 @@
  * toolbar (whose "Share" uploads the document to api.scalar.com).
  */
 import { type HttpApp, HttpApi, HttpApiBuilder, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { type Context, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
@@ -116,21 +116,35 @@ export const referencePage = (spec: OpenApi.OpenAPISpec, scriptPath: string) =>
 </html>
 `
 
+/** The options of `apiReferenceLayer`. */
+interface ApiReferenceOptions {
+  readonly path: `/${string}`
+  readonly publicUrl: string
+}
+
+/** `apiReferenceLayer`'s route, added to `router`. */
+const addReferenceRoute = Effect.fnUntraced(function*(
+  router: Context.Tag.Service<typeof HttpApiBuilder.Router>,
+  options: ApiReferenceOptions
+) {
+  const { api } = yield* HttpApi.Api
+  const spec = OpenApi.fromApi(api)
+  const headers = {
+    "content-security-policy": referenceContentSecurityPolicy(options.publicUrl),
+    "referrer-policy": "same-origin"
+  }
+  let page: string | undefined
+  yield* router.get(
+    options.path,
+    Effect.map(referenceScript, (script) =>
+      HttpServerResponse.html(page ??= referencePage(spec, script.path)).pipe(HttpServerResponse.setHeaders(headers)))
+  )
+})
+
 /** GET `path`: the reference page of the API in context, documented at `publicUrl`. */
-export const apiReferenceLayer = (options: { readonly path: `/${string}`; readonly publicUrl: string }) =>
-  HttpApiBuilder.Router.use((router) =>
-    Effect.gen(function*() {
-      const { api } = yield* HttpApi.Api
-      const spec = OpenApi.fromApi(api)
-      const headers = {
-        "content-security-policy": referenceContentSecurityPolicy(options.publicUrl),
-        "referrer-policy": "same-origin"
-      }
-      let page: string | undefined
-      yield* router.get(
-        options.path,
-        Effect.map(referenceScript, (script) =>
-          HttpServerResponse.html(page ??= referencePage(spec, script.path)).pipe(HttpServerResponse.setHeaders(headers)))
-      )
-    })
-  ) satisfies Layer.Layer<never, never, HttpApi.Api>
+export const apiReferenceLayer = (options: ApiReferenceOptions) =>
+  HttpApiBuilder.Router.use((router) => addReferenceRoute(router, options)) satisfies Layer.Layer<
+    never,
+    never,
+    HttpApi.Api
+  >

@@ -177,17 +177,17 @@ export const eventStream = Effect.fnUntraced(function*<E1, E2>(owner: bigint, su
         ),
         Effect.zipRight(Effect.suspend(() => beat))
       ))
-  yield* Effect.gen(function*() {
-    yield* sseClientOpen
-    yield* subscribe((messages) => {
-      if (!body.send(encode(messages), messages.length)) body.finish(LAGGING_EVENT, true)
-    })
-    yield* whenEnded(endWith(NONE))
-    yield* lifecycle.onShutdown(endWith(SHUTDOWN_EVENT))
+  yield* sseClientOpen.pipe(
+    Effect.flatMap(() =>
+      subscribe((messages) => {
+        if (!body.send(encode(messages), messages.length)) body.finish(LAGGING_EVENT, true)
+      })
+    ),
+    Effect.flatMap(() => whenEnded(endWith(NONE))),
+    Effect.flatMap(() => lifecycle.onShutdown(endWith(SHUTDOWN_EVENT))),
     // Last: a stream that could not open replaces none of its owner's others.
-    yield* realtime.streamOpened(owner, endWith(REPLACED_EVENT))
-    yield* Effect.forkScoped(beat)
-  }).pipe(
+    Effect.flatMap(() => realtime.streamOpened(owner, endWith(REPLACED_EVENT))),
+    Effect.flatMap(() => Effect.forkScoped(beat)),
     Scope.extend(scope),
     Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit))
   )

@@ -35,10 +35,15 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", Effect.fnUntraced(
   return handlers
     .handle("health", () => Effect.succeed({ status: "ok" as const, ...jurisdiction }))
     .handle("ready", () =>
-      Effect.gen(function*() {
-        if (yield* lifecycle.draining) return yield* new ServiceUnavailable({ message: "Service unavailable: shutting down" })
-        yield* database
-        yield* redis
-        return { status: "ready" as const, checks: { database: "up" as const, redis: redisKind }, ...jurisdiction }
-      }))
+      Effect.flatMap(lifecycle.draining, (draining) =>
+        draining
+          ? Effect.fail(new ServiceUnavailable({ message: "Service unavailable: shutting down" }))
+          : database.pipe(
+            Effect.zipRight(redis),
+            Effect.map(() => ({
+              status: "ready" as const,
+              checks: { database: "up" as const, redis: redisKind },
+              ...jurisdiction
+            }))
+          )))
 })).pipe(buildOnly([AppConfig, SqlClient.SqlClient, StoreHealth, Lifecycle]))

@@ -25,6 +25,38 @@ const CHECK_TIMEOUT = Duration.seconds(1)
 
 const digest = (value: string) => createHash("sha256").update(value).digest()
 
+/** 1 when `check` succeeds within CHECK_TIMEOUT, else 0. */
+const up = (check: Effect.Effect<unknown, unknown>) =>
+  check.pipe(Effect.timeout(CHECK_TIMEOUT), Effect.match({ onFailure: () => 0, onSuccess: () => 1 }))
+
+/** GET /metrics for the scraper whose token's digest is `expected`: the checks and the pool's figures, then all. */
+const scrape = Effect.fnUntraced(function*(
+  expected: Buffer,
+  metrics: MetricsExport["Type"],
+  sql: SqlClient.SqlClient,
+  stores: StoreHealth["Type"],
+  pool: DatabasePool["Type"]
+) {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const authorization = request.headers.authorization ?? ""
+  const given = authorization.startsWith("Bearer ") ? authorization.slice("Bearer ".length) : ""
+  if (!timingSafeEqual(digest(given), expected)) {
+    return HttpServerResponse.unsafeJson({ statusCode: 401, message: "Unauthorized" }, {
+      status: 401,
+      headers: { "www-authenticate": "Bearer" }
+    })
+  }
+  const [database, redis] = yield* Effect.all([up(sql`SELECT 1`), up(stores.check)], { concurrency: 2 })
+  yield* Metric.set(databaseUp, database)
+  yield* Metric.set(redisUp, redis)
+  const state = pool.state()
+  yield* Metric.set(databasePoolConnections("busy"), state.open - state.idle)
+  yield* Metric.set(databasePoolConnections("idle"), state.idle)
+  yield* Metric.set(databasePoolWaiting, state.waiting)
+  yield* Metric.set(databasePoolMax, state.max)
+  return HttpServerResponse.text(yield* metrics.scrape, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+})
+
 export const MetricsRouteLive = HttpApiBuilder.Router.use(Effect.fnUntraced(function*(router) {
   const token = yield* Config.option(Config.redacted("METRICS_TOKEN")).pipe(Effect.orDie)
   if (Option.isNone(token)) return
@@ -33,31 +65,7 @@ export const MetricsRouteLive = HttpApiBuilder.Router.use(Effect.fnUntraced(func
   const sql = yield* SqlClient.SqlClient
   const stores = yield* StoreHealth
   const pool = yield* DatabasePool
-  const up = (check: Effect.Effect<unknown, unknown>) =>
-    check.pipe(Effect.timeout(CHECK_TIMEOUT), Effect.match({ onFailure: () => 0, onSuccess: () => 1 }))
 
-  yield* router.get(
-    METRICS_PATH,
-    Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const authorization = request.headers.authorization ?? ""
-      const given = authorization.startsWith("Bearer ") ? authorization.slice("Bearer ".length) : ""
-      if (!timingSafeEqual(digest(given), expected)) {
-        return HttpServerResponse.unsafeJson({ statusCode: 401, message: "Unauthorized" }, {
-          status: 401,
-          headers: { "www-authenticate": "Bearer" }
-        })
-      }
-      const [database, redis] = yield* Effect.all([up(sql`SELECT 1`), up(stores.check)], { concurrency: 2 })
-      yield* Metric.set(databaseUp, database)
-      yield* Metric.set(redisUp, redis)
-      const state = pool.state()
-      yield* Metric.set(databasePoolConnections("busy"), state.open - state.idle)
-      yield* Metric.set(databasePoolConnections("idle"), state.idle)
-      yield* Metric.set(databasePoolWaiting, state.waiting)
-      yield* Metric.set(databasePoolMax, state.max)
-      return HttpServerResponse.text(yield* metrics.scrape, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
-    })
-  )
+  yield* router.get(METRICS_PATH, scrape(expected, metrics, sql, stores, pool))
 })
 )

@@ -12,14 +12,12 @@ export const NotificationsLive = HttpApiBuilder.group(Api, "notifications", Effe
     .handle("list", ({ urlParams }) =>
       Effect.flatMap(CurrentUser, ({ user }) => notifications.list(user.id, urlParams)))
     .handle("read", ({ path }) =>
-      Effect.gen(function*() {
-        const { user } = yield* CurrentUser
-        yield* notifications.markRead(user.id, path.id)
-        return { message: "Notification marked as read" }
-      }))
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        Effect.as(notifications.markRead(user.id, path.id), { message: "Notification marked as read" })))
     .handle("readAll", () =>
-      Effect.gen(function*() {
-        const { user } = yield* CurrentUser
-        return { message: "All notifications marked as read", updated: yield* notifications.markAllRead(user.id) }
-      }))
+      Effect.flatMap(CurrentUser, ({ user }) =>
+        Effect.map(notifications.markAllRead(user.id), (updated) => ({
+          message: "All notifications marked as read",
+          updated
+        }))))
 })).pipe(buildOnly([Authentication, Notifications]))

@@ -10,6 +10,17 @@ import { Context, Effect, Layer, Scope } from "effect"
 
 type Identifiers<Tags extends ReadonlyArray<Context.Tag<any, any>>> = Context.Tag.Identifier<Tags[number]>
 
+/** `buildOnly`'s build of `layer`, in the enclosing build's scope and memo map, with only `tags` of its context. */
+const buildWith = Effect.fnUntraced(function*<const Tags extends ReadonlyArray<Context.Tag<any, any>>, A, E>(
+  tags: Tags,
+  layer: Layer.Layer<A, E, Identifiers<Tags>>
+) {
+  const context = yield* Effect.context<Identifiers<Tags> | Scope.Scope>()
+  const only = Context.pick(...tags)(context)
+  const built = Layer.buildWithMemoMap(layer, Context.get(context, Layer.CurrentMemoMap), Context.get(context, Scope.Scope))
+  return yield* Effect.mapInputContext(built, (_: Context.Context<never>) => only)
+})
+
 /**
  * `layer`, built in a context of `tags` alone (taken from the enclosing one) and sharing the enclosing
  * build's memoized layers. The tags are checked against what the layer requires: one missing is a type
@@ -17,11 +28,4 @@ type Identifiers<Tags extends ReadonlyArray<Context.Tag<any, any>>> = Context.Ta
  */
 export const buildOnly = <const Tags extends ReadonlyArray<Context.Tag<any, any>>>(tags: Tags) =>
 <A, E>(layer: Layer.Layer<A, E, Identifiers<Tags>>): Layer.Layer<A, E, Identifiers<Tags>> =>
-  Layer.scopedContext(
-    Effect.gen(function*() {
-      const context = yield* Effect.context<Identifiers<Tags> | Scope.Scope>()
-      const only = Context.pick(...tags)(context)
-      const built = Layer.buildWithMemoMap(layer, Context.get(context, Layer.CurrentMemoMap), Context.get(context, Scope.Scope))
-      return yield* Effect.mapInputContext(built, (_: Context.Context<never>) => only)
-    })
-  )
+  Layer.scopedContext(buildWith(tags, layer))

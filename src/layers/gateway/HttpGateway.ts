@@ -29,6 +29,7 @@ import { describeFailure, providerClient } from "../ProviderHttp"
 import { Duration, Effect, Layer, type Redacted, Schema } from "effect"
 import {
   ChargeAlreadyPaid,
+  type ChargeRequest,
   GatewayError,
   PaymentGateway,
   payoutReference,
@@ -59,118 +60,118 @@ const units = (cents: bigint) => Number(cents) / 100
 /** 4xx answers that do not mean "will not pay": the outcome stays unknown. */
 const NOT_A_REFUSAL = new Set([408, 409, 429])
 
+/** The gateway's operations over its client at `url` (see `HttpGateway`). */
+const makeHttpGateway = Effect.fnUntraced(function*(url: string, key: Redacted.Redacted<string>) {
+  const client = yield* providerClient(url, key, { attempt: Duration.seconds(10), retries: 3 })
+
+  const unavailable = (path: string) => (error: unknown) =>
+    Effect.logWarning(`Payment gateway ${path} failed: ${describeFailure(error)}`).pipe(
+      Effect.zipRight(Effect.fail(new GatewayError({ message: "The payment gateway is unavailable" })))
+    )
+
+  const post = (path: string, idempotencyKey: string, body: unknown) =>
+    HttpClientRequest.post(path).pipe(
+      HttpClientRequest.setHeader("idempotency-key", idempotencyKey),
+      HttpClientRequest.bodyUnsafeJson(body),
+      client.execute
+    )
+
+  const call = <A, I>(path: string, idempotencyKey: string, body: unknown, schema: Schema.Schema<A, I>) =>
+    post(path, idempotencyKey, body).pipe(
+      Effect.flatMap(HttpClientResponse.filterStatusOk),
+      Effect.flatMap(HttpClientResponse.schemaBodyJson(schema)),
+      Effect.scoped,
+      Effect.catchAll(unavailable(path))
+    )
+
+  const cancelCharge = (externalId: string) => {
+    const path = `/charges/${encodeURIComponent(externalId)}/cancel`
+    return post(path, `cancel-${externalId}`, {}).pipe(
+      Effect.scoped,
+      Effect.catchAll(unavailable(path)),
+      Effect.flatMap((response): Effect.Effect<void, GatewayError | ChargeAlreadyPaid> =>
+        response.status === 409
+          ? Effect.fail(new ChargeAlreadyPaid({ externalId }))
+          : response.status >= 200 && response.status < 300
+          ? Effect.void
+          : unavailable(path)(`status ${response.status}`)
+      )
+    )
+  }
+
+  const payout = (request: PayoutRequest): Effect.Effect<{ readonly payoutId: string }, GatewayError | PayoutRefused> => {
+    const reference = payoutReference(request.withdrawalId)
+    const body = {
+      amount: units(request.amountCents),
+      currency: "BRL",
+      pixKeyType: request.pixKeyType,
+      pixKey: request.pixKey,
+      reference
+    }
+    return post("/payouts", reference, body).pipe(
+      Effect.flatMap((response): Effect.Effect<{ readonly payoutId: string }, unknown> =>
+        response.status >= 200 && response.status < 300
+          ? Effect.map(HttpClientResponse.schemaBodyJson(PayoutResponse)(response), (p) => ({ payoutId: p.id }))
+          : NOT_A_REFUSAL.has(response.status)
+          ? Effect.fail(`status ${response.status}`)
+          : HttpClientResponse.schemaBodyJson(Refusal)(response).pipe(
+            Effect.orElseSucceed(() => ({ message: `status ${response.status}` })),
+            Effect.flatMap((refusal) => new PayoutRefused({ message: refusal.message.slice(0, 500) }))
+          )
+      ),
+      Effect.scoped,
+      Effect.catchAll((error): Effect.Effect<never, GatewayError | PayoutRefused> =>
+        error instanceof PayoutRefused ? Effect.fail(error) : unavailable("/payouts")(error)
+      )
+    )
+  }
+
+  const payoutStatus = (withdrawalId: bigint): Effect.Effect<PayoutStatus, GatewayError> => {
+    const path = `/payouts/${payoutReference(withdrawalId)}`
+    return HttpClientRequest.get(path).pipe(
+      client.execute,
+      Effect.flatMap((response): Effect.Effect<PayoutStatus, unknown> =>
+        response.status === 404
+          ? Effect.succeed({ _tag: "Unknown" })
+          : Effect.map(
+            Effect.flatMap(HttpClientResponse.filterStatusOk(response), HttpClientResponse.schemaBodyJson(PayoutStatusResponse)),
+            (status): PayoutStatus =>
+              status.status === "PAID"
+                ? { _tag: "Paid", payoutId: status.id }
+                : status.status === "FAILED"
+                ? { _tag: "Failed", reason: status.failReason ?? "The gateway reported the payout failed" }
+                : { _tag: "Processing" }
+          )
+      ),
+      Effect.scoped,
+      Effect.catchAll(unavailable(path))
+    )
+  }
+
+  const refund = (request: RefundRequest): Effect.Effect<{ readonly refundId: string }, GatewayError> => {
+    const reference = refundReference(request.depositId)
+    return call(
+      `/charges/${encodeURIComponent(request.externalId)}/refund`,
+      reference,
+      { amount: units(request.amountCents), currency: "BRL", reference },
+      RefundResponse
+    ).pipe(Effect.map((answer) => ({ refundId: answer.id })))
+  }
+
+  return {
+    createCharge: (request: ChargeRequest) =>
+      call(
+        "/charges",
+        request.reference,
+        { amount: units(request.amountCents), currency: "BRL", method: request.method, reference: request.reference },
+        ChargeResponse
+      ).pipe(Effect.map((charge) => ({ ...charge, externalId: charge.id }))),
+    cancelCharge,
+    payout,
+    payoutStatus,
+    refund
+  }
+})
+
 export const HttpGateway = (url: string, key: Redacted.Redacted<string>) =>
-  Layer.effect(
-    PaymentGateway,
-    Effect.gen(function*() {
-      const client = yield* providerClient(url, key, { attempt: Duration.seconds(10), retries: 3 })
-
-      const unavailable = (path: string) => (error: unknown) =>
-        Effect.logWarning(`Payment gateway ${path} failed: ${describeFailure(error)}`).pipe(
-          Effect.zipRight(Effect.fail(new GatewayError({ message: "The payment gateway is unavailable" })))
-        )
-
-      const post = (path: string, idempotencyKey: string, body: unknown) =>
-        HttpClientRequest.post(path).pipe(
-          HttpClientRequest.setHeader("idempotency-key", idempotencyKey),
-          HttpClientRequest.bodyUnsafeJson(body),
-          client.execute
-        )
-
-      const call = <A, I>(path: string, idempotencyKey: string, body: unknown, schema: Schema.Schema<A, I>) =>
-        post(path, idempotencyKey, body).pipe(
-          Effect.flatMap(HttpClientResponse.filterStatusOk),
-          Effect.flatMap(HttpClientResponse.schemaBodyJson(schema)),
-          Effect.scoped,
-          Effect.catchAll(unavailable(path))
-        )
-
-      const cancelCharge = (externalId: string) => {
-        const path = `/charges/${encodeURIComponent(externalId)}/cancel`
-        return post(path, `cancel-${externalId}`, {}).pipe(
-          Effect.scoped,
-          Effect.catchAll(unavailable(path)),
-          Effect.flatMap((response): Effect.Effect<void, GatewayError | ChargeAlreadyPaid> =>
-            response.status === 409
-              ? Effect.fail(new ChargeAlreadyPaid({ externalId }))
-              : response.status >= 200 && response.status < 300
-              ? Effect.void
-              : unavailable(path)(`status ${response.status}`)
-          )
-        )
-      }
-
-      const payout = (request: PayoutRequest): Effect.Effect<{ readonly payoutId: string }, GatewayError | PayoutRefused> => {
-        const reference = payoutReference(request.withdrawalId)
-        const body = {
-          amount: units(request.amountCents),
-          currency: "BRL",
-          pixKeyType: request.pixKeyType,
-          pixKey: request.pixKey,
-          reference
-        }
-        return post("/payouts", reference, body).pipe(
-          Effect.flatMap((response): Effect.Effect<{ readonly payoutId: string }, unknown> =>
-            response.status >= 200 && response.status < 300
-              ? Effect.map(HttpClientResponse.schemaBodyJson(PayoutResponse)(response), (p) => ({ payoutId: p.id }))
-              : NOT_A_REFUSAL.has(response.status)
-              ? Effect.fail(`status ${response.status}`)
-              : HttpClientResponse.schemaBodyJson(Refusal)(response).pipe(
-                Effect.orElseSucceed(() => ({ message: `status ${response.status}` })),
-                Effect.flatMap((refusal) => new PayoutRefused({ message: refusal.message.slice(0, 500) }))
-              )
-          ),
-          Effect.scoped,
-          Effect.catchAll((error): Effect.Effect<never, GatewayError | PayoutRefused> =>
-            error instanceof PayoutRefused ? Effect.fail(error) : unavailable("/payouts")(error)
-          )
-        )
-      }
-
-      const payoutStatus = (withdrawalId: bigint): Effect.Effect<PayoutStatus, GatewayError> => {
-        const path = `/payouts/${payoutReference(withdrawalId)}`
-        return HttpClientRequest.get(path).pipe(
-          client.execute,
-          Effect.flatMap((response): Effect.Effect<PayoutStatus, unknown> =>
-            response.status === 404
-              ? Effect.succeed({ _tag: "Unknown" })
-              : Effect.map(
-                Effect.flatMap(HttpClientResponse.filterStatusOk(response), HttpClientResponse.schemaBodyJson(PayoutStatusResponse)),
-                (status): PayoutStatus =>
-                  status.status === "PAID"
-                    ? { _tag: "Paid", payoutId: status.id }
-                    : status.status === "FAILED"
-                    ? { _tag: "Failed", reason: status.failReason ?? "The gateway reported the payout failed" }
-                    : { _tag: "Processing" }
-              )
-          ),
-          Effect.scoped,
-          Effect.catchAll(unavailable(path))
-        )
-      }
-
-      const refund = (request: RefundRequest): Effect.Effect<{ readonly refundId: string }, GatewayError> => {
-        const reference = refundReference(request.depositId)
-        return call(
-          `/charges/${encodeURIComponent(request.externalId)}/refund`,
-          reference,
-          { amount: units(request.amountCents), currency: "BRL", reference },
-          RefundResponse
-        ).pipe(Effect.map((answer) => ({ refundId: answer.id })))
-      }
-
-      return {
-        createCharge: (request) =>
-          call(
-            "/charges",
-            request.reference,
-            { amount: units(request.amountCents), currency: "BRL", method: request.method, reference: request.reference },
-            ChargeResponse
-          ).pipe(Effect.map((charge) => ({ ...charge, externalId: charge.id }))),
-        cancelCharge,
-        payout,
-        payoutStatus,
-        refund
-      }
-    })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  Layer.effect(PaymentGateway, makeHttpGateway(url, key)).pipe(Layer.provide(NodeHttpClient.layerUndici))

@@ -19,37 +19,43 @@ export interface PixKeyDirectoryTimeouts {
 
 const TIMEOUTS: PixKeyDirectoryTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(10) }
 
-export const HttpPixKeyDirectory = (url: string, key: Redacted.Redacted<string>, timeouts: PixKeyDirectoryTimeouts = TIMEOUTS) =>
-  Layer.effect(
-    PixKeyDirectory,
-    Effect.gen(function*() {
-      const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
-      const lookup = (request: PixKeyLookup) =>
-        HttpClientRequest.post("/pix-keys/lookup").pipe(
-          HttpClientRequest.bodyUnsafeJson({
-            pixKeyType: request.pixKeyType,
-            pixKey: request.pixKey,
-            payerDocument: request.payerDocument
-          }),
-          client.execute,
-          Effect.flatMap((response) =>
-            Effect.map(
-              response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
-              (body) => interpretPixKeyLookup(response.status, body) ?? `status ${response.status} outside the contract`
-            )
-          ),
-          Effect.scoped,
-          Effect.timeout(timeouts.total),
-          Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
-          Effect.flatMap((result) =>
-            typeof result === "string"
-              ? Effect.zipRight(
-                Effect.logWarning(`PIX key directory /pix-keys/lookup failed: ${result}`),
-                Effect.fail(new PixKeyDirectoryUnavailable({ message: "The PIX key directory is unavailable" }))
-              )
-              : Effect.succeed(result)
-          )
+/** The directory's lookup over its client at `url` (see `HttpPixKeyDirectory`). */
+const makeHttpPixKeyDirectory = Effect.fnUntraced(function*(
+  url: string,
+  key: Redacted.Redacted<string>,
+  timeouts: PixKeyDirectoryTimeouts
+) {
+  const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
+  const lookup = (request: PixKeyLookup) =>
+    HttpClientRequest.post("/pix-keys/lookup").pipe(
+      HttpClientRequest.bodyUnsafeJson({
+        pixKeyType: request.pixKeyType,
+        pixKey: request.pixKey,
+        payerDocument: request.payerDocument
+      }),
+      client.execute,
+      Effect.flatMap((response) =>
+        Effect.map(
+          response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
+          (body) => interpretPixKeyLookup(response.status, body) ?? `status ${response.status} outside the contract`
         )
-      return { lookup }
-    })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      ),
+      Effect.scoped,
+      Effect.timeout(timeouts.total),
+      Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
+      Effect.flatMap((result) =>
+        typeof result === "string"
+          ? Effect.zipRight(
+            Effect.logWarning(`PIX key directory /pix-keys/lookup failed: ${result}`),
+            Effect.fail(new PixKeyDirectoryUnavailable({ message: "The PIX key directory is unavailable" }))
+          )
+          : Effect.succeed(result)
+      )
+    )
+  return { lookup }
+})
+
+export const HttpPixKeyDirectory = (url: string, key: Redacted.Redacted<string>, timeouts: PixKeyDirectoryTimeouts = TIMEOUTS) =>
+  Layer.effect(PixKeyDirectory, makeHttpPixKeyDirectory(url, key, timeouts)).pipe(
+    Layer.provide(NodeHttpClient.layerUndici)
+  )

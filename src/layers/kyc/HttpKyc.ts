@@ -19,33 +19,33 @@ export interface KycTimeouts {
 
 const TIMEOUTS: KycTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(15) }
 
-export const HttpKyc = (url: string, key: Redacted.Redacted<string>, timeouts: KycTimeouts = TIMEOUTS) =>
-  Layer.effect(
-    Kyc,
-    Effect.gen(function*() {
-      const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
-      const check = (request: KycRequest) =>
-        HttpClientRequest.post("/cpf/check").pipe(
-          HttpClientRequest.bodyUnsafeJson({ cpf: request.cpf, fullName: request.fullName, birthDate: request.birthDate }),
-          client.execute,
-          Effect.flatMap((response) =>
-            Effect.map(
-              response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
-              (body) => interpretKyc(request, response.status, body) ?? `status ${response.status} outside the contract`
-            )
-          ),
-          Effect.scoped,
-          Effect.timeout(timeouts.total),
-          Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
-          Effect.flatMap((result) =>
-            typeof result === "string"
-              ? Effect.zipRight(
-                Effect.logWarning(`Identity provider /cpf/check failed: ${result}`),
-                Effect.fail(new KycUnavailable({ message: "The identity provider is unavailable" }))
-              )
-              : Effect.succeed(result)
-          )
+/** The provider's check over its client at `url` (see `HttpKyc`). */
+const makeHttpKyc = Effect.fnUntraced(function*(url: string, key: Redacted.Redacted<string>, timeouts: KycTimeouts) {
+  const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
+  const check = (request: KycRequest) =>
+    HttpClientRequest.post("/cpf/check").pipe(
+      HttpClientRequest.bodyUnsafeJson({ cpf: request.cpf, fullName: request.fullName, birthDate: request.birthDate }),
+      client.execute,
+      Effect.flatMap((response) =>
+        Effect.map(
+          response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
+          (body) => interpretKyc(request, response.status, body) ?? `status ${response.status} outside the contract`
         )
-      return { check }
-    })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      ),
+      Effect.scoped,
+      Effect.timeout(timeouts.total),
+      Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
+      Effect.flatMap((result) =>
+        typeof result === "string"
+          ? Effect.zipRight(
+            Effect.logWarning(`Identity provider /cpf/check failed: ${result}`),
+            Effect.fail(new KycUnavailable({ message: "The identity provider is unavailable" }))
+          )
+          : Effect.succeed(result)
+      )
+    )
+  return { check }
+})
+
+export const HttpKyc = (url: string, key: Redacted.Redacted<string>, timeouts: KycTimeouts = TIMEOUTS) =>
+  Layer.effect(Kyc, makeHttpKyc(url, key, timeouts)).pipe(Layer.provide(NodeHttpClient.layerUndici))

@@ -19,33 +19,39 @@ export interface ExclusionRegistryTimeouts {
 
 const TIMEOUTS: ExclusionRegistryTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(10) }
 
-export const HttpExclusionRegistry = (url: string, key: Redacted.Redacted<string>, timeouts: ExclusionRegistryTimeouts = TIMEOUTS) =>
-  Layer.effect(
-    ExclusionRegistry,
-    Effect.gen(function*() {
-      const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
-      const isListed = (cpf: string) =>
-        HttpClientRequest.post("/lookups").pipe(
-          HttpClientRequest.bodyUnsafeJson({ cpf }),
-          client.execute,
-          Effect.flatMap((response) =>
-            Effect.map(
-              response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
-              (body) => interpretRegistryLookup(response.status, body) ?? `status ${response.status} outside the contract`
-            )
-          ),
-          Effect.scoped,
-          Effect.timeout(timeouts.total),
-          Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
-          Effect.flatMap((result) =>
-            typeof result === "string"
-              ? Effect.zipRight(
-                Effect.logWarning(`Self-exclusion registry /lookups failed: ${result}`),
-                Effect.fail(new ExclusionRegistryUnavailable({ message: "The self-exclusion registry is unavailable" }))
-              )
-              : Effect.succeed(result)
-          )
+/** The registry's lookup over its client at `url` (see `HttpExclusionRegistry`). */
+const makeHttpExclusionRegistry = Effect.fnUntraced(function*(
+  url: string,
+  key: Redacted.Redacted<string>,
+  timeouts: ExclusionRegistryTimeouts
+) {
+  const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
+  const isListed = (cpf: string) =>
+    HttpClientRequest.post("/lookups").pipe(
+      HttpClientRequest.bodyUnsafeJson({ cpf }),
+      client.execute,
+      Effect.flatMap((response) =>
+        Effect.map(
+          response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
+          (body) => interpretRegistryLookup(response.status, body) ?? `status ${response.status} outside the contract`
         )
-      return { isListed }
-    })
-  ).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      ),
+      Effect.scoped,
+      Effect.timeout(timeouts.total),
+      Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
+      Effect.flatMap((result) =>
+        typeof result === "string"
+          ? Effect.zipRight(
+            Effect.logWarning(`Self-exclusion registry /lookups failed: ${result}`),
+            Effect.fail(new ExclusionRegistryUnavailable({ message: "The self-exclusion registry is unavailable" }))
+          )
+          : Effect.succeed(result)
+      )
+    )
+  return { isListed }
+})
+
+export const HttpExclusionRegistry = (url: string, key: Redacted.Redacted<string>, timeouts: ExclusionRegistryTimeouts = TIMEOUTS) =>
+  Layer.effect(ExclusionRegistry, makeHttpExclusionRegistry(url, key, timeouts)).pipe(
+    Layer.provide(NodeHttpClient.layerUndici)
+  )

@@ -78,59 +78,70 @@ interface Channel {
   lastDelivery: number
 }
 
+/** What connects a fan-out's channel to its source (see `makeFanout`). */
+interface FanoutHooks {
+  readonly onFirst: (channel: string) => Effect.Effect<void, ServiceUnavailable>
+  readonly onLast: (channel: string) => Effect.Effect<void>
+}
+
+/** A fan-out's `subscribe` (see `makeFanout`): `deliver` among `channel`'s subscribers, the first connecting it. */
+const subscribeTo = Effect.fnUntraced(function*(
+  channels: Map<string, Channel>,
+  hooks: FanoutHooks,
+  channel: string,
+  deliver: Deliver
+) {
+  const subscriber: Subscriber = { deliver, skip: 0 }
+  const { entry, first } = yield* Effect.acquireRelease(
+    Effect.suspend(() => {
+      const existing = channels.get(channel)
+      if (existing !== undefined) {
+        existing.refs++
+        subscriber.skip = existing.pending.length
+        existing.subscribers.add(subscriber)
+        return Effect.succeed({ entry: existing, first: false })
+      }
+      return Effect.map(Deferred.make<void, ServiceUnavailable>(), (ready) => {
+        const entry: Channel = {
+          subscribers: new Set([subscriber]),
+          ready,
+          refs: 1,
+          pending: [],
+          timer: undefined,
+          lastDelivery: 0
+        }
+        channels.set(channel, entry)
+        return { entry, first: true }
+      })
+    }),
+    ({ entry }) =>
+      Effect.suspend(() => {
+        entry.subscribers.delete(subscriber)
+        entry.refs--
+        if (entry.refs > 0) return Effect.void
+        clearTimeout(entry.timer)
+        if (channels.get(channel) === entry) channels.delete(channel)
+        return hooks.onLast(channel)
+      })
+  )
+  // Uninterruptible: other subscribers of the channel wait for `ready`.
+  if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
+  yield* Deferred.await(entry.ready)
+})
+
 /**
  * Local fan-out with per-channel reference counts; `onFirst` and `onLast` connect a channel to its
  * source. A subscriber is in the channel before the source is connected, so nothing that arrives once the
  * source is connected can be missed. Messages are passed on in order, those of one COALESCE_MS window
  * together, to every subscriber, synchronously: no fiber, queue or stream per subscriber.
  */
-const makeFanout = (hooks: {
-  readonly onFirst: (channel: string) => Effect.Effect<void, ServiceUnavailable>
-  readonly onLast: (channel: string) => Effect.Effect<void>
-}) =>
+const makeFanout = (hooks: FanoutHooks) =>
   Effect.map(Effect.runtime<never>(), (runtime) => {
     const log = Runtime.runFork(runtime)
     const channels = new Map<string, Channel>()
 
     const subscribe = (channel: string, deliver: Deliver): Effect.Effect<void, ServiceUnavailable, Scope.Scope> =>
-      Effect.gen(function*() {
-        const subscriber: Subscriber = { deliver, skip: 0 }
-        const { entry, first } = yield* Effect.acquireRelease(
-          Effect.suspend(() => {
-            const existing = channels.get(channel)
-            if (existing !== undefined) {
-              existing.refs++
-              subscriber.skip = existing.pending.length
-              existing.subscribers.add(subscriber)
-              return Effect.succeed({ entry: existing, first: false })
-            }
-            return Effect.map(Deferred.make<void, ServiceUnavailable>(), (ready) => {
-              const entry: Channel = {
-                subscribers: new Set([subscriber]),
-                ready,
-                refs: 1,
-                pending: [],
-                timer: undefined,
-                lastDelivery: 0
-              }
-              channels.set(channel, entry)
-              return { entry, first: true }
-            })
-          }),
-          ({ entry }) =>
-            Effect.suspend(() => {
-              entry.subscribers.delete(subscriber)
-              entry.refs--
-              if (entry.refs > 0) return Effect.void
-              clearTimeout(entry.timer)
-              if (channels.get(channel) === entry) channels.delete(channel)
-              return hooks.onLast(channel)
-            })
-        )
-        // Uninterruptible: other subscribers of the channel wait for `ready`.
-        if (first) yield* Effect.uninterruptible(Deferred.complete(entry.ready, hooks.onFirst(channel)))
-        yield* Deferred.await(entry.ready)
-      })
+      subscribeTo(channels, hooks, channel, deliver)
 
     /** Passes the channel's waiting messages on, as one delivery to each subscriber. */
     const flush = (entry: Channel): void => {
@@ -201,7 +212,7 @@ const makeRedis: Effect.Effect<BroadcastShape, StartupError, RedisConnection | S
     subscriber.on(commands.message, (channel: string, message: string) => {
       if (channel.startsWith(own)) fanout.deliver(channel.slice(own.length), message)
     })
-    // ioredis writes the commands of one tick together (auto-pipelining): one round trip for several.
+    // The commands of one turn of the event loop leave in one write (RedisConnection): one round trip for several.
     const publishConfirmed = (...publications: ReadonlyArray<Publication>) =>
       Effect.asVoid(storeCall(() =>
         Promise.all(publications.map(({ channel, message }) => client[commands.publish](channelKey(channel), message)))

@@ -63,7 +63,7 @@ const makeMemory = Effect.sync((): RateCounterShape => {
 // Each key expires with its window (plus a second for clock skew between instances); set on the first
 // hit only, so a window's key never outlives it by more than that. One script per subject: a subject's
 // counters share a hash slot (counterKey), while one request's address and user may be on two nodes of a
-// cluster; the calls of one request still leave in one write (auto-pipelining), one per cluster node at most.
+// cluster; the calls of one request still leave in one write (RedisConnection), one per cluster node at most.
 const HITS_SCRIPT = `local counts = {}
 for i, key in ipairs(KEYS) do
   local n = redis.call("INCR", key)
@@ -76,8 +76,8 @@ return counts`
 const MAX_KEYS_PER_CALL = 4
 
 const makeRedis = Effect.map(RedisConnection, ({ prefix, script }): RateCounterShape => {
-  // One command per key count, all defined at the start: ioredis's auto-pipelines know only the commands
-  // defined before them.
+  // One command per key count, all defined at the start: a cluster's auto-pipelines (ioredis) know only the
+  // commands defined before them.
   const hitsOf = Array.from({ length: MAX_KEYS_PER_CALL }, (_, i) => script(`rateHits${i + 1}`, HITS_SCRIPT, i + 1))
   return {
     hitAll: (hits) =>

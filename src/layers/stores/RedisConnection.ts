@@ -204,39 +204,39 @@ const create = (target: RedisTarget): RedisClient => {
   }
 }
 
+/** The connection to `target` with its stores' `prefix`, closed with the scope. */
+const connection = Effect.fnUntraced(function*(target: RedisTarget, prefix: string) {
+  const where = describeTarget(target)
+  const client = yield* connect(() => create(target), where)
+  yield* Effect.logDebug(`Connected to Redis at ${where} with key prefix "${prefix}"`)
+  return {
+    client,
+    prefix,
+    script: (name, lua, numberOfKeys = 1) => {
+      // numberOfKeys fixed: the keys come first, as for any command, which a cluster's auto-pipelining
+      // groups commands by (with the count first, it grouped by the slot of "1").
+      client.defineCommand(name, { lua, numberOfKeys })
+      const run = (client as unknown as Record<string, (...args: ReadonlyArray<string | number>) => Promise<unknown>>)[name]!
+      return (keys, args) => run.call(client, ...(typeof keys === "string" ? [keys] : keys), ...args)
+    },
+    // A cluster's duplicate is a cluster of its own, with a subscriber per shard; under Sentinel the duplicate
+    // finds the primary through the sentinels too. Its SSUBSCRIBE is not auto-pipelined (ioredis 5 leaves it
+    // out of its list of subscribe commands): sent from an auto-pipeline, a throw of the subscriber group's
+    // slot lookup (a slot without a node when the instance started) was uncaught and ended the process;
+    // sent directly, it is the subscription's failure.
+    subscriber: connect(
+      () =>
+        client instanceof Cluster
+          ? client.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false })
+          : client.duplicate(),
+      where
+    ),
+    sharded: client instanceof Cluster
+  } satisfies RedisConnectionShape
+})
+
 export class RedisConnection extends Context.Tag("app/RedisConnection")<RedisConnection, RedisConnectionShape>() {
   static layer(target: RedisTarget, prefix: string): Layer.Layer<RedisConnection, StartupError> {
-    return Layer.scoped(
-      RedisConnection,
-      Effect.gen(function*() {
-        const where = describeTarget(target)
-        const client = yield* connect(() => create(target), where)
-        yield* Effect.logDebug(`Connected to Redis at ${where} with key prefix "${prefix}"`)
-        return {
-          client,
-          prefix,
-          script: (name, lua, numberOfKeys = 1) => {
-            // numberOfKeys fixed: the keys come first, as for any command, which a cluster's auto-pipelining
-            // groups commands by (with the count first, it grouped by the slot of "1").
-            client.defineCommand(name, { lua, numberOfKeys })
-            const run = (client as unknown as Record<string, (...args: ReadonlyArray<string | number>) => Promise<unknown>>)[name]!
-            return (keys, args) => run.call(client, ...(typeof keys === "string" ? [keys] : keys), ...args)
-          },
-          // A cluster's duplicate is a cluster of its own, with a subscriber per shard; under Sentinel the duplicate
-          // finds the primary through the sentinels too. Its SSUBSCRIBE is not auto-pipelined (ioredis 5 leaves it
-          // out of its list of subscribe commands): sent from an auto-pipeline, a throw of the subscriber group's
-          // slot lookup (a slot without a node when the instance started) was uncaught and ended the process;
-          // sent directly, it is the subscription's failure.
-          subscriber: connect(
-            () =>
-              client instanceof Cluster
-                ? client.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false })
-                : client.duplicate(),
-            where
-          ),
-          sharded: client instanceof Cluster
-        }
-      })
-    )
+    return Layer.scoped(RedisConnection, connection(target, prefix))
   }
 }

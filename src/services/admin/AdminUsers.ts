@@ -62,19 +62,26 @@ export class AdminUsers extends Effect.Service<AdminUsers>()("app/AdminUsers", {
       adjustment: { readonly amountCents: bigint; readonly reason: string }
     ) {
       yield* users.findById(userId)
-      const posted = yield* Effect.gen(function*() {
-        const posting = yield* ledger.adjust({ userId, ...adjustment })
-        yield* audit.record({
-          userId,
-          action: "ADMIN_ADJUST_BALANCE",
-          entityType: "Transaction",
-          entityId: posting.transactionId,
-          metadata: { amountCents: String(adjustment.amountCents), reason: adjustment.reason, adminId: String(adminId) }
-        })
-        return posting
-      }).pipe(transaction)
+      const posted = yield* adjustBalanceInTransaction(adminId, userId, adjustment).pipe(transaction)
       yield* realtime.balanceChanged(userId, posted.balanceAfterCents)
       return posted
+    })
+
+    /** What `adjustBalance` runs in its transaction: the adjustment, and its audit row. */
+    const adjustBalanceInTransaction = Effect.fnUntraced(function*(
+      adminId: UserId,
+      userId: UserId,
+      adjustment: { readonly amountCents: bigint; readonly reason: string }
+    ) {
+      const posting = yield* ledger.adjust({ userId, ...adjustment })
+      yield* audit.record({
+        userId,
+        action: "ADMIN_ADJUST_BALANCE",
+        entityType: "Transaction",
+        entityId: posting.transactionId,
+        metadata: { amountCents: String(adjustment.amountCents), reason: adjustment.reason, adminId: String(adminId) }
+      })
+      return posting
     })
 
     return { list, ban, unban, adjustBalance } as const

@@ -695,33 +695,36 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const joinCarefully = Effect.fnUntraced(function*(userId: UserId, id: BattleId) {
       waiting.delete(String(id))
       const at = yield* now
-      return yield* transaction(Effect.gen(function*() {
-        const battle = yield* firstOf(BattleRow, sql`
-          UPDATE battles SET player_count = player_count + 1
-          WHERE id = ${id} AND status = 'WAITING' AND player_count < max_players
-          RETURNING ${battleColumns}`)
-        if (battle === undefined) {
-          return yield* (yield* findRow(id, false)) === undefined ? battleNotFound() : new BattleNotOpen()
-        }
-        // The lowest free slot, unless the user already has one (read after the update above took the battle's
-        // lock, so every join before this one is seen).
-        const seated = yield* firstOf(SlotRow, sql`
-          WITH seats AS (SELECT user_id, slot FROM battle_players WHERE battle_id = ${id})
-          INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
-          SELECT ${id}, free.slot, ${userId}, (${[1, 2, 3, 4].map((slot) => teamOf(battle.mode, slot))}::integer[])[free.slot], ${at}
-          FROM (SELECT min(n) AS slot FROM generate_series(1, 4) n WHERE n NOT IN (SELECT slot FROM seats)) free
-          WHERE NOT EXISTS (SELECT 1 FROM seats WHERE user_id = ${userId})
-          RETURNING slot`)
-        if (seated === undefined) return yield* new AlreadyJoined()
-        const posting = yield* responsibleGaming.stake({
-          userId,
-          type: "BATTLE_ENTRY",
-          amountCents: battle.entryPriceCents,
-          reference: { type: "BATTLE", id }
-        })
-        const drops = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
-        return { balanceCents: posting.balanceAfterCents, drops, entryPriceCents: battle.entryPriceCents, view: undefined }
-      }))
+      return yield* transaction(joinInTransaction(userId, id, at))
+    })
+
+    /** What `joinCarefully` runs in its transaction: the battle locked by its update, a seat taken, the stake. */
+    const joinInTransaction = Effect.fnUntraced(function*(userId: UserId, id: BattleId, at: Date) {
+      const battle = yield* firstOf(BattleRow, sql`
+        UPDATE battles SET player_count = player_count + 1
+        WHERE id = ${id} AND status = 'WAITING' AND player_count < max_players
+        RETURNING ${battleColumns}`)
+      if (battle === undefined) {
+        return yield* (yield* findRow(id, false)) === undefined ? battleNotFound() : new BattleNotOpen()
+      }
+      // The lowest free slot, unless the user already has one (read after the update above took the battle's
+      // lock, so every join before this one is seen).
+      const seated = yield* firstOf(SlotRow, sql`
+        WITH seats AS (SELECT user_id, slot FROM battle_players WHERE battle_id = ${id})
+        INSERT INTO battle_players (battle_id, slot, user_id, team, joined_at)
+        SELECT ${id}, free.slot, ${userId}, (${[1, 2, 3, 4].map((slot) => teamOf(battle.mode, slot))}::integer[])[free.slot], ${at}
+        FROM (SELECT min(n) AS slot FROM generate_series(1, 4) n WHERE n NOT IN (SELECT slot FROM seats)) free
+        WHERE NOT EXISTS (SELECT 1 FROM seats WHERE user_id = ${userId})
+        RETURNING slot`)
+      if (seated === undefined) return yield* new AlreadyJoined()
+      const posting = yield* responsibleGaming.stake({
+        userId,
+        type: "BATTLE_ENTRY",
+        amountCents: battle.entryPriceCents,
+        reference: { type: "BATTLE", id }
+      })
+      const drops = battle.playerCount === battle.maxPlayers ? yield* runner.run(id, battle.mode, yield* seedOf(battle)) : []
+      return { balanceCents: posting.balanceAfterCents, drops, entryPriceCents: battle.entryPriceCents, view: undefined }
     })
 
     /**
@@ -731,40 +734,43 @@ export class Battles extends Effect.Service<Battles>()("app/Battles", {
     const leave = Effect.fn("Battles.leave")(function*(userId: UserId, id: BattleId) {
       waiting.delete(String(id))
       const at = yield* now
-      const refunds = yield* transaction(Effect.gen(function*() {
-        const battle = yield* findRow(id, true)
-        if (battle === undefined) return yield* battleNotFound()
-        if (battle.status !== "WAITING") return yield* new BattleNotOpen()
-        const seats = yield* rowsOf(SeatRow, sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id} ORDER BY slot`)
-        if (!seats.some((s) => s.userId === userId)) return yield* new NotInBattle()
-        const leaving = userId === battle.creatorId ? seats : seats.filter((s) => s.userId === userId)
-        if (userId === battle.creatorId) {
-          yield* execute(sql`UPDATE battles SET status = 'CANCELLED', finished_at = ${at} WHERE id = ${id}`)
-        } else {
-          yield* execute(sql`DELETE FROM battle_players WHERE battle_id = ${id} AND user_id = ${userId}`)
-          yield* execute(sql`UPDATE battles SET player_count = player_count - 1 WHERE id = ${id}`)
-        }
-        const entries = yield* rowsOf(EntryRow, sql`
-          SELECT DISTINCT ON (user_id) user_id, created_at AS paid_at FROM transactions
-          WHERE type = 'BATTLE_ENTRY' AND reference_type = 'BATTLE' AND reference_id = ${id}
-            AND user_id = ANY(${leaving.map((seat) => String(seat.userId))}::bigint[])
-          ORDER BY user_id, id DESC`)
-        const paidAt = new Map(entries.map((entry) => [entry.userId, entry.paidAt]))
-        const refunds: Array<{ userId: UserId; balanceCents: bigint }> = []
-        for (const seat of leaving) {
-          const posting = yield* ledger.credit({
-            userId: seat.userId,
-            type: "BATTLE_REFUND",
-            amountCents: battle.entryPriceCents,
-            reference: { type: "BATTLE", id },
-            stakedAt: paidAt.get(seat.userId) ?? at
-          })
-          refunds.push({ userId: seat.userId, balanceCents: posting.balanceAfterCents })
-        }
-        return refunds
-      }))
+      const refunds = yield* transaction(leaveInTransaction(userId, id, at))
       yield* Effect.forEach(refunds, (r) => realtime.balanceChanged(r.userId, r.balanceCents), { discard: true })
       return yield* get(id)
+    })
+
+    /** What `leave` runs in its transaction: the leaving seats (all of them when the creator leaves) refunded. */
+    const leaveInTransaction = Effect.fnUntraced(function*(userId: UserId, id: BattleId, at: Date) {
+      const battle = yield* findRow(id, true)
+      if (battle === undefined) return yield* battleNotFound()
+      if (battle.status !== "WAITING") return yield* new BattleNotOpen()
+      const seats = yield* rowsOf(SeatRow, sql`SELECT user_id, slot FROM battle_players WHERE battle_id = ${id} ORDER BY slot`)
+      if (!seats.some((s) => s.userId === userId)) return yield* new NotInBattle()
+      const leaving = userId === battle.creatorId ? seats : seats.filter((s) => s.userId === userId)
+      if (userId === battle.creatorId) {
+        yield* execute(sql`UPDATE battles SET status = 'CANCELLED', finished_at = ${at} WHERE id = ${id}`)
+      } else {
+        yield* execute(sql`DELETE FROM battle_players WHERE battle_id = ${id} AND user_id = ${userId}`)
+        yield* execute(sql`UPDATE battles SET player_count = player_count - 1 WHERE id = ${id}`)
+      }
+      const entries = yield* rowsOf(EntryRow, sql`
+        SELECT DISTINCT ON (user_id) user_id, created_at AS paid_at FROM transactions
+        WHERE type = 'BATTLE_ENTRY' AND reference_type = 'BATTLE' AND reference_id = ${id}
+          AND user_id = ANY(${leaving.map((seat) => String(seat.userId))}::bigint[])
+        ORDER BY user_id, id DESC`)
+      const paidAt = new Map(entries.map((entry) => [entry.userId, entry.paidAt]))
+      const refunds: Array<{ userId: UserId; balanceCents: bigint }> = []
+      for (const seat of leaving) {
+        const posting = yield* ledger.credit({
+          userId: seat.userId,
+          type: "BATTLE_REFUND",
+          amountCents: battle.entryPriceCents,
+          reference: { type: "BATTLE", id },
+          stakedAt: paidAt.get(seat.userId) ?? at
+        })
+        refunds.push({ userId: seat.userId, balanceCents: posting.balanceAfterCents })
+      }
+      return refunds
     })
 
     /** `GET /battles/:id/settlements` (docs/rules.md#battle-settlement); 409 before the battle is FINISHED. */

@@ -234,20 +234,23 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
 
     const createItem = Effect.fn("Catalog.createItem")(function*(input: NewItem, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* Effect.gen(function*() {
-        const created = yield* singleOf(Item, sql`
-          INSERT INTO items (name, rarity, value_cents, image_url, is_upgradable, created_at, updated_at)
-          VALUES (${input.name}, ${input.rarity}, ${input.valueCents}, ${input.imageUrl}, ${input.isUpgradable}, ${now}, ${now})
-          RETURNING ${sql.literal(itemColumns)}`)
-        yield* audit.record({
-          userId: actor,
-          action: "ITEM_CREATED",
-          entityType: "Item",
-          entityId: created.id,
-          metadata: { name: created.name, rarity: created.rarity, valueCents: Number(created.valueCents) }
-        })
-        return created
-      }).pipe(transaction)
+      return yield* createItemInTransaction(input, now, actor).pipe(transaction)
+    })
+
+    /** What `createItem` runs in its transaction: the item inserted, and its audit. */
+    const createItemInTransaction = Effect.fnUntraced(function*(input: NewItem, now: Date, actor: UserId | null) {
+      const created = yield* singleOf(Item, sql`
+        INSERT INTO items (name, rarity, value_cents, image_url, is_upgradable, created_at, updated_at)
+        VALUES (${input.name}, ${input.rarity}, ${input.valueCents}, ${input.imageUrl}, ${input.isUpgradable}, ${now}, ${now})
+        RETURNING ${sql.literal(itemColumns)}`)
+      yield* audit.record({
+        userId: actor,
+        action: "ITEM_CREATED",
+        entityType: "Item",
+        entityId: created.id,
+        metadata: { name: created.name, rarity: created.rarity, valueCents: Number(created.valueCents) }
+      })
+      return created
     })
 
     /**
@@ -257,30 +260,33 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      */
     const createCase = Effect.fn("Catalog.createCase")(function*(input: NewCase, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* Effect.gen(function*() {
-        const { payouts, ranges } = yield* rangesFor(input.items)
-        const terms = {
-          priceCents: input.priceCents,
-          houseEdge: input.houseEdge ?? 0.1,
-          flipChance: input.flipChance ?? 0
-        }
-        const promotional = input.promotional ?? false
-        const economics = economicsOf(terms, payouts)
-        if (economics.overHouseEdge && !promotional) return yield* overHouseEdge({ ...terms, items: payouts }, economics)
-        // Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is SlugTaken too.
-        const created = yield* firstOf(Case, sql`
-          INSERT INTO cases (name, slug, description, image_url, price_cents, category, is_active, is_featured,
-                             house_edge, flip_chance, promotional, created_at, updated_at)
-          VALUES (${input.name}, ${input.slug}, ${input.description ?? null}, ${input.imageUrl}, ${input.priceCents},
-                  ${categoryFor(input.category, input.priceCents)}, ${input.isActive ?? true}, ${input.isFeatured ?? false},
-                  ${terms.houseEdge}, ${terms.flipChance}, ${promotional}, ${now}, ${now})
-          ON CONFLICT (slug) DO NOTHING
-          RETURNING ${sql.literal(caseColumns)}`)
-        if (created === undefined) return yield* new SlugTaken()
-        yield* insertRanges(created.id, ranges)
-        if (promotional) yield* auditPromotional(actor, created, economics)
-        return withEconomics(created, yield* caseItemsOf(created.id))
-      }).pipe(transaction)
+      return yield* createCaseInTransaction(input, now, actor).pipe(transaction)
+    })
+
+    /** What `createCase` runs in its transaction: the case and its ranges (over its edge: only if promotional). */
+    const createCaseInTransaction = Effect.fnUntraced(function*(input: NewCase, now: Date, actor: UserId | null) {
+      const { payouts, ranges } = yield* rangesFor(input.items)
+      const terms = {
+        priceCents: input.priceCents,
+        houseEdge: input.houseEdge ?? 0.1,
+        flipChance: input.flipChance ?? 0
+      }
+      const promotional = input.promotional ?? false
+      const economics = economicsOf(terms, payouts)
+      if (economics.overHouseEdge && !promotional) return yield* overHouseEdge({ ...terms, items: payouts }, economics)
+      // Nothing when the slug is taken (ON CONFLICT), so a racing duplicate is SlugTaken too.
+      const created = yield* firstOf(Case, sql`
+        INSERT INTO cases (name, slug, description, image_url, price_cents, category, is_active, is_featured,
+                           house_edge, flip_chance, promotional, created_at, updated_at)
+        VALUES (${input.name}, ${input.slug}, ${input.description ?? null}, ${input.imageUrl}, ${input.priceCents},
+                ${categoryFor(input.category, input.priceCents)}, ${input.isActive ?? true}, ${input.isFeatured ?? false},
+                ${terms.houseEdge}, ${terms.flipChance}, ${promotional}, ${now}, ${now})
+        ON CONFLICT (slug) DO NOTHING
+        RETURNING ${sql.literal(caseColumns)}`)
+      if (created === undefined) return yield* new SlugTaken()
+      yield* insertRanges(created.id, ranges)
+      if (promotional) yield* auditPromotional(actor, created, economics)
+      return withEconomics(created, yield* caseItemsOf(created.id))
     })
 
     const findItem = (id: ItemId) => firstOf(Item, sql`SELECT ${sql.literal(itemColumns)} FROM items WHERE id = ${id}`)
@@ -335,42 +341,51 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
         if (found === undefined) return yield* NotFound.of("Item")
         return found
       }
-      return yield* Effect.gen(function*() {
-        const revalued = update.valueCents !== undefined
-        const before = revalued ? yield* findItem(id) : undefined
-        const overBefore = new Set(revalued ? (yield* overEdge(id)).map((kase) => kase.id) : [])
-        const updated = yield* firstOf(Item, sql`
-          UPDATE items SET ${sql.update({ ...changes, updatedAt: now })} WHERE id = ${id}
-          RETURNING ${sql.literal(itemColumns)}`)
-        if (updated === undefined) return yield* NotFound.of("Item")
-        const pushed = revalued ? (yield* overEdge(id)).filter((kase) => !overBefore.has(kase.id)) : []
+      return yield* updateItemInTransaction(id, update, changes, now, actor).pipe(transaction)
+    })
+
+    /** What `updateItem` runs in its transaction: the change, its audit, and the cases a revaluation pushes over. */
+    const updateItemInTransaction = Effect.fnUntraced(function*(
+      id: ItemId,
+      update: ItemUpdate,
+      changes: Partial<ItemUpdate>,
+      now: Date,
+      actor: UserId | null
+    ) {
+      const revalued = update.valueCents !== undefined
+      const before = revalued ? yield* findItem(id) : undefined
+      const overBefore = new Set(revalued ? (yield* overEdge(id)).map((kase) => kase.id) : [])
+      const updated = yield* firstOf(Item, sql`
+        UPDATE items SET ${sql.update({ ...changes, updatedAt: now })} WHERE id = ${id}
+        RETURNING ${sql.literal(itemColumns)}`)
+      if (updated === undefined) return yield* NotFound.of("Item")
+      const pushed = revalued ? (yield* overEdge(id)).filter((kase) => !overBefore.has(kase.id)) : []
+      yield* audit.record({
+        userId: actor,
+        action: "ITEM_UPDATED",
+        entityType: "Item",
+        entityId: id,
+        metadata: {
+          changes: Object.keys(changes),
+          ...(before === undefined ? {} : { previousValueCents: Number(before.valueCents) }),
+          valueCents: Number(updated.valueCents),
+          casesPushedOverHouseEdge: pushed.map((kase) => String(kase.id))
+        }
+      })
+      for (const kase of pushed) {
         yield* audit.record({
           userId: actor,
-          action: "ITEM_UPDATED",
-          entityType: "Item",
-          entityId: id,
-          metadata: {
-            changes: Object.keys(changes),
-            ...(before === undefined ? {} : { previousValueCents: Number(before.valueCents) }),
-            valueCents: Number(updated.valueCents),
-            casesPushedOverHouseEdge: pushed.map((kase) => String(kase.id))
-          }
+          action: "CASE_OVER_HOUSE_EDGE",
+          entityType: "Case",
+          entityId: kase.id,
+          metadata: { itemId: String(id), valueCents: Number(updated.valueCents), houseEdge: kase.houseEdge, ...auditFigures(kase.economics) }
         })
-        for (const kase of pushed) {
-          yield* audit.record({
-            userId: actor,
-            action: "CASE_OVER_HOUSE_EDGE",
-            entityType: "Case",
-            entityId: kase.id,
-            metadata: { itemId: String(id), valueCents: Number(updated.valueCents), houseEdge: kase.houseEdge, ...auditFigures(kase.economics) }
-          })
-          yield* Effect.logError(
-            `Item ${id} revalued: case ${kase.id} (${kase.slug}) now pays back ${kase.economics.rtp} of its price, ` +
-              `more than its house edge ${kase.houseEdge} allows`
-          )
-        }
-        return updated
-      }).pipe(transaction)
+        yield* Effect.logError(
+          `Item ${id} revalued: case ${kase.id} (${kase.slug}) now pays back ${kase.economics.rtp} of its price, ` +
+            `more than its house edge ${kase.houseEdge} allows`
+        )
+      }
+      return updated
     })
 
     /** Every item, by id (`GET /admin/items`, docs/rules.md#catalog-administration). */
@@ -392,53 +407,61 @@ export class Catalog extends Effect.Service<Catalog>()("app/Catalog", {
      */
     const updateCase = Effect.fn("Catalog.updateCase")(function*(id: CaseId, update: CaseUpdate, actor: UserId | null = null) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* Effect.gen(function*() {
-        const current = yield* firstOf(Case, sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} FOR UPDATE`)
-        if (current === undefined) return yield* new CaseNotFound()
-        if (update.slug !== undefined && update.slug !== current.slug) {
-          const taken = yield* rowCountOf(sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`)
-          if (taken > 0) return yield* new SlugTaken()
-        }
-        const replaced = update.items === undefined ? undefined : yield* rangesFor(update.items)
-        const terms = {
-          priceCents: update.priceCents ?? current.priceCents,
-          houseEdge: update.houseEdge ?? current.houseEdge,
-          flipChance: update.flipChance ?? current.flipChance
-        }
-        const payouts = replaced?.payouts ?? (yield* caseItemsOf(id)).map(payoutOf)
-        const economics = economicsOf(terms, payouts)
-        const promotional = update.promotional ?? current.promotional
-        const outOfPlay = current.isActive && update.isActive === false
-        if (economics.overHouseEdge && !promotional && !outOfPlay) {
-          return yield* overHouseEdge({ ...terms, items: payouts }, economics)
-        }
-        if (replaced !== undefined) {
-          yield* execute(sql`DELETE FROM case_items WHERE case_id = ${id}`)
-          yield* insertRanges(id, replaced.ranges)
-        }
-        const category = update.category === undefined && current.category === "EVENT"
-          ? "EVENT"
-          : categoryFor(update.category, terms.priceCents)
-        const changes = definedOnly({
-          name: update.name,
-          slug: update.slug,
-          description: update.description,
-          imageUrl: update.imageUrl,
-          priceCents: update.priceCents,
-          isActive: update.isActive,
-          isFeatured: update.isFeatured,
-          houseEdge: update.houseEdge,
-          flipChance: update.flipChance,
-          promotional: update.promotional
-        })
-        const updated = yield* singleOf(
-          Case,
-          sql`UPDATE cases SET ${sql.update({ ...changes, category, updatedAt: now })} WHERE id = ${id}
-              RETURNING ${sql.literal(caseColumns)}`.pipe(slugRace)
-        )
-        if (updated.promotional !== current.promotional) yield* auditPromotional(actor, updated, economics)
-        return withEconomics(updated, yield* caseItemsOf(id))
-      }).pipe(slugRace, transaction)
+      return yield* updateCaseInTransaction(id, update, now, actor).pipe(slugRace, transaction)
+    })
+
+    /** What `updateCase` runs in its transaction: the case locked, checked against its house edge, then changed. */
+    const updateCaseInTransaction = Effect.fnUntraced(function*(
+      id: CaseId,
+      update: CaseUpdate,
+      now: Date,
+      actor: UserId | null
+    ) {
+      const current = yield* firstOf(Case, sql`SELECT ${sql.literal(caseColumns)} FROM cases WHERE id = ${id} FOR UPDATE`)
+      if (current === undefined) return yield* new CaseNotFound()
+      if (update.slug !== undefined && update.slug !== current.slug) {
+        const taken = yield* rowCountOf(sql`SELECT 1 FROM cases WHERE slug = ${update.slug} AND id <> ${id}`)
+        if (taken > 0) return yield* new SlugTaken()
+      }
+      const replaced = update.items === undefined ? undefined : yield* rangesFor(update.items)
+      const terms = {
+        priceCents: update.priceCents ?? current.priceCents,
+        houseEdge: update.houseEdge ?? current.houseEdge,
+        flipChance: update.flipChance ?? current.flipChance
+      }
+      const payouts = replaced?.payouts ?? (yield* caseItemsOf(id)).map(payoutOf)
+      const economics = economicsOf(terms, payouts)
+      const promotional = update.promotional ?? current.promotional
+      const outOfPlay = current.isActive && update.isActive === false
+      if (economics.overHouseEdge && !promotional && !outOfPlay) {
+        return yield* overHouseEdge({ ...terms, items: payouts }, economics)
+      }
+      if (replaced !== undefined) {
+        yield* execute(sql`DELETE FROM case_items WHERE case_id = ${id}`)
+        yield* insertRanges(id, replaced.ranges)
+      }
+      const category = update.category === undefined && current.category === "EVENT"
+        ? "EVENT"
+        : categoryFor(update.category, terms.priceCents)
+      const changes = definedOnly({
+        name: update.name,
+        slug: update.slug,
+        description: update.description,
+        imageUrl: update.imageUrl,
+        priceCents: update.priceCents,
+        isActive: update.isActive,
+        isFeatured: update.isFeatured,
+        houseEdge: update.houseEdge,
+        flipChance: update.flipChance,
+        promotional: update.promotional
+      })
+      const updated = yield* singleOf(
+        Case,
+        sql`UPDATE cases SET ${sql.update({ ...changes, category, updatedAt: now })} WHERE id = ${id}
+            RETURNING ${sql.literal(caseColumns)}`.pipe(slugRace)
+      )
+      if (updated.promotional !== current.promotional) yield* auditPromotional(actor, updated, economics)
+      return withEconomics(updated, yield* caseItemsOf(id))
     })
 
     /** One case with its items and economics, inactive ones included (`GET /admin/cases/:id`). */

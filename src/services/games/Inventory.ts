@@ -160,16 +160,19 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     /** The careful way of a sale: one transaction, the entry marked SOLD first, then its credit. */
     const sellCarefully = Effect.fnUntraced(function*(userId: UserId, entryId: InventoryItemId) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* transaction(Effect.gen(function*() {
-        const sold = yield* firstOf(SoldRow, markSold(userId, entryId, now))
-        if (sold === undefined) return yield* notAvailable()
-        const posting = yield* ledger.credit(saleOf(userId, sold))
-        return {
-          soldItemId: sold.id,
-          creditedCents: sold.valueCents,
-          balanceCents: posting.balanceAfterCents
-        } satisfies SaleResult
-      }))
+      return yield* transaction(sellInTransaction(userId, entryId, now))
+    })
+
+    /** What `sellCarefully` runs in its transaction: the entry marked SOLD at `now`, then its credit. */
+    const sellInTransaction = Effect.fnUntraced(function*(userId: UserId, entryId: InventoryItemId, now: Date) {
+      const sold = yield* firstOf(SoldRow, markSold(userId, entryId, now))
+      if (sold === undefined) return yield* notAvailable()
+      const posting = yield* ledger.credit(saleOf(userId, sold))
+      return {
+        soldItemId: sold.id,
+        creditedCents: sold.valueCents,
+        balanceCents: posting.balanceAfterCents
+      } satisfies SaleResult
     })
 
     /**
@@ -178,29 +181,32 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
      */
     const sellAll = Effect.fn("Inventory.sellAll")(function*(userId: UserId) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const result = yield* transaction(Effect.gen(function*() {
-        const marked = yield* rowsOf(SoldRow, sql`
-          WITH picked AS (
-            SELECT id FROM inventory_items WHERE user_id = ${userId} AND status = 'AVAILABLE' ORDER BY id FOR UPDATE
-          )
-          UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
-          FROM items i
-          WHERE ii.id IN (SELECT id FROM picked) AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
-          RETURNING ii.id, i.value_cents, ii.acquired_at`)
-        const sold = [...marked].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-        let creditedCents = 0n
-        let balanceCents: bigint | undefined
-        for (const entry of sold) {
-          balanceCents = (yield* ledger.credit(saleOf(userId, entry))).balanceAfterCents
-          creditedCents += entry.valueCents
-        }
-        if (balanceCents === undefined) {
-          balanceCents = (yield* ledger.balanceOf(userId)) ?? 0n
-        }
-        return { soldCount: sold.length, creditedCents, balanceCents } satisfies SellAllResult
-      }))
+      const result = yield* transaction(sellAllInTransaction(userId, now))
       if (result.soldCount > 0) yield* realtime.balanceChanged(userId, result.balanceCents)
       return result
+    })
+
+    /** What `sellAll` runs in its transaction: every AVAILABLE entry locked in id order, marked SOLD, credited. */
+    const sellAllInTransaction = Effect.fnUntraced(function*(userId: UserId, now: Date) {
+      const marked = yield* rowsOf(SoldRow, sql`
+        WITH picked AS (
+          SELECT id FROM inventory_items WHERE user_id = ${userId} AND status = 'AVAILABLE' ORDER BY id FOR UPDATE
+        )
+        UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
+        FROM items i
+        WHERE ii.id IN (SELECT id FROM picked) AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
+        RETURNING ii.id, i.value_cents, ii.acquired_at`)
+      const sold = [...marked].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      let creditedCents = 0n
+      let balanceCents: bigint | undefined
+      for (const entry of sold) {
+        balanceCents = (yield* ledger.credit(saleOf(userId, entry))).balanceAfterCents
+        creditedCents += entry.valueCents
+      }
+      if (balanceCents === undefined) {
+        balanceCents = (yield* ledger.balanceOf(userId)) ?? 0n
+      }
+      return { soldCount: sold.length, creditedCents, balanceCents } satisfies SellAllResult
     })
 
     return { list, sell, sellAll } as const

@@ -129,18 +129,23 @@ export class LiveDrops extends Effect.Service<LiveDrops>()("app/LiveDrops", {
 
     /** Admin `POST /live-drops/emit`: a drop of any item for any user, recorded and announced. */
     const emit = Effect.fn("LiveDrops.emit")(function*(drop: { readonly userId: UserId; readonly itemId: ItemId; readonly source: DropSource }) {
-      const id = yield* inTransaction(sql)(Effect.gen(function*() {
-        // The item locked as a foreign key's check would, until the drop is written (sql/0029).
-        const exists = yield* singleOf(ExistsRow, sql`
-          SELECT EXISTS (SELECT 1 FROM users WHERE id = ${drop.userId}) AS user,
-                 EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId} FOR KEY SHARE) AS item`)
-        if (!exists.user) return yield* NotFound.of("User")
-        if (!exists.item) return yield* NotFound.of("Item")
-        const id = yield* record({ ...drop, caseName: null })
-        yield* announce(id)
-        return id
-      }))
+      const id = yield* inTransaction(sql)(emitInTransaction(drop))
       return toDrop(yield* byId(id))
+    })
+
+    /** What `emit` runs in its transaction: the user and the item checked, the drop recorded and announced. */
+    const emitInTransaction = Effect.fnUntraced(function*(
+      drop: { readonly userId: UserId; readonly itemId: ItemId; readonly source: DropSource }
+    ) {
+      // The item locked as a foreign key's check would, until the drop is written (sql/0029).
+      const exists = yield* singleOf(ExistsRow, sql`
+        SELECT EXISTS (SELECT 1 FROM users WHERE id = ${drop.userId}) AS user,
+               EXISTS (SELECT 1 FROM items WHERE id = ${drop.itemId} FOR KEY SHARE) AS item`)
+      if (!exists.user) return yield* NotFound.of("User")
+      if (!exists.item) return yield* NotFound.of("Item")
+      const id = yield* record({ ...drop, caseName: null })
+      yield* announce(id)
+      return id
     })
 
     /** Every drop announced after the subscription, as JSON strings, given to `deliver` until the scope closes. */

@@ -440,56 +440,55 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
      * refusal takes): two statements when the user's fairness state is the one this instance knows
      * (`ProvablyFair.nextRoll`), one more otherwise.
      */
-    const careful = (userId: UserId, request: UpgradeRequest) =>
-      transaction(Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const expected = yield* fairness.nextRoll(userId)
-        const staked = yield* stake(userId, request, expected, now)
-        // A game action: the player's exclusion and limits allow it, and its minute counts as played.
-        if (!staked.played) return yield* responsibleGaming.playRefusal(userId, now)
-        if (staked.stakedId === null) return yield* new ItemNotAvailable()
-        // The staked entry is of this item, so it exists.
-        if (staked.fromId === null || staked.fromName === null || staked.fromValueCents === null) {
-          return yield* Effect.dieMessage(`Upgrades: item ${request.fromItemId} of a staked entry is gone`)
-        }
-        const from = { id: staked.fromId, name: staked.fromName, valueCents: staked.fromValueCents }
-        if (staked.toId === null || staked.toName === null || staked.toValueCents === null || staked.toIsUpgradable !== true) {
-          return yield* new ItemNotUpgradable()
-        }
-        const to = { id: staked.toId, name: staked.toName, valueCents: staked.toValueCents }
-        const odds = yield* fromEither(upgradeOdds(from.valueCents, to.valueCents))
+    const careful = Effect.fnUntraced(function*(userId: UserId, request: UpgradeRequest) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const expected = yield* fairness.nextRoll(userId)
+      const staked = yield* stake(userId, request, expected, now)
+      // A game action: the player's exclusion and limits allow it, and its minute counts as played.
+      if (!staked.played) return yield* responsibleGaming.playRefusal(userId, now)
+      if (staked.stakedId === null) return yield* new ItemNotAvailable()
+      // The staked entry is of this item, so it exists.
+      if (staked.fromId === null || staked.fromName === null || staked.fromValueCents === null) {
+        return yield* Effect.dieMessage(`Upgrades: item ${request.fromItemId} of a staked entry is gone`)
+      }
+      const from = { id: staked.fromId, name: staked.fromName, valueCents: staked.fromValueCents }
+      if (staked.toId === null || staked.toName === null || staked.toValueCents === null || staked.toIsUpgradable !== true) {
+        return yield* new ItemNotUpgradable()
+      }
+      const to = { id: staked.toId, name: staked.toName, valueCents: staked.toValueCents }
+      const odds = yield* fromEither(upgradeOdds(from.valueCents, to.valueCents))
 
-        // The committed seed and the next nonce, taken only now: a refused upgrade consumes neither.
-        const next = yield* fairness.newServerSeed
-        const seeds: Seeds = staked.fairCurrent
-          ? {
-            serverSeed: expected.nextServerSeed,
-            serverSeedHash: expected.nextServerSeedHash,
-            clientSeed: expected.clientSeed,
-            nonce: expected.nonce + 1,
-            nextServerSeedHash: next.serverSeedHash
-          }
-          : yield* fairness.takeCommittedRoll(userId)
-        const play = { from, to, odds, seeds }
-        const roll = upgradeRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
-        const success = upgradeSucceeds(roll, odds.threshold)
-        const written = yield* singleOf(WrittenRow, sql`
-          WITH ${fairness.rotateStep(userId, 1, next, now, sql`${staked.fairCurrent}::boolean`)},
-          ${recordSteps(userId, sql`(SELECT ${staked.stakedId}::bigint AS id)`, play, roll, success, now)},
-          ${responsibleGaming.playWarningSteps(userId, now)}
-          SELECT (SELECT id FROM upgrade) AS upgrade_id, (SELECT id::text FROM dropped) AS drop_id,
-                 (SELECT limits FROM warned) AS warnings`)
-        const dropId = written.dropId
-        return {
-          result: resultOf(written.upgradeId, play, roll, success),
-          rolled: staked.fairCurrent ? fairness.rolled(userId, expected, 1, next) : Effect.void,
-          warnings: written.warnings,
-          stakeCents: from.valueCents,
-          awardCents: success ? to.valueCents : 0n,
-          // Read back and announced once committed, so nobody sees a drop that was rolled back.
-          announce: dropId === null ? Effect.void : liveDrops.announce(dropId)
-        } satisfies Outcome
-      }))
+      // The committed seed and the next nonce, taken only now: a refused upgrade consumes neither.
+      const next = yield* fairness.newServerSeed
+      const seeds: Seeds = staked.fairCurrent
+        ? {
+          serverSeed: expected.nextServerSeed,
+          serverSeedHash: expected.nextServerSeedHash,
+          clientSeed: expected.clientSeed,
+          nonce: expected.nonce + 1,
+          nextServerSeedHash: next.serverSeedHash
+        }
+        : yield* fairness.takeCommittedRoll(userId)
+      const play = { from, to, odds, seeds }
+      const roll = upgradeRoll(seeds.serverSeed, seeds.clientSeed, seeds.nonce)
+      const success = upgradeSucceeds(roll, odds.threshold)
+      const written = yield* singleOf(WrittenRow, sql`
+        WITH ${fairness.rotateStep(userId, 1, next, now, sql`${staked.fairCurrent}::boolean`)},
+        ${recordSteps(userId, sql`(SELECT ${staked.stakedId}::bigint AS id)`, play, roll, success, now)},
+        ${responsibleGaming.playWarningSteps(userId, now)}
+        SELECT (SELECT id FROM upgrade) AS upgrade_id, (SELECT id::text FROM dropped) AS drop_id,
+               (SELECT limits FROM warned) AS warnings`)
+      const dropId = written.dropId
+      return {
+        result: resultOf(written.upgradeId, play, roll, success),
+        rolled: staked.fairCurrent ? fairness.rolled(userId, expected, 1, next) : Effect.void,
+        warnings: written.warnings,
+        stakeCents: from.valueCents,
+        awardCents: success ? to.valueCents : 0n,
+        // Read back and announced once committed, so nobody sees a drop that was rolled back.
+        announce: dropId === null ? Effect.void : liveDrops.announce(dropId)
+      } satisfies Outcome
+    }, (effect) => effect.pipe(transaction))
 
     /** `POST /upgrades` (docs/rules.md#upgrade-stake; see the top of this file). */
     const upgrade = Effect.fnUntraced(function*(player: Player, request: UpgradeRequest) {

@@ -389,53 +389,56 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
      */
     const setLimits = Effect.fn("ResponsibleGaming.setLimits")(function*(userId: UserId, update: LimitsUpdate) {
       const at = yield* now
-      yield* transaction(Effect.gen(function*() {
-        const row = yield* lockedState(userId)
-        const next: Record<LimitField, Stored> = {} as Record<LimitField, Stored>
-        const changed: Array<{ field: LimitField; value: string | null; at: "now" | Date }> = []
-        for (const field of FIELDS) {
-          const stored = storedOf(row, field)
-          const inForce = effectiveOf(stored, at)
-          // A pending change already due is written back as the value in force.
-          const settled: Stored = stored.nextAt !== null && stored.nextAt.getTime() <= at.getTime()
-            ? { current: inForce, next: null, nextAt: null }
-            : stored
-          const sent = update[field]
-          if (sent === undefined) {
-            next[field] = settled
-          } else if (tighter(sent, inForce)) {
-            next[field] = { current: sent, next: null, nextAt: null }
-            changed.push({ field, value: String(sent), at: "now" })
-          } else if (sent === inForce) {
-            next[field] = { current: inForce, next: null, nextAt: null }
-          } else {
-            const effectiveAt = new Date(at.getTime() + RAISE_DELAY_MS)
-            next[field] = { current: inForce, next: sent, nextAt: effectiveAt }
-            changed.push({ field, value: sent === null ? null : String(sent), at: effectiveAt })
-          }
-        }
-        const v = (field: LimitField) => next[field]
-        yield* execute(sql`
-          UPDATE responsible_gaming SET
-            daily_loss_cents = ${v("dailyLossCents").current}, daily_loss_next = ${v("dailyLossCents").next},
-            daily_loss_next_at = ${v("dailyLossCents").nextAt},
-            weekly_loss_cents = ${v("weeklyLossCents").current}, weekly_loss_next = ${v("weeklyLossCents").next},
-            weekly_loss_next_at = ${v("weeklyLossCents").nextAt},
-            monthly_loss_cents = ${v("monthlyLossCents").current}, monthly_loss_next = ${v("monthlyLossCents").next},
-            monthly_loss_next_at = ${v("monthlyLossCents").nextAt},
-            daily_play_minutes = ${v("dailyPlayMinutes").current}, daily_play_next = ${v("dailyPlayMinutes").next},
-            daily_play_next_at = ${v("dailyPlayMinutes").nextAt},
-            updated_at = ${at}
-          WHERE user_id = ${userId}`)
-        if (changed.length > 0) {
-          yield* audit.record({
-            userId,
-            action: "RESPONSIBLE_GAMING_LIMITS",
-            metadata: { changes: changed.map((c) => ({ ...c, at: c.at === "now" ? "now" : c.at.toISOString() })) }
-          })
-        }
-      }))
+      yield* transaction(setLimitsInTransaction(userId, update, at))
       return yield* limitsOf(userId)
+    })
+
+    /** What `setLimits` runs in its transaction: the limits in force and pending written, the changes audited. */
+    const setLimitsInTransaction = Effect.fnUntraced(function*(userId: UserId, update: LimitsUpdate, at: Date) {
+      const row = yield* lockedState(userId)
+      const next: Record<LimitField, Stored> = {} as Record<LimitField, Stored>
+      const changed: Array<{ field: LimitField; value: string | null; at: "now" | Date }> = []
+      for (const field of FIELDS) {
+        const stored = storedOf(row, field)
+        const inForce = effectiveOf(stored, at)
+        // A pending change already due is written back as the value in force.
+        const settled: Stored = stored.nextAt !== null && stored.nextAt.getTime() <= at.getTime()
+          ? { current: inForce, next: null, nextAt: null }
+          : stored
+        const sent = update[field]
+        if (sent === undefined) {
+          next[field] = settled
+        } else if (tighter(sent, inForce)) {
+          next[field] = { current: sent, next: null, nextAt: null }
+          changed.push({ field, value: String(sent), at: "now" })
+        } else if (sent === inForce) {
+          next[field] = { current: inForce, next: null, nextAt: null }
+        } else {
+          const effectiveAt = new Date(at.getTime() + RAISE_DELAY_MS)
+          next[field] = { current: inForce, next: sent, nextAt: effectiveAt }
+          changed.push({ field, value: sent === null ? null : String(sent), at: effectiveAt })
+        }
+      }
+      const v = (field: LimitField) => next[field]
+      yield* execute(sql`
+        UPDATE responsible_gaming SET
+          daily_loss_cents = ${v("dailyLossCents").current}, daily_loss_next = ${v("dailyLossCents").next},
+          daily_loss_next_at = ${v("dailyLossCents").nextAt},
+          weekly_loss_cents = ${v("weeklyLossCents").current}, weekly_loss_next = ${v("weeklyLossCents").next},
+          weekly_loss_next_at = ${v("weeklyLossCents").nextAt},
+          monthly_loss_cents = ${v("monthlyLossCents").current}, monthly_loss_next = ${v("monthlyLossCents").next},
+          monthly_loss_next_at = ${v("monthlyLossCents").nextAt},
+          daily_play_minutes = ${v("dailyPlayMinutes").current}, daily_play_next = ${v("dailyPlayMinutes").next},
+          daily_play_next_at = ${v("dailyPlayMinutes").nextAt},
+          updated_at = ${at}
+        WHERE user_id = ${userId}`)
+      if (changed.length > 0) {
+        yield* audit.record({
+          userId,
+          action: "RESPONSIBLE_GAMING_LIMITS",
+          metadata: { changes: changed.map((c) => ({ ...c, at: c.at === "now" ? "now" : c.at.toISOString() })) }
+        })
+      }
     })
 
     const exclusionOf = Effect.fn("ResponsibleGaming.exclusion")(function*(userId: UserId) {
@@ -448,27 +451,34 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
      */
     const selfExclude = Effect.fn("ResponsibleGaming.selfExclude")(function*(userId: UserId, request: SelfExclusionRequest) {
       const at = yield* now
-      yield* transaction(Effect.gen(function*() {
-        const row = yield* lockedState(userId)
-        const current = exclusionAt({ ...row, registryListed: false }, at)
-        const indefinite = "indefinite" in request
-        const until = indefinite ? null : new Date(at.getTime() + request.days * 86_400_000)
-        if (current.excluded) {
-          const shorter = current.until === null ? !indefinite : until !== null && until.getTime() < current.until.getTime()
-          if (shorter) return yield* new ExclusionCannotBeShortened()
-        }
-        const since = current.excluded ? current.since ?? at : at
-        yield* execute(sql`
-          UPDATE responsible_gaming SET excluded_at = ${since}, excluded_until = ${until},
-                 excluded_indefinitely = ${indefinite}, updated_at = ${at}
-          WHERE user_id = ${userId}`)
-        yield* audit.record({
-          userId,
-          action: "SELF_EXCLUDED",
-          metadata: { source: "player", until: until?.toISOString() ?? null, extended: current.excluded }
-        })
-      }))
+      yield* transaction(selfExcludeInTransaction(userId, request, at))
       return yield* exclusionOf(userId)
+    })
+
+    /** What `selfExclude` runs in its transaction: the exclusion, never shortened, and its audit. */
+    const selfExcludeInTransaction = Effect.fnUntraced(function*(
+      userId: UserId,
+      request: SelfExclusionRequest,
+      at: Date
+    ) {
+      const row = yield* lockedState(userId)
+      const current = exclusionAt({ ...row, registryListed: false }, at)
+      const indefinite = "indefinite" in request
+      const until = indefinite ? null : new Date(at.getTime() + request.days * 86_400_000)
+      if (current.excluded) {
+        const shorter = current.until === null ? !indefinite : until !== null && until.getTime() < current.until.getTime()
+        if (shorter) return yield* new ExclusionCannotBeShortened()
+      }
+      const since = current.excluded ? current.since ?? at : at
+      yield* execute(sql`
+        UPDATE responsible_gaming SET excluded_at = ${since}, excluded_until = ${until},
+               excluded_indefinitely = ${indefinite}, updated_at = ${at}
+        WHERE user_id = ${userId}`)
+      yield* audit.record({
+        userId,
+        action: "SELF_EXCLUDED",
+        metadata: { source: "player", until: until?.toISOString() ?? null, extended: current.excluded }
+      })
     })
 
     // --- The centralized registry (JURISDICTION=BR) ---
@@ -484,19 +494,18 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
      * Records the registry's answer for a player: listed, they are excluded while listed (audit SELF_EXCLUDED, source
      * registry, when newly listed); no longer listed, that exclusion ends. Returns whether they became listed now.
      */
-    const recordVerdict = (userId: UserId, listed: boolean, at: Date) =>
-      transaction(Effect.gen(function*() {
-        const row = yield* lockedState(userId)
-        const own = exclusionAt({ ...row, registryListed: false }, at)
-        const newlyListed = listed && !row.registryListed
-        yield* execute(sql`
-          UPDATE responsible_gaming SET registry_listed = ${listed}, registry_checked_at = ${at}, updated_at = ${at},
-                 excluded_at = ${newlyListed && !own.excluded ? at : row.excludedAt}
-          WHERE user_id = ${userId}`)
-        if (newlyListed) yield* audit.record({ userId, action: "SELF_EXCLUDED", metadata: { source: "registry" } })
-        if (!listed && row.registryListed) yield* audit.record({ userId, action: "REGISTRY_DELISTED" })
-        return newlyListed
-      }))
+    const recordVerdict = Effect.fnUntraced(function*(userId: UserId, listed: boolean, at: Date) {
+      const row = yield* lockedState(userId)
+      const own = exclusionAt({ ...row, registryListed: false }, at)
+      const newlyListed = listed && !row.registryListed
+      yield* execute(sql`
+        UPDATE responsible_gaming SET registry_listed = ${listed}, registry_checked_at = ${at}, updated_at = ${at},
+               excluded_at = ${newlyListed && !own.excluded ? at : row.excludedAt}
+        WHERE user_id = ${userId}`)
+      if (newlyListed) yield* audit.record({ userId, action: "SELF_EXCLUDED", metadata: { source: "registry" } })
+      if (!listed && row.registryListed) yield* audit.record({ userId, action: "REGISTRY_DELISTED" })
+      return newlyListed
+    }, (effect) => effect.pipe(transaction))
 
     /**
      * Looks a verified player up in the registry and records the verdict; a player listed now has their whole balance
@@ -539,24 +548,30 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
      */
     const checkRegistryToday = (userId: UserId): Effect.Effect<void> => {
       if (!br) return Effect.void
-      return Effect.gen(function*() {
-        const at = yield* now
-        const w = playWindowsAt(at)
-        if (checkedDay !== w.day.key) {
-          checkedToday.clear()
-          checkedDay = w.day.key
-        }
-        const known = checkedToday.get(userId)
-        if (known === w.day.key || (typeof known === "number" && known > at.getTime())) return
-        const running = known !== undefined && typeof known === "object" ? known : yield* Effect.gen(function*() {
-          const done = yield* Deferred.make<void>()
-          checkedToday.set(userId, done)
-          yield* Effect.forkDaemon(Effect.ensuring(dailyCheck(userId, at, w), Deferred.succeed(done, undefined)))
-          return done
-        })
-        yield* Effect.timeoutOption(Deferred.await(running), REGISTRY_WAIT)
-      })
+      return awaitDailyCheck(userId)
     }
+
+    /** `checkRegistryToday` under BR: the day's check started unless done or under way, then waited for. */
+    const awaitDailyCheck = Effect.fnUntraced(function*(userId: UserId) {
+      const at = yield* now
+      const w = playWindowsAt(at)
+      if (checkedDay !== w.day.key) {
+        checkedToday.clear()
+        checkedDay = w.day.key
+      }
+      const known = checkedToday.get(userId)
+      if (known === w.day.key || (typeof known === "number" && known > at.getTime())) return
+      const running = known !== undefined && typeof known === "object" ? known : yield* startDailyCheck(userId, at, w)
+      yield* Effect.timeoutOption(Deferred.await(running), REGISTRY_WAIT)
+    })
+
+    /** The user's daily check on a fiber of its own, noted as under way; the deferred it completes when it ends. */
+    const startDailyCheck = Effect.fnUntraced(function*(userId: UserId, at: Date, w: PlayWindows) {
+      const done = yield* Deferred.make<void>()
+      checkedToday.set(userId, done)
+      yield* Effect.forkDaemon(Effect.ensuring(dailyCheck(userId, at, w), Deferred.succeed(done, undefined)))
+      return done
+    })
 
     /**
      * The 15-day job (docs/responsible-gaming.md#registry): every verified player not looked up in the last 15 days,

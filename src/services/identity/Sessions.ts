@@ -154,28 +154,31 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
       if (user.bannedAt !== null) return yield* banned()
       return yield* lock.withLock(
         `sessions:${user.id}`,
-        Effect.gen(function*() {
-          const existing = yield* ofUser(user.id)
-          // Oldest lastActivity first out, until there is room for the new one.
-          for (const old of existing.slice(MAX_SESSIONS_PER_USER - 1)) yield* remove(old)
-          const now = yield* Clock.currentTimeMillis
-          const session: Session = {
-            id: SessionId.make(randomBytes(16).toString("hex")),
-            userId: user.id,
-            idpId: user.idpId,
-            ip: client.ip,
-            userAgent: client.userAgent,
-            deviceId: client.deviceId,
-            createdAt: new Date(now),
-            lastActivity: new Date(now),
-            expiresAt: new Date(now + SESSION_TTL_MS),
-            account: accountOf(user, now)
-          }
-          yield* write(session)
-          yield* kv.setAdd(indexKey(user.id), session.id)
-          return session
-        })
+        createLocked(user, client)
       )
+    })
+
+    /** What `create` runs holding the user's sessions lock: room made, then the new session written. */
+    const createLocked = Effect.fnUntraced(function*(user: User, client: ClientInfo) {
+      const existing = yield* ofUser(user.id)
+      // Oldest lastActivity first out, until there is room for the new one.
+      for (const old of existing.slice(MAX_SESSIONS_PER_USER - 1)) yield* remove(old)
+      const now = yield* Clock.currentTimeMillis
+      const session: Session = {
+        id: SessionId.make(randomBytes(16).toString("hex")),
+        userId: user.id,
+        idpId: user.idpId,
+        ip: client.ip,
+        userAgent: client.userAgent,
+        deviceId: client.deviceId,
+        createdAt: new Date(now),
+        lastActivity: new Date(now),
+        expiresAt: new Date(now + SESSION_TTL_MS),
+        account: accountOf(user, now)
+      }
+      yield* write(session)
+      yield* kv.setAdd(indexKey(user.id), session.id)
+      return session
     })
 
     /**
@@ -286,11 +289,14 @@ export class Sessions extends Effect.Service<Sessions>()("app/Sessions", {
      * out, its user banned) on any instance, or at once when it is gone already.
      */
     const whenEnded = (id: string) => (onEnded: () => void): Effect.Effect<void, ServiceUnavailable, Scope.Scope> =>
-      Effect.gen(function*() {
-        yield* broadcast.subscribe(endedChannel(id), onEnded)
-        // Subscribed first: a removal from now on is heard, one before is seen here.
-        if (Option.isNone(yield* read(id))) onEnded()
-      })
+      subscribeEnded(id, onEnded)
+
+    /** `whenEnded` of one session's `onEnded`. */
+    const subscribeEnded = Effect.fnUntraced(function*(id: string, onEnded: () => void) {
+      yield* broadcast.subscribe(endedChannel(id), onEnded)
+      // Subscribed first: a removal from now on is heard, one before is seen here.
+      if (Option.isNone(yield* read(id))) onEnded()
+    })
 
     const list = Effect.fn("Sessions.list")(function*(userId: UserId) {
       return yield* ofUser(userId)

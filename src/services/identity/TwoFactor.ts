@@ -125,17 +125,20 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
     const spendBackupCode = Effect.fnUntraced(function*(userId: bigint, code: string) {
       const digest = sha256(code.toUpperCase())
       const now = new Date(yield* Clock.currentTimeMillis)
-      return yield* transaction(Effect.gen(function*() {
-        const spent = yield* firstOf(RemainingRow, sql`
-            UPDATE users
-            SET two_factor_backup_codes = array_remove(two_factor_backup_codes, ${digest}::text), updated_at = ${now}
-            WHERE id = ${userId} AND two_factor_enabled AND ${digest}::text = ANY (two_factor_backup_codes)
-            RETURNING cardinality(two_factor_backup_codes)::int AS remaining`)
-        if (spent === undefined) return Option.none<number>()
-        const remainingCodes = spent.remaining
-        yield* audit.record({ userId, action: "2FA_BACKUP_CODE_USED", metadata: { remainingCodes } })
-        return Option.some(remainingCodes)
-      }))
+      return yield* transaction(spendBackupCodeInTransaction(userId, digest, now))
+    })
+
+    /** What `spendBackupCode` runs in its transaction: the digest removed, and its audit. */
+    const spendBackupCodeInTransaction = Effect.fnUntraced(function*(userId: bigint, digest: string, now: Date) {
+      const spent = yield* firstOf(RemainingRow, sql`
+          UPDATE users
+          SET two_factor_backup_codes = array_remove(two_factor_backup_codes, ${digest}::text), updated_at = ${now}
+          WHERE id = ${userId} AND two_factor_enabled AND ${digest}::text = ANY (two_factor_backup_codes)
+          RETURNING cardinality(two_factor_backup_codes)::int AS remaining`)
+      if (spent === undefined) return Option.none<number>()
+      const remainingCodes = spent.remaining
+      yield* audit.record({ userId, action: "2FA_BACKUP_CODE_USED", metadata: { remainingCodes } })
+      return Option.some(remainingCodes)
     })
 
     const warnLowCodes = (userId: bigint, remaining: number) =>
@@ -275,20 +278,28 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
       const encrypted = yield* SecretCipher.encrypt(key, secret)
       const now = new Date(yield* Clock.currentTimeMillis)
       // Conditional on "not enabled yet", so of two parallel enables only one stores its codes.
-      const saved = yield* transaction(Effect.gen(function*() {
-        const enabled = yield* rowCountOf(sql`
-          UPDATE users
-          SET two_factor_secret = ${encrypted}, two_factor_enabled = true,
-              two_factor_backup_codes = ${backupCodes.map(sha256)}::text[], updated_at = ${now}
-          WHERE id = ${user.id} AND NOT two_factor_enabled
-          RETURNING id`)
-        if (enabled === 0) return false
-        yield* audit.record({ userId: user.id, action: "2FA_ENABLED" })
-        return true
-      }))
+      const saved = yield* transaction(enableInTransaction(user, encrypted, backupCodes, now))
       if (!saved) return yield* new TwoFactorAlreadyEnabled()
       yield* kv.delete(setupKey(user.id))
       return { backupCodes }
+    })
+
+    /** What `enable` runs in its transaction: whether 2FA was turned on (false: it already was), and its audit. */
+    const enableInTransaction = Effect.fnUntraced(function*(
+      user: { readonly id: bigint },
+      encrypted: string,
+      backupCodes: ReadonlyArray<string>,
+      now: Date
+    ) {
+      const enabled = yield* rowCountOf(sql`
+        UPDATE users
+        SET two_factor_secret = ${encrypted}, two_factor_enabled = true,
+            two_factor_backup_codes = ${backupCodes.map(sha256)}::text[], updated_at = ${now}
+        WHERE id = ${user.id} AND NOT two_factor_enabled
+        RETURNING id`)
+      if (enabled === 0) return false
+      yield* audit.record({ userId: user.id, action: "2FA_ENABLED" })
+      return true
     })
 
     /**
@@ -307,15 +318,18 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("app/TwoFactor", {
         return yield* new InvalidTwoFactorCode()
       }
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* transaction(Effect.gen(function*() {
-        const disabled = yield* rowCountOf(sql`
-          UPDATE users
-          SET two_factor_secret = NULL, two_factor_enabled = false, two_factor_backup_codes = '{}', updated_at = ${now}
-          WHERE id = ${user.id} AND two_factor_enabled
-          RETURNING id`)
-        // A parallel disable that got here first has written the audit row already.
-        if (disabled > 0) yield* audit.record({ userId: user.id, action: "2FA_DISABLED" })
-      }))
+      yield* transaction(disableInTransaction(user, now))
+    })
+
+    /** What `disable` runs in its transaction: 2FA off (if it still was on), and its audit. */
+    const disableInTransaction = Effect.fnUntraced(function*(user: { readonly id: bigint }, now: Date) {
+      const disabled = yield* rowCountOf(sql`
+        UPDATE users
+        SET two_factor_secret = NULL, two_factor_enabled = false, two_factor_backup_codes = '{}', updated_at = ${now}
+        WHERE id = ${user.id} AND two_factor_enabled
+        RETURNING id`)
+      // A parallel disable that got here first has written the audit row already.
+      if (disabled > 0) yield* audit.record({ userId: user.id, action: "2FA_DISABLED" })
     })
 
     /** A code for a sensitive operation (withdrawals that need one, administrators' money actions). */

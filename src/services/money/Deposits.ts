@@ -380,34 +380,37 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         return false
       }
       const at = yield* now
-      const refunded = yield* transaction(Effect.gen(function*() {
-        const row = yield* selectFirst(sql`
-            WITH d AS (
-              UPDATE deposits SET status = 'REFUNDED', refunded_at = ${at}, refund_id = ${answer.right.refundId.slice(0, 200)},
-                                  updated_at = ${at}
-              WHERE id = ${pending.id} AND status = 'REFUND_PENDING'
-              RETURNING *
-            )
-            SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-        if (row === undefined) return undefined
-        const notification = yield* notifications.create(row.userId, {
-          type: "DEPOSIT_REFUNDED",
-          title: "Deposit refunded",
-          message: refundedMessage(row.refundReason, row.amountCents)
-        })
-        yield* audit.record({
-          userId: row.userId,
-          action: "DEPOSIT_REFUNDED",
-          entityType: "Deposit",
-          entityId: row.id,
-          metadata: { externalId: row.externalId, refundId: answer.right.refundId, amount: Number(row.amountCents + row.feeCents) }
-        })
-        return { row, notification }
-      }))
+      const refunded = yield* transaction(refundedInTransaction(pending, answer.right.refundId, at))
       if (refunded === undefined) return false
       yield* notifications.push(refunded.row.userId, refunded.notification)
       yield* moneyMovement("deposit", "refunded", refunded.row.amountCents)
       return true
+    })
+
+    /** What `requestRefund` runs in its transaction once the gateway took the refund: REFUNDED, notified, audited. */
+    const refundedInTransaction = Effect.fnUntraced(function*(pending: Row, refundId: string, at: Date) {
+      const row = yield* selectFirst(sql`
+          WITH d AS (
+            UPDATE deposits SET status = 'REFUNDED', refunded_at = ${at}, refund_id = ${refundId.slice(0, 200)},
+                                updated_at = ${at}
+            WHERE id = ${pending.id} AND status = 'REFUND_PENDING'
+            RETURNING *
+          )
+          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+      if (row === undefined) return undefined
+      const notification = yield* notifications.create(row.userId, {
+        type: "DEPOSIT_REFUNDED",
+        title: "Deposit refunded",
+        message: refundedMessage(row.refundReason, row.amountCents)
+      })
+      yield* audit.record({
+        userId: row.userId,
+        action: "DEPOSIT_REFUNDED",
+        entityType: "Deposit",
+        entityId: row.id,
+        metadata: { externalId: row.externalId, refundId, amount: Number(row.amountCents + row.feeCents) }
+      })
+      return { row, notification }
     })
 
     /**
@@ -418,27 +421,33 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
      * never credited (a REFUND_PENDING one has its refund asked again).
      */
     const confirmFromGateway = Effect.fn("Deposits.confirmFromGateway")(function*(externalId: string, payerDocument: string | undefined) {
-      const outcome = yield* transaction(Effect.gen(function*() {
-        const locked = yield* selectFirst(sql`
-          SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
-          WHERE d.external_id = ${externalId} FOR UPDATE OF d`)
-        if (locked === undefined) return yield* depositNotFound()
-        if (locked.status === "CONFIRMED" || locked.status === "REFUNDED") return { _tag: "Unchanged" } as const
-        if (locked.status === "REFUND_PENDING") return { _tag: "Refund", row: locked } as const
-        if (config.jurisdiction === "BR" && !(yield* paidByHolder(locked.userId, payerDocument))) {
-          return { _tag: "Refund", row: yield* markThirdParty(locked, payerDocument) } as const
-        }
-        // D23: from the moment of the exclusion deposits are closed, including one started before it and paid now.
-        const exclusion = yield* responsibleGaming.exclusionOf(locked.userId)
-        if (exclusion.excluded) return { _tag: "Refund", row: yield* markExcluded(locked, exclusion) } as const
-        if (locked.status !== "PENDING") {
-          yield* Effect.logWarning(`Deposit ${locked.id}: paid while ${locked.status}; crediting it`)
-        }
-        return { _tag: "Confirmed", confirmed: yield* confirmLocked(locked, { _tag: "Gateway" }) } as const
-      }))
+      const outcome = yield* transaction(confirmFromGatewayInTransaction(externalId, payerDocument))
       if (outcome._tag === "Confirmed") yield* announce(outcome.confirmed)
       // After the commit of the transaction around this one (the gateway event's): never ask before REFUND_PENDING stands.
       if (outcome._tag === "Refund") yield* afterCommit(requestRefund(outcome.row))
+    })
+
+    /** What `confirmFromGateway` runs in its transaction: the deposit locked; confirmed, marked for refund or left. */
+    const confirmFromGatewayInTransaction = Effect.fnUntraced(function*(
+      externalId: string,
+      payerDocument: string | undefined
+    ) {
+      const locked = yield* selectFirst(sql`
+        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id
+        WHERE d.external_id = ${externalId} FOR UPDATE OF d`)
+      if (locked === undefined) return yield* depositNotFound()
+      if (locked.status === "CONFIRMED" || locked.status === "REFUNDED") return { _tag: "Unchanged" } as const
+      if (locked.status === "REFUND_PENDING") return { _tag: "Refund", row: locked } as const
+      if (config.jurisdiction === "BR" && !(yield* paidByHolder(locked.userId, payerDocument))) {
+        return { _tag: "Refund", row: yield* markThirdParty(locked, payerDocument) } as const
+      }
+      // D23: from the moment of the exclusion deposits are closed, including one started before it and paid now.
+      const exclusion = yield* responsibleGaming.exclusionOf(locked.userId)
+      if (exclusion.excluded) return { _tag: "Refund", row: yield* markExcluded(locked, exclusion) } as const
+      if (locked.status !== "PENDING") {
+        yield* Effect.logWarning(`Deposit ${locked.id}: paid while ${locked.status}; crediting it`)
+      }
+      return { _tag: "Confirmed", confirmed: yield* confirmLocked(locked, { _tag: "Gateway" }) } as const
     })
 
     /**
@@ -461,16 +470,19 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
      * excluded now: 403 SELF_EXCLUDED, nothing written (the deposit stays PENDING; paid later, it is refunded).
      */
     const confirmByAdmin = Effect.fn("Deposits.confirmByAdmin")(function*(adminId: UserId, id: DepositId) {
-      const confirmed = yield* transaction(Effect.gen(function*() {
-        const locked = yield* selectFirst(sql`
-          SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} FOR UPDATE OF d`)
-        if (locked === undefined) return yield* depositNotFound()
-        if (locked.status !== "PENDING") return yield* new DepositNotPending()
-        yield* responsibleGaming.requireNotExcluded(locked.userId)
-        return yield* confirmLocked(locked, { _tag: "Admin", adminId })
-      }))
+      const confirmed = yield* transaction(confirmByAdminInTransaction(adminId, id))
       yield* announce(confirmed)
       return { id: confirmed.row.id, status: confirmed.row.status, confirmedAt: confirmed.row.confirmedAt! }
+    })
+
+    /** What `confirmByAdmin` runs in its transaction: the deposit locked, checked, and confirmed. */
+    const confirmByAdminInTransaction = Effect.fnUntraced(function*(adminId: UserId, id: DepositId) {
+      const locked = yield* selectFirst(sql`
+        SELECT ${columns} FROM deposits d JOIN users u ON u.id = d.user_id WHERE d.id = ${id} FOR UPDATE OF d`)
+      if (locked === undefined) return yield* depositNotFound()
+      if (locked.status !== "PENDING") return yield* new DepositNotPending()
+      yield* responsibleGaming.requireNotExcluded(locked.userId)
+      return yield* confirmLocked(locked, { _tag: "Admin", adminId })
     })
 
     /**
@@ -490,50 +502,56 @@ export class Deposits extends Effect.Service<Deposits>()("app/Deposits", {
         })
       )
       const at = yield* now
-      const cancelled = yield* transaction(Effect.gen(function*() {
-        const row = yield* selectFirst(sql`
-          WITH d AS (
-            UPDATE deposits SET status = 'CANCELLED', updated_at = ${at}
-            WHERE id = ${id} AND status = 'PENDING'
-            RETURNING *
-          )
-          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-        if (row === undefined) return yield* new DepositNotPending()
-        yield* audit.record({
-          userId,
-          action: "DEPOSIT_CANCELLED",
-          entityType: "Deposit",
-          entityId: row.id,
-          metadata: { externalId: row.externalId, amount: Number(row.amountCents) }
-        })
-        return row
-      }))
+      const cancelled = yield* transaction(cancelInTransaction(userId, id, at))
       return depositView(cancelled)
+    })
+
+    /** What `cancel` runs in its transaction, once the gateway cancelled the charge: the deposit CANCELLED, audited. */
+    const cancelInTransaction = Effect.fnUntraced(function*(userId: UserId, id: DepositId, at: Date) {
+      const row = yield* selectFirst(sql`
+        WITH d AS (
+          UPDATE deposits SET status = 'CANCELLED', updated_at = ${at}
+          WHERE id = ${id} AND status = 'PENDING'
+          RETURNING *
+        )
+        SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+      if (row === undefined) return yield* new DepositNotPending()
+      yield* audit.record({
+        userId,
+        action: "DEPOSIT_CANCELLED",
+        entityType: "Deposit",
+        entityId: row.id,
+        metadata: { externalId: row.externalId, amount: Number(row.amountCents) }
+      })
+      return row
     })
 
     /** charge.failed: PENDING -> FAILED with the gateway's reason; otherwise nothing. */
     const failFromGateway = Effect.fn("Deposits.failFromGateway")(function*(externalId: string, reason: string | undefined) {
       const at = yield* now
       const failureReason = reason?.trim().slice(0, 500) || "Payment failed"
-      const failed = yield* transaction(Effect.gen(function*() {
-        const row = yield* selectFirst(sql`
-          WITH d AS (
-            UPDATE deposits SET status = 'FAILED', failure_reason = ${failureReason}, updated_at = ${at}
-            WHERE external_id = ${externalId} AND status = 'PENDING'
-            RETURNING *
-          )
-          SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
-        if (row === undefined) return undefined
-        yield* audit.record({
-          userId: row.userId,
-          action: "DEPOSIT_FAILED",
-          entityType: "Deposit",
-          entityId: row.id,
-          metadata: { externalId, reason: failureReason }
-        })
-        return row
-      }))
+      const failed = yield* transaction(failInTransaction(externalId, failureReason, at))
       if (failed === undefined && (yield* findByExternalId(externalId)) === undefined) return yield* depositNotFound()
+    })
+
+    /** What `failFromGateway` runs in its transaction: a PENDING deposit FAILED, and its audit; undefined otherwise. */
+    const failInTransaction = Effect.fnUntraced(function*(externalId: string, failureReason: string, at: Date) {
+      const row = yield* selectFirst(sql`
+        WITH d AS (
+          UPDATE deposits SET status = 'FAILED', failure_reason = ${failureReason}, updated_at = ${at}
+          WHERE external_id = ${externalId} AND status = 'PENDING'
+          RETURNING *
+        )
+        SELECT ${columns} FROM d JOIN users u ON u.id = d.user_id`)
+      if (row === undefined) return undefined
+      yield* audit.record({
+        userId: row.userId,
+        action: "DEPOSIT_FAILED",
+        entityType: "Deposit",
+        entityId: row.id,
+        metadata: { externalId, reason: failureReason }
+      })
+      return row
     })
 
     /**

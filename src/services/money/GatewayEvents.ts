@@ -32,21 +32,27 @@ export class GatewayEvents extends Effect.Service<GatewayEvents>()("app/GatewayE
 
     /** Runs the event unless its id was taken before; `duplicate` says which. */
     const receive = Effect.fn("GatewayEvents.receive")(function*(receipt: GatewayEventReceipt, received: ReceivedGatewayEvent) {
-      return yield* transaction(Effect.gen(function*() {
-        const now = new Date(yield* Clock.currentTimeMillis)
-        const claimed = yield* rowCountOf(sql`
-          INSERT INTO gateway_events (event_id, event, object_id, signed_at, received_at)
-          VALUES (${receipt.eventId}, ${received.event.event}, ${received.event.data.id}, ${receipt.signedAt ?? null}, ${now})
-          ON CONFLICT (event_id) DO NOTHING
-          RETURNING 1`)
-        if (claimed === 0) {
-          yield* Effect.logDebug(`Gateway event ${received.event.event} ${received.event.data.id} received again: a duplicate, not acted on`)
-          return { duplicate: true }
-        }
-        if (received._tag === "Payout") yield* withdrawals.handlePayoutEvent(received.event)
-        else yield* deposits.handleGatewayEvent(received.event)
-        return { duplicate: false }
-      }))
+      return yield* transaction(receiveInTransaction(receipt, received))
+    })
+
+    /** What `receive` runs in its transaction: the event's id taken, then the event run, unless it was taken before. */
+    const receiveInTransaction = Effect.fnUntraced(function*(
+      receipt: GatewayEventReceipt,
+      received: ReceivedGatewayEvent
+    ) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const claimed = yield* rowCountOf(sql`
+        INSERT INTO gateway_events (event_id, event, object_id, signed_at, received_at)
+        VALUES (${receipt.eventId}, ${received.event.event}, ${received.event.data.id}, ${receipt.signedAt ?? null}, ${now})
+        ON CONFLICT (event_id) DO NOTHING
+        RETURNING 1`)
+      if (claimed === 0) {
+        yield* Effect.logDebug(`Gateway event ${received.event.event} ${received.event.data.id} received again: a duplicate, not acted on`)
+        return { duplicate: true }
+      }
+      if (received._tag === "Payout") yield* withdrawals.handlePayoutEvent(received.event)
+      else yield* deposits.handleGatewayEvent(received.event)
+      return { duplicate: false }
     })
 
     return { receive } as const

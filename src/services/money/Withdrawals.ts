@@ -303,54 +303,76 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       const pixKey = normalizePixKey(pixKeyType, input.paymentDetails.pixKey)
       return yield* lock.withLock(
         `user:${userId}`,
-        Effect.gen(function*() {
-          // Checked before the code, so a typo in the amount does not spend a one-time code. The
-          // debit below is conditional anyway: this read is a courtesy, not the guard.
-          if ((yield* balanceOf(userId)) < input.amountCents) return yield* new InsufficientBalance()
-          const now = yield* Clock.currentTimeMillis
-          const withCode = yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now)
-          if (withCode) {
-            const code = input.twoFactorCode?.trim() ?? ""
-            if (code === "") return yield* new TwoFactorRequired()
-            yield* twoFactor.require(userId, code)
-          }
-          yield* checkpoint
-          const { balanceCents, notification, row } = yield* transaction(Effect.gen(function*() {
-            // Requests of one user take turns from here, even on instances that share no lock; the
-            // rule is asked again of what is committed now.
-            yield* execute(sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`)
-            if (!withCode && (yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now))) {
-              return yield* new TwoFactorRequired()
-            }
-            const { id } = yield* singleOf(IdRow, sql`
-              INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at,
-                                       pix_key_owner_cpf_masked)
-              VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${new Date(now)},
-                      ${keyOwner?.ownerCpfMasked ?? null})
-              RETURNING id`)
-            const posting = yield* ledger.debit({
-              userId,
-              type: "WITHDRAWAL",
-              amountCents: input.amountCents,
-              reference: { type: "WITHDRAWAL", id }
-            })
-            yield* audit.record({
-              userId,
-              action: "WITHDRAWAL_REQUESTED",
-              entityType: "Withdrawal",
-              entityId: id,
-              metadata: { amountCents: String(input.amountCents), pixKeyType, twoFactor: withCode }
-            })
-            const notification = yield* notifications.create(userId, requestedNotice(input.amountCents, pixKeyType, pixKey))
-            const row = yield* singleOf(Row, byId(id))
-            return { balanceCents: posting.balanceAfterCents, notification, row }
-          }))
-          yield* realtime.balanceChanged(userId, balanceCents)
-          yield* notifications.push(userId, notification)
-          yield* moneyMovement("withdrawal", "requested", input.amountCents)
-          return requested(row)
-        })
+        requestLocked(userId, input, keyOwner, pixKeyType, pixKey)
       )
+    })
+
+    /** What `request` does under the user's lock: the balance and the 2FA code checked, then the withdrawal made. */
+    const requestLocked = Effect.fnUntraced(function*(
+      userId: UserId,
+      input: WithdrawalRequest,
+      keyOwner: KeyOwner | undefined,
+      pixKeyType: PixKeyType,
+      pixKey: string
+    ) {
+      // Checked before the code, so a typo in the amount does not spend a one-time code. The
+      // debit below is conditional anyway: this read is a courtesy, not the guard.
+      if ((yield* balanceOf(userId)) < input.amountCents) return yield* new InsufficientBalance()
+      const now = yield* Clock.currentTimeMillis
+      const withCode = yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now)
+      if (withCode) {
+        const code = input.twoFactorCode?.trim() ?? ""
+        if (code === "") return yield* new TwoFactorRequired()
+        yield* twoFactor.require(userId, code)
+      }
+      yield* checkpoint
+      const { balanceCents, notification, row } = yield* transaction(
+        requestInTransaction(userId, input, keyOwner, pixKeyType, pixKey, withCode, now)
+      )
+      yield* realtime.balanceChanged(userId, balanceCents)
+      yield* notifications.push(userId, notification)
+      yield* moneyMovement("withdrawal", "requested", input.amountCents)
+      return requested(row)
+    })
+
+    /** What `request` runs in its transaction: the user's row locked, the 2FA rule asked again, the withdrawal made. */
+    const requestInTransaction = Effect.fnUntraced(function*(
+      userId: UserId,
+      input: WithdrawalRequest,
+      keyOwner: KeyOwner | undefined,
+      pixKeyType: PixKeyType,
+      pixKey: string,
+      withCode: boolean,
+      now: number
+    ) {
+      // Requests of one user take turns from here, even on instances that share no lock; the
+      // rule is asked again of what is committed now.
+      yield* execute(sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`)
+      if (!withCode && (yield* codeNeeded(userId, input.amountCents, pixKeyType, pixKey, now))) {
+        return yield* new TwoFactorRequired()
+      }
+      const { id } = yield* singleOf(IdRow, sql`
+        INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at,
+                                 pix_key_owner_cpf_masked)
+        VALUES (${userId}, ${input.amountCents}, ${input.paymentMethod}, ${pixKeyType}, ${pixKey}, ${new Date(now)},
+                ${keyOwner?.ownerCpfMasked ?? null})
+        RETURNING id`)
+      const posting = yield* ledger.debit({
+        userId,
+        type: "WITHDRAWAL",
+        amountCents: input.amountCents,
+        reference: { type: "WITHDRAWAL", id }
+      })
+      yield* audit.record({
+        userId,
+        action: "WITHDRAWAL_REQUESTED",
+        entityType: "Withdrawal",
+        entityId: id,
+        metadata: { amountCents: String(input.amountCents), pixKeyType, twoFactor: withCode }
+      })
+      const notification = yield* notifications.create(userId, requestedNotice(input.amountCents, pixKeyType, pixKey))
+      const row = yield* singleOf(Row, byId(id))
+      return { balanceCents: posting.balanceAfterCents, notification, row }
     })
 
     /** The user's withdrawals, newest first. */
@@ -368,24 +390,30 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      * when nothing matched.
      */
     const endWithRefund = Effect.fnUntraced(function*(end: Effect.Effect<Row | undefined, ServiceUnavailable>, auditOf: (row: Row) => Parameters<typeof audit.record>[0], noticeOf?: (row: Row) => Notice) {
-      const ended = yield* transaction(Effect.gen(function*() {
-        const row = yield* end
-        if (row === undefined) return undefined
-        const posting = yield* ledger.credit({
-          userId: row.userId,
-          type: "WITHDRAWAL_REFUND",
-          amountCents: row.amountCents,
-          reference: { type: "WITHDRAWAL", id: row.id }
-        })
-        yield* audit.record(auditOf(row))
-        const notification = noticeOf === undefined ? undefined : yield* notifications.create(row.userId, noticeOf(row))
-        return { row, balanceCents: posting.balanceAfterCents, notification }
-      }))
+      const ended = yield* transaction(endWithRefundInTransaction(end, auditOf, noticeOf))
       if (ended !== undefined) {
         yield* realtime.balanceChanged(ended.row.userId, ended.balanceCents)
         if (ended.notification !== undefined) yield* notifications.push(ended.row.userId, ended.notification)
       }
       return ended
+    })
+
+    /** What `endWithRefund` runs in its transaction: the end, then its refund, audit and notice. */
+    const endWithRefundInTransaction = Effect.fnUntraced(function*(
+      end: Effect.Effect<Row | undefined, ServiceUnavailable>,
+      auditOf: (row: Row) => Parameters<typeof audit.record>[0], noticeOf: ((row: Row) => Notice) | undefined
+    ) {
+      const row = yield* end
+      if (row === undefined) return undefined
+      const posting = yield* ledger.credit({
+        userId: row.userId,
+        type: "WITHDRAWAL_REFUND",
+        amountCents: row.amountCents,
+        reference: { type: "WITHDRAWAL", id: row.id }
+      })
+      yield* audit.record(auditOf(row))
+      const notification = noticeOf === undefined ? undefined : yield* notifications.create(row.userId, noticeOf(row))
+      return { row, balanceCents: posting.balanceAfterCents, notification }
     })
 
     /**
@@ -451,37 +479,46 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      */
     const complete = Effect.fnUntraced(function*(id: WithdrawalId, payoutId: string, by: SettledBy, actor?: Actor) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      const completed = yield* transaction(Effect.gen(function*() {
-        const row = yield* updateOne(sql`
-            UPDATE withdrawals SET status = 'COMPLETED', payout_id = ${payoutId}, processed_at = ${now}, payout_error = NULL
-            WHERE id = ${id} AND (status = 'PROCESSING' OR (status = 'PENDING' AND payout_attempts > 0))
-            RETURNING *`)
-        if (row === undefined) return undefined
-        yield* outbox.enqueue("withdrawal.completed", {
-          withdrawalId: String(row.id),
-          userId: String(row.userId),
-          amountCents: Number(row.amountCents)
-        })
-        yield* audit.record({
-          userId: row.userId,
-          action: "WITHDRAWAL_APPROVED",
-          entityType: "Withdrawal",
-          entityId: row.id,
-          metadata: {
-            ...(actor === undefined ? {} : actorOf(actor)),
-            payoutId,
-            amountCents: String(row.amountCents),
-            by
-          }
-        })
-        return { row, notification: yield* notifications.create(row.userId, completedNotice(row)) }
-      }))
+      const completed = yield* transaction(completeInTransaction(id, payoutId, now, by, actor))
       if (completed !== undefined) {
         yield* notifications.push(completed.row.userId, completed.notification)
         return yield* Effect.as(moneyMovement("withdrawal", "completed", completed.row.amountCents), completed.row)
       }
       const current = (yield* existing(id))
       return current.status === "COMPLETED" ? current : yield* conflict(current, "paid", by)
+    })
+
+    /** What `complete` runs in its transaction: COMPLETED with its webhook, audit and notice; undefined otherwise. */
+    const completeInTransaction = Effect.fnUntraced(function*(
+      id: WithdrawalId,
+      payoutId: string,
+      now: Date,
+      by: SettledBy,
+      actor: Actor | undefined
+    ) {
+      const row = yield* updateOne(sql`
+          UPDATE withdrawals SET status = 'COMPLETED', payout_id = ${payoutId}, processed_at = ${now}, payout_error = NULL
+          WHERE id = ${id} AND (status = 'PROCESSING' OR (status = 'PENDING' AND payout_attempts > 0))
+          RETURNING *`)
+      if (row === undefined) return undefined
+      yield* outbox.enqueue("withdrawal.completed", {
+        withdrawalId: String(row.id),
+        userId: String(row.userId),
+        amountCents: Number(row.amountCents)
+      })
+      yield* audit.record({
+        userId: row.userId,
+        action: "WITHDRAWAL_APPROVED",
+        entityType: "Withdrawal",
+        entityId: row.id,
+        metadata: {
+          ...(actor === undefined ? {} : actorOf(actor)),
+          payoutId,
+          amountCents: String(row.amountCents),
+          by
+        }
+      })
+      return { row, notification: yield* notifications.create(row.userId, completedNotice(row)) }
     })
 
     /** The gateway reports the payout failed: PROCESSING -> FAILED with its refund, once. */
@@ -510,23 +547,26 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     /** PROCESSING -> PENDING: nothing was paid (refused, or unknown to the gateway); the administrator decides. */
     const reopen = Effect.fnUntraced(function*(row: Row, reason: string, actor: Actor, by: SettledBy) {
-      const reopened = yield* transaction(Effect.gen(function*() {
-        const updated = yield* updateOne(sql`
-            UPDATE withdrawals SET status = 'PENDING', payout_error = ${reason}
-            WHERE id = ${row.id} AND status = 'PROCESSING'
-            RETURNING *`)
-        if (updated !== undefined) {
-          yield* audit.record({
-            userId: row.userId,
-            action: "WITHDRAWAL_PAYOUT_FAILED",
-            entityType: "Withdrawal",
-            entityId: row.id,
-            metadata: { ...actorOf(actor), error: reason, by }
-          })
-        }
-        return updated
-      }))
+      const reopened = yield* transaction(reopenInTransaction(row, reason, actor, by))
       return reopened ?? (yield* existing(row.id))
+    })
+
+    /** What `reopen` runs in its transaction: PROCESSING -> PENDING, audited; undefined when it was not PROCESSING. */
+    const reopenInTransaction = Effect.fnUntraced(function*(row: Row, reason: string, actor: Actor, by: SettledBy) {
+      const updated = yield* updateOne(sql`
+          UPDATE withdrawals SET status = 'PENDING', payout_error = ${reason}
+          WHERE id = ${row.id} AND status = 'PROCESSING'
+          RETURNING *`)
+      if (updated !== undefined) {
+        yield* audit.record({
+          userId: row.userId,
+          action: "WITHDRAWAL_PAYOUT_FAILED",
+          entityType: "Withdrawal",
+          entityId: row.id,
+          metadata: { ...actorOf(actor), error: reason, by }
+        })
+      }
+      return updated
     })
 
     /**
@@ -535,35 +575,45 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      * PROCESSING (right), the money may have left. From the call to the record, not interruptible: a client that
      * hangs up must not leave a payout made and unrecorded. Shared by the approval and the automatic payout.
      */
-    const payOut = (started: Row, actor: Actor, by: SettledBy) =>
-      Effect.uninterruptible(Effect.gen(function*() {
-        const id = started.id
-        const payout = yield* Effect.either(gateway.payout({
-          withdrawalId: started.id,
-          amountCents: started.amountCents,
-          pixKeyType: started.pixKeyType,
-          pixKey: started.pixKey
-        }))
-        if (Either.isRight(payout)) return Either.right(yield* complete(id, payout.right.payoutId, by, actor))
-        if (payout.left._tag === "PayoutRefused") {
-          yield* reopen(started, payout.left.message, actor, by)
-          return Either.left(payout.left.message)
-        }
-        // No answer: the money may have left. PROCESSING until the gateway's event or a reconciliation.
-        const unknown = `No answer from the gateway (${payout.left.message}); waiting for its payout event`
-        return Either.right(yield* transaction(Effect.gen(function*() {
-          const row = yield* updateOne(sql`
-            UPDATE withdrawals SET payout_error = ${unknown} WHERE id = ${id} AND status = 'PROCESSING' RETURNING *`)
-          yield* audit.record({
-            userId: started.userId,
-            action: "WITHDRAWAL_PAYOUT_UNCONFIRMED",
-            entityType: "Withdrawal",
-            entityId: id,
-            metadata: { ...actorOf(actor), error: payout.left.message }
-          })
-          return row ?? (yield* existing(id))
-        })))
+    const payOut = Effect.fnUntraced(function*(started: Row, actor: Actor, by: SettledBy) {
+      const id = started.id
+      const payout = yield* Effect.either(gateway.payout({
+        withdrawalId: started.id,
+        amountCents: started.amountCents,
+        pixKeyType: started.pixKeyType,
+        pixKey: started.pixKey
       }))
+      if (Either.isRight(payout)) return Either.right(yield* complete(id, payout.right.payoutId, by, actor))
+      if (payout.left._tag === "PayoutRefused") {
+        yield* reopen(started, payout.left.message, actor, by)
+        return Either.left(payout.left.message)
+      }
+      // No answer: the money may have left. PROCESSING until the gateway's event or a reconciliation.
+      const unknown = `No answer from the gateway (${payout.left.message}); waiting for its payout event`
+      return Either.right(
+        yield* transaction(payoutUnconfirmedInTransaction(started, id, actor, unknown, payout.left.message))
+      )
+    }, (effect) => effect.pipe(Effect.uninterruptible))
+
+    /** `payOut` with no answer from the gateway: the withdrawal stays PROCESSING, with why, audited. */
+    const payoutUnconfirmedInTransaction = Effect.fnUntraced(function*(
+      started: Row,
+      id: WithdrawalId,
+      actor: Actor,
+      unknown: string,
+      error: string
+    ) {
+      const row = yield* updateOne(sql`
+        UPDATE withdrawals SET payout_error = ${unknown} WHERE id = ${id} AND status = 'PROCESSING' RETURNING *`)
+      yield* audit.record({
+        userId: started.userId,
+        action: "WITHDRAWAL_PAYOUT_UNCONFIRMED",
+        entityType: "Withdrawal",
+        entityId: id,
+        metadata: { ...actorOf(actor), error }
+      })
+      return row ?? (yield* existing(id))
+    })
 
     const approve = Effect.fn("Withdrawals.approve")(function*(adminId: UserId, id: WithdrawalId) {
       const startedAt = new Date(yield* Clock.currentTimeMillis)
@@ -615,18 +665,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
      */
     const payAutomatically = Effect.fn("Withdrawals.payAutomatically")(function*(userId: UserId, answer: WithdrawalRequested) {
       if (jurisdiction !== "BR" || answer.amountCents > BigInt(autoPayoutMaxCents)) return answer
-      return yield* Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const alerted = yield* rowCountOf(sql`
-          SELECT 1 FROM notifications
-          WHERE user_id = ${userId} AND type = 'SECURITY_ALERT' AND created_at > ${new Date(now - AUTO_PAYOUT_ALERT_WINDOW_MS)}
-          LIMIT 1`)
-        if (alerted > 0) {
-          yield* Effect.logDebug(`Withdrawal ${answer.id}: a security alert in the last 24 hours; it waits for an administrator`)
-          return answer
-        }
-        return requested(yield* startPayout(userId, answer.id, now, "automatic"))
-      }).pipe(
+      return yield* payAutomaticallyNow(userId, answer).pipe(
         // Started, it is not cut off half-way by a client that hangs up.
         Effect.uninterruptible,
         Effect.catchAllCause((cause) =>
@@ -635,6 +674,20 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
             answer
           ))
       )
+    })
+
+    /** `payAutomatically` of a withdrawal it applies to: its payout, unless its owner had a security alert lately. */
+    const payAutomaticallyNow = Effect.fnUntraced(function*(userId: UserId, answer: WithdrawalRequested) {
+      const now = yield* Clock.currentTimeMillis
+      const alerted = yield* rowCountOf(sql`
+        SELECT 1 FROM notifications
+        WHERE user_id = ${userId} AND type = 'SECURITY_ALERT' AND created_at > ${new Date(now - AUTO_PAYOUT_ALERT_WINDOW_MS)}
+        LIMIT 1`)
+      if (alerted > 0) {
+        yield* Effect.logDebug(`Withdrawal ${answer.id}: a security alert in the last 24 hours; it waits for an administrator`)
+        return answer
+      }
+      return requested(yield* startPayout(userId, answer.id, now, "automatic"))
     })
 
     const excludedNotice = (amountCents: bigint, pixKeyType: PixKeyType, pixKey: string): Notice => ({
@@ -660,64 +713,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     const payOutExcludedBalance = Effect.fn("Withdrawals.payOutExcludedBalance")(function*(userId: UserId) {
       const created = yield* lock.withLock(
         `user:${userId}`,
-        Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const outcome = yield* transaction(Effect.gen(function*() {
-            const locked = yield* firstOf(BalanceRow, sql`SELECT balance_cents FROM users WHERE id = ${userId} FOR UPDATE`)
-            if (locked === undefined) return yield* Effect.dieMessage(`Withdrawals: user ${userId} does not exist`)
-            const unpaid = yield* firstOf(IdRow, sql`
-              SELECT id FROM withdrawals
-              WHERE user_id = ${userId} AND excluded_payout AND status IN ('PENDING', 'PROCESSING')`)
-            if (unpaid !== undefined) return { _tag: "Started", withdrawalId: unpaid.id, fresh: undefined } as const
-            const amountCents = locked.balanceCents
-            if (amountCents <= 0n) return { _tag: "Empty" } as const
-            const key = yield* firstOf(LastKeyRow, sql`
-              SELECT id, pix_key_type, pix_key, pix_key_owner_cpf_masked FROM withdrawals
-              WHERE user_id = ${userId} AND status = 'COMPLETED'
-                AND (${jurisdiction !== "BR"} OR pix_key_owner_cpf_masked IS NOT NULL)
-              ORDER BY processed_at DESC, id DESC
-              LIMIT 1`)
-            if (key === undefined) return { _tag: "NoKey" } as const
-            const { id } = yield* singleOf(IdRow, sql`
-              INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at,
-                                       pix_key_owner_cpf_masked, excluded_payout)
-              VALUES (${userId}, ${amountCents}, 'PIX', ${key.pixKeyType}, ${key.pixKey}, ${new Date(now)},
-                      ${key.pixKeyOwnerCpfMasked}, true)
-              RETURNING id`)
-            // The balance was read under the row's lock: the conditional debit takes exactly it.
-            const posting = yield* ledger.debit({
-              userId,
-              type: "WITHDRAWAL",
-              amountCents,
-              reference: { type: "WITHDRAWAL", id }
-            }).pipe(Effect.catchTag("InsufficientBalance", () =>
-              Effect.dieMessage(`Withdrawals: the locked balance of user ${userId} changed under its lock`)))
-            yield* audit.record({
-              userId,
-              action: "WITHDRAWAL_EXCLUDED_PAYOUT",
-              entityType: "Withdrawal",
-              entityId: id,
-              metadata: {
-                actor: "system",
-                amountCents: String(amountCents),
-                pixKeyType: key.pixKeyType,
-                keyOfWithdrawal: String(key.id)
-              }
-            })
-            const notification = yield* notifications.create(userId, excludedNotice(amountCents, key.pixKeyType, key.pixKey))
-            return {
-              _tag: "Started",
-              withdrawalId: id,
-              fresh: { balanceCents: posting.balanceAfterCents, notification, amountCents }
-            } as const
-          }))
-          if (outcome._tag === "Started" && outcome.fresh !== undefined) {
-            yield* realtime.balanceChanged(userId, outcome.fresh.balanceCents)
-            yield* notifications.push(userId, outcome.fresh.notification)
-            yield* moneyMovement("withdrawal", "requested", outcome.fresh.amountCents)
-          }
-          return { outcome, now }
-        })
+        payOutExcludedLocked(userId)
       )
       const { now, outcome } = created
       const result: ExcludedBalancePayout = outcome._tag === "Started"
@@ -735,6 +731,69 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
           ))
       )
       return result
+    })
+
+    /** What `payOutExcludedBalance` does under the user's lock: the payout committed, its balance and notice pushed. */
+    const payOutExcludedLocked = Effect.fnUntraced(function*(userId: UserId) {
+      const now = yield* Clock.currentTimeMillis
+      const outcome = yield* transaction(payOutExcludedInTransaction(userId, now))
+      if (outcome._tag === "Started" && outcome.fresh !== undefined) {
+        yield* realtime.balanceChanged(userId, outcome.fresh.balanceCents)
+        yield* notifications.push(userId, outcome.fresh.notification)
+        yield* moneyMovement("withdrawal", "requested", outcome.fresh.amountCents)
+      }
+      return { outcome, now }
+    })
+
+    /** What `payOutExcludedLocked` runs in its transaction: the user's row locked, then the payout found or made. */
+    const payOutExcludedInTransaction = Effect.fnUntraced(function*(userId: UserId, now: number) {
+      const locked = yield* firstOf(BalanceRow, sql`SELECT balance_cents FROM users WHERE id = ${userId} FOR UPDATE`)
+      if (locked === undefined) return yield* Effect.dieMessage(`Withdrawals: user ${userId} does not exist`)
+      const unpaid = yield* firstOf(IdRow, sql`
+        SELECT id FROM withdrawals
+        WHERE user_id = ${userId} AND excluded_payout AND status IN ('PENDING', 'PROCESSING')`)
+      if (unpaid !== undefined) return { _tag: "Started", withdrawalId: unpaid.id, fresh: undefined } as const
+      const amountCents = locked.balanceCents
+      if (amountCents <= 0n) return { _tag: "Empty" } as const
+      const key = yield* firstOf(LastKeyRow, sql`
+        SELECT id, pix_key_type, pix_key, pix_key_owner_cpf_masked FROM withdrawals
+        WHERE user_id = ${userId} AND status = 'COMPLETED'
+          AND (${jurisdiction !== "BR"} OR pix_key_owner_cpf_masked IS NOT NULL)
+        ORDER BY processed_at DESC, id DESC
+        LIMIT 1`)
+      if (key === undefined) return { _tag: "NoKey" } as const
+      const { id } = yield* singleOf(IdRow, sql`
+        INSERT INTO withdrawals (user_id, amount_cents, payment_method, pix_key_type, pix_key, requested_at,
+                                 pix_key_owner_cpf_masked, excluded_payout)
+        VALUES (${userId}, ${amountCents}, 'PIX', ${key.pixKeyType}, ${key.pixKey}, ${new Date(now)},
+                ${key.pixKeyOwnerCpfMasked}, true)
+        RETURNING id`)
+      // The balance was read under the row's lock: the conditional debit takes exactly it.
+      const posting = yield* ledger.debit({
+        userId,
+        type: "WITHDRAWAL",
+        amountCents,
+        reference: { type: "WITHDRAWAL", id }
+      }).pipe(Effect.catchTag("InsufficientBalance", () =>
+        Effect.dieMessage(`Withdrawals: the locked balance of user ${userId} changed under its lock`)))
+      yield* audit.record({
+        userId,
+        action: "WITHDRAWAL_EXCLUDED_PAYOUT",
+        entityType: "Withdrawal",
+        entityId: id,
+        metadata: {
+          actor: "system",
+          amountCents: String(amountCents),
+          pixKeyType: key.pixKeyType,
+          keyOfWithdrawal: String(key.id)
+        }
+      })
+      const notification = yield* notifications.create(userId, excludedNotice(amountCents, key.pixKeyType, key.pixKey))
+      return {
+        _tag: "Started",
+        withdrawalId: id,
+        fresh: { balanceCents: posting.balanceAfterCents, notification, amountCents }
+      } as const
     })
 
     /** The administrator's refusal: PENDING only (not while PROCESSING); refunded in the same transaction. */

@@ -68,30 +68,7 @@ export class Idempotency extends Effect.Service<Idempotency>()("app/Idempotency"
       if (key === undefined) return Effect.map(operation, (value): IdempotentOutcome<A> => ({ value, replayed: false }))
       const fingerprint = fingerprintOf(request.operation, request.input)
 
-      const attempt = Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const fresh = new Date(now - Duration.toMillis(IDEMPOTENCY_KEY_TTL))
-        const found = yield* firstOf(KeyRow, sql`
-          SELECT fingerprint, response FROM idempotency_keys
-          WHERE user_id = ${request.userId} AND key = ${key} AND created_at > ${fresh}`)
-        if (found !== undefined) {
-          if (found.fingerprint !== fingerprint) return yield* new IdempotencyKeyReused()
-          const value = yield* Schema.decodeUnknown(request.response)(found.response).pipe(orUnavailable)
-          return { value, replayed: true } satisfies IdempotentOutcome<A>
-        }
-        const value = yield* operation
-        const response = yield* Schema.encode(request.response)(value).pipe(orUnavailable)
-        // A key older than 24 hours is taken over; a fresh one means another request won a race.
-        const stored = yield* rowCountOf(sql`
-          INSERT INTO idempotency_keys (user_id, key, fingerprint, response, created_at)
-          VALUES (${request.userId}, ${key}, ${fingerprint}, ${JSON.stringify(response)}::jsonb, ${new Date(now)})
-          ON CONFLICT (user_id, key) DO UPDATE
-            SET fingerprint = EXCLUDED.fingerprint, response = EXCLUDED.response, created_at = EXCLUDED.created_at
-            WHERE idempotency_keys.created_at <= ${fresh}
-          RETURNING 1`)
-        if (stored === 0) return yield* new KeyTaken()
-        return { value, replayed: false } satisfies IdempotentOutcome<A>
-      }).pipe(inTransaction(sql))
+      const attempt = attemptOnce(request, operation, key, fingerprint).pipe(inTransaction(sql))
 
       // After a lost race the transaction rolled back; the second look-up finds the winner's response.
       return lock.withLock(
@@ -99,6 +76,37 @@ export class Idempotency extends Effect.Service<Idempotency>()("app/Idempotency"
         attempt.pipe(Effect.catchTag("KeyTaken", () => attempt), Effect.catchTag("KeyTaken", () => new PleaseRetry()))
       ).pipe(Effect.withSpan("Idempotency.once", { attributes: { operation: request.operation } }))
     }
+
+    /** One attempt of `once`, in a transaction: the stored response replayed, or the operation run and stored. */
+    const attemptOnce = Effect.fnUntraced(function*<A, I, E, R>(
+      request: IdempotentRequest<A, I>,
+      operation: Effect.Effect<A, E, R>,
+      key: string,
+      fingerprint: string
+    ) {
+      const now = yield* Clock.currentTimeMillis
+      const fresh = new Date(now - Duration.toMillis(IDEMPOTENCY_KEY_TTL))
+      const found = yield* firstOf(KeyRow, sql`
+        SELECT fingerprint, response FROM idempotency_keys
+        WHERE user_id = ${request.userId} AND key = ${key} AND created_at > ${fresh}`)
+      if (found !== undefined) {
+        if (found.fingerprint !== fingerprint) return yield* new IdempotencyKeyReused()
+        const value = yield* Schema.decodeUnknown(request.response)(found.response).pipe(orUnavailable)
+        return { value, replayed: true } satisfies IdempotentOutcome<A>
+      }
+      const value = yield* operation
+      const response = yield* Schema.encode(request.response)(value).pipe(orUnavailable)
+      // A key older than 24 hours is taken over; a fresh one means another request won a race.
+      const stored = yield* rowCountOf(sql`
+        INSERT INTO idempotency_keys (user_id, key, fingerprint, response, created_at)
+        VALUES (${request.userId}, ${key}, ${fingerprint}, ${JSON.stringify(response)}::jsonb, ${new Date(now)})
+        ON CONFLICT (user_id, key) DO UPDATE
+          SET fingerprint = EXCLUDED.fingerprint, response = EXCLUDED.response, created_at = EXCLUDED.created_at
+          WHERE idempotency_keys.created_at <= ${fresh}
+        RETURNING 1`)
+      if (stored === 0) return yield* new KeyTaken()
+      return { value, replayed: false } satisfies IdempotentOutcome<A>
+    })
 
     /** Forgets keys older than 24 hours (the cleanup job), in batches; returns how many were deleted. */
     const forgetExpired = Effect.fn("Idempotency.forgetExpired")(function*() {

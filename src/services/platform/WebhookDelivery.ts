@@ -168,21 +168,9 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       const status: WebhookDeliveryStatus = delivered ? "DELIVERED" : attempt >= MAX_ATTEMPTS ? "FAILED" : "PENDING"
       const finished = new Date(finishedAt)
       const next = status === "PENDING" ? new Date(finishedAt + Duration.toMillis(retryDelay(attempt))) : finished
-      const recorded = yield* transaction(Effect.gen(function*() {
-        const updated = yield* rowCountOf(sql`
-            UPDATE webhook_deliveries
-            SET attempts = ${attempt}, status = ${status}, next_attempt_at = ${next},
-                delivered_at = ${delivered ? finished : null}
-            WHERE id = ${delivery.id} AND status = 'PENDING'
-              AND attempts = ${delivery.attempts} AND next_attempt_at = ${delivery.leaseUntil}
-            RETURNING id`)
-        if (updated === 0) return false
-        yield* execute(sql`
-            INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
-            VALUES (${delivery.id}, ${new Date(startedAt)}, ${outcome.statusCode}, ${outcome.error},
-                    ${Math.max(0, Math.round(finishedAt - startedAt))})`)
-        return true
-      }))
+      const recorded = yield* transaction(
+        recordInTransaction(delivery, outcome, startedAt, finishedAt, attempt, status, next, delivered, finished)
+      )
       if (!recorded) {
         yield* Effect.logWarning("Webhook delivery was taken over or removed during its attempt; not recorded")
       } else if (!delivered) {
@@ -192,16 +180,36 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       }
     }, (effect, delivery) => effect.pipe(Effect.annotateLogs({ webhookDeliveryId: String(delivery.id) })))
 
+    /** What `record` runs in its transaction: the next state, if this claim still holds the delivery; the attempt. */
+    const recordInTransaction = Effect.fnUntraced(function*(
+      delivery: ClaimedDelivery,
+      outcome: Outcome,
+      startedAt: number,
+      finishedAt: number,
+      attempt: number,
+      status: WebhookDeliveryStatus,
+      next: Date,
+      delivered: boolean,
+      finished: Date
+    ) {
+      const updated = yield* rowCountOf(sql`
+          UPDATE webhook_deliveries
+          SET attempts = ${attempt}, status = ${status}, next_attempt_at = ${next},
+              delivered_at = ${delivered ? finished : null}
+          WHERE id = ${delivery.id} AND status = 'PENDING'
+            AND attempts = ${delivery.attempts} AND next_attempt_at = ${delivery.leaseUntil}
+          RETURNING id`)
+      if (updated === 0) return false
+      yield* execute(sql`
+          INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
+          VALUES (${delivery.id}, ${new Date(startedAt)}, ${outcome.statusCode}, ${outcome.error},
+                  ${Math.max(0, Math.round(finishedAt - startedAt))})`)
+      return true
+    })
+
     /** Sends and records one claimed delivery. Interrupted while sending: nothing is recorded. */
     const deliver = (delivery: ClaimedDelivery) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          const startedAt = yield* Clock.currentTimeMillis
-          const outcome = yield* restore(send(delivery))
-          const finishedAt = yield* Clock.currentTimeMillis
-          yield* record(delivery, outcome, startedAt, finishedAt)
-        })
-      ).pipe(
+      Effect.uninterruptibleMask((restore) => sendAndRecord(delivery, restore)).pipe(
         // One delivery's trouble (a database error while recording) must not stop the others: the
         // lease brings it back.
         Effect.catchAllCause((cause) =>
@@ -209,6 +217,17 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
         ),
         Effect.withSpan("WebhookDelivery.deliver", { attributes: { webhookDeliveryId: String(delivery.id) } })
       )
+
+    /** `deliver`'s send (interruptible through `restore`) and its record. */
+    const sendAndRecord = Effect.fnUntraced(function*(
+      delivery: ClaimedDelivery,
+      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ) {
+      const startedAt = yield* Clock.currentTimeMillis
+      const outcome = yield* restore(send(delivery))
+      const finishedAt = yield* Clock.currentTimeMillis
+      yield* record(delivery, outcome, startedAt, finishedAt)
+    })
 
     /** Makes unrecorded claims due again at once (still fenced: recorded ones are left alone). */
     const release = Effect.fnUntraced(function*(claimed: ReadonlyArray<ClaimedDelivery>) {

@@ -207,33 +207,7 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
 
     const buy = Effect.fn("Raffles.buy")(function*(userId: UserId, id: RaffleId, count: number) {
       const at = yield* now
-      const bought = yield* transaction(Effect.gen(function*() {
-        const reserved = yield* firstOf(ReservedRow, sql`
-          UPDATE raffles SET tickets_sold = tickets_sold + ${count}
-          WHERE id = ${id} AND status = 'OPEN' AND ends_at > ${at} AND tickets_sold + ${count} <= max_tickets
-          RETURNING tickets_sold, ticket_price_cents`)
-        if (reserved === undefined) {
-          const raffle = yield* findRow(id)
-          if (raffle === undefined) return yield* raffleNotFound()
-          if (raffle.status !== "OPEN" || raffle.endsAt.getTime() <= at.getTime()) return yield* new RaffleNotOpen()
-          return yield* NotEnoughTickets.left(raffle.maxTickets - raffle.ticketsSold)
-        }
-        const last = reserved.ticketsSold
-        const first = last - count + 1
-        // The buyer's client seed at purchase goes into the draw (docs/rules.md#raffle-draw).
-        yield* fairness.ensure(userId)
-        yield* execute(sql`INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, client_seed, created_at)
-                   SELECT ${id}, ${first}, ${last}, ${userId}, client_seed, ${at} FROM fairness_seeds WHERE user_id = ${userId}`)
-        const posting = yield* responsibleGaming.stake({
-          userId,
-          type: "RAFFLE_TICKET",
-          amountCents: reserved.ticketPriceCents * BigInt(count),
-          reference: { type: "RAFFLE", id }
-        })
-        const raffle = yield* singleOf(RaffleRow, byId(id))
-        const drawn = raffle.ticketsSold === raffle.maxTickets ? yield* close(raffle, at) : Option.none<Drawn>()
-        return { first, last, balanceCents: posting.balanceAfterCents, drawn }
-      }))
+      const bought = yield* transaction(buyInTransaction(userId, id, count, at))
       yield* realtime.balanceChanged(userId, bought.balanceCents)
       yield* announce(bought.drawn)
       return {
@@ -241,6 +215,35 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
         balanceCents: bought.balanceCents,
         raffle: yield* get(id, userId)
       }
+    })
+
+    /** What `buy` runs in its transaction: the tickets reserved, recorded and paid; the raffle closed when sold out. */
+    const buyInTransaction = Effect.fnUntraced(function*(userId: UserId, id: RaffleId, count: number, at: Date) {
+      const reserved = yield* firstOf(ReservedRow, sql`
+        UPDATE raffles SET tickets_sold = tickets_sold + ${count}
+        WHERE id = ${id} AND status = 'OPEN' AND ends_at > ${at} AND tickets_sold + ${count} <= max_tickets
+        RETURNING tickets_sold, ticket_price_cents`)
+      if (reserved === undefined) {
+        const raffle = yield* findRow(id)
+        if (raffle === undefined) return yield* raffleNotFound()
+        if (raffle.status !== "OPEN" || raffle.endsAt.getTime() <= at.getTime()) return yield* new RaffleNotOpen()
+        return yield* NotEnoughTickets.left(raffle.maxTickets - raffle.ticketsSold)
+      }
+      const last = reserved.ticketsSold
+      const first = last - count + 1
+      // The buyer's client seed at purchase goes into the draw (docs/rules.md#raffle-draw).
+      yield* fairness.ensure(userId)
+      yield* execute(sql`INSERT INTO raffle_tickets (raffle_id, first_ticket, last_ticket, user_id, client_seed, created_at)
+                 SELECT ${id}, ${first}, ${last}, ${userId}, client_seed, ${at} FROM fairness_seeds WHERE user_id = ${userId}`)
+      const posting = yield* responsibleGaming.stake({
+        userId,
+        type: "RAFFLE_TICKET",
+        amountCents: reserved.ticketPriceCents * BigInt(count),
+        reference: { type: "RAFFLE", id }
+      })
+      const raffle = yield* singleOf(RaffleRow, byId(id))
+      const drawn = raffle.ticketsSold === raffle.maxTickets ? yield* close(raffle, at) : Option.none<Drawn>()
+      return { first, last, balanceCents: posting.balanceAfterCents, drawn }
     })
 
     /**
@@ -251,17 +254,20 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
       let closed = 0
       while (true) {
         const at = yield* now
-        const outcome = yield* transaction(Effect.gen(function*() {
-          const due = yield* firstOf(RaffleIdRow, sql`
-            SELECT id FROM raffles WHERE status = 'OPEN' AND ends_at <= ${at}
-            ORDER BY ends_at LIMIT 1 FOR UPDATE SKIP LOCKED`)
-          if (due === undefined) return undefined
-          return yield* close(yield* singleOf(RaffleRow, byId(due.id)), at)
-        }))
+        const outcome = yield* transaction(drawNextDueInTransaction(at))
         if (outcome === undefined) return closed
         closed++
         yield* announce(outcome)
       }
+    })
+
+    /** What `drawDue` runs in each transaction: the next due raffle nobody else holds, closed; undefined if none. */
+    const drawNextDueInTransaction = Effect.fnUntraced(function*(at: Date) {
+      const due = yield* firstOf(RaffleIdRow, sql`
+        SELECT id FROM raffles WHERE status = 'OPEN' AND ends_at <= ${at}
+        ORDER BY ends_at LIMIT 1 FOR UPDATE SKIP LOCKED`)
+      if (due === undefined) return undefined
+      return yield* close(yield* singleOf(RaffleRow, byId(due.id)), at)
     })
 
     return { create, buy, get, list, drawDue } as const
