@@ -5,10 +5,9 @@
  * transport failure, a 5xx after the retries or an answer outside the contract is PixKeyDirectoryUnavailable
  * (503, D20). Logged failures name what went wrong, never a request or response body (they hold the key and CPFs).
  */
-import { HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer, type Redacted } from "effect"
-import { describeFailure, providerClient } from "../ProviderHttp"
+import { providerClient, providerPost } from "../ProviderHttp"
 import { interpretPixKeyLookup, PixKeyDirectory, PixKeyDirectoryUnavailable, type PixKeyLookup } from "../PixKeyDirectory"
 
 /** Time limits of a lookup: per attempt, and for the whole lookup with its retries (tests shorten them). */
@@ -27,30 +26,16 @@ const makeHttpPixKeyDirectory = Effect.fnUntraced(function*(
 ) {
   const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
   const lookup = (request: PixKeyLookup) =>
-    HttpClientRequest.post("/pix-keys/lookup").pipe(
-      HttpClientRequest.bodyUnsafeJson({
-        pixKeyType: request.pixKeyType,
-        pixKey: request.pixKey,
-        payerDocument: request.payerDocument
-      }),
-      client.execute,
-      Effect.flatMap((response) =>
-        Effect.map(
-          response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
-          (body) => interpretPixKeyLookup(response.status, body) ?? `status ${response.status} outside the contract`
-        )
-      ),
-      Effect.scoped,
-      Effect.timeout(timeouts.total),
-      Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
-      Effect.flatMap((result) =>
-        typeof result === "string"
-          ? Effect.zipRight(
-            Effect.logWarning(`PIX key directory /pix-keys/lookup failed: ${result}`),
-            Effect.fail(new PixKeyDirectoryUnavailable({ message: "The PIX key directory is unavailable" }))
-          )
-          : Effect.succeed(result)
-      )
+    providerPost(
+      client,
+      {
+        provider: "PIX key directory",
+        path: "/pix-keys/lookup",
+        body: { pixKeyType: request.pixKeyType, pixKey: request.pixKey, payerDocument: request.payerDocument },
+        total: timeouts.total
+      },
+      interpretPixKeyLookup,
+      () => new PixKeyDirectoryUnavailable({ message: "The PIX key directory is unavailable" })
     )
   return { lookup }
 })

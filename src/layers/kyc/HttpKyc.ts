@@ -5,10 +5,9 @@
  * or an answer outside the contract is KycUnavailable (503, D20). Logged failures name what went wrong,
  * never a request or response body (they hold the CPF and the name).
  */
-import { HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer, type Redacted } from "effect"
-import { describeFailure, providerClient } from "../ProviderHttp"
+import { providerClient, providerPost } from "../ProviderHttp"
 import { interpretKyc, Kyc, type KycRequest, KycUnavailable } from "../Kyc"
 
 /** Time limits of a check: per attempt, and for the whole check with its retries (tests shorten them). */
@@ -23,26 +22,16 @@ const TIMEOUTS: KycTimeouts = { attempt: Duration.seconds(5), total: Duration.se
 const makeHttpKyc = Effect.fnUntraced(function*(url: string, key: Redacted.Redacted<string>, timeouts: KycTimeouts) {
   const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
   const check = (request: KycRequest) =>
-    HttpClientRequest.post("/cpf/check").pipe(
-      HttpClientRequest.bodyUnsafeJson({ cpf: request.cpf, fullName: request.fullName, birthDate: request.birthDate }),
-      client.execute,
-      Effect.flatMap((response) =>
-        Effect.map(
-          response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
-          (body) => interpretKyc(request, response.status, body) ?? `status ${response.status} outside the contract`
-        )
-      ),
-      Effect.scoped,
-      Effect.timeout(timeouts.total),
-      Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
-      Effect.flatMap((result) =>
-        typeof result === "string"
-          ? Effect.zipRight(
-            Effect.logWarning(`Identity provider /cpf/check failed: ${result}`),
-            Effect.fail(new KycUnavailable({ message: "The identity provider is unavailable" }))
-          )
-          : Effect.succeed(result)
-      )
+    providerPost(
+      client,
+      {
+        provider: "Identity provider",
+        path: "/cpf/check",
+        body: { cpf: request.cpf, fullName: request.fullName, birthDate: request.birthDate },
+        total: timeouts.total
+      },
+      (status, body) => interpretKyc(request, status, body),
+      () => new KycUnavailable({ message: "The identity provider is unavailable" })
     )
   return { check }
 })

@@ -5,11 +5,10 @@
  * answer outside the contract is ExclusionRegistryUnavailable (503, D20). Logged failures name what went wrong, never
  * a request or response body (they hold the CPF).
  */
-import { HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer, type Redacted } from "effect"
 import { ExclusionRegistry, ExclusionRegistryUnavailable, interpretRegistryLookup } from "../ExclusionRegistry"
-import { describeFailure, providerClient } from "../ProviderHttp"
+import { providerClient, providerPost } from "../ProviderHttp"
 
 /** Time limits of a lookup: per attempt, and for the whole lookup with its retries (tests shorten them). */
 export interface ExclusionRegistryTimeouts {
@@ -27,26 +26,11 @@ const makeHttpExclusionRegistry = Effect.fnUntraced(function*(
 ) {
   const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
   const isListed = (cpf: string) =>
-    HttpClientRequest.post("/lookups").pipe(
-      HttpClientRequest.bodyUnsafeJson({ cpf }),
-      client.execute,
-      Effect.flatMap((response) =>
-        Effect.map(
-          response.status === 200 ? Effect.orElseSucceed(response.json, () => undefined) : Effect.succeed(undefined),
-          (body) => interpretRegistryLookup(response.status, body) ?? `status ${response.status} outside the contract`
-        )
-      ),
-      Effect.scoped,
-      Effect.timeout(timeouts.total),
-      Effect.catchAll((error) => Effect.succeed(describeFailure(error))),
-      Effect.flatMap((result) =>
-        typeof result === "string"
-          ? Effect.zipRight(
-            Effect.logWarning(`Self-exclusion registry /lookups failed: ${result}`),
-            Effect.fail(new ExclusionRegistryUnavailable({ message: "The self-exclusion registry is unavailable" }))
-          )
-          : Effect.succeed(result)
-      )
+    providerPost(
+      client,
+      { provider: "Self-exclusion registry", path: "/lookups", body: { cpf }, total: timeouts.total },
+      interpretRegistryLookup,
+      () => new ExclusionRegistryUnavailable({ message: "The self-exclusion registry is unavailable" })
     )
   return { isListed }
 })
