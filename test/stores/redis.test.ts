@@ -144,4 +144,22 @@ describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
       expect(writes).toEqual([3, 3])
       expect(pipelines).toBe(0)
     }).pipe(Effect.provide(RedisConnection.layer(singleNode(Redacted.make(url!)), prefix)), Effect.scoped))
+
+  // The connection dropped in the turn whose commands wait corked: none is lost or left waiting for its time limit.
+  it.live("commands of a turn whose connection drops before they leave are answered after the reconnection", () =>
+    Effect.gen(function*() {
+      const { client } = yield* RedisConnection
+      const redis = client as Redis
+      const key = `${prefix}dropped-turn`
+      const started = Date.now()
+      const answers = yield* Effect.promise(() => {
+        const turn = Promise.all([redis.set(key, "1"), redis.incr(key), redis.get(key)])
+        redis.stream.destroy()
+        return turn
+      })
+      expect(answers).toEqual(["OK", 2, "2"])
+      expect(Date.now() - started).toBeLessThan(2_000)
+      expect(yield* Effect.promise(() => redis.get(key))).toBe("2")
+      expect(redis.stream.writableCorked).toBe(0)
+    }).pipe(Effect.provide(RedisConnection.layer(singleNode(Redacted.make(url!)), prefix)), Effect.scoped))
 })
