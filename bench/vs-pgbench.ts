@@ -5,7 +5,8 @@
  *   3. pgbench runs the SQL of one opening (bench/open-case.pgbench) with as many clients, as long,
  *      on the same database and users: what PostgreSQL alone does for the same work;
  *   4. open loop: openings sent at a fixed `--rate` per second for `--seconds`, latency counted from
- *      each request's scheduled send time (so queueing is not hidden);
+ *      each request's scheduled send time (so queueing is not hidden); `--rate 70%` is that share of the
+ *      closed loop's throughput measured in step 2 of the same run (the host's speed moves between runs);
  *   5. how cost grows: closed loops at each of `--scales` users.
  * It prints throughputs, the service/pgbench ratio, the latencies, the service's CPU time per request,
  * the database server's and Redis's when they run on this machine, and the load generator's (this process's for
@@ -29,7 +30,7 @@
  * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
  * a load balancer: one per core is how a Node service uses a machine) and sends requests to them in turn.
  *
- *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400] [--scales 1,4,16,64,256] [--warm-up 60] [--connections 1024] [--instances 1]
+ *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400 | --rate 70%] [--scales 1,4,16,64,256] [--warm-up 60] [--connections 1024] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
  */
 import { parseArgs } from "node:util"
@@ -54,7 +55,9 @@ const { values } = parseArgs({
 })
 const USERS = Number(values.users)
 const SECONDS = Number(values.seconds)
-const RATE = Number(values.rate)
+/** The open loop's rate: a number per second, or a share of this run's closed loop ("70%"). */
+const rateOf = (closedLoopPerSecond: number) =>
+  values.rate.endsWith("%") ? Math.round((Number(values.rate.slice(0, -1)) / 100) * closedLoopPerSecond) : Number(values.rate)
 const WARM_UP = Number(values["warm-up"])
 const SCALES = values.scales.split(",").filter(Boolean).map(Number)
 const MAX_USERS = Math.max(USERS, ...SCALES)
@@ -143,8 +146,9 @@ console.log(`ratio service / pgbench: ${(service_.perSecond / yardstick.perSecon
 // the open loop measures the service at its rate, not the recovery from what pgbench changed.
 await closedLoop(USERS, 3)
 const gcMark = values.gc ? bench.gcClock() : 0
+const RATE = rateOf(service_.perSecond)
 const openLoopResult = await openLoop(RATE, USERS, SECONDS)
-console.log(show(`service, open loop at ${RATE}/s`, openLoopResult))
+console.log(show(`service, open loop at ${RATE}/s${values.rate.endsWith("%") ? ` (${values.rate} of the closed loop)` : ""}`, openLoopResult))
 if (values.gc) {
   const { allocatedMb, fullCollectionTimes, fullCollections: full, scavenges } = bench.gcPauses(gcMark)
   const second = (ms: number) => ((ms - openLoopStartedMs) / 1000).toFixed(1)
