@@ -152,6 +152,15 @@ const adminView = (row: Row): AdminWithdrawalView => ({
   ...(row.pixKeyOwnerCpfMasked === null ? {} : { pixKeyOwnerCpf: row.pixKeyOwnerCpfMasked })
 })
 
+/** A withdrawal request as `request` validated it: its PIX key normalized and, under BR, the key's owner. */
+interface Asked {
+  readonly userId: UserId
+  readonly input: WithdrawalRequest
+  readonly keyOwner: KeyOwner | undefined
+  readonly pixKeyType: PixKeyType
+  readonly pixKey: string
+}
+
 /** The same rules as the HTTP payload schema, for callers that do not come through HTTP. */
 const validate = (input: WithdrawalRequest) => {
   const errors: Array<FieldError> = []
@@ -301,20 +310,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       yield* validate(input)
       const { pixKeyType } = input.paymentDetails
       const pixKey = normalizePixKey(pixKeyType, input.paymentDetails.pixKey)
-      return yield* lock.withLock(
-        `user:${userId}`,
-        requestLocked(userId, input, keyOwner, pixKeyType, pixKey)
-      )
+      return yield* lock.withLock(`user:${userId}`, requestLocked({ userId, input, keyOwner, pixKeyType, pixKey }))
     })
 
     /** What `request` does under the user's lock: the balance and the 2FA code checked, then the withdrawal made. */
-    const requestLocked = Effect.fnUntraced(function*(
-      userId: UserId,
-      input: WithdrawalRequest,
-      keyOwner: KeyOwner | undefined,
-      pixKeyType: PixKeyType,
-      pixKey: string
-    ) {
+    const requestLocked = Effect.fnUntraced(function*(asked: Asked) {
+      const { input, pixKey, pixKeyType, userId } = asked
       // Checked before the code, so a typo in the amount does not spend a one-time code. The
       // debit below is conditional anyway: this read is a courtesy, not the guard.
       if ((yield* balanceOf(userId)) < input.amountCents) return yield* new InsufficientBalance()
@@ -327,7 +328,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       }
       yield* checkpoint
       const { balanceCents, notification, row } = yield* transaction(
-        requestInTransaction(userId, input, keyOwner, pixKeyType, pixKey, withCode, now)
+        requestInTransaction(asked, withCode, now)
       )
       yield* realtime.balanceChanged(userId, balanceCents)
       yield* notifications.push(userId, notification)
@@ -336,15 +337,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     })
 
     /** What `request` runs in its transaction: the user's row locked, the 2FA rule asked again, the withdrawal made. */
-    const requestInTransaction = Effect.fnUntraced(function*(
-      userId: UserId,
-      input: WithdrawalRequest,
-      keyOwner: KeyOwner | undefined,
-      pixKeyType: PixKeyType,
-      pixKey: string,
-      withCode: boolean,
-      now: number
-    ) {
+    const requestInTransaction = Effect.fnUntraced(function*(asked: Asked, withCode: boolean, now: number) {
+      const { input, keyOwner, pixKey, pixKeyType, userId } = asked
       // Requests of one user take turns from here, even on instances that share no lock; the
       // rule is asked again of what is committed now.
       yield* execute(sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`)

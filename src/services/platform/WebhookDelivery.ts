@@ -73,6 +73,26 @@ interface Outcome {
   readonly error: string | null
 }
 
+/** What an attempt leaves: its number, the delivery's next state, when it finished and when it is next due. */
+interface AttemptResult {
+  readonly attempt: number
+  readonly delivered: boolean
+  readonly status: WebhookDeliveryStatus
+  readonly finished: Date
+  /** The next attempt's time while PENDING; else the attempt's end. */
+  readonly next: Date
+}
+
+/** The result of `delivery`'s attempt that came to `outcome` at `finishedAt` (MAX_ATTEMPTS, `retryDelay`). */
+const resultOf = (delivery: ClaimedDelivery, outcome: Outcome, finishedAt: number): AttemptResult => {
+  const attempt = delivery.attempts + 1
+  const delivered = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300
+  const status: WebhookDeliveryStatus = delivered ? "DELIVERED" : attempt >= MAX_ATTEMPTS ? "FAILED" : "PENDING"
+  const finished = new Date(finishedAt)
+  const next = status === "PENDING" ? new Date(finishedAt + Duration.toMillis(retryDelay(attempt))) : finished
+  return { attempt, delivered, status, finished, next }
+}
+
 const SignatureField = Schema.parseJson(Schema.Struct({ signature: Schema.String }))
 
 /** An attempt's error column: the timeout, or the transport's reason (refused, reset, private target). */
@@ -163,14 +183,9 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
 
     /** Writes the attempt and the delivery's next state, if this claim still holds the delivery. */
     const record = Effect.fnUntraced(function*(delivery: ClaimedDelivery, outcome: Outcome, startedAt: number, finishedAt: number) {
-      const attempt = delivery.attempts + 1
-      const delivered = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300
-      const status: WebhookDeliveryStatus = delivered ? "DELIVERED" : attempt >= MAX_ATTEMPTS ? "FAILED" : "PENDING"
-      const finished = new Date(finishedAt)
-      const next = status === "PENDING" ? new Date(finishedAt + Duration.toMillis(retryDelay(attempt))) : finished
-      const recorded = yield* transaction(
-        recordInTransaction(delivery, outcome, startedAt, finishedAt, attempt, status, next, delivered, finished)
-      )
+      const result = resultOf(delivery, outcome, finishedAt)
+      const { attempt, delivered, next, status } = result
+      const recorded = yield* transaction(recordInTransaction(delivery, outcome, startedAt, result))
       if (!recorded) {
         yield* Effect.logWarning("Webhook delivery was taken over or removed during its attempt; not recorded")
       } else if (!delivered) {
@@ -185,12 +200,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       delivery: ClaimedDelivery,
       outcome: Outcome,
       startedAt: number,
-      finishedAt: number,
-      attempt: number,
-      status: WebhookDeliveryStatus,
-      next: Date,
-      delivered: boolean,
-      finished: Date
+      { attempt, delivered, finished, next, status }: AttemptResult
     ) {
       const updated = yield* rowCountOf(sql`
           UPDATE webhook_deliveries
@@ -203,7 +213,7 @@ export class WebhookDelivery extends Effect.Service<WebhookDelivery>()("app/Webh
       yield* execute(sql`
           INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
           VALUES (${delivery.id}, ${new Date(startedAt)}, ${outcome.statusCode}, ${outcome.error},
-                  ${Math.max(0, Math.round(finishedAt - startedAt))})`)
+                  ${Math.max(0, Math.round(finished.getTime() - startedAt))})`)
       return true
     })
 
