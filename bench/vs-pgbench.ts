@@ -166,7 +166,8 @@ if (values.gc) {
 }
 if (unanswered.size > 0) console.log(`  unanswered: ${[...unanswered].join(", ")}`)
 if (slowSeconds.length > 0) {
-  console.log(`  seconds with openings over 100 ms: ${
+  // The wall clock of the loop's start, to lay the slow seconds beside other logs (PostgreSQL's checkpoints, say).
+  console.log(`  seconds with openings over 100 ms (from ${new Date(performance.timeOrigin + openLoopStartedMs).toISOString()}): ${
     slowSeconds.sort((a, b) => a[0] - b[0]).map(([s, max, n]) => `${s} s (${n}, slowest ${max.toFixed(0)} ms)`).join(", ")
   }`)
 }
