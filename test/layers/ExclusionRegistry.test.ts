@@ -4,58 +4,19 @@
  * off-contract, and the registry chosen by the configuration.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { createServer, type IncomingMessage } from "node:http"
-import type { AddressInfo } from "node:net"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { ExclusionRegistry, ExclusionRegistryUnavailable, interpretRegistryLookup } from "../../src/layers/ExclusionRegistry"
 import { ExclusionRegistryFromConfig } from "../../src/layers/registry/ExclusionRegistryFromConfig"
 import { HttpExclusionRegistry } from "../../src/layers/registry/HttpExclusionRegistry"
 import { sandboxRegistryAnswer } from "../../src/layers/registry/SandboxExclusionRegistry"
 import { cpfOf } from "../support/Cpf"
+import { FAST_LIMITS, providerServer } from "../support/ProviderServer"
 import { testConfig } from "../support/TestApp"
-
-interface Seen {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingMessage["headers"]
-  readonly body: unknown
-}
-
-/** A registry on a real socket answering each request with `answer(body)`; `undefined`: never answers. */
-const registry = (answer: (body: unknown, seen: ReadonlyArray<Seen>) => { status: number; body: unknown } | undefined) =>
-  Effect.acquireRelease(
-    Effect.async<{ url: string; seen: Array<Seen>; close: () => void }>((resume) => {
-      const seen: Array<Seen> = []
-      const server = createServer((request, response) => {
-        let text = ""
-        request.on("data", (chunk) => (text += chunk))
-        request.on("end", () => {
-          const body = text === "" ? undefined : JSON.parse(text)
-          seen.push({ method: request.method!, path: request.url!, headers: request.headers, body })
-          const answered = answer(body, seen)
-          if (answered === undefined) return
-          response.writeHead(answered.status, { "content-type": "application/json" }).end(JSON.stringify(answered.body))
-        })
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({
-          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          seen,
-          close: () => {
-            server.closeAllConnections()
-            server.close()
-          }
-        })))
-    }),
-    (server) => Effect.sync(server.close)
-  )
-
-const FAST = { attempt: Duration.millis(300), total: Duration.seconds(3) }
 
 /** The real client, alive until the test's scope closes. */
 const client = (url: string) =>
-  Effect.map(Layer.build(HttpExclusionRegistry(url, Redacted.make("registry-key"), FAST)), Context.get(ExclusionRegistry))
+  Effect.map(Layer.build(HttpExclusionRegistry(url, Redacted.make("registry-key"), FAST_LIMITS)), Context.get(ExclusionRegistry))
 
 const excluded = cpfOf("123456789")
 const free = cpfOf("987654321")
@@ -64,7 +25,7 @@ const unavailable = new ExclusionRegistryUnavailable({ message: "The self-exclus
 describe("the HTTP self-exclusion registry client against the sandbox twin over HTTP (docs/providers.md)", () => {
   it.live("POST /lookups {cpf} with the registry's key: a listed CPF is listed, any other is not", () =>
     Effect.gen(function*() {
-      const sandbox = yield* registry((body) => sandboxRegistryAnswer(body, new Set([excluded])))
+      const sandbox = yield* providerServer((body) => sandboxRegistryAnswer(body, new Set([excluded])))
       const registryClient = yield* client(`${sandbox.url}/v1/`)
       expect(yield* registryClient.isListed(excluded)).toBe(true)
       expect(yield* registryClient.isListed(free)).toBe(false)
@@ -79,19 +40,19 @@ describe("the HTTP self-exclusion registry client against the sandbox twin over 
 
   it.live("5xx after the retries, a hung registry, a closed port, a 404 or 401, or an answer outside the contract: unavailable", () =>
     Effect.gen(function*() {
-      const failing = yield* registry(() => ({ status: 503, body: {} }))
+      const failing = yield* providerServer(() => ({ status: 503, body: {} }))
       expect(yield* Effect.flip((yield* client(failing.url)).isListed(excluded))).toEqual(unavailable)
       expect(failing.seen).toHaveLength(3)
 
-      const recovering = yield* registry((body, seen) => seen.length < 2 ? { status: 502, body: {} } : sandboxRegistryAnswer(body, new Set([excluded])))
+      const recovering = yield* providerServer((body, seen) => seen.length < 2 ? { status: 502, body: {} } : sandboxRegistryAnswer(body, new Set([excluded])))
       expect(yield* (yield* client(recovering.url)).isListed(excluded)).toBe(true)
 
-      const hung = yield* registry(() => undefined)
+      const hung = yield* providerServer(() => undefined)
       const started = Date.now()
       expect(yield* Effect.flip((yield* client(hung.url)).isListed(excluded))).toEqual(unavailable)
       expect(Date.now() - started).toBeLessThan(3_500)
 
-      const closed = yield* registry(() => ({ status: 200, body: { listed: false } }))
+      const closed = yield* providerServer(() => ({ status: 200, body: { listed: false } }))
       closed.close()
       expect(yield* Effect.flip((yield* client(closed.url)).isListed(excluded))).toEqual(unavailable)
 
@@ -107,7 +68,7 @@ describe("the HTTP self-exclusion registry client against the sandbox twin over 
           [200, null]
         ] as const
       ) {
-        const odd = yield* registry(() => ({ status, body }))
+        const odd = yield* providerServer(() => ({ status, body }))
         expect(yield* Effect.flip((yield* client(odd.url)).isListed(excluded)), `${status} ${JSON.stringify(body)}`).toEqual(unavailable)
       }
     }).pipe(Effect.scoped))

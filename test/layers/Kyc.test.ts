@@ -4,63 +4,24 @@
  * by the configuration.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { createServer, type IncomingMessage } from "node:http"
-import type { AddressInfo } from "node:net"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { Kyc, KycUnavailable } from "../../src/layers/Kyc"
 import { HttpKyc } from "../../src/layers/kyc/HttpKyc"
 import { KycFromConfig } from "../../src/layers/kyc/KycFromConfig"
 import { sandboxKycAnswer } from "../../src/layers/kyc/SandboxKyc"
+import { FAST_LIMITS, providerServer } from "../support/ProviderServer"
 import { testConfig } from "../support/TestApp"
 
-interface Seen {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingMessage["headers"]
-  readonly body: unknown
-}
-
-/** A provider on a real socket answering each request with `answer(body)`; `undefined`: never answers. */
-const provider = (answer: (body: unknown, seen: ReadonlyArray<Seen>) => { status: number; body: unknown } | undefined) =>
-  Effect.acquireRelease(
-    Effect.async<{ url: string; seen: Array<Seen>; close: () => void }>((resume) => {
-      const seen: Array<Seen> = []
-      const server = createServer((request, response) => {
-        let text = ""
-        request.on("data", (chunk) => (text += chunk))
-        request.on("end", () => {
-          const body = text === "" ? undefined : JSON.parse(text)
-          seen.push({ method: request.method!, path: request.url!, headers: request.headers, body })
-          const answered = answer(body, seen)
-          if (answered === undefined) return
-          response.writeHead(answered.status, { "content-type": "application/json" }).end(JSON.stringify(answered.body))
-        })
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({
-          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          seen,
-          close: () => {
-            server.closeAllConnections()
-            server.close()
-          }
-        })))
-    }),
-    (server) => Effect.sync(server.close)
-  )
-
-const FAST = { attempt: Duration.millis(300), total: Duration.seconds(3) }
-
 /** The real client, alive until the test's scope closes. */
-const client = (url: string) => Effect.map(Layer.build(HttpKyc(url, Redacted.make("kyc-key"), FAST)), Context.get(Kyc))
+const client = (url: string) => Effect.map(Layer.build(HttpKyc(url, Redacted.make("kyc-key"), FAST_LIMITS)), Context.get(Kyc))
 
 const maria = { cpf: "12345678909", fullName: "Maria da Silva", birthDate: "1990-05-17" }
 
 describe("the HTTP KYC client against the sandbox twin over HTTP (docs/providers.md)", () => {
   it.live("POST /cpf/check {cpf, fullName, birthDate} with the key as bearer: regular, and 000... irregular", () =>
     Effect.gen(function*() {
-      const sandbox = yield* provider((body) => sandboxKycAnswer(body))
+      const sandbox = yield* providerServer((body) => sandboxKycAnswer(body))
       const kyc = yield* client(`${sandbox.url}/v1/`)
       expect(yield* kyc.check(maria)).toEqual({ _tag: "Regular" })
       expect(yield* kyc.check({ ...maria, cpf: "00012345600" })).toEqual({ _tag: "Refused", reason: "irregular CPF" })
@@ -73,7 +34,7 @@ describe("the HTTP KYC client against the sandbox twin over HTTP (docs/providers
 
   it.live("another holder's name or an unknown CPF (404) is Refused; names compare without accents, case or extra spaces", () =>
     Effect.gen(function*() {
-      const registry = yield* provider((body) =>
+      const registry = yield* providerServer((body) =>
         (body as { cpf: string }).cpf === "11111111111"
           ? { status: 404, body: { message: "CPF not found" } }
           : { status: 200, body: { situation: "REGULAR", holderName: "MARIA  DA SÍLVA" } }
@@ -87,24 +48,24 @@ describe("the HTTP KYC client against the sandbox twin over HTTP (docs/providers
   it.live("5xx after the retries, a hung provider, a closed port, a 401 or an answer outside the contract: KycUnavailable", () =>
     Effect.gen(function*() {
       const unavailable = new KycUnavailable({ message: "The identity provider is unavailable" })
-      const failing = yield* provider(() => ({ status: 503, body: {} }))
+      const failing = yield* providerServer(() => ({ status: 503, body: {} }))
       expect(yield* Effect.flip((yield* client(failing.url)).check(maria))).toEqual(unavailable)
       expect(failing.seen).toHaveLength(3)
 
-      const recovering = yield* provider((_, seen) => seen.length < 2 ? { status: 502, body: {} } : sandboxKycAnswer(maria))
+      const recovering = yield* providerServer((_, seen) => seen.length < 2 ? { status: 502, body: {} } : sandboxKycAnswer(maria))
       expect(yield* (yield* client(recovering.url)).check(maria)).toEqual({ _tag: "Regular" })
 
-      const hung = yield* provider(() => undefined)
+      const hung = yield* providerServer(() => undefined)
       const started = Date.now()
       expect(yield* Effect.flip((yield* client(hung.url)).check(maria))).toEqual(unavailable)
       expect(Date.now() - started).toBeLessThan(3_500)
 
-      const closed = yield* provider(() => ({ status: 200, body: {} }))
+      const closed = yield* providerServer(() => ({ status: 200, body: {} }))
       closed.close()
       expect(yield* Effect.flip((yield* client(closed.url)).check(maria))).toEqual(unavailable)
 
       for (const [status, body] of [[401, { message: "bad key" }], [200, { situation: 7 }], [200, "text"]] as const) {
-        const odd = yield* provider(() => ({ status, body }))
+        const odd = yield* providerServer(() => ({ status, body }))
         expect(yield* Effect.flip((yield* client(odd.url)).check(maria)), `${status} ${JSON.stringify(body)}`).toEqual(unavailable)
       }
     }).pipe(Effect.scoped))

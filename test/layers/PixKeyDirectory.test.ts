@@ -4,58 +4,19 @@
  * by the configuration.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Layer, Option, Redacted } from "effect"
-import { createServer, type IncomingMessage } from "node:http"
-import type { AddressInfo } from "node:net"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { HttpPixKeyDirectory } from "../../src/layers/gateway/HttpPixKeyDirectory"
 import { PixKeyDirectoryFromConfig } from "../../src/layers/gateway/PixKeyDirectoryFromConfig"
 import { sandboxPixKeyAnswer } from "../../src/layers/gateway/SandboxPixKeyDirectory"
 import { PixKeyDirectory, PixKeyDirectoryUnavailable } from "../../src/layers/PixKeyDirectory"
 import { cpfOf } from "../support/Cpf"
+import { FAST_LIMITS, providerServer } from "../support/ProviderServer"
 import { testConfig } from "../support/TestApp"
-
-interface Seen {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingMessage["headers"]
-  readonly body: unknown
-}
-
-/** A directory on a real socket answering each request with `answer(body)`; `undefined`: never answers. */
-const directory = (answer: (body: unknown, seen: ReadonlyArray<Seen>) => { status: number; body: unknown } | undefined) =>
-  Effect.acquireRelease(
-    Effect.async<{ url: string; seen: Array<Seen>; close: () => void }>((resume) => {
-      const seen: Array<Seen> = []
-      const server = createServer((request, response) => {
-        let text = ""
-        request.on("data", (chunk) => (text += chunk))
-        request.on("end", () => {
-          const body = text === "" ? undefined : JSON.parse(text)
-          seen.push({ method: request.method!, path: request.url!, headers: request.headers, body })
-          const answered = answer(body, seen)
-          if (answered === undefined) return
-          response.writeHead(answered.status, { "content-type": "application/json" }).end(JSON.stringify(answered.body))
-        })
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({
-          url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-          seen,
-          close: () => {
-            server.closeAllConnections()
-            server.close()
-          }
-        })))
-    }),
-    (server) => Effect.sync(server.close)
-  )
-
-const FAST = { attempt: Duration.millis(300), total: Duration.seconds(3) }
 
 /** The real client, alive until the test's scope closes. */
 const client = (url: string) =>
-  Effect.map(Layer.build(HttpPixKeyDirectory(url, Redacted.make("gateway-key"), FAST)), Context.get(PixKeyDirectory))
+  Effect.map(Layer.build(HttpPixKeyDirectory(url, Redacted.make("gateway-key"), FAST_LIMITS)), Context.get(PixKeyDirectory))
 
 const holder = cpfOf("123456789")
 const other = cpfOf("987654321")
@@ -64,7 +25,7 @@ describe("the HTTP PIX key directory client against the sandbox twin over HTTP (
   it.live("POST /pix-keys/lookup {pixKeyType, pixKey, payerDocument} with the gateway's key: a CPF key, a registered key, any other key", () =>
     Effect.gen(function*() {
       const registered = new Map([["EMAIL:someone@example.com", other]])
-      const sandbox = yield* directory((body) => sandboxPixKeyAnswer(body, registered))
+      const sandbox = yield* providerServer((body) => sandboxPixKeyAnswer(body, registered))
       const pix = yield* client(`${sandbox.url}/v1/`)
       // A CPF key belongs to that CPF, whoever asks.
       expect(yield* pix.lookup({ pixKeyType: "CPF", pixKey: other, payerDocument: holder })).toEqual({ _tag: "Owner", document: other })
@@ -84,7 +45,7 @@ describe("the HTTP PIX key directory client against the sandbox twin over HTTP (
 
   it.live("404 is an unknown key (NotFound); a CNPJ owner is read as such", () =>
     Effect.gen(function*() {
-      const registry = yield* directory((body) =>
+      const registry = yield* providerServer((body) =>
         (body as { pixKey: string }).pixKey === "nobody@example.com"
           ? { status: 404, body: { message: "key not found" } }
           : { status: 200, body: { ownerDocument: "11222333000181", pixKeyType: "EMAIL" } }
@@ -99,26 +60,26 @@ describe("the HTTP PIX key directory client against the sandbox twin over HTTP (
     Effect.gen(function*() {
       const unavailable = new PixKeyDirectoryUnavailable({ message: "The PIX key directory is unavailable" })
       const request = { pixKeyType: "EMAIL", pixKey: "player@example.com", payerDocument: holder }
-      const failing = yield* directory(() => ({ status: 503, body: {} }))
+      const failing = yield* providerServer(() => ({ status: 503, body: {} }))
       expect(yield* Effect.flip((yield* client(failing.url)).lookup(request))).toEqual(unavailable)
       expect(failing.seen).toHaveLength(3)
 
-      const recovering = yield* directory((body, seen) => seen.length < 2 ? { status: 502, body: {} } : sandboxPixKeyAnswer(body))
+      const recovering = yield* providerServer((body, seen) => seen.length < 2 ? { status: 502, body: {} } : sandboxPixKeyAnswer(body))
       expect(yield* (yield* client(recovering.url)).lookup(request)).toEqual({ _tag: "Owner", document: holder })
 
-      const hung = yield* directory(() => undefined)
+      const hung = yield* providerServer(() => undefined)
       const started = Date.now()
       expect(yield* Effect.flip((yield* client(hung.url)).lookup(request))).toEqual(unavailable)
       expect(Date.now() - started).toBeLessThan(3_500)
 
-      const closed = yield* directory(() => ({ status: 200, body: {} }))
+      const closed = yield* providerServer(() => ({ status: 200, body: {} }))
       closed.close()
       expect(yield* Effect.flip((yield* client(closed.url)).lookup(request))).toEqual(unavailable)
 
       for (
         const [status, body] of [[401, { message: "bad key" }], [200, { ownerDocument: 7 }], [200, { ownerDocument: "123" }], [200, "text"]] as const
       ) {
-        const odd = yield* directory(() => ({ status, body }))
+        const odd = yield* providerServer(() => ({ status, body }))
         expect(yield* Effect.flip((yield* client(odd.url)).lookup(request)), `${status} ${JSON.stringify(body)}`).toEqual(unavailable)
       }
     }).pipe(Effect.scoped))
