@@ -8,6 +8,12 @@
 import { HttpClient, HttpClientError, HttpClientRequest } from "@effect/platform"
 import { type Duration, Effect, Either, Redacted, Schedule } from "effect"
 
+/** Time limits of a one-call contract's call: per attempt, and for the whole call with its retries (tests shorten them). */
+export interface ProviderTimeouts {
+  readonly attempt: Duration.DurationInput
+  readonly total: Duration.DurationInput
+}
+
 /** A provider's client: `url` prefixed, `key` as bearer, 5xx retried `retries` times, each attempt within `attempt`. */
 export const providerClient = (
   url: string,

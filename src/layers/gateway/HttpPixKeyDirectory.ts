@@ -7,22 +7,16 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer, type Redacted } from "effect"
-import { providerClient, providerPost } from "../ProviderHttp"
+import { providerClient, providerPost, type ProviderTimeouts } from "../ProviderHttp"
 import { interpretPixKeyLookup, PixKeyDirectory, PixKeyDirectoryUnavailable, type PixKeyLookup } from "../PixKeyDirectory"
 
-/** Time limits of a lookup: per attempt, and for the whole lookup with its retries (tests shorten them). */
-export interface PixKeyDirectoryTimeouts {
-  readonly attempt: Duration.DurationInput
-  readonly total: Duration.DurationInput
-}
-
-const TIMEOUTS: PixKeyDirectoryTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(10) }
+const TIMEOUTS: ProviderTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(10) }
 
 /** The directory's lookup over its client at `url` (see `HttpPixKeyDirectory`). */
 const makeHttpPixKeyDirectory = Effect.fnUntraced(function*(
   url: string,
   key: Redacted.Redacted<string>,
-  timeouts: PixKeyDirectoryTimeouts
+  timeouts: ProviderTimeouts
 ) {
   const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
   const lookup = (request: PixKeyLookup) =>
@@ -40,7 +34,7 @@ const makeHttpPixKeyDirectory = Effect.fnUntraced(function*(
   return { lookup }
 })
 
-export const HttpPixKeyDirectory = (url: string, key: Redacted.Redacted<string>, timeouts: PixKeyDirectoryTimeouts = TIMEOUTS) =>
+export const HttpPixKeyDirectory = (url: string, key: Redacted.Redacted<string>, timeouts: ProviderTimeouts = TIMEOUTS) =>
   Layer.effect(PixKeyDirectory, makeHttpPixKeyDirectory(url, key, timeouts)).pipe(
     Layer.provide(NodeHttpClient.layerUndici)
   )

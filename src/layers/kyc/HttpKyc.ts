@@ -7,19 +7,13 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer, type Redacted } from "effect"
-import { providerClient, providerPost } from "../ProviderHttp"
+import { providerClient, providerPost, type ProviderTimeouts } from "../ProviderHttp"
 import { interpretKyc, Kyc, type KycRequest, KycUnavailable } from "../Kyc"
 
-/** Time limits of a check: per attempt, and for the whole check with its retries (tests shorten them). */
-export interface KycTimeouts {
-  readonly attempt: Duration.DurationInput
-  readonly total: Duration.DurationInput
-}
-
-const TIMEOUTS: KycTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(15) }
+const TIMEOUTS: ProviderTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(15) }
 
 /** The provider's check over its client at `url` (see `HttpKyc`). */
-const makeHttpKyc = Effect.fnUntraced(function*(url: string, key: Redacted.Redacted<string>, timeouts: KycTimeouts) {
+const makeHttpKyc = Effect.fnUntraced(function*(url: string, key: Redacted.Redacted<string>, timeouts: ProviderTimeouts) {
   const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
   const check = (request: KycRequest) =>
     providerPost(
@@ -36,5 +30,5 @@ const makeHttpKyc = Effect.fnUntraced(function*(url: string, key: Redacted.Redac
   return { check }
 })
 
-export const HttpKyc = (url: string, key: Redacted.Redacted<string>, timeouts: KycTimeouts = TIMEOUTS) =>
+export const HttpKyc = (url: string, key: Redacted.Redacted<string>, timeouts: ProviderTimeouts = TIMEOUTS) =>
   Layer.effect(Kyc, makeHttpKyc(url, key, timeouts)).pipe(Layer.provide(NodeHttpClient.layerUndici))

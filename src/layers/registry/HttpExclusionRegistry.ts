@@ -8,21 +8,15 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { Duration, Effect, Layer, type Redacted } from "effect"
 import { ExclusionRegistry, ExclusionRegistryUnavailable, interpretRegistryLookup } from "../ExclusionRegistry"
-import { providerClient, providerPost } from "../ProviderHttp"
+import { providerClient, providerPost, type ProviderTimeouts } from "../ProviderHttp"
 
-/** Time limits of a lookup: per attempt, and for the whole lookup with its retries (tests shorten them). */
-export interface ExclusionRegistryTimeouts {
-  readonly attempt: Duration.DurationInput
-  readonly total: Duration.DurationInput
-}
-
-const TIMEOUTS: ExclusionRegistryTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(10) }
+const TIMEOUTS: ProviderTimeouts = { attempt: Duration.seconds(5), total: Duration.seconds(10) }
 
 /** The registry's lookup over its client at `url` (see `HttpExclusionRegistry`). */
 const makeHttpExclusionRegistry = Effect.fnUntraced(function*(
   url: string,
   key: Redacted.Redacted<string>,
-  timeouts: ExclusionRegistryTimeouts
+  timeouts: ProviderTimeouts
 ) {
   const client = yield* providerClient(url, key, { attempt: timeouts.attempt, retries: 2 })
   const isListed = (cpf: string) =>
@@ -35,7 +29,7 @@ const makeHttpExclusionRegistry = Effect.fnUntraced(function*(
   return { isListed }
 })
 
-export const HttpExclusionRegistry = (url: string, key: Redacted.Redacted<string>, timeouts: ExclusionRegistryTimeouts = TIMEOUTS) =>
+export const HttpExclusionRegistry = (url: string, key: Redacted.Redacted<string>, timeouts: ProviderTimeouts = TIMEOUTS) =>
   Layer.effect(ExclusionRegistry, makeHttpExclusionRegistry(url, key, timeouts)).pipe(
     Layer.provide(NodeHttpClient.layerUndici)
   )
