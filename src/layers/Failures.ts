@@ -43,9 +43,6 @@ const CONNECTION_MESSAGES = [
   "Failed to refresh slots cache", // ioredis: no cluster node answered
   "None of the startup nodes is available", // ioredis: no cluster node reachable
   "Cluster isn't ready", // ioredis: no connected node for the command's slot
-  // ioredis: the slots moved between a command's queueing in an auto-pipeline and the pipeline's sending, so that its
-  // commands' slots are no longer on one node.
-  "All keys in the pipeline should belong to the same slots allocation group",
   "All sentinels are unreachable" // ioredis
 ]
 
@@ -66,12 +63,12 @@ const codeOf = (error: Record<string, unknown>) => typeof error.code === "string
 
 /**
  * ioredis (5.x) in a cluster whose slot table has no node for a slot (the client started while the slot was
- * unassigned, on a cluster that serves its other slots meanwhile): its auto-pipelining, and its sharded subscribers'
- * group, throw a TypeError as they look the slot's nodes up, before any command is sent. Told apart from a bug of
- * ours by the message and by the function that threw it: the stack's first frame, read after the message, which
- * could hold lines of its own.
+ * unassigned, on a cluster that serves its other slots meanwhile): its sharded subscribers' group throws a TypeError
+ * as it looks the slot's node up, before any command is sent. Told apart from a bug of ours by the message and by the
+ * function that threw it: the stack's first frame, read after the message, which could hold lines of its own. (A
+ * keyed command for that slot goes to another node, whose CLUSTERDOWN or redirections end as an outage above.)
  */
-const SLOT_LOOKUPS = new Set(["executeWithAutoPipelining", "getResponsibleSubscriber"])
+const SLOT_LOOKUPS = new Set(["getResponsibleSubscriber"])
 const isSlotWithoutNode = (e: Record<string, unknown>) => {
   if (e.name !== "TypeError" || typeof e.stack !== "string" || typeof e.message !== "string") return false
   if (!e.message.startsWith("Cannot read properties of undefined")) return false

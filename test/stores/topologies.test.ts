@@ -57,6 +57,43 @@ describe.skipIf(skipped !== undefined)(`Redis Sentinel and Cluster${skipped === 
     )
   })
 
+  // As on one node (test/stores/redis.test.ts), without ioredis's auto-pipelines (src/layers/stores/RedisConnection.ts,
+  // inOneWrite): each node's connection, which ioredis makes itself, sends a turn's commands in one write.
+  describe("Cluster: a turn's commands", () => {
+    it.scoped("the commands for one node issued in one turn of the event loop leave in one write, and the next turn's in another", () =>
+      Effect.gen(function*() {
+        const prefix = `gp-test:${randomUUID()}:`
+        const { client } = yield* Layer.build(RedisConnection.layer({ _tag: "Cluster", nodes: cluster.nodes, auth: noAuth }, prefix))
+          .pipe(Effect.map(Context.get(RedisConnection)))
+        const redis = client as Cluster
+        // Keys of one slot (a hash tag), so of one node; that node's connection made and ready first.
+        const [a, b] = [`${prefix}{one-write}:a`, `${prefix}{one-write}:b`]
+        yield* Effect.promise(() => redis.set(a, "0"))
+        const slot = Number(yield* Effect.promise(() => redis.cluster("KEYSLOT", a)))
+        const [host, port] = redis.slots[slot]![0]!.split(":")
+        const node = redis.nodes("master").find((n) => n.options.host === host && n.options.port === Number(port))!
+        expect(node.status).toBe("ready")
+        const socket = node.stream as unknown as { _write: Function; _writev: Function }
+        const writes: Array<number> = []
+        const [write, writev] = [socket._write, socket._writev]
+        socket._write = function(this: unknown, ...args: Array<unknown>) {
+          writes.push(1)
+          return write.apply(this, args)
+        }
+        socket._writev = function(this: unknown, chunks: Array<unknown>, ...rest: Array<unknown>) {
+          writes.push(chunks.length)
+          return writev.call(this, chunks, ...rest)
+        }
+        // Not one of ioredis's auto-pipelines (what they cost: the comment on inOneWrite).
+        expect(redis.options.enableAutoPipelining).toBe(false)
+        const turn = () => Promise.all([redis.set(a, "1"), redis.incr(a), redis.get(b)])
+        expect(yield* Effect.promise(turn)).toEqual(["OK", 2, null])
+        expect(yield* Effect.promise(turn)).toEqual(["OK", 2, null])
+        expect(writes).toEqual([3, 3])
+        yield* Effect.promise(() => redis.del(a))
+      }))
+  })
+
   // A slot without a node (`cluster-require-full-coverage no`, so that the others serve on; a cluster being changed by
   // hand): an instance that starts then has no node in its slot table for it, and ioredis throws on a command for it
   // before sending anything; its sharded subscribers' group, which maps every slot, throws for any channel. For the

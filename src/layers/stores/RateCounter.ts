@@ -76,8 +76,7 @@ return counts`
 const MAX_KEYS_PER_CALL = 4
 
 const makeRedis = Effect.map(RedisConnection, ({ prefix, script }): RateCounterShape => {
-  // One command per key count, all defined at the start: a cluster's auto-pipelines (ioredis) know only the
-  // commands defined before them.
+  // One command per key count (each with its keys first, for a cluster's routing), all defined at the start.
   const hitsOf = Array.from({ length: MAX_KEYS_PER_CALL }, (_, i) => script(`rateHits${i + 1}`, HITS_SCRIPT, i + 1))
   return {
     hitAll: (hits) =>

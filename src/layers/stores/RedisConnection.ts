@@ -126,8 +126,8 @@ const connect = Effect.fnUntraced(function*(create: () => RedisClient, where: st
  *   COMMAND_TIMEOUT in any case;
  * - a write refused with READONLY (the node was demoted to a replica while this connection stayed open to it)
  *   reconnects, which under Sentinel asks the sentinels for the new primary, and sends the command again;
- * - the commands issued in one turn of the event loop leave together in one write (`inOneWrite` on a node or
- *   under Sentinel, ioredis's auto-pipelining on a cluster): under load, many requests' commands share a write.
+ * - the commands issued in one turn of the event loop leave together in one write (`inOneWrite`; on a cluster, one
+ *   write per node): under load, many requests' commands share a write.
  */
 const COMMAND_TIMEOUT = Duration.seconds(5)
 const nodeOptions = {
@@ -184,9 +184,8 @@ const create = (target: RedisTarget): RedisClient => {
         // Subscribes to the sentinels' +switch-master: a fail-over is followed at once, not at the next error.
         failoverDetector: true
       }))
-    case "Cluster":
-      return new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), {
-        enableAutoPipelining: true,
+    case "Cluster": {
+      const cluster = new Cluster(target.nodes.map(({ host, port }) => ({ host, port })), {
         // A cluster has no retry limit or timeout of its own: with its offline queue, a command issued while no
         // node of its slot is connected would wait for as long as the outage lasts. Without, it fails at once
         // (503); a node's own connection still retries as above.
@@ -201,6 +200,11 @@ const create = (target: RedisTarget): RedisClient => {
           password: secret(target.auth.password)
         }
       })
+      // ioredis connects to each node as it learns of it (and again after a topology change), announcing the node's
+      // connection before sending it anything: each sends a turn's commands to its node in one write.
+      cluster.on("+node", (node: Redis) => void inOneWrite(node))
+      return cluster
+    }
   }
 }
 
@@ -213,22 +217,18 @@ const connection = Effect.fnUntraced(function*(target: RedisTarget, prefix: stri
     client,
     prefix,
     script: (name, lua, numberOfKeys = 1) => {
-      // numberOfKeys fixed: the keys come first, as for any command, which a cluster's auto-pipelining
-      // groups commands by (with the count first, it grouped by the slot of "1").
+      // numberOfKeys fixed: the keys come first, as for any command, and a cluster sends the command to their slot's
+      // node (with the count first, to the slot of "1").
       client.defineCommand(name, { lua, numberOfKeys })
       const run = (client as unknown as Record<string, (...args: ReadonlyArray<string | number>) => Promise<unknown>>)[name]!
       return (keys, args) => run.call(client, ...(typeof keys === "string" ? [keys] : keys), ...args)
     },
     // A cluster's duplicate is a cluster of its own, with a subscriber per shard; under Sentinel the duplicate
-    // finds the primary through the sentinels too. Its SSUBSCRIBE is not auto-pipelined (ioredis 5 leaves it
-    // out of its list of subscribe commands): sent from an auto-pipeline, a throw of the subscriber group's
-    // slot lookup (a slot without a node when the instance started) was uncaught and ended the process;
-    // sent directly, it is the subscription's failure.
+    // finds the primary through the sentinels too. Never auto-pipelined: from an auto-pipeline, a throw of the
+    // subscriber group's slot lookup (a slot without a node when the instance started) was uncaught and ended the
+    // process; sent directly, it is the subscription's failure (docs/decisions.md "A cluster being changed").
     subscriber: connect(
-      () =>
-        client instanceof Cluster
-          ? client.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false })
-          : client.duplicate(),
+      () => client instanceof Cluster ? client.duplicate(undefined, { shardedSubscribers: true }) : client.duplicate(),
       where
     ),
     sharded: client instanceof Cluster
