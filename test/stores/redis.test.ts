@@ -7,6 +7,7 @@ import { RedisConnection } from "../../src/layers/stores/RedisConnection"
 import { singleNode } from "../../src/layers/stores/RedisTarget"
 import { Stores } from "../../src/layers/stores/Stores"
 import { UserLock } from "../../src/layers/stores/UserLock"
+import { countWrites } from "../support/SocketWrites"
 import { realTime, realTimeSuite, storeContract } from "./contract"
 
 const url = process.env.REDIS_URL
@@ -119,17 +120,7 @@ describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
   it.live("the commands issued in one turn of the event loop leave in one write, and the next turn's in another", () =>
     Effect.gen(function*() {
       const { client } = yield* RedisConnection
-      const socket = (client as Redis).stream as unknown as { _write: Function; _writev: Function }
-      const writes: Array<number> = []
-      const [write, writev] = [socket._write, socket._writev]
-      socket._write = function(this: unknown, ...args: Array<unknown>) {
-        writes.push(1)
-        return write.apply(this, args)
-      }
-      socket._writev = function(this: unknown, chunks: Array<unknown>, ...rest: Array<unknown>) {
-        writes.push(chunks.length)
-        return writev.call(this, chunks, ...rest)
-      }
+      const writes = countWrites((client as Redis).stream)
       // Not one of ioredis's auto-pipelines (what they cost: the comment on inOneWrite).
       const pipeline = client.pipeline
       let pipelines = 0

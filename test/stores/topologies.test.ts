@@ -22,6 +22,7 @@ import type { RedisAuth, RedisTarget } from "../../src/layers/stores/RedisTarget
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
 import { type ClusterSetup, privateRedisSkipped, type SentinelSetup, startCluster, startSentinelSetup } from "../support/RedisTopologies"
+import { countWrites } from "../support/SocketWrites"
 import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { realTime, realTimeSuite, storeContract } from "./contract"
@@ -73,17 +74,7 @@ describe.skipIf(skipped !== undefined)(`Redis Sentinel and Cluster${skipped === 
         const [host, port] = redis.slots[slot]![0]!.split(":")
         const node = redis.nodes("master").find((n) => n.options.host === host && n.options.port === Number(port))!
         expect(node.status).toBe("ready")
-        const socket = node.stream as unknown as { _write: Function; _writev: Function }
-        const writes: Array<number> = []
-        const [write, writev] = [socket._write, socket._writev]
-        socket._write = function(this: unknown, ...args: Array<unknown>) {
-          writes.push(1)
-          return write.apply(this, args)
-        }
-        socket._writev = function(this: unknown, chunks: Array<unknown>, ...rest: Array<unknown>) {
-          writes.push(chunks.length)
-          return writev.call(this, chunks, ...rest)
-        }
+        const writes = countWrites(node.stream)
         // Not one of ioredis's auto-pipelines (what they cost: the comment on inOneWrite).
         expect(redis.options.enableAutoPipelining).toBe(false)
         const turn = () => Promise.all([redis.set(a, "1"), redis.incr(a), redis.get(b)])
