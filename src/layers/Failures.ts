@@ -41,8 +41,11 @@ const CONNECTION_MESSAGES = [
   "READONLY",
   "Too many Cluster redirections", // ioredis: the slots kept moving
   "Failed to refresh slots cache", // ioredis: no cluster node answered
-  "None of the startup nodes is available", // ioredis: no cluster node reachable
+  "None of startup nodes is available", // ioredis: no cluster node reachable
   "Cluster isn't ready", // ioredis: no connected node for the command's slot
+  "Cluster is ended", // ioredis: a command waiting between a cluster's retries when the client closes (a shutdown)
+  "No subscriber for the cluster", // ioredis: no node to subscribe on
+  "No sharded subscriber for slot", // ioredis: the subscribers' table names a node the pool no longer has
   "All sentinels are unreachable" // ioredis
 ]
 

@@ -56,6 +56,12 @@ describe("outage classification", () => {
     expect(isUnavailable(new SqlError({ cause: withCode("syntax error at or near \"SELEC\"", "42601"), message: "Failed" }))).toBe(false)
     expect(isUnavailable(new SqlError({ cause: withCode("duplicate key value", "23505"), message: "Failed" }))).toBe(false)
     expect(isUnavailable(new Error("boom"))).toBe(false)
+    // ioredis's own refusals in a cluster: closed while a command waited between its retries (a shutdown), no node to
+    // subscribe on.
+    expect(isUnavailable(Object.assign(new Error("Cluster is ended."), { name: "AbortError" }))).toBe(true)
+    expect(isUnavailable(new Error("No subscriber for the cluster"))).toBe(true)
+    expect(isUnavailable(new Error("No sharded subscriber for slot: 866"))).toBe(true)
+    expect(isUnavailable(new Error("None of startup nodes is available"))).toBe(true)
     // ioredis's sharded subscribers' slot lookup in a cluster whose slot table lacks a slot (made on a real cluster in
     // test/stores/topologies.test.ts); a TypeError thrown anywhere else stays a bug, even one whose message reads
     // like such a frame, or thrown by the auto-pipelining this service does not use (src/layers/stores/RedisConnection.ts).

@@ -200,9 +200,14 @@ const create = (target: RedisTarget): RedisClient => {
           password: secret(target.auth.password)
         }
       })
-      // ioredis connects to each node as it learns of it (and again after a topology change), announcing the node's
-      // connection before sending it anything: each sends a turn's commands to its node in one write.
-      cluster.on("+node", (node: Redis) => void inOneWrite(node))
+      // ioredis makes a connection to each node as it learns of it (and a new one after a topology change or a lost
+      // connection), announcing it before sending it anything: each sends a turn's commands to its node in one write.
+      // Connected at once: ioredis would connect it at its first command, and without an offline queue it refuses
+      // that turn's other commands to a node still connecting, trying them again 100 ms later.
+      cluster.on("+node", (node: Redis) => {
+        inOneWrite(node)
+        node.connect().catch(() => {}) // a failure is the commands' to meet (503), as on a node already connected
+      })
       return cluster
     }
   }
@@ -224,11 +229,15 @@ const connection = Effect.fnUntraced(function*(target: RedisTarget, prefix: stri
       return (keys, args) => run.call(client, ...(typeof keys === "string" ? [keys] : keys), ...args)
     },
     // A cluster's duplicate is a cluster of its own, with a subscriber per shard; under Sentinel the duplicate
-    // finds the primary through the sentinels too. Never auto-pipelined: from an auto-pipeline, a throw of the
-    // subscriber group's slot lookup (a slot without a node when the instance started) was uncaught and ended the
-    // process; sent directly, it is the subscription's failure (docs/decisions.md "A cluster being changed").
+    // finds the primary through the sentinels too. Never auto-pipelined (said again here, though the client is not
+    // either): from an auto-pipeline, a throw of the subscriber group's slot lookup (a slot without a node when the
+    // instance started) was uncaught and ended the process; sent directly, it is the subscription's failure
+    // (docs/decisions.md "A cluster being changed").
     subscriber: connect(
-      () => client instanceof Cluster ? client.duplicate(undefined, { shardedSubscribers: true }) : client.duplicate(),
+      () =>
+        client instanceof Cluster
+          ? client.duplicate(undefined, { shardedSubscribers: true, enableAutoPipelining: false })
+          : client.duplicate(),
       where
     ),
     sharded: client instanceof Cluster
