@@ -77,7 +77,9 @@ describe.skipIf(skipped !== undefined)(`Redis round trips of a request${skipped 
         const prefix = `gp-test:${randomUUID()}:`
         const client = yield* makeTestClient({
           stores: Stores.redis(singleNode(Redacted.make(node.url)), prefix).pipe(Layer.orDie),
-          config: { adminIdpIds: ["root"], rateLimits: { ...testConfig.rateLimits, caseOpen: { count: 1, windowMs: 60_000 } } }
+          // One opening a day: windows are fixed and aligned to the epoch, so with a minute's window the two openings
+          // below straddled a minute's start once in CI, and the second was allowed.
+          config: { adminIdpIds: ["root"], rateLimits: { ...testConfig.rateLimits, caseOpen: { count: 1, windowMs: 86_400_000 } } }
         })
         const { kase } = yield* makeCase({ priceCents: 100n })
         const player = yield* fundedPlayer(client, "lock-ahead", 10_000)
