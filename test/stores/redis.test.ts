@@ -1,4 +1,5 @@
 import { describe, expect, it, layer } from "@effect/vitest"
+import { afterAll } from "vitest"
 import { Context, Deferred, Effect, Either, Fiber, Layer, Logger, Redacted } from "effect"
 import { Redis } from "ioredis"
 import { randomUUID } from "node:crypto"
@@ -24,6 +25,8 @@ const removeKeys = (redisUrl: string) =>
   })
 
 describe.skipIf(url === undefined)("Redis stores (REDIS_URL)", () => {
+  // The tests outside the contract's layer write keys of the prefix too.
+  afterAll(() => Effect.runPromise(removeKeys(url!)))
   const StoresLive = Layer.scopedDiscard(Effect.addFinalizer(() => removeKeys(url!))).pipe(
     Layer.provideMerge(Stores.redis(singleNode(Redacted.make(url!)), prefix))
   )
