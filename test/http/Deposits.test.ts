@@ -9,13 +9,12 @@ import { Clock, Effect, Layer, Option, Redacted, Ref, TestClock } from "effect"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
 import { type ChargeRequest, PaymentGateway } from "../../src/layers/PaymentGateway"
 import { Deposits } from "../../src/services/money/Deposits"
-import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway } from "../support/TestGateway"
-import { gatewayCall, initiateDeposit, paidEvent, signGateway } from "../support/PaymentFixtures"
+import { gatewayCall, healthyLedger, initiateDeposit, ledgerProblems, paidEvent, signGateway } from "../support/PaymentFixtures"
 
 /** The deposit service on the test database, for running the expiry job by hand. */
 
@@ -31,29 +30,6 @@ const depositOf = (client: TestClient, auth: Record<string, string>, id: string)
   Effect.map(client.get("/api/payment/deposits?limit=100", auth), (r) =>
     (r.body.deposits as ReadonlyArray<{ id: string; status: string; confirmedAt: string | null; failureReason: string | null }>)
       .find((d) => d.id === id)!)
-
-/**
- * The ledger checks after any scenario (docs/rules.md#ledger-checks): balances equal their movements, every
- * CONFIRMED deposit has exactly one DEPOSIT row of its amount, and no DEPOSIT row exists for a deposit that is
- * not CONFIRMED.
- */
-const ledgerProblems = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const discrepancies = yield* Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(Effect.provide(Ledger.Default))
-  const deposits = yield* sql<{ id: string; status: string; credits: number }>`
-    SELECT d.id::text AS id, d.status, count(t.id)::int AS credits
-    FROM deposits d
-    LEFT JOIN transactions t ON t.reference_type = 'DEPOSIT' AND t.reference_id = d.id
-      AND t.type = 'DEPOSIT' AND t.amount_cents = d.amount_cents AND t.user_id = d.user_id
-    GROUP BY d.id
-    HAVING count(t.id) <> CASE WHEN d.status = 'CONFIRMED' THEN 1 ELSE 0 END`
-  const orphans = yield* sql<{ id: string }>`
-    SELECT t.id::text AS id FROM transactions t
-    LEFT JOIN deposits d ON t.reference_type = 'DEPOSIT' AND d.id = t.reference_id
-    WHERE t.type = 'DEPOSIT' AND d.id IS NULL`
-  return { discrepancies, deposits, orphans }
-})
-const healthyLedger = { discrepancies: [], deposits: [], orphans: [] }
 
 const auditOf = (action: string, entityId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

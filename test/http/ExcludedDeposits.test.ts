@@ -11,10 +11,9 @@ import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import type { Jurisdiction } from "../../src/layers/AppConfig"
 import { Deposits } from "../../src/services/money/Deposits"
-import { Ledger } from "../../src/services/money/Ledger"
 import { cpfOf, formatted } from "../support/Cpf"
 import { fundedPlayer } from "../support/GameFixtures"
-import { gatewayCall, initiateDeposit, paidEvent } from "../support/PaymentFixtures"
+import { gatewayCall, healthyLedger, initiateDeposit, ledgerProblems, paidEvent } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -51,28 +50,6 @@ const refundReasonOf = (depositId: string) =>
       sql<{ refundReason: string | null }>`SELECT refund_reason FROM deposits WHERE id = ${depositId}`,
       (rows) => rows[0]!.refundReason
     ))
-
-/**
- * The ledger checks (docs/rules.md#ledger-checks), as test/http/Deposits.test.ts: balances equal their movements,
- * every CONFIRMED deposit has exactly one DEPOSIT row of its amount, no other deposit has one.
- */
-const ledgerProblems = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const discrepancies = yield* Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(Effect.provide(Ledger.Default))
-  const deposits = yield* sql<{ id: string; status: string; credits: number }>`
-    SELECT d.id::text AS id, d.status, count(t.id)::int AS credits
-    FROM deposits d
-    LEFT JOIN transactions t ON t.reference_type = 'DEPOSIT' AND t.reference_id = d.id
-      AND t.type = 'DEPOSIT' AND t.amount_cents = d.amount_cents AND t.user_id = d.user_id
-    GROUP BY d.id
-    HAVING count(t.id) <> CASE WHEN d.status = 'CONFIRMED' THEN 1 ELSE 0 END`
-  const orphans = yield* sql<{ id: string }>`
-    SELECT t.id::text AS id FROM transactions t
-    LEFT JOIN deposits d ON t.reference_type = 'DEPOSIT' AND d.id = t.reference_id
-    WHERE t.type = 'DEPOSIT' AND d.id IS NULL`
-  return { discrepancies, deposits, orphans }
-})
-const healthyLedger = { discrepancies: [], deposits: [], orphans: [] }
 
 const EXCLUDED_REFUND = (amount: string) => ({
   type: "DEPOSIT_REFUNDED",

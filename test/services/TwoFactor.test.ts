@@ -20,6 +20,7 @@ import { TwoFactor } from "../../src/services/identity/TwoFactor"
 import { Users } from "../../src/services/identity/Users"
 import { testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
+import { alertsOf, auditOf, codeNow, T0, wrongCode } from "../support/TwoFactorFixtures"
 
 const Services = TwoFactor.DefaultWithoutDependencies.pipe(
   Layer.provideMerge(Layer.mergeAll(Users.Default, Audit.Default, Notifications.Default)),
@@ -28,9 +29,6 @@ const Services = TwoFactor.DefaultWithoutDependencies.pipe(
 )
 
 const key = testConfig.secrets.twoFactorKey
-const STEP = 30_000
-/** 10 s into a 30 s step, so ±1 step stays clear of the boundaries. */
-const T0 = Date.UTC(2026, 0, 15, 12, 0, 10)
 
 let seq = 0
 const newUser = Effect.flatMap(Users, (users) => users.create({ idpId: `two-factor-${++seq}`, username: `player${seq}` }))
@@ -38,15 +36,6 @@ const newUser = Effect.flatMap(Users, (users) => users.create({ idpId: `two-fact
 const now = TestClock.currentTimeMillis
 /** The session's sign-in, for enrolment (docs/rules.md#two-factor-reauthentication): just now. */
 const signedInNow = Effect.map(now, (ms) => new Date(ms))
-/** The TOTP of `secret` at `ms`, as an authenticator app would show it. */
-const codeAt = (secret: string, ms: number) => authenticator.clone({ epoch: ms }).generate(secret)
-const codeNow = (secret: string, stepOffset = 0) => Effect.map(now, (ms) => codeAt(secret, ms + stepOffset * STEP))
-/** A 6-digit code that is none of the codes accepted now. */
-const wrongCode = (secret: string) =>
-  Effect.map(now, (ms) => {
-    const valid = [-1, 0, 1].map((offset) => codeAt(secret, ms + offset * STEP))
-    return ["000000", "111111", "222222", "333333"].find((code) => !valid.includes(code))!
-  })
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
 
 /** generate + enable at the current time; returns the secret and the backup codes. */
@@ -64,17 +53,6 @@ const userRow = (id: bigint) =>
       SELECT two_factor_secret, two_factor_enabled, two_factor_backup_codes FROM users WHERE id = ${id}`
   ).pipe(Effect.map(([row]) => row!))
 
-const auditOf = (id: bigint) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ action: string; metadata: Record<string, unknown> }>`
-      SELECT action, metadata FROM audit_logs WHERE user_id = ${id} ORDER BY id`)
-
-const alertsOf = (id: bigint) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ title: string; message: string }>`
-      SELECT title, message FROM notifications WHERE user_id = ${id} AND type = 'SECURITY_ALERT' ORDER BY id`)
-
-const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flip(effect)
 
 layer(Services)("TwoFactor", (it) => {
   it.effect("disabled -> generate: a base32 secret of 20 bytes, its otpauth URL and QR code, kept 300 s", () =>
@@ -106,7 +84,7 @@ layer(Services)("TwoFactor", (it) => {
       // A second generate replaces the pending secret.
       const again = yield* twoFactor.generate(user, yield* signedInNow)
       expect(again.secret).not.toBe(generated.secret)
-      expect(yield* failureOf(twoFactor.enable(user, yield* codeNow(generated.secret), yield* signedInNow))).toMatchObject({
+      expect(yield* Effect.flip(twoFactor.enable(user, yield* codeNow(generated.secret), yield* signedInNow))).toMatchObject({
         _tag: "InvalidTwoFactorCode",
         message: "Invalid code"
       })
@@ -151,8 +129,8 @@ layer(Services)("TwoFactor", (it) => {
 
       yield* TestClock.adjust("1 second")
       const message = "Setup expired. Generate new QR code."
-      expect(yield* failureOf(twoFactor.enable(expired, yield* codeNow(first.secret), yield* signedInNow))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
-      expect(yield* failureOf(twoFactor.enable(never, "123456", yield* signedInNow))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
+      expect(yield* Effect.flip(twoFactor.enable(expired, yield* codeNow(first.secret), yield* signedInNow))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
+      expect(yield* Effect.flip(twoFactor.enable(never, "123456", yield* signedInNow))).toMatchObject({ _tag: "TwoFactorSetupExpired", message })
       expect(yield* userRow(expired.id)).toEqual({ twoFactorSecret: null, twoFactorEnabled: false, twoFactorBackupCodes: [] })
       expect(yield* auditOf(expired.id)).toEqual([])
 
@@ -169,7 +147,7 @@ layer(Services)("TwoFactor", (it) => {
       const user = yield* newUser
       const { secret } = yield* twoFactor.generate(user, yield* signedInNow)
       for (const code of [yield* wrongCode(secret), yield* codeNow(secret, 2), yield* codeNow(secret, -2), "", "ABCDEF12"]) {
-        expect(yield* failureOf(twoFactor.enable(user, code, yield* signedInNow))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid code" })
+        expect(yield* Effect.flip(twoFactor.enable(user, code, yield* signedInNow))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid code" })
       }
       expect((yield* userRow(user.id)).twoFactorEnabled).toBe(false)
       yield* twoFactor.enable(user, yield* codeNow(secret, 1), yield* signedInNow)
@@ -184,8 +162,8 @@ layer(Services)("TwoFactor", (it) => {
       const before = yield* userRow(user.id)
       yield* TestClock.adjust("1 minute")
       const failure = { _tag: "TwoFactorAlreadyEnabled", message: "2FA already enabled" }
-      expect(yield* failureOf(twoFactor.generate(user, yield* signedInNow))).toMatchObject(failure)
-      expect(yield* failureOf(twoFactor.enable(user, yield* codeNow(secret), yield* signedInNow))).toMatchObject(failure)
+      expect(yield* Effect.flip(twoFactor.generate(user, yield* signedInNow))).toMatchObject(failure)
+      expect(yield* Effect.flip(twoFactor.enable(user, yield* codeNow(secret), yield* signedInNow))).toMatchObject(failure)
       expect(yield* userRow(user.id)).toEqual(before)
     }))
 
@@ -195,13 +173,13 @@ layer(Services)("TwoFactor", (it) => {
       const twoFactor = yield* TwoFactor
       const user = yield* newUser
       const failure = { _tag: "TwoFactorNotEnabled", message: "2FA not enabled" }
-      expect(yield* failureOf(twoFactor.verify(user, "123456"))).toMatchObject(failure)
+      expect(yield* Effect.flip(twoFactor.verify(user, "123456"))).toMatchObject(failure)
       const { secret } = yield* twoFactor.generate(user, yield* signedInNow)
       const code = yield* codeNow(secret)
-      expect(yield* failureOf(twoFactor.verify(user, code))).toMatchObject(failure)
-      expect(yield* failureOf(twoFactor.disable(user, code))).toMatchObject(failure)
-      expect(yield* failureOf(twoFactor.require(user.id, code))).toMatchObject(failure)
-      expect(yield* failureOf(twoFactor.require(user.id, undefined))).toMatchObject(failure)
+      expect(yield* Effect.flip(twoFactor.verify(user, code))).toMatchObject(failure)
+      expect(yield* Effect.flip(twoFactor.disable(user, code))).toMatchObject(failure)
+      expect(yield* Effect.flip(twoFactor.require(user.id, code))).toMatchObject(failure)
+      expect(yield* Effect.flip(twoFactor.require(user.id, undefined))).toMatchObject(failure)
       expect(yield* twoFactor.isEnabled(user.id)).toBe(false)
     }))
 
@@ -232,8 +210,8 @@ layer(Services)("TwoFactor", (it) => {
       const code = yield* codeNow(secret)
       expect(yield* twoFactor.verify(user, code)).toBe(true)
       expect(yield* twoFactor.verify(user, code)).toBe(false)
-      expect(yield* failureOf(twoFactor.require(user.id, code))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid 2FA code" })
-      expect(yield* failureOf(twoFactor.disable(user, code))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid 2FA code" })
+      expect(yield* Effect.flip(twoFactor.require(user.id, code))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid 2FA code" })
+      expect(yield* Effect.flip(twoFactor.disable(user, code))).toMatchObject({ _tag: "InvalidTwoFactorCode", message: "Invalid 2FA code" })
 
       // Still inside the window one step later, and still spent. (The next step's code first: this
       // replay is the 5th wrong code, which locks: docs/rules.md#two-factor-lockout.)
@@ -319,7 +297,7 @@ layer(Services)("TwoFactor", (it) => {
       const twoFactor = yield* TwoFactor
       const { secret, user } = yield* enabledUser
       yield* TestClock.adjust("30 seconds")
-      expect(yield* failureOf(twoFactor.disable(user, yield* wrongCode(secret)))).toMatchObject({
+      expect(yield* Effect.flip(twoFactor.disable(user, yield* wrongCode(secret)))).toMatchObject({
         _tag: "InvalidTwoFactorCode",
         message: "Invalid 2FA code"
       })
@@ -328,7 +306,7 @@ layer(Services)("TwoFactor", (it) => {
       yield* twoFactor.disable(user, yield* codeNow(secret))
       expect(yield* userRow(user.id)).toEqual({ twoFactorSecret: null, twoFactorEnabled: false, twoFactorBackupCodes: [] })
       expect((yield* auditOf(user.id)).map((row) => row.action)).toEqual(["2FA_ENABLED", "2FA_DISABLED"])
-      expect(yield* failureOf(twoFactor.verify(user, yield* codeNow(secret, 1)))).toMatchObject({
+      expect(yield* Effect.flip(twoFactor.verify(user, yield* codeNow(secret, 1)))).toMatchObject({
         _tag: "TwoFactorNotEnabled",
         message: "2FA not enabled"
       })
@@ -356,14 +334,14 @@ layer(Services)("TwoFactor", (it) => {
       const { backupCodes, secret, user } = yield* enabledUser
       yield* TestClock.adjust("30 seconds")
       const invalid = { _tag: "InvalidTwoFactorCode", message: "Invalid 2FA code" }
-      expect(yield* failureOf(twoFactor.require(user.id, undefined))).toMatchObject(invalid)
-      expect(yield* failureOf(twoFactor.require(user.id, yield* wrongCode(secret)))).toMatchObject(invalid)
-      expect(yield* failureOf(twoFactor.require(user.id, "0123ABCD"))).toMatchObject(invalid)
+      expect(yield* Effect.flip(twoFactor.require(user.id, undefined))).toMatchObject(invalid)
+      expect(yield* Effect.flip(twoFactor.require(user.id, yield* wrongCode(secret)))).toMatchObject(invalid)
+      expect(yield* Effect.flip(twoFactor.require(user.id, "0123ABCD"))).toMatchObject(invalid)
       const code = yield* codeNow(secret)
       yield* twoFactor.require(user.id, code)
-      expect(yield* failureOf(twoFactor.require(user.id, code))).toMatchObject(invalid)
+      expect(yield* Effect.flip(twoFactor.require(user.id, code))).toMatchObject(invalid)
       yield* twoFactor.require(user.id, backupCodes[0]!)
-      expect(yield* failureOf(twoFactor.require(user.id, backupCodes[0]!))).toMatchObject(invalid)
+      expect(yield* Effect.flip(twoFactor.require(user.id, backupCodes[0]!))).toMatchObject(invalid)
     }))
 
   it.effect("a tampered stored secret is a defect, not a wrong code", () =>

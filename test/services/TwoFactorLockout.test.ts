@@ -6,7 +6,6 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import { authenticator } from "otplib"
 import { AppConfig } from "../../src/layers/AppConfig"
 import { Randomness } from "../../src/layers/Randomness"
 import { Audit } from "../../src/services/admin/Audit"
@@ -16,6 +15,7 @@ import { Users } from "../../src/services/identity/Users"
 import { testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { TestStores } from "../support/TestStores"
+import { alertsOf, auditOf, codeAt, codeNow, STEP, T0, wrongCode } from "../support/TwoFactorFixtures"
 
 const Services = TwoFactor.DefaultWithoutDependencies.pipe(
   Layer.provideMerge(Layer.mergeAll(Users.Default, Audit.Default, Notifications.Default)),
@@ -23,20 +23,11 @@ const Services = TwoFactor.DefaultWithoutDependencies.pipe(
   Layer.provideMerge(TestDatabase)
 )
 
-const STEP = 30_000
-const T0 = Date.UTC(2026, 0, 15, 12, 0, 10)
 
 let seq = 0
 const newUser = Effect.flatMap(Users, (users) => users.create({ idpId: `lockout-${++seq}`, username: `locked${seq}` }))
 
 const now = TestClock.currentTimeMillis
-const codeAt = (secret: string, ms: number) => authenticator.clone({ epoch: ms }).generate(secret)
-const codeNow = (secret: string) => Effect.map(now, (ms) => codeAt(secret, ms))
-const wrongCode = (secret: string) =>
-  Effect.map(now, (ms) => {
-    const valid = [-1, 0, 1].map((offset) => codeAt(secret, ms + offset * STEP))
-    return ["000000", "111111", "222222", "333333"].find((code) => !valid.includes(code))!
-  })
 
 const enabledUser = Effect.gen(function*() {
   const twoFactor = yield* TwoFactor
@@ -52,17 +43,6 @@ const userRow = (id: bigint) =>
     sql<{ twoFactorEnabled: boolean }>`SELECT two_factor_enabled FROM users WHERE id = ${id}`
   ).pipe(Effect.map(([row]) => row!))
 
-const auditOf = (id: bigint) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ action: string; metadata: Record<string, unknown> }>`
-      SELECT action, metadata FROM audit_logs WHERE user_id = ${id} ORDER BY id`)
-
-const alertsOf = (id: bigint) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ title: string; message: string }>`
-      SELECT title, message FROM notifications WHERE user_id = ${id} AND type = 'SECURITY_ALERT' ORDER BY id`)
-
-const failureOf = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flip(effect)
 
 layer(Services)("2FA lock-out", (it) => {
   it.effect("5 wrong codes in 15 minutes, across verify, disable and require, lock every check for 15 minutes", () =>
@@ -74,20 +54,20 @@ layer(Services)("2FA lock-out", (it) => {
       const wrong = yield* wrongCode(secret)
       expect(yield* twoFactor.verify(user, wrong)).toBe(false)
       expect(yield* twoFactor.verify(user, wrong)).toBe(false)
-      expect(yield* failureOf(twoFactor.disable(user, wrong))).toMatchObject({ message: "Invalid 2FA code" })
+      expect(yield* Effect.flip(twoFactor.disable(user, wrong))).toMatchObject({ message: "Invalid 2FA code" })
       // A right code in between does not wipe the wrong ones.
       expect(yield* twoFactor.verify(user, yield* codeNow(secret))).toBe(true)
-      expect(yield* failureOf(twoFactor.require(user.id, "0123ABCD"))).toMatchObject({ message: "Invalid 2FA code" })
+      expect(yield* Effect.flip(twoFactor.require(user.id, "0123ABCD"))).toMatchObject({ message: "Invalid 2FA code" })
       yield* TestClock.adjust("1 minute")
       // The 5th is still answered as a wrong code; it locks.
-      expect(yield* failureOf(twoFactor.require(user.id, wrong))).toMatchObject({ message: "Invalid 2FA code" })
+      expect(yield* Effect.flip(twoFactor.require(user.id, wrong))).toMatchObject({ message: "Invalid 2FA code" })
 
       const locked = { _tag: "RateLimited", message: "Too many requests", retryAfterSeconds: 900 }
       yield* TestClock.adjust("30 seconds")
       const right = yield* codeNow(secret)
-      expect(yield* failureOf(twoFactor.verify(user, right))).toMatchObject({ ...locked, retryAfterSeconds: 870 })
-      expect(yield* failureOf(twoFactor.disable(user, right))).toMatchObject({ ...locked, retryAfterSeconds: 870 })
-      expect(yield* failureOf(twoFactor.require(user.id, right))).toMatchObject({ ...locked, retryAfterSeconds: 870 })
+      expect(yield* Effect.flip(twoFactor.verify(user, right))).toMatchObject({ ...locked, retryAfterSeconds: 870 })
+      expect(yield* Effect.flip(twoFactor.disable(user, right))).toMatchObject({ ...locked, retryAfterSeconds: 870 })
+      expect(yield* Effect.flip(twoFactor.require(user.id, right))).toMatchObject({ ...locked, retryAfterSeconds: 870 })
       expect((yield* userRow(user.id)).twoFactorEnabled).toBe(true)
       const audits = (yield* auditOf(user.id)).filter((row) => row.action === "2FA_LOCKED")
       expect(audits).toEqual([{ action: "2FA_LOCKED", metadata: { failures: 5, lockedUntil: new Date(T0 + 30_000 + 60_000 + 900_000).toISOString() } }])
@@ -142,7 +122,7 @@ layer(Services)("2FA lock-out", (it) => {
         more++
       }
       expect(checked.length + more).toBe(MAX_FAILURES)
-      expect(yield* failureOf(twoFactor.verify(user, yield* codeNow(secret)))).toMatchObject({ _tag: "RateLimited" })
+      expect(yield* Effect.flip(twoFactor.verify(user, yield* codeNow(secret)))).toMatchObject({ _tag: "RateLimited" })
       expect((yield* auditOf(user.id)).filter((row) => row.action === "2FA_LOCKED")).toHaveLength(1)
     }))
 })

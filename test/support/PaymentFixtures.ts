@@ -1,7 +1,9 @@
 /** Deposits for tests: initiate through the API, and the gateway's signed callback (docs/rules.md#gateway-callback). */
+import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHmac } from "node:crypto"
+import { Ledger } from "../../src/services/money/Ledger"
 import type { TestClient } from "./TestApp"
 
 /** The webhook secret of `testConfig`, shared with the gateway. */
@@ -68,3 +70,26 @@ export const confirmedDeposit = (client: TestClient, auth: Record<string, string
     expect((yield* gatewayCall(client, paidEvent(deposit.externalId))).status).toBe(200)
     return deposit
   })
+
+/**
+ * The ledger checks after any scenario (docs/rules.md#ledger-checks): balances equal their movements, every
+ * CONFIRMED deposit has exactly one DEPOSIT row of its amount, and no DEPOSIT row exists for a deposit that is
+ * not CONFIRMED.
+ */
+export const ledgerProblems = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const discrepancies = yield* Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(Effect.provide(Ledger.Default))
+  const deposits = yield* sql<{ id: string; status: string; credits: number }>`
+    SELECT d.id::text AS id, d.status, count(t.id)::int AS credits
+    FROM deposits d
+    LEFT JOIN transactions t ON t.reference_type = 'DEPOSIT' AND t.reference_id = d.id
+      AND t.type = 'DEPOSIT' AND t.amount_cents = d.amount_cents AND t.user_id = d.user_id
+    GROUP BY d.id
+    HAVING count(t.id) <> CASE WHEN d.status = 'CONFIRMED' THEN 1 ELSE 0 END`
+  const orphans = yield* sql<{ id: string }>`
+    SELECT t.id::text AS id FROM transactions t
+    LEFT JOIN deposits d ON t.reference_type = 'DEPOSIT' AND d.id = t.reference_id
+    WHERE t.type = 'DEPOSIT' AND d.id IS NULL`
+  return { discrepancies, deposits, orphans }
+})
+export const healthyLedger = { discrepancies: [], deposits: [], orphans: [] }
