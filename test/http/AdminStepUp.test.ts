@@ -6,13 +6,13 @@
 import { expect, layer } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect, TestClock } from "effect"
-import { fundedPlayer } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
 import { initiateDeposit } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { TestStores } from "../support/TestStores"
-import { balanceOf, codeNow, enableTwoFactor, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
+import { codeNow, enableTwoFactor, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 const required = { statusCode: 400, error: "2FA_REQUIRED", message: "2FA code required" }
 const invalid = { statusCode: 400, message: "Invalid 2FA code" }

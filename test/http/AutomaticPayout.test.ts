@@ -11,13 +11,13 @@ import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import type { Jurisdiction } from "../../src/layers/AppConfig"
 import { cpfOf } from "../support/Cpf"
-import { fundedPlayer } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway, type TestGatewayControl } from "../support/TestGateway"
 import { TestStores } from "../support/TestStores"
-import { balanceOf, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
+import { healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 const HOUR = 60 * 60_000
 /** The players are born in 1990: adults on the service's date (docs/rules.md#identity-verification). */

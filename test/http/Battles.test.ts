@@ -8,7 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, TestClock } from "effect"
 import { Randomness } from "../../src/layers/Randomness"
 import { Ledger } from "../../src/services/money/Ledger"
-import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase, usingRealPostgres } from "../support/TestDatabase"
 
@@ -45,9 +45,6 @@ const appOptions = {
 let logins = 0
 const players = (client: TestClient, count: number, cents: number) =>
   Effect.forEach(Array.from({ length: count }), () => fundedPlayer(client, `fighter-${++logins}`, cents))
-
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
 
 /**
  * The ledger checks for battles (docs/rules.md#ledger-checks): balances equal their movements, and for every

@@ -9,12 +9,12 @@ import { Clock, Effect, Layer, Option, Redacted, Ref, TestClock } from "effect"
 import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
 import { type ChargeRequest, PaymentGateway } from "../../src/layers/PaymentGateway"
 import { Deposits } from "../../src/services/money/Deposits"
-import { fundedPlayer } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway } from "../support/TestGateway"
-import { gatewayCall, healthyLedger, initiateDeposit, ledgerProblems, paidEvent, signGateway } from "../support/PaymentFixtures"
+import { gatewayCall, healthyLedger, initiateDeposit, ledgerProblems, notificationsOf, paidEvent, signGateway } from "../support/PaymentFixtures"
 
 /** The deposit service on the test database, for running the expiry job by hand. */
 
@@ -22,9 +22,6 @@ const appOptions = (extra: TestAppOptions = {}): TestAppOptions => ({
   ...extra,
   config: { adminIdpIds: ["root"], ...extra.config }
 })
-
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
 
 const depositOf = (client: TestClient, auth: Record<string, string>, id: string) =>
   Effect.map(client.get("/api/payment/deposits?limit=100", auth), (r) =>
@@ -36,11 +33,6 @@ const auditOf = (action: string, entityId: string) =>
     sql<{ userId: string; entityType: string; metadata: unknown }>`
       SELECT user_id::text AS user_id, entity_type, metadata FROM audit_logs
       WHERE action = ${action} AND entity_id = ${entityId} ORDER BY id`)
-
-const notificationsOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/notifications", auth), (r) =>
-    (r.body.notifications as ReadonlyArray<{ type: string; title: string; message: string }>)
-      .map(({ message, title, type }) => ({ type, title, message })))
 
 layer(TestDatabase)("deposits", (it) => {
   it.scoped("initiation: the amount limits and their messages, the charge asked of the gateway, the stored payment code", () =>

@@ -12,8 +12,9 @@ import { SandboxGateway } from "../../src/layers/gateway/SandboxGateway"
 import { PaymentGateway, type RefundRequest } from "../../src/layers/PaymentGateway"
 import { Deposits } from "../../src/services/money/Deposits"
 import { Ledger } from "../../src/services/money/Ledger"
+import { balanceOf } from "../support/GameFixtures"
 import { cpfOf, formatted } from "../support/Cpf"
-import { gatewayCall, initiateDeposit } from "../support/PaymentFixtures"
+import { gatewayCall, initiateDeposit, notificationsOf } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -43,17 +44,9 @@ const verifiedPlayer = (client: TestClient, login: string, cpf: string) =>
     return player
   })
 
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
-
 const depositOf = (client: TestClient, auth: Record<string, string>, id: string) =>
   Effect.map(client.get("/api/payment/deposits?limit=100", auth), (r) =>
     (r.body.deposits as ReadonlyArray<{ id: string; status: string }>).find((d) => d.id === id)!)
-
-const notificationsOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/notifications", auth), (r) =>
-    (r.body.notifications as ReadonlyArray<{ type: string; title: string; message: string }>)
-      .map(({ message, title, type }) => ({ type, title, message })))
 
 const auditOf = (action: string, entityId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -13,13 +13,13 @@ import { AppConfig } from "../../src/layers/AppConfig"
 import { Withdrawals } from "../../src/services/money/Withdrawals"
 import type { UserId } from "../../src/schema/platform/Ids"
 import { cpfOf } from "../support/Cpf"
-import { fundedPlayer } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway, type TestGatewayControl } from "../support/TestGateway"
 import { TestStores } from "../support/TestStores"
-import { balanceOf, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
+import { healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 /** The players are born in 1990: adults on the service's date (docs/rules.md#identity-verification). */
 const NOW = Date.parse("2026-11-26T12:00:00Z")

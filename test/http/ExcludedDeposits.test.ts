@@ -12,8 +12,8 @@ import { Clock, Effect, TestClock } from "effect"
 import type { Jurisdiction } from "../../src/layers/AppConfig"
 import { Deposits } from "../../src/services/money/Deposits"
 import { cpfOf, formatted } from "../support/Cpf"
-import { fundedPlayer } from "../support/GameFixtures"
-import { gatewayCall, healthyLedger, initiateDeposit, ledgerProblems, paidEvent } from "../support/PaymentFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
+import { gatewayCall, healthyLedger, initiateDeposit, ledgerProblems, notificationsOf, paidEvent } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
@@ -27,17 +27,9 @@ const options = (jurisdiction: Jurisdiction, extra: TestAppOptions = {}): TestAp
   config: { jurisdiction, adminIdpIds: ["root"] }
 })
 
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
-
 const depositOf = (client: TestClient, auth: Record<string, string>, id: string) =>
   Effect.map(client.get("/api/payment/deposits?limit=100", auth), (r) =>
     (r.body.deposits as ReadonlyArray<{ id: string; status: string; confirmedAt: string | null }>).find((d) => d.id === id)!)
-
-const notificationsOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/notifications", auth), (r) =>
-    (r.body.notifications as ReadonlyArray<{ type: string; title: string; message: string }>)
-      .map(({ message, title, type }) => ({ type, title, message })))
 
 const auditOf = (action: string, entityId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

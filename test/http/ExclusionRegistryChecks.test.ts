@@ -16,12 +16,12 @@ import { Effect, Fiber, Logger, Option, Redacted, TestClock } from "effect"
 import type { Jurisdiction } from "../../src/layers/AppConfig"
 import { ResponsibleGaming } from "../../src/services/identity/ResponsibleGaming"
 import { cpfOf, formatted } from "../support/Cpf"
-import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer, makeCase } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestClient, type TestResponse, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway } from "../support/TestGateway"
-import { balanceOf, withdrawal } from "../support/WithdrawalFixtures"
+import { withdrawal } from "../support/WithdrawalFixtures"
 
 const NOW = Date.parse("2026-11-26T12:00:00Z")
 const DAY = 24 * 60 * 60 * 1000

@@ -8,14 +8,14 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
-import { fundedPlayer } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
 import { gatewayCall, initiateDeposit, paidEvent, signGateway, signGatewayAt } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway, type TestGatewayControl } from "../support/TestGateway"
 import { TestStores } from "../support/TestStores"
-import { balanceOf, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
+import { healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 const START_MS = 1_800_000_000_000
 const lifted = { count: 1000, windowMs: 60_000 }

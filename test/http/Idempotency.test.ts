@@ -10,8 +10,8 @@ import { Stores } from "../../src/layers/stores/Stores"
 import { Catalog } from "../../src/services/games/Catalog"
 import { Idempotency } from "../../src/services/platform/Idempotency"
 import { Ledger } from "../../src/services/money/Ledger"
-import { fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
-import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
+import { balanceOf, fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
+import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
 const appOptions = {
@@ -28,9 +28,6 @@ const appOptions = {
 }
 
 const withKey = (auth: Record<string, string>, key: string) => ({ ...auth, "idempotency-key": key })
-
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
 
 const ledgerHealthy = Effect.flatMap(Ledger, (ledger) => ledger.discrepancies).pipe(
   Effect.provide(Ledger.Default),

@@ -7,11 +7,11 @@ import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import type { Jurisdiction } from "../../src/layers/AppConfig"
 import { cpfOf } from "../support/Cpf"
-import { fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
-import { balanceOf, withdrawal } from "../support/WithdrawalFixtures"
+import { withdrawal } from "../support/WithdrawalFixtures"
 
 const NOON_UTC = Date.parse("2026-11-26T12:00:00Z")
 const GATED = [

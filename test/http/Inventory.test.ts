@@ -7,8 +7,8 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Ledger } from "../../src/services/money/Ledger"
-import { fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
-import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
+import { balanceOf, fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
+import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
 const appOptions = {
@@ -16,9 +16,6 @@ const appOptions = {
 }
 
 /** Entries of the fixture case's items (100, 5000 and 50000 cents) for the user; returns their ids. */
-
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
 
 /**
  * The ledger checks (docs/rules.md#ledger-checks) plus: every sold entry has exactly one ITEM_SELL row of its

@@ -11,11 +11,11 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import type { AppConfigShape } from "../../src/layers/AppConfig"
 import { cpfOf, formatted } from "../support/Cpf"
-import { fundedPlayer } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
-import { balanceOf, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
+import { healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 const NOON_UTC = Date.parse("2026-11-26T12:00:00Z")
 

@@ -6,8 +6,8 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { fundedPlayer, makeCase } from "../support/GameFixtures"
-import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
+import { balanceOf, fundedPlayer, makeCase } from "../support/GameFixtures"
+import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase, usingRealPostgres } from "../support/TestDatabase"
 import { healthyLedger, ledgerProblems } from "../support/WithdrawalFixtures"
 
@@ -21,9 +21,6 @@ const app = makeTestClient({
     }
   }
 })
-
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
 
 const openingsOf = (userId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: string }>`SELECT count(*)::text AS n FROM case_openings WHERE user_id = ${userId}`)

@@ -9,7 +9,7 @@ import { Clock, Effect, TestClock } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { Ledger } from "../../src/services/money/Ledger"
 import { Raffles } from "../../src/services/raffles/Raffles"
-import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer, makeCase } from "../support/GameFixtures"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -25,9 +25,6 @@ const appOptions = {
 let logins = 0
 const buyers = (client: TestClient, count: number, cents: number) =>
   Effect.forEach(Array.from({ length: count }), () => fundedPlayer(client, `buyer-${++logins}`, cents))
-
-const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
 
 /** An item and a raffle of it, created by the administrator; ends an hour from the test clock's now. */
 const newRaffle = (client: TestClient, admin: { auth: Record<string, string> }, options: { maxTickets: number; ticketPriceCents?: number }) =>

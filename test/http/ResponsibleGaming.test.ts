@@ -9,11 +9,11 @@ import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import type { Jurisdiction } from "../../src/layers/AppConfig"
 import { cpfOf } from "../support/Cpf"
-import { fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
-import { balanceOf, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
+import { healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 /** Thursday 26 November 2026, 09:00 in São Paulo (UTC-3). */
 const THURSDAY_NOON_UTC = Date.parse("2026-11-26T12:00:00Z")

@@ -10,21 +10,14 @@ import { expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Layer, Ref, TestClock } from "effect"
 import { Stores } from "../../src/layers/stores/Stores"
 import { WithdrawalCheckpoint } from "../../src/services/money/Withdrawals"
-import { fundedPlayer } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
 import { gatewayCall } from "../support/PaymentFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway, type TestGatewayControl } from "../support/TestGateway"
 import { TestStores } from "../support/TestStores"
-import {
-  balanceOf,
-  codeNow,
-  enableTwoFactor,
-  healthyLedger,
-  ledgerProblems,
-  withdrawal
-} from "../support/WithdrawalFixtures"
+import { codeNow, enableTwoFactor, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 const HOUR = 60 * 60_000
 const lifted = { count: 1000, windowMs: 60_000 }

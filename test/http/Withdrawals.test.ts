@@ -9,12 +9,12 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, TestClock } from "effect"
 import { Ledger } from "../../src/services/money/Ledger"
 import { signPayload } from "../../src/services/platform/WebhookOutbox"
-import { fundedPlayer } from "../support/GameFixtures"
+import { balanceOf, fundedPlayer } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
 import { makeTestClient, type TestAppOptions, type TestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 import { makeTestGateway } from "../support/TestGateway"
-import { balanceOf, codeNow, enableTwoFactor, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
+import { codeNow, enableTwoFactor, healthyLedger, ledgerProblems, withdrawal } from "../support/WithdrawalFixtures"
 
 /** Root is an administrator; the withdrawal rate limit (3 a minute) is lifted where tests make many. */
 const appOptions = (extra: TestAppOptions = {}): TestAppOptions => ({

@@ -69,3 +69,7 @@ export const grantItems = (userId: string, itemIds: ReadonlyArray<bigint | strin
                             RETURNING id`,
         (rows) => rows[0]!.id
       )))
+
+/** The player's balance, as `GET /api/auth/me` answers it. */
+export const balanceOf = (client: TestClient, auth: Record<string, string>) =>
+  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)

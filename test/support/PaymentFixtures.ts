@@ -1,10 +1,16 @@
-/** Deposits for tests: initiate through the API, and the gateway's signed callback (docs/rules.md#gateway-callback). */
+/** Deposits for tests: initiate through the API, the gateway's signed callback (docs/rules.md#gateway-callback), what the player is told, and the deposits' ledger checks. */
 import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHmac } from "node:crypto"
 import { Ledger } from "../../src/services/money/Ledger"
 import type { TestClient } from "./TestApp"
+
+/** The user's notifications as `GET /api/notifications` answers them: type, title and message. */
+export const notificationsOf = (client: TestClient, auth: Record<string, string>) =>
+  Effect.map(client.get("/api/notifications", auth), (r) =>
+    (r.body.notifications as ReadonlyArray<{ type: string; title: string; message: string }>)
+      .map(({ message, title, type }) => ({ type, title, message })))
 
 /** The webhook secret of `testConfig`, shared with the gateway. */
 export const GATEWAY_SECRET = "test-webhook-secret"

@@ -15,9 +15,6 @@ export const withdrawal = (amountCents: unknown, details: { pixKeyType: string; 
   ...extra
 })
 
-export const balanceOf = (client: TestClient, auth: Record<string, string>) =>
-  Effect.map(client.get("/api/auth/me", auth), (r) => r.body.balanceCents as number)
-
 export const codeNow = (secret: string) =>
   Effect.map(Clock.currentTimeMillis, (ms) => authenticator.clone({ epoch: ms }).generate(secret))
 
