@@ -7,7 +7,7 @@ import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_pro
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
-import { tmpdir } from "node:os"
+import { cpus, tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import pg from "pg"
@@ -197,6 +197,38 @@ export const mainThreads = (pids: ReadonlyArray<number>) => {
       const after = pids.map(mainThreadNs)
       const sum = (key: keyof ThreadShares) => after.reduce((total, now, i) => total + now[key] - before[i]![key], 0)
       return { onCpu: sum("onCpu") / wallNs, waiting: sum("waiting") / wallNs }
+    }
+  }
+}
+
+/** The ids of the processes named `name` on this machine. */
+const pidsNamed = (name: string) => readdirSync("/proc").filter((pid) => /^\d+$/.test(pid) && procStat(pid)?.name === name)
+
+/**
+ * Gives the service's processes `servicePids` core 0 of this machine and everything else the benches run on it the
+ * other cores: PostgreSQL's and Redis's servers running here (their threads, and the backends PostgreSQL starts
+ * later, which inherit the postmaster's cores) and this process, the load generator. As in production, where the
+ * database is on machines of its own: on one shared machine a service idle between requests finds its core's
+ * caches filled by the others (docs/decisions.md "Found: why an opening costs more in an open loop"). Uses
+ * `taskset` (Linux); `restore()` gives every process back the cores it had. Throws with fewer than 2 cores.
+ */
+export const pinApart = (servicePids: ReadonlyArray<number>) => {
+  const cores = readFileSync("/proc/self/status", "utf8").match(/^Cpus_allowed_list:\s*(\S+)$/m)?.[1]
+  const count = cpus().length
+  if (count < 2 || cores === undefined) throw new Error("--pin needs at least 2 cores")
+  const others = [...pidsNamed("postgres"), ...pidsNamed("redis-server"), String(process.pid)]
+  const set = (cpus: string, pid: string | number) => {
+    try {
+      execFileSync("taskset", ["--all-tasks", "--cpu-list", "--pid", cpus, String(pid)], { stdio: "ignore" })
+    } catch {
+      // A backend that ended meanwhile.
+    }
+  }
+  for (const pid of servicePids) set("0", pid)
+  for (const pid of others) set(`1-${count - 1}`, pid)
+  return {
+    restore: () => {
+      for (const pid of [...servicePids, ...others, ...pidsNamed("postgres")]) set(cores, pid)
     }
   }
 }

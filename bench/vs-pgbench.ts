@@ -27,14 +27,19 @@
  * After it the database is vacuumed and analyzed, as autovacuum would have done by then (it is off on the machines
  * these benches run on; docs/decisions.md "Statistics").
  *
+ * `--pin` runs the open loop (and the closed loop's 3 s before it) with the service on core 0 and PostgreSQL, Redis and this
+ * load generator on the other cores, then gives them back their cores: the service with a core of its own, as beside
+ * a database on other machines (docs/decisions.md "Found: why an opening costs more in an open loop"). The closed
+ * loop and pgbench run unpinned, so the rate and the ratio are as without it.
+ *
  * `--instances N` starts N instances of the service on the same database and Redis (as N processes behind
  * a load balancer: one per core is how a Node service uses a machine) and sends requests to them in turn.
  *
  *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400 | --rate 70%] [--scales 1,4,16,64,256] [--warm-up 60] [--connections 1024] [--instances 1]
- *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc]
+ *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc] [--pin]
  */
 import { parseArgs } from "node:util"
-import { DEFAULT_CONNECTIONS, type Loop, loopOf, mainThreads, pgbenchOpenings, sharedCpu, show, startBench } from "./BenchService"
+import { DEFAULT_CONNECTIONS, type Loop, loopOf, mainThreads, pgbenchOpenings, pinApart, sharedCpu, show, startBench } from "./BenchService"
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +55,9 @@ const { values } = parseArgs({
     /** A folder for a CPU profile of the service (node --cpu-prof), written when it stops. */
     profile: { type: "string" },
     /** Run the service with --trace-gc and print its garbage-collection pauses during the open loop. */
-    gc: { type: "boolean", default: false }
+    gc: { type: "boolean", default: false },
+    /** Run the open loop with the service on a core of its own. */
+    pin: { type: "boolean", default: false }
   }
 })
 const USERS = Number(values.users)
@@ -144,11 +151,19 @@ console.log(`ratio service / pgbench: ${(service_.perSecond / yardstick.perSecon
 // pgbench has just rolled for the same users, so every user's fairness state the service keeps is
 // outdated (its first opening per user writes nothing and reads again): warm up again first, so that
 // the open loop measures the service at its rate, not the recovery from what pgbench changed.
-await closedLoop(USERS, 3)
-const gcMark = values.gc ? bench.gcClock() : 0
+const pinned = values.pin ? pinApart(bench.pids) : undefined
 const RATE = rateOf(service_.perSecond)
-const openLoopResult = await openLoop(RATE, USERS, SECONDS)
-console.log(show(`service, open loop at ${RATE}/s${values.rate.endsWith("%") ? ` (${values.rate} of the closed loop)` : ""}`, openLoopResult))
+let openLoopResult: Loop
+let gcMark = 0
+try {
+  await closedLoop(USERS, 3)
+  gcMark = values.gc ? bench.gcClock() : 0
+  openLoopResult = await openLoop(RATE, USERS, SECONDS)
+} finally {
+  pinned?.restore()
+}
+console.log(show(`service, open loop at ${RATE}/s${values.rate.endsWith("%") ? ` (${values.rate} of the closed loop)` : ""}${
+  pinned === undefined ? "" : ", the service on a core of its own"}`, openLoopResult))
 if (values.gc) {
   const { allocatedMb, fullCollectionTimes, fullCollections: full, scavenges } = bench.gcPauses(gcMark)
   const second = (ms: number) => ((ms - openLoopStartedMs) / 1000).toFixed(1)
