@@ -8,6 +8,11 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
 import type { Jurisdiction } from "../../src/layers/AppConfig"
+import { Catalog } from "../../src/services/games/Catalog"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { migrationsDirectory } from "../../src/layers/Migrations"
+import { Raffles } from "../../src/services/raffles/Raffles"
 import { cpfOf } from "../support/Cpf"
 import { balanceOf, fundedPlayer, grantItems, makeCase } from "../support/GameFixtures"
 import { signIn } from "../support/SignIn"
@@ -214,6 +219,91 @@ layer(TestDatabase)("responsible gaming: limits", (it) => {
       expect((yield* open(client, kase.id, player.auth)).status).toBe(200)
       expect((yield* open(client, kase.id, player.auth)).body).toMatchObject({ error: "LOSS_LIMIT_REACHED" })
       expect(yield* balanceOf(client, player.auth)).toBe(99_400)
+    }))
+
+  it.scoped("an upgrade's, a battle's or a raffle's item is given back in the windows of the money stake it comes from", () =>
+    Effect.gen(function*() {
+      // Thursday 23:58 in São Paulo.
+      yield* TestClock.setTime(Date.parse("2026-11-27T02:58:00Z"))
+      const client = yield* app()
+      const { items, kase } = yield* makeCase({ priceCents: 500n })
+      const player = yield* fundedPlayer(client, "restaked", 100_000)
+      const other = yield* fundedPlayer(client, "restaked-other", 100_000)
+      const admin = yield* signIn(client, "root")
+      yield* setLimits(client, player.auth, { dailyLossCents: 1_000, weeklyLossCents: 100_000, monthlyLossCents: 100_000 })
+      const available = (itemId: unknown) =>
+        Effect.map(client.get("/api/inventory?status=AVAILABLE", player.auth), (r) =>
+          r.body.items.filter((entry: { item: { id: string } }) => entry.item.id === String(itemId)).map((entry: { id: string }) => entry.id))
+      const sell = (entryId: string) =>
+        Effect.map(client.post(`/api/inventory/${entryId}/sell`, undefined, player.auth), (r) => expect(r.status).toBe(200))
+
+      // Before midnight: a battle entry (500) and a raffle ticket (400), 900 of the day's 1000.
+      const battle = yield* client.post("/api/battles", { caseIds: [String(kase.id)], mode: "NORMAL", maxPlayers: 2 }, player.auth)
+      expect(battle.status).toBe(201)
+      const item = (name: string, valueCents: bigint) =>
+        Effect.flatMap(Catalog, (catalog) => catalog.createItem({ name, rarity: "COVERT", valueCents, imageUrl: "/i/restaked.png", isUpgradable: true }))
+          .pipe(Effect.provide(Catalog.Default))
+      const prize = yield* item("Raffled", 50_000n)
+      const raffle = yield* client.post(
+        "/api/admin/raffles",
+        { itemId: String(prize.id), ticketPriceCents: 400, maxTickets: 10, endsAt: iso(Date.parse("2026-11-27T03:00:00Z")) },
+        admin.auth
+      )
+      expect((yield* client.post(`/api/raffles/${raffle.body.id}/tickets`, { count: 1 }, player.auth)).status).toBe(200)
+      // Friday 00:01: the battle filled and the raffle drawn, each winning for the player what Thursday's money staked.
+      yield* TestClock.setTime(Date.parse("2026-11-27T03:01:00Z"))
+      const filled = yield* client.post(`/api/battles/${battle.body.id}/join`, undefined, other.auth)
+      expect(filled.body.status).toBe("FINISHED")
+      expect(filled.body.players.find((p: { user: { id: string } }) => p.user.id === player.id)).toMatchObject({ isWinner: true })
+      expect(yield* (yield* client.service(Raffles)).drawDue()).toBeGreaterThan(0)
+      const raffled = (yield* client.get(`/api/raffles/${raffle.body.id}`, player.auth)).body
+      expect(raffled).toMatchObject({ status: "DRAWN", winner: { id: player.id } })
+      expect((yield* limitsOf(client, player.auth)).usage).toMatchObject({ lossTodayCents: 0, lossWeekCents: 900 })
+
+      // Their sales count on Thursday (this week), not today.
+      const battlePrizes = [...(yield* available(items.common!.id)), ...(yield* available(items.rare!.id)), ...(yield* available(items.jackpot!.id))]
+      expect(battlePrizes.length).toBeGreaterThan(0)
+      expect(yield* available(prize.id)).toHaveLength(1)
+      for (const id of [...battlePrizes, ...(yield* available(prize.id))]) yield* sell(id)
+      const sold = (yield* limitsOf(client, player.auth)).usage
+      expect(sold.lossTodayCents).toBe(0)
+      expect(sold.lossWeekCents).toBeLessThan(900 - 50_000)
+
+      // An item won 60 days ago and upgraded today (88 % likely: the seeded randomness makes it succeed): its sale
+      // gives no room in any current window.
+      // Twice: the second upgrade stakes the first one's item.
+      const [first, second] = [yield* item("Restaked once", 5_100n), yield* item("Restaked twice", 5_200n)]
+      const [old] = yield* grantItems(player.id, [items.rare!.id], new Date(Date.parse("2026-11-27T03:01:00Z") - 60 * DAY))
+      const upgrade = (from: { id: unknown }, to: { id: unknown }, entry: string) =>
+        Effect.map(client.post("/api/upgrades", { fromItemId: String(from.id), toItemId: String(to.id), inventoryItemId: entry }, player.auth),
+          (answer) => expect(answer.body).toMatchObject({ success: true }))
+      yield* upgrade(items.rare!, first!, old!)
+      yield* upgrade(first!, second!, (yield* available(first!.id))[0]!)
+      const usage = (yield* limitsOf(client, player.auth)).usage
+      const [won] = yield* available(second!.id)
+      yield* sell(won!)
+      expect((yield* limitsOf(client, player.auth)).usage).toEqual(usage)
+      // The tallies the limits are enforced on agree: today still has its 1000, no more.
+      expect((yield* open(client, kase.id, player.auth)).status).toBe(200)
+      expect((yield* open(client, kase.id, player.auth)).status).toBe(200)
+      expect((yield* open(client, kase.id, player.auth)).body).toMatchObject({ error: "LOSS_LIMIT_REACHED" })
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+
+      // sql/0032 gives the entries acquired before it what these writes gave them: its updates of inventory_items
+      // (not of the users' tallies, which it computes from the real clock), run again on a copy without them.
+      const sql = yield* SqlClient.SqlClient
+      const stakes = sql<{ id: string; stakedAt: Date | null }>`
+        SELECT id::text, staked_at FROM inventory_items WHERE user_id = ${player.id} ORDER BY id`
+      const written = yield* stakes
+      expect(written.filter((entry) => entry.stakedAt !== null).map((entry) => entry.stakedAt!.toISOString()).sort())
+        .toEqual([...battlePrizes.map(() => "2026-11-27T02:58:00.000Z"), "2026-11-27T02:58:00.000Z", iso(Date.parse("2026-11-27T03:01:00Z") - 60 * DAY), iso(Date.parse("2026-11-27T03:01:00Z") - 60 * DAY)].sort())
+      const migration = readFileSync(join(migrationsDirectory, "0032_inventory_staked_at.sql"), "utf8")
+      const backfill = migration.split(/;\s*\n/).map((part) => part.replace(/^(\s*--.*\n)*/, "").trim())
+        .filter((statement) => /^(UPDATE inventory_items|WITH RECURSIVE)/.test(statement))
+      expect(backfill).toHaveLength(3)
+      yield* sql`UPDATE inventory_items SET staked_at = NULL WHERE user_id = ${player.id}`
+      for (const statement of backfill) yield* sql.unsafe(statement)
+      expect(yield* stakes).toEqual(written)
     }))
 
   it.scoped("play time counts distinct minutes with a game action; a new minute past the limit is 403 PLAY_TIME_LIMIT_REACHED", () =>

@@ -219,9 +219,13 @@ export class BattleRun extends Effect.Service<BattleRun>()("app/BattleRun", {
           ) WITH ORDINALITY AS r(user_id, item_id, type, value_cents, round_number, case_name, ord)
           WHERE ${onlyIf}
         ), entries AS (
-          INSERT INTO inventory_items (id, user_id, item_id, source, acquired_at, updated_at)
+          -- Staked when the receiver paid its entry (docs/responsible-gaming.md#loss); a seat this statement writes (the
+          -- filling join's) is not visible here, and was paid now.
+          INSERT INTO inventory_items (id, user_id, item_id, source, acquired_at, updated_at, staked_at)
           OVERRIDING SYSTEM VALUE
-          SELECT entry_id, user_id, item_id, 'BATTLE', ${at}, ${at} FROM input WHERE entry_id IS NOT NULL ORDER BY ord
+          SELECT entry_id, user_id, item_id, 'BATTLE', ${at}, ${at},
+                 COALESCE((SELECT bp.joined_at FROM battle_players bp WHERE bp.battle_id = ${battleId} AND bp.user_id = input.user_id), ${at})
+          FROM input WHERE entry_id IS NOT NULL ORDER BY ord
         ), settled AS (
           INSERT INTO battle_settlements (battle_id, user_id, item_id, type, value_cents, round_number, inventory_item_id,
                                           created_at)

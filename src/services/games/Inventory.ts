@@ -52,19 +52,22 @@ const EntryRow = Schema.Struct({
   imageUrl: Schema.String
 })
 
-/** A sold entry: its value, and when it was won (a sale gives room back only in that play's windows). */
-const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt, acquiredAt: Schema.DateFromSelf })
+/**
+ * A sold entry: its value, and when the money stake it comes from was made (`staked_at`, else when it was acquired):
+ * a sale gives room back only in that play's windows (docs/responsible-gaming.md#loss).
+ */
+const SoldRow = Schema.Struct({ id: InventoryItemId, valueCents: Schema.BigInt, stakedAt: Schema.DateFromSelf })
 const TotalsRow = Schema.Struct({ total: Schema.Number, totalValueCents: Schema.BigInt })
 /** A one-statement sale: whether the entry was sold, and the balance after its credit (null when nothing moved). */
 const CreditedRow = Schema.Struct({ sold: Schema.Boolean, balanceCents: Schema.NullOr(Schema.BigInt) })
 
-/** The ITEM_SELL movement of a sold entry: its value, referencing it, staked when it was won. */
+/** The ITEM_SELL movement of a sold entry: its value, referencing it, staked when the play it comes from was. */
 const saleOf = (userId: UserId, sold: typeof SoldRow.Type) => ({
   userId,
   type: "ITEM_SELL" as const,
   amountCents: sold.valueCents,
   reference: { type: SALE_REFERENCE_TYPE, id: sold.id },
-  stakedAt: sold.acquiredAt
+  stakedAt: sold.stakedAt
 })
 
 const toEntry = (row: typeof EntryRow.Type): InventoryEntry => ({
@@ -81,6 +84,8 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
     const transaction = inTransaction(sql)
     const ledger = yield* Ledger
     const realtime = yield* Realtime
+    /** SoldRow's columns of an entry `ii` and its item `i`. */
+    const soldColumns = sql`ii.id, i.value_cents, COALESCE(ii.staked_at, ii.acquired_at) AS staked_at`
 
     /**
      * `GET /inventory` (docs/rules.md#inventory-entries): newest first; `totalValueCents` sums the AVAILABLE
@@ -113,13 +118,13 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
 
     /**
      * The user's entry marked SOLD at `now` while it is AVAILABLE (and `onlyIf` holds of it, `ii`, and its item, `i`):
-     * the guard of every single sale. Returns the sold entry with its item's value and when it was won.
+     * the guard of every single sale. Returns the sold entry with its item's value and when its play was staked.
      */
     const markSold = (userId: UserId, entryId: InventoryItemId, now: Date, onlyIf: Statement.Fragment = sql`true`) => sql`
       UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
       FROM items i
       WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE' AND i.id = ii.item_id AND ${onlyIf}
-      RETURNING ii.id, i.value_cents, ii.acquired_at`
+      RETURNING ${soldColumns}`
 
     /**
      * `POST /inventory/:id/sell` (docs/rules.md#selling): one entry for its item's current value; 400 `Item not
@@ -141,7 +146,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
      */
     const sellAsRead = Effect.fnUntraced(function*(userId: UserId, entryId: InventoryItemId) {
       const read = yield* firstOf(SoldRow, sql`
-        SELECT ii.id, i.value_cents, ii.acquired_at
+        SELECT ${soldColumns}
         FROM inventory_items ii JOIN items i ON i.id = ii.item_id
         WHERE ii.id = ${entryId} AND ii.user_id = ${userId} AND ii.status = 'AVAILABLE'`)
       if (read === undefined) return Option.none()
@@ -195,7 +200,7 @@ export class Inventory extends Effect.Service<Inventory>()("app/Inventory", {
         UPDATE inventory_items ii SET status = 'SOLD', updated_at = ${now}
         FROM items i
         WHERE ii.id IN (SELECT id FROM picked) AND ii.status = 'AVAILABLE' AND i.id = ii.item_id
-        RETURNING ii.id, i.value_cents, ii.acquired_at`)
+        RETURNING ${soldColumns}`)
       const sold = [...marked].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       let creditedCents = 0n
       let balanceCents: bigint | undefined

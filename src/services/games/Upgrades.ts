@@ -288,11 +288,15 @@ export class Upgrades extends Effect.Service<Upgrades>()("app/Upgrades", {
             ${odds.probability}, ${odds.threshold}, ${roll}, ${success}, ${seeds.serverSeed}, ${seeds.serverSeedHash},
             ${seeds.clientSeed}, ${seeds.nonce}, ${now}
           FROM ${staked} staked
-          RETURNING id
+          RETURNING id, inventory_item_id
         ),
         entry AS (
-          INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-          SELECT ${userId}, ${to.id}, 'UPGRADE', ${now}, ${now} FROM upgrade WHERE ${success}
+          -- Staked when the staked entry's play was (docs/responsible-gaming.md#loss): not now, or one upgrade would
+          -- make last month's item "won today" and its sale open today's loss limit.
+          INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at, staked_at)
+          SELECT ${userId}, ${to.id}, 'UPGRADE', ${now}, ${now},
+                 (SELECT COALESCE(ii.staked_at, ii.acquired_at) FROM inventory_items ii WHERE ii.id = upgrade.inventory_item_id)
+          FROM upgrade WHERE ${success}
           RETURNING id
         ),
         ${liveDrops.recordStep({ userId, itemId: to.id, source: "UPGRADE", caseName: null }, now, sql`EXISTS (SELECT 1 FROM entry)`)}`

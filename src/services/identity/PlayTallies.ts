@@ -22,7 +22,7 @@ const LOSS_TALLIES = [
 /**
  * The SET items (none, or comma-separated fragments) of an UPDATE of `users` that adds `lossCents` (negative for money credited back) to the current
  * windows' loss, and with `countsMinute` this minute to today's play minutes (once however many actions it holds).
- * Money credited back counts only in the windows its stake was made in (`stakedAt`: when the sold item was won, when
+ * Money credited back counts only in the windows its stake was made in (`stakedAt`: when the play the sold item comes from was staked, when
  * the refunded entry was paid; docs/responsible-gaming.md#loss): a credit never makes room in a later window than
  * the play it comes from. Every right-hand side reads the row as it was, so the order of the items does not matter.
  */

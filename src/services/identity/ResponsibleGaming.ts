@@ -329,7 +329,7 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
       const w = playWindowsAt(at)
       const row = yield* stateOf(userId)
       const since = w.week.start.getTime() < w.month.start.getTime() ? w.week.start : w.month.start
-      // Money given back counts in the windows of the play it comes from: a sale from when its item was won, a
+      // Money given back counts in the windows of the play it comes from: a sale from when that play was staked, a
       // battle refund from when its entry was paid (as the Ledger's tallies count it).
       const loss = yield* singleOf(UsageRow, sql`
         SELECT COALESCE(-SUM(t.amount_cents) FILTER (WHERE t.created_at >= ${w.day.start} AND t.staked_at >= ${w.day.start}), 0) AS day,
@@ -338,7 +338,7 @@ export class ResponsibleGaming extends Effect.Service<ResponsibleGaming>()("app/
         FROM (
           SELECT m.amount_cents, m.created_at,
                  CASE m.type
-                   WHEN 'ITEM_SELL' THEN (SELECT ii.acquired_at FROM inventory_items ii WHERE ii.id = m.reference_id)
+                   WHEN 'ITEM_SELL' THEN (SELECT COALESCE(ii.staked_at, ii.acquired_at) FROM inventory_items ii WHERE ii.id = m.reference_id)
                    WHEN 'BATTLE_REFUND' THEN (SELECT e.created_at FROM transactions e
                                              WHERE e.user_id = m.user_id AND e.type = 'BATTLE_ENTRY' AND e.reference_type = 'BATTLE'
                                                AND e.reference_id = m.reference_id AND e.id < m.id

@@ -176,9 +176,12 @@ export class Raffles extends Effect.Service<Raffles>()("app/Raffles", {
           SELECT raffle_id::text AS raffle_id, first_ticket, last_ticket, user_id FROM raffle_tickets
           WHERE raffle_id = ${raffle.id} AND first_ticket <= ${winningTicket} AND last_ticket >= ${winningTicket}`)
       const winnerId = holder.userId
+      // Staked when the winning ticket was bought (docs/responsible-gaming.md#loss), not at the draw.
       const entry = yield* singleOf(PrizeRow, sql`
-          INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
-          VALUES (${winnerId}, ${raffle.itemId}, 'RAFFLE', ${at}, ${at}) RETURNING id`)
+          INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at, staked_at)
+          SELECT ${winnerId}, ${raffle.itemId}, 'RAFFLE', ${at}, ${at}, created_at FROM raffle_tickets
+          WHERE raffle_id = ${raffle.id} AND first_ticket = ${holder.firstTicket}
+          RETURNING id`)
       yield* execute(sql`UPDATE raffles SET status = 'DRAWN', closed_at = ${at}, winning_ticket = ${winningTicket},
                      winner_id = ${winnerId}, inventory_item_id = ${entry.id}, ticket_seeds_digest = ${digest},
                      prize_value_cents = ${raffle.valueCents}
