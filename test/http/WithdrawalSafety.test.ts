@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Layer, Ref, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Ref, TestClock } from "effect"
 import { Stores } from "../../src/layers/stores/Stores"
 import { WithdrawalCheckpoint } from "../../src/services/money/Withdrawals"
 import { balanceOf, fundedPlayer } from "../support/GameFixtures"
@@ -392,6 +392,90 @@ layer(TestDatabase)("withdrawal safety", (it) => {
       expect(yield* gateway.statusQueries).toEqual([paid, failed, processing, lost, lost].map(BigInt))
 
       expect(yield* balanceOf(client, player.auth)).toBe(100_000 - 10_000 - 10_000)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("a reconciliation's late answer moves only the attempt it asked about, never a later one the gateway may be paying", () =>
+    Effect.gen(function*() {
+      const gateway = yield* makeTestGateway()
+      const client = yield* makeTestClient(appOptions({ gateway: gateway.layer }))
+      yield* TestClock.setTime(1_800_000_000_000)
+      const player = yield* fundedPlayer(client, "late-answer", 100_000)
+      const root = (yield* signIn(client, "root")).auth
+      const reconcile = (id: string) => client.post(`/api/admin/withdrawals/${id}/reconcile`, undefined, root)
+      for (const late of [{ _tag: "Unknown" }, { _tag: "Failed", reason: "Account closed" }] as const) {
+        const id = (yield* request(client, player.auth, 10_000)).body.id as string
+        yield* approveUnanswered(client, gateway, root, id, false)
+        yield* TestClock.adjust(2 * 60_000)
+        // A first reconciliation asks the gateway about attempt 1, and its answer is slow.
+        const [asked, answered] = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+        yield* gateway.holdPayoutStatus(Effect.zipRight(Deferred.succeed(asked, undefined), Deferred.await(answered)))
+        const slow = yield* Effect.fork(reconcile(id))
+        yield* Deferred.await(asked)
+        yield* gateway.holdPayoutStatus(undefined)
+        // Meanwhile a second one hears at once that the gateway has no payout: PENDING, and approved again, attempt 2
+        // is handed over with no answer.
+        expect((yield* reconcile(id)).body).toMatchObject({ status: "PENDING", payoutAttempts: 1 })
+        yield* approveUnanswered(client, gateway, root, id, false)
+        // The first one's answer arrives: attempt 1 never received, or failed.
+        if (late._tag === "Failed") yield* gateway.answerPayoutStatus(BigInt(id), late)
+        yield* Deferred.succeed(answered, undefined)
+        expect((yield* Fiber.join(slow)).body).toMatchObject({ status: "PROCESSING", payoutAttempts: 2 })
+        // Attempt 2 stays in progress: nobody can reject it (and refund it) while the gateway may pay it.
+        expect((yield* client.post(`/api/admin/withdrawals/${id}/reject`, { reason: "Retry later" }, root)).status).toBe(409)
+        expect(yield* auditActions(id)).toEqual([
+          "WITHDRAWAL_REQUESTED",
+          "WITHDRAWAL_PAYOUT_UNCONFIRMED",
+          "WITHDRAWAL_PAYOUT_FAILED",
+          "WITHDRAWAL_PAYOUT_UNCONFIRMED"
+        ])
+        yield* gateway.answerPayoutStatus(BigInt(id), undefined)
+      }
+      expect(yield* balanceOf(client, player.auth)).toBe(100_000 - 2 * 10_000)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
+  it.scoped("a refusal that comes after a later attempt started leaves that attempt PROCESSING; the approval answers it as it is", () =>
+    Effect.gen(function*() {
+      const gateway = yield* makeTestGateway()
+      const client = yield* makeTestClient(appOptions({ gateway: gateway.layer }))
+      yield* TestClock.setTime(1_800_000_000_000)
+      const player = yield* fundedPlayer(client, "late-refusal", 50_000)
+      const root = (yield* signIn(client, "root")).auth
+      const id = (yield* request(client, player.auth, 10_000)).body.id as string
+      /** An approval whose payout call the gateway holds until its answer is given (`answer`). */
+      const slowApproval = Effect.gen(function*() {
+        const [asked, answer] = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+        yield* gateway.holdPayouts(Effect.zipRight(Deferred.succeed(asked, undefined), Deferred.await(answer)))
+        const approval = yield* Effect.fork(client.post(`/api/admin/withdrawals/${id}/approve`, undefined, root))
+        yield* Deferred.await(asked)
+        yield* gateway.holdPayouts(undefined)
+        return { approval, answer: Deferred.succeed(answer, undefined) }
+      })
+      const first = yield* slowApproval
+      // 2 minutes on, a reconciliation hears that the gateway has no payout: PENDING; approved again, attempt 2.
+      yield* TestClock.adjust(2 * 60_000)
+      expect((yield* client.post(`/api/admin/withdrawals/${id}/reconcile`, undefined, root)).body)
+        .toMatchObject({ status: "PENDING", payoutAttempts: 1 })
+      const second = yield* slowApproval
+      // Attempt 1's refusal comes now: attempt 2 stays PROCESSING, and can be neither rejected nor refunded.
+      yield* gateway.failPayouts("Invalid PIX key")
+      yield* first.answer
+      const firstAnswer = yield* Fiber.join(first.approval)
+      expect(firstAnswer.status).toBe(200)
+      expect(firstAnswer.body).toMatchObject({ status: "PROCESSING", payoutAttempts: 2 })
+      expect((yield* client.post(`/api/admin/withdrawals/${id}/reject`, { reason: "Retry later" }, root)).status).toBe(409)
+      // Attempt 2's own refusal puts it back in the queue.
+      yield* second.answer
+      expect((yield* Fiber.join(second.approval)).body)
+        .toEqual({ statusCode: 502, message: "Payout failed: Invalid PIX key. The withdrawal is still pending." })
+      expect(yield* adminView(client, root, id)).toMatchObject({ status: "PENDING", payoutAttempts: 2, payoutError: "Invalid PIX key" })
+      expect(yield* auditActions(id)).toEqual([
+        "WITHDRAWAL_REQUESTED",
+        "WITHDRAWAL_PAYOUT_FAILED",
+        "WITHDRAWAL_PAYOUT_FAILED"
+      ])
+      expect(yield* balanceOf(client, player.auth)).toBe(50_000 - 10_000)
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 

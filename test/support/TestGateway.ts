@@ -35,6 +35,13 @@ export interface TestGatewayControl {
   readonly answerPayoutStatus: (withdrawalId: bigint, status: PayoutStatus | undefined) => Effect.Effect<void>
   /** Every payout status query (withdrawal ids), in order. */
   readonly statusQueries: Effect.Effect<ReadonlyArray<bigint>>
+  /**
+   * A slow gateway: from now on a payout call (`holdPayouts`) or a status query (`holdPayoutStatus`) runs `gate` once
+   * recorded, before it decides its answer, which is then what the gateway does or knows when the gate ends;
+   * `undefined`: they answer at once again. A call keeps the gate it met.
+   */
+  readonly holdPayouts: (gate: Effect.Effect<void> | undefined) => Effect.Effect<void>
+  readonly holdPayoutStatus: (gate: Effect.Effect<void> | undefined) => Effect.Effect<void>
   /** From now on charges fail with this message; `undefined` makes them succeed again. */
   readonly failCharges: (message: string | undefined) => Effect.Effect<void>
   /** Every charge cancellation asked for (external ids), in order. */
@@ -70,6 +77,8 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
     const paid = new Map<bigint, string>()
     const statusAnswers = new Map<bigint, PayoutStatus>()
     const statusQueries = yield* Ref.make<ReadonlyArray<bigint>>([])
+    const payoutGate = yield* Ref.make<Effect.Effect<void>>(Effect.void)
+    const statusGate = yield* Ref.make<Effect.Effect<void>>(Effect.void)
     const refunds = yield* Ref.make<ReadonlyArray<RefundRequest>>([])
     const refundFailure = yield* Ref.make<string | undefined>(undefined)
     let seq = 0
@@ -100,6 +109,7 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
         Effect.gen(function*() {
           yield* Ref.update(payouts, (all) => [...all, request])
           if (options.payoutDelay !== undefined) yield* Effect.sleep(options.payoutDelay)
+          yield* Effect.flatten(Ref.get(payoutGate))
           const message = yield* Ref.get(failure)
           if (message !== undefined) return yield* new PayoutRefused({ message })
           const pay = () => {
@@ -117,6 +127,7 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
       payoutStatus: (withdrawalId) =>
         Effect.gen(function*() {
           yield* Ref.update(statusQueries, (all) => [...all, withdrawalId])
+          yield* Effect.flatten(Ref.get(statusGate))
           const answer = statusAnswers.get(withdrawalId)
           if (answer !== undefined) return answer
           const payoutId = paid.get(withdrawalId)
@@ -141,6 +152,8 @@ export const makeTestGateway = (options: TestGatewayOptions = {}) =>
       answerPayoutStatus: (withdrawalId, status) =>
         Effect.sync(() => status === undefined ? statusAnswers.delete(withdrawalId) : statusAnswers.set(withdrawalId, status)),
       statusQueries: Ref.get(statusQueries),
+      holdPayouts: (gate) => Ref.set(payoutGate, gate ?? Effect.void),
+      holdPayoutStatus: (gate) => Ref.set(statusGate, gate ?? Effect.void),
       failCharges: (message) => Ref.set(chargeFailure, message),
       cancels: Ref.get(cancels),
       answerCancels: (answer) => Ref.set(cancelAnswer, answer),

@@ -515,14 +515,17 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       return { row, notification: yield* notifications.create(row.userId, completedNotice(row)) }
     })
 
-    /** The gateway reports the payout failed: PROCESSING -> FAILED with its refund, once. */
-    const fail = Effect.fnUntraced(function*(id: WithdrawalId, reason: string, by: SettledBy) {
+    /**
+     * The gateway reports the payout failed: PROCESSING -> FAILED with its refund, once. A reconciliation's answer is
+     * about the attempt it read (`attempt`): once another attempt has started, it moves nothing.
+     */
+    const fail = Effect.fnUntraced(function*(id: WithdrawalId, reason: string, by: SettledBy, attempt?: number) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const ended = yield* endWithRefund(
         updateOne(sql`
             UPDATE withdrawals SET status = 'FAILED', processed_at = ${now}, rejection_reason = ${`Payout failed: ${reason}`},
                                    payout_error = ${reason}
-            WHERE id = ${id} AND status = 'PROCESSING'
+            WHERE id = ${id} AND status = 'PROCESSING'${attempt === undefined ? sql`` : sql` AND payout_attempts = ${attempt}`}
             RETURNING *`),
         (row) => ({
           userId: row.userId,
@@ -539,17 +542,21 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       return current.status === "COMPLETED" ? yield* conflict(current, "failed", by) : current
     })
 
-    /** PROCESSING -> PENDING: nothing was paid (refused, or unknown to the gateway); the administrator decides. */
+    /**
+     * PROCESSING -> PENDING: nothing was paid (refused, or unknown to the gateway); the administrator decides. Only the
+     * attempt of `row`: an answer about it that comes late (a slow refusal, a slow reconciliation) must not put a later
+     * attempt, which the gateway may be paying, back in the queue to be rejected and refunded.
+     */
     const reopen = Effect.fnUntraced(function*(row: Row, reason: string, actor: Actor, by: SettledBy) {
       const reopened = yield* transaction(reopenInTransaction(row, reason, actor, by))
       return reopened ?? (yield* existing(row.id))
     })
 
-    /** What `reopen` runs in its transaction: PROCESSING -> PENDING, audited; undefined when it was not PROCESSING. */
+    /** What `reopen` runs in its transaction: PROCESSING -> PENDING, audited; undefined when not PROCESSING at that attempt. */
     const reopenInTransaction = Effect.fnUntraced(function*(row: Row, reason: string, actor: Actor, by: SettledBy) {
       const updated = yield* updateOne(sql`
           UPDATE withdrawals SET status = 'PENDING', payout_error = ${reason}
-          WHERE id = ${row.id} AND status = 'PROCESSING'
+          WHERE id = ${row.id} AND status = 'PROCESSING' AND payout_attempts = ${row.payoutAttempts}
           RETURNING *`)
       if (updated !== undefined) {
         yield* audit.record({
@@ -565,9 +572,10 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     /**
      * Asks the gateway for the payout of a withdrawal just moved to PROCESSING (committed) and records the answer:
-     * paid -> COMPLETED (right); a clear refusal -> back to PENDING (left: the gateway's message); no answer -> stays
-     * PROCESSING (right), the money may have left. From the call to the record, not interruptible: a client that
-     * hangs up must not leave a payout made and unrecorded. Shared by the approval and the automatic payout.
+     * paid -> COMPLETED (right); a clear refusal -> back to PENDING (left: the gateway's message), unless a later attempt
+     * started meanwhile (right: as it is); no answer -> stays PROCESSING (right), the money may have left. From the call
+     * to the record, not interruptible: a client that hangs up must not leave a payout made and unrecorded. Shared by
+     * the approval and the automatic payout.
      */
     const payOut = Effect.fnUntraced(function*(started: Row, actor: Actor, by: SettledBy) {
       const id = started.id
@@ -579,8 +587,11 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       }))
       if (Either.isRight(payout)) return Either.right(yield* complete(id, payout.right.payoutId, by, actor))
       if (payout.left._tag === "PayoutRefused") {
-        yield* reopen(started, payout.left.message, actor, by)
-        return Either.left(payout.left.message)
+        const now = yield* reopen(started, payout.left.message, actor, by)
+        // Refused after another attempt started (or the payout was settled meanwhile): answered as it is now.
+        return now.status === "PENDING" && now.payoutAttempts === started.payoutAttempts
+          ? Either.left(payout.left.message)
+          : Either.right(now)
       }
       // No answer: the money may have left. PROCESSING until the gateway's event or a reconciliation.
       const unknown = `No answer from the gateway (${payout.left.message}); waiting for its payout event`
@@ -598,7 +609,9 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       error: string
     ) {
       const row = yield* updateOne(sql`
-        UPDATE withdrawals SET payout_error = ${unknown} WHERE id = ${id} AND status = 'PROCESSING' RETURNING *`)
+        UPDATE withdrawals SET payout_error = ${unknown}
+        WHERE id = ${id} AND status = 'PROCESSING' AND payout_attempts = ${started.payoutAttempts}
+        RETURNING *`)
       yield* audit.record({
         userId: started.userId,
         action: "WITHDRAWAL_PAYOUT_UNCONFIRMED",
@@ -814,7 +827,8 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
     /**
      * Settles a PROCESSING withdrawal with what the gateway says about its payout: paid -> COMPLETED,
      * failed -> FAILED and refunded, still processing -> unchanged, never received (and handed over
-     * more than PAYOUT_SETTLE_MS ago) -> PENDING again.
+     * more than PAYOUT_SETTLE_MS ago) -> PENDING again. Failed and never received apply to the attempt read before
+     * asking: the gateway's answer may come after another reconciliation reopened it and an approval started the next.
      */
     const reconcile = Effect.fn("Withdrawals.reconcile")(function*(adminId: UserId, id: WithdrawalId) {
       const row = yield* findById(id)
@@ -826,7 +840,7 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
         case "Paid":
           return adminView(yield* complete(id, status.payoutId, "reconcile", adminId))
         case "Failed":
-          return adminView(yield* fail(id, status.reason, "reconcile"))
+          return adminView(yield* fail(id, status.reason, "reconcile", row.payoutAttempts))
         case "Unknown":
           if (row.payoutStartedAt !== null && row.payoutStartedAt.getTime() <= now - PAYOUT_SETTLE_MS) {
             return adminView(yield* reopen(row, "The gateway has no payout for this withdrawal", adminId, "reconcile"))
