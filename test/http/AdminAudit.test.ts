@@ -35,7 +35,7 @@ layer(TestDatabase)("the audit log", (it) => {
       // root funds the player (ADMIN_ADJUST_BALANCE, actor root)
       const player = yield* fundedPlayer(client, "audited-player", 5_000)
       yield* TestClock.adjust(60_000)
-      // a withdrawal (WITHDRAWAL_REQUESTED: no actor) root approves (WITHDRAWAL_APPROVED, actor root)
+      // a withdrawal (WITHDRAWAL_REQUESTED: no actor) root approves (WITHDRAWAL_PAYOUT_STARTED and WITHDRAWAL_APPROVED, actor root)
       const requestedWithdrawal = yield* client.post("/api/withdrawals/request", withdrawal(1_000), player.auth)
       expect(requestedWithdrawal.status).toBe(201)
       expect((yield* client.post(`/api/admin/withdrawals/${requestedWithdrawal.body.id}/approve`, undefined, root.auth)).status)
@@ -55,11 +55,12 @@ layer(TestDatabase)("the audit log", (it) => {
         "ADMIN_CONFIRM_DEPOSIT",
         "DEPOSIT_CONFIRMED",
         "WITHDRAWAL_APPROVED",
+        "WITHDRAWAL_PAYOUT_STARTED",
         "WITHDRAWAL_REQUESTED",
         "ADMIN_ADJUST_BALANCE"
       ])
-      expect(all.body.total).toBe(6)
-      const [banned, confirmedByHand, confirmed, approved, requested, adjusted] = all.body.entries
+      expect(all.body.total).toBe(7)
+      const [banned, confirmedByHand, confirmed, approved, started, requested, adjusted] = all.body.entries
       expect(banned).toEqual({
         id: expect.any(String),
         createdAt: iso(T0 + 180_000),
@@ -73,6 +74,13 @@ layer(TestDatabase)("the audit log", (it) => {
       expect(confirmedByHand).toMatchObject({ userId: auditorId, actor: { id: auditorId, username: "auditor" }, entityType: "Deposit" })
       expect(confirmed).toMatchObject({ userId: player.id, actor: null, entityId: deposit.depositId })
       expect(approved).toMatchObject({ userId: player.id, actor: { id: rootId, username: "root" }, metadata: { adminId: rootId } })
+      expect(started).toMatchObject({
+        userId: player.id,
+        actor: { id: rootId, username: "root" },
+        entityType: "Withdrawal",
+        entityId: requestedWithdrawal.body.id,
+        metadata: { adminId: rootId, attempt: 1, amountCents: "1000" }
+      })
       expect(requested).toMatchObject({ userId: player.id, actor: null, createdAt: iso(T0 + 60_000) })
       expect(adjusted).toMatchObject({ userId: player.id, actor: { id: rootId, username: "root" }, createdAt: iso(T0) })
 
@@ -82,29 +90,30 @@ layer(TestDatabase)("the audit log", (it) => {
       })
       expect(actionsOf(yield* get("action=WITHDRAWAL_APPROVED"))).toEqual(["WITHDRAWAL_APPROVED"])
       expect(actionsOf(yield* get(`actorId=${auditorId}`))).toEqual(["USER_BANNED", "ADMIN_CONFIRM_DEPOSIT"])
-      expect(actionsOf(yield* get(`actorId=${rootId}`))).toEqual(["WITHDRAWAL_APPROVED", "ADMIN_ADJUST_BALANCE"])
+      expect(actionsOf(yield* get(`actorId=${rootId}`))).toEqual(["WITHDRAWAL_APPROVED", "WITHDRAWAL_PAYOUT_STARTED", "ADMIN_ADJUST_BALANCE"])
       expect(actionsOf(yield* get(`userId=${auditorId}`))).toEqual(["ADMIN_CONFIRM_DEPOSIT"])
-      expect((yield* get(`userId=${player.id}`)).total).toBe(5)
+      expect((yield* get(`userId=${player.id}`)).total).toBe(6)
       expect(actionsOf(yield* get(`userId=${player.id}&action=USER_BANNED`))).toEqual(["USER_BANNED"])
       // from and to are inclusive, a date alone is UTC midnight, an offset is honoured
       expect(actionsOf(yield* get(`from=${iso(T0 + 60_000)}&to=${iso(T0 + 120_000)}`))).toEqual([
         "ADMIN_CONFIRM_DEPOSIT",
         "DEPOSIT_CONFIRMED",
         "WITHDRAWAL_APPROVED",
+        "WITHDRAWAL_PAYOUT_STARTED",
         "WITHDRAWAL_REQUESTED"
       ])
       expect(actionsOf(yield* get(`from=${iso(T0 + 180_000)}`))).toEqual(["USER_BANNED"])
       expect(actionsOf(yield* get(`to=${iso(T0)}`))).toEqual(["ADMIN_ADJUST_BALANCE"])
       const day = iso(T0).slice(0, 10)
-      expect((yield* get(`from=${day}`)).total).toBe(6)
+      expect((yield* get(`from=${day}`)).total).toBe(7)
       expect((yield* get(`to=${day}`)).total).toBe(0)
       const inSaoPaulo = iso(T0 + 180_000 - 3 * 3_600_000).slice(0, 19) + "-03:00"
       expect(actionsOf(yield* get(`from=${encodeURIComponent(inSaoPaulo)}`))).toEqual(["USER_BANNED"])
       // paging: a page beyond the end is empty with the total
       const second = yield* get("limit=4&page=2")
-      expect(second).toMatchObject({ total: 6, page: 2 })
-      expect(actionsOf(second)).toEqual(["WITHDRAWAL_REQUESTED", "ADMIN_ADJUST_BALANCE"])
-      expect(yield* get("limit=4&page=3")).toEqual({ entries: [], total: 6, page: 3 })
+      expect(second).toMatchObject({ total: 7, page: 2 })
+      expect(actionsOf(second)).toEqual(["WITHDRAWAL_PAYOUT_STARTED", "WITHDRAWAL_REQUESTED", "ADMIN_ADJUST_BALANCE"])
+      expect(yield* get("limit=4&page=3")).toEqual({ entries: [], total: 7, page: 3 })
       expect(yield* get(`actorId=999999999`)).toEqual({ entries: [], total: 0, page: 1 })
 
       // A session id in metadata (it signs in) is shown as the session's reference.

@@ -196,7 +196,10 @@ layer(TestDatabase)("automatic payout", (it) => {
       yield* gateway.failPayouts(undefined)
       const approved = yield* client.post(`/api/admin/withdrawals/${id}/approve`, undefined, root)
       expect(approved.body.status).toBe("COMPLETED")
-      expect((yield* auditOf(id))[2]).toMatchObject({ action: "WITHDRAWAL_APPROVED", metadata: { by: "approval" } })
+      expect((yield* auditOf(id)).slice(2)).toMatchObject([
+        { action: "WITHDRAWAL_PAYOUT_STARTED", metadata: { adminId: expect.any(String), attempt: 2 } },
+        { action: "WITHDRAWAL_APPROVED", metadata: { by: "approval" } }
+      ])
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 

@@ -321,7 +321,12 @@ layer(TestDatabase)("withdrawal safety", (it) => {
       })
       // Ended: nothing more to do with it.
       expect((yield* client.post(`/api/admin/withdrawals/${id}/reject`, { reason: "x" }, root)).body).toEqual({ statusCode: 400, message: "Withdrawal is not pending" })
-      expect(yield* auditActions(id)).toEqual(["WITHDRAWAL_REQUESTED", "WITHDRAWAL_PAYOUT_UNCONFIRMED", "WITHDRAWAL_FAILED"])
+      expect(yield* auditActions(id)).toEqual([
+        "WITHDRAWAL_REQUESTED",
+        "WITHDRAWAL_PAYOUT_STARTED",
+        "WITHDRAWAL_PAYOUT_UNCONFIRMED",
+        "WITHDRAWAL_FAILED"
+      ])
       expect(yield* deliveriesOf(id)).toEqual([])
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
@@ -346,6 +351,7 @@ layer(TestDatabase)("withdrawal safety", (it) => {
       expect(yield* balanceOf(client, player.auth)).toBe(0)
       expect(yield* auditActions(id)).toEqual([
         "WITHDRAWAL_REQUESTED",
+        "WITHDRAWAL_PAYOUT_STARTED",
         "WITHDRAWAL_PAYOUT_UNCONFIRMED",
         "WITHDRAWAL_APPROVED",
         "WITHDRAWAL_PAYOUT_CONFLICT"
@@ -425,8 +431,10 @@ layer(TestDatabase)("withdrawal safety", (it) => {
         expect((yield* client.post(`/api/admin/withdrawals/${id}/reject`, { reason: "Retry later" }, root)).status).toBe(409)
         expect(yield* auditActions(id)).toEqual([
           "WITHDRAWAL_REQUESTED",
+          "WITHDRAWAL_PAYOUT_STARTED",
           "WITHDRAWAL_PAYOUT_UNCONFIRMED",
           "WITHDRAWAL_PAYOUT_FAILED",
+          "WITHDRAWAL_PAYOUT_STARTED",
           "WITHDRAWAL_PAYOUT_UNCONFIRMED"
         ])
         yield* gateway.answerPayoutStatus(BigInt(id), undefined)
@@ -472,7 +480,9 @@ layer(TestDatabase)("withdrawal safety", (it) => {
       expect(yield* adminView(client, root, id)).toMatchObject({ status: "PENDING", payoutAttempts: 2, payoutError: "Invalid PIX key" })
       expect(yield* auditActions(id)).toEqual([
         "WITHDRAWAL_REQUESTED",
+        "WITHDRAWAL_PAYOUT_STARTED",
         "WITHDRAWAL_PAYOUT_FAILED",
+        "WITHDRAWAL_PAYOUT_STARTED",
         "WITHDRAWAL_PAYOUT_FAILED"
       ])
       expect(yield* balanceOf(client, player.auth)).toBe(50_000 - 10_000)

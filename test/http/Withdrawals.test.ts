@@ -442,7 +442,7 @@ layer(TestDatabase)("withdrawals", (it) => {
       const sql = yield* SqlClient.SqlClient
       const audits = yield* sql<{ action: string }>`
         SELECT action FROM audit_logs WHERE entity_type = 'Withdrawal' AND entity_id = ${requested.id} ORDER BY id`
-      expect(audits.map((a) => a.action)).toEqual(["WITHDRAWAL_REQUESTED", "WITHDRAWAL_APPROVED"])
+      expect(audits.map((a) => a.action)).toEqual(["WITHDRAWAL_REQUESTED", "WITHDRAWAL_PAYOUT_STARTED", "WITHDRAWAL_APPROVED"])
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 
@@ -502,7 +502,13 @@ layer(TestDatabase)("withdrawals", (it) => {
       const sql = yield* SqlClient.SqlClient
       const audits = yield* sql<{ action: string }>`
         SELECT action FROM audit_logs WHERE entity_type = 'Withdrawal' AND entity_id = ${first.id} ORDER BY id`
-      expect(audits.map((a) => a.action)).toEqual(["WITHDRAWAL_REQUESTED", "WITHDRAWAL_PAYOUT_FAILED", "WITHDRAWAL_APPROVED"])
+      expect(audits.map((a) => a.action)).toEqual([
+        "WITHDRAWAL_REQUESTED",
+        "WITHDRAWAL_PAYOUT_STARTED",
+        "WITHDRAWAL_PAYOUT_FAILED",
+        "WITHDRAWAL_PAYOUT_STARTED",
+        "WITHDRAWAL_APPROVED"
+      ])
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 

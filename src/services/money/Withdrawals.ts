@@ -624,12 +624,23 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
 
     const approve = Effect.fn("Withdrawals.approve")(function*(adminId: UserId, id: WithdrawalId) {
       const startedAt = new Date(yield* Clock.currentTimeMillis)
-      // Committed on its own: from here on cancel, reject and other approvals refuse this withdrawal.
-      const started = yield* updateOne(sql`
-        UPDATE withdrawals
-        SET status = 'PROCESSING', payout_started_at = ${startedAt}, payout_attempts = payout_attempts + 1
-        WHERE id = ${id} AND status = 'PENDING'
-        RETURNING *`)
+      // Committed before the gateway is asked: from here on cancel, reject and other approvals refuse this withdrawal.
+      // With the administrator audited, so that a payout whose outcome a crash left unrecorded still names who started it.
+      const started = yield* transaction(Effect.tap(
+        updateOne(sql`
+          UPDATE withdrawals
+          SET status = 'PROCESSING', payout_started_at = ${startedAt}, payout_attempts = payout_attempts + 1
+          WHERE id = ${id} AND status = 'PENDING'
+          RETURNING *`),
+        (row) =>
+          row === undefined ? Effect.void : audit.record({
+            userId: row.userId,
+            action: "WITHDRAWAL_PAYOUT_STARTED",
+            entityType: "Withdrawal",
+            entityId: row.id,
+            metadata: { ...actorOf(adminId), attempt: row.payoutAttempts, amountCents: String(row.amountCents) }
+          })
+      ))
       if (started === undefined) return yield* notActionable(yield* findById(id))
       const settled = yield* payOut(started, adminId, "approval")
       if (Either.isLeft(settled)) {
