@@ -489,6 +489,28 @@ layer(TestDatabase)("withdrawal safety", (it) => {
       expect(yield* ledgerProblems).toEqual(healthyLedger)
     }))
 
+  it.scoped("approved again after a refusal: the new attempt shows no error of the earlier one while it runs", () =>
+    Effect.gen(function*() {
+      const gateway = yield* makeTestGateway()
+      const client = yield* makeTestClient(appOptions({ gateway: gateway.layer }))
+      const player = yield* fundedPlayer(client, "second-attempt", 50_000)
+      const root = (yield* signIn(client, "root")).auth
+      const id = (yield* request(client, player.auth, 10_000)).body.id as string
+      yield* gateway.failPayouts("Invalid PIX key")
+      expect((yield* client.post(`/api/admin/withdrawals/${id}/approve`, undefined, root)).status).toBe(502)
+      expect(yield* adminView(client, root, id)).toMatchObject({ status: "PENDING", payoutAttempts: 1, payoutError: "Invalid PIX key" })
+      yield* gateway.failPayouts(undefined)
+      const [asked, answer] = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+      yield* gateway.holdPayouts(Effect.zipRight(Deferred.succeed(asked, undefined), Deferred.await(answer)))
+      const approval = yield* Effect.fork(client.post(`/api/admin/withdrawals/${id}/approve`, undefined, root))
+      yield* Deferred.await(asked)
+      expect(yield* adminView(client, root, id)).toMatchObject({ status: "PROCESSING", payoutAttempts: 2, payoutError: null })
+      yield* Deferred.succeed(answer, undefined)
+      expect((yield* Fiber.join(approval)).body).toMatchObject({ status: "COMPLETED", payoutAttempts: 2, payoutError: null })
+      expect(yield* balanceOf(client, player.auth)).toBe(50_000 - 10_000)
+      expect(yield* ledgerProblems).toEqual(healthyLedger)
+    }))
+
   it.scoped("payout events: an unknown reference is 404, a bad one 400, an unsigned one 401; nothing moves", () =>
     Effect.gen(function*() {
       const client = yield* makeTestClient(appOptions())

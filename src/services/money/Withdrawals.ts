@@ -626,10 +626,12 @@ export class Withdrawals extends Effect.Service<Withdrawals>()("app/Withdrawals"
       const startedAt = new Date(yield* Clock.currentTimeMillis)
       // Committed before the gateway is asked: from here on cancel, reject and other approvals refuse this withdrawal.
       // With the administrator audited, so that a payout whose outcome a crash left unrecorded still names who started it.
+      // An earlier attempt's error is cleared: payoutError speaks of the current attempt (the audit keeps the history).
       const started = yield* transaction(Effect.tap(
         updateOne(sql`
           UPDATE withdrawals
-          SET status = 'PROCESSING', payout_started_at = ${startedAt}, payout_attempts = payout_attempts + 1
+          SET status = 'PROCESSING', payout_started_at = ${startedAt}, payout_attempts = payout_attempts + 1,
+              payout_error = NULL
           WHERE id = ${id} AND status = 'PENDING'
           RETURNING *`),
         (row) =>
