@@ -224,10 +224,25 @@ it.scopedLive("each operator command on the test run's database, with its exit c
 
     // MIGRATE_ON_START=false with a migration pending: the service and the commands refuse, naming `migrate`.
     const last = files.at(-1)!
-    // The last migration (sql/0032) undone by hand, so that applying it again works.
+    // The last migration (sql/0033) undone by hand, so that applying it again works.
     yield* query(
       `DELETE FROM schema_migrations WHERE migration_id = ${Number(last.slice(0, 4))}`,
-      "ALTER TABLE inventory_items DROP COLUMN staked_at"
+      ...["battles", "inventory_items"].flatMap((table) =>
+        ["not_deleted", "id_kept", "not_truncated"].map((trigger) => `DROP TRIGGER ${table}_${trigger} ON ${table}`)
+      ),
+      "DROP FUNCTION rows_kept()",
+      ...[
+        ["battle_cases", "battle_id", "battles"],
+        ["battle_players", "battle_id", "battles"],
+        ["battle_rolls", "battle_id", "battles"],
+        ["battle_settlements", "battle_id", "battles"],
+        ["case_openings", "inventory_item_id", "inventory_items"],
+        ["upgrades", "inventory_item_id", "inventory_items"],
+        ["battle_settlements", "inventory_item_id", "inventory_items"],
+        ["raffles", "inventory_item_id", "inventory_items"]
+      ].map(([table, column, parent]) =>
+        `ALTER TABLE ${table} ADD CONSTRAINT ${table}_${column}_fkey FOREIGN KEY (${column}) REFERENCES ${parent}(id)`
+      )
     )
     const [port, idpPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
     const refusedStart = yield* Effect.promise(() =>

@@ -140,6 +140,35 @@ layer(TestDatabase)("opening cases", (it) => {
       expect(left).toEqual([{ users: 2, movements: 2, openings: 1 }])
     }))
 
+  it.scoped("an inventory entry is never deleted, renumbered or truncated: the records of plays name entries without a key (sql/0033)", () =>
+    Effect.gen(function*() {
+      const client = yield* app
+      const sql = yield* SqlClient.SqlClient
+      const kase = yield* makeCase()
+      const player = yield* fundedPlayer(client, "entries", 500)
+      const opened = (yield* client.post(`/api/cases/${kase.kase.id}/open`, undefined, player.auth)).body
+      const codeOf = (statement: Effect.Effect<unknown, SqlError>) =>
+        Effect.map(Effect.flip(statement), (error) => (error.cause as { code?: string }).code)
+      // An entry nothing names, so that no remaining key is what refuses.
+      const [bare] = yield* sql<{ id: string }>`
+        INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
+        VALUES (${player.id}, ${opened.item.id}, 'CASE_OPEN', now(), now()) RETURNING id::text AS id`
+      expect(yield* codeOf(sql`DELETE FROM inventory_items WHERE id = ${bare!.id}`)).toBe("23503")
+      expect(yield* codeOf(sql`UPDATE inventory_items SET id = DEFAULT WHERE id = ${bare!.id}`)).toBe("23503")
+      expect(yield* codeOf(sql`TRUNCATE inventory_items CASCADE`)).toBe("23503")
+      // Through a parent table, which a statement trigger on inventory_items would not see.
+      yield* sql`CREATE TABLE inventory_items_parent (id bigint)`
+      yield* sql`ALTER TABLE inventory_items INHERIT inventory_items_parent`
+      expect(yield* codeOf(sql`DELETE FROM inventory_items_parent WHERE id = ${bare!.id}`)).toBe("23503")
+      yield* sql`ALTER TABLE inventory_items NO INHERIT inventory_items_parent`
+      yield* sql`DROP TABLE inventory_items_parent`
+      const left = yield* sql<{ entries: number; openings: number }>`
+        SELECT (SELECT count(*) FROM inventory_items WHERE user_id = ${player.id})::int AS entries,
+               (SELECT count(*) FROM case_openings o JOIN inventory_items e ON e.id = o.inventory_item_id
+                WHERE o.user_id = ${player.id})::int AS openings`
+      expect(left).toEqual([{ entries: 2, openings: 1 }])
+    }))
+
   it.scoped("errors: unknown or inactive case 404, insufficient balance 400; neither consumes a nonce or money", () =>
     Effect.gen(function*() {
       const client = yield* app
