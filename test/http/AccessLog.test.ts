@@ -7,6 +7,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Logger } from "effect"
 import { logLine } from "../../src/layers/LogLine"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { gatewayCall } from "../support/PaymentFixtures"
 import { makeTestClient, type TestResponse } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -86,5 +87,30 @@ layer(TestDatabase)("access log", (it) => {
       const missing = yield* onlyLineOf(client.get("/api/no-such-thing?x=1"))
       expect(missing.annotations).toMatchObject({ "http.route": "other", "http.url": "/api/no-such-thing?x=1", "http.status": 404 })
       expect(missing.annotations).not.toHaveProperty("userId")
+    }))
+
+  it.scoped("a line logged while serving a request carries its request id; the next request's lines carry the next id", () =>
+    Effect.gen(function*() {
+      const entries: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+      const client = yield* makeTestClient({
+        accessLog: true,
+        logging: Logger.replace(
+          Logger.defaultLogger,
+          Logger.map(Logger.structuredLogger, (entry) => void entries.push({ message: entry.message, annotations: entry.annotations }))
+        )
+      })
+      // A signed callback whose timestamp is stale is refused with a warning, logged by the endpoint itself.
+      const stale = (requestId: string) =>
+        gatewayCall(client, { event: "charge.paid", data: { id: "unknown" } }, {
+          timestamp: Math.floor(Date.now() / 1000) - 3_600,
+          headers: { "x-request-id": requestId }
+        })
+      for (const requestId of ["first-request", "second-request"]) {
+        entries.length = 0
+        expect((yield* stale(requestId)).status).toBe(401)
+        const warned = entries.filter((entry) => String(entry.message).startsWith("Gateway callback refused"))
+        expect(warned.map((entry) => entry.annotations.requestId)).toEqual([requestId])
+        expect(entries.find((entry) => entry.message === "Sent HTTP response")?.annotations.requestId).toBe(requestId)
+      }
     }))
 })

@@ -9,7 +9,7 @@
  * parameters that carry OAuth codes, state or tokens (the sign-in callback's) are replaced.
  */
 import { HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Exit, FiberRef, LogLevel, Option, Tracer } from "effect"
+import { Clock, Effect, Exit, FiberRef, HashMap, LogLevel, Option, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import { httpRequest } from "../../layers/AppMetrics"
 import { notesIfAny, notesOf } from "./RequestNotes"
@@ -75,13 +75,16 @@ const logged = Effect.fnUntraced(function*<E, R>(endpoints: Endpoints, app: Http
   const incoming = request.headers["x-request-id"]
   const requestId = incoming !== undefined && INCOMING_ID.test(incoming) ? incoming : randomUUID()
   // The HTTP server span, when tracing is on (read as an option: a missing span is no error to build).
-  const annotations = Option.match(yield* Effect.serviceOption(Tracer.ParentSpan), {
-    onNone: () => ({ requestId }),
-    onSome: (span) => ({ requestId, traceId: span.traceId })
-  })
+  const traceId = Option.getOrUndefined(Option.map(yield* Effect.serviceOption(Tracer.ParentSpan), (span) => span.traceId))
   notesOf(request).requestId = requestId
   yield* HttpApp.appendPreResponseHandler(setRequestId)
-  const exit = yield* Effect.exit(Effect.annotateLogs(app, annotations))
+  // Every line logged for the request names it. Set for the rest of the fiber, not for a region (`annotateLogs`, ~25
+  // runtime steps of an opening's ~630): the server and the tests' client run each request in a fiber of its own.
+  yield* FiberRef.update(FiberRef.currentLogAnnotations, (current) =>
+    HashMap.set(HashMap.remove(current, "traceId"), "requestId", requestId).pipe(
+      (ids) => traceId === undefined ? ids : HashMap.set(ids, "traceId", traceId)
+    ))
+  const exit = yield* Effect.exit(app)
   const status = Exit.isSuccess(exit) ? exit.value.status : HttpServerError.causeResponseStripped(exit.cause)[0].status
   // Bounded labels: the endpoint's template; anything outside the API (docs, metrics, 404s) is "other".
   const route = endpoints.of(request)?.path ?? "other"
@@ -92,7 +95,6 @@ const logged = Effect.fnUntraced(function*<E, R>(endpoints: Endpoints, app: Http
     const userId = notesIfAny(request)?.userId
     yield* Effect.logInfo("Sent HTTP response").pipe(
       Effect.annotateLogs({
-        ...annotations,
         "http.method": request.method,
         "http.route": route,
         "http.url": loggableUrl(endpoints.resolve, request.url),
