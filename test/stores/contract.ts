@@ -337,6 +337,32 @@ export const storeContract = (it: Vitest.MethodsNonLive<StoreServices, boolean>,
       expect(yield* lock.withLock(key, Effect.succeed(1))).toBe(1)
     }))
 
+  it.effect("lock: reentrant within a fiber; once its withLock ends, the fiber's next one takes the lock again and others wait", () =>
+    Effect.gen(function*() {
+      const lock = yield* UserLock
+      const key = fresh("user")
+      // Nested: at once (a lock that did not know its holder would wait for itself until it gave up).
+      expect(yield* lock.withLock(key, lock.withLock(key, Effect.succeed("nested")))).toBe("nested")
+      // Ended: this fiber (and what it forks) no longer counts as the holder.
+      const release = yield* Deferred.make<void>()
+      const taken = yield* Deferred.make<void>()
+      const order: Array<string> = []
+      const holder = yield* lock.withLock(key, Deferred.succeed(taken, undefined).pipe(
+        Effect.zipRight(Deferred.await(release)),
+        Effect.zipRight(Effect.sync(() => order.push("holder")))
+      )).pipe(Effect.fork)
+      yield* Deferred.await(taken)
+      const other = yield* lock.withLock(key, Effect.sync(() => order.push("other"))).pipe(Effect.fork)
+      yield* advance(300)
+      yield* settle
+      expect(order).toEqual([])
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* advance(200)
+      yield* Fiber.join(other)
+      expect(order).toEqual(["holder", "other"])
+    }))
+
   it.effect("lock: a taking sent ahead is what its effect's withLock holds, until that ends; then the key is free", () =>
     Effect.gen(function*() {
       const lock = yield* UserLock

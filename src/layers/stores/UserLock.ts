@@ -219,7 +219,10 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
             const ofKey = pending.get(key)
             if (ofKey === undefined) pending.set(key, new Set([sent]))
             else ofKey.add(sent)
-            return restore(Effect.locally(effect, ahead, sent)).pipe(Effect.ensuring(settle(sent)))
+            // Set here and unset by the same `ensuring` that settles it: a region of its own (`Effect.locally`) is
+            // ~20 of the runtime's steps more per request.
+            return Effect.flatMap(FiberRef.getAndSet(ahead, sent), (before) =>
+              restore(effect).pipe(Effect.ensuring(Effect.zipRight(FiberRef.set(ahead, before), settle(sent)))))
           })
         })
       ),
@@ -269,11 +272,15 @@ const fromBackend = (backend: LockBackend): UserLockShape => {
                     Effect.tapErrorTag("ServiceUnavailable", () =>
                       holdsTurn ? Effect.zipRight(Effect.sync(() => (holdsTurn = false)), scatter(key)) : Effect.void)
                   )
+                  // The held keys are set for the effect and set back by the `ensuring` that releases (as `ahead` above).
                   return acquire.pipe(
-                    Effect.zipRight(restore(Effect.locally(effect, held, new Set([...keys, key])))),
-                    // Harmless when the lock was never taken: it deletes only a lock holding this token.
-                    Effect.ensuring(backend.release(key, token, ttlMs)),
-                    Effect.ensuring(Effect.suspend(() => holdsTurn ? pass(key) : Effect.void))
+                    Effect.zipRight(FiberRef.set(held, new Set([...keys, key]))),
+                    Effect.zipRight(restore(effect)),
+                    // The release is harmless when the lock was never taken: it deletes only a lock holding this token.
+                    Effect.ensuring(Effect.zipRight(
+                      FiberRef.set(held, keys),
+                      backend.release(key, token, ttlMs).pipe(Effect.ensuring(Effect.suspend(() => holdsTurn ? pass(key) : Effect.void)))
+                    ))
                   )
                 }))
               )
