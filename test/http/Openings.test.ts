@@ -5,6 +5,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Ledger } from "../../src/services/money/Ledger"
 import { fundedPlayer, makeCase } from "../support/GameFixtures"
+import { expectRowKept } from "../support/KeptRows"
 import { makeTestClient, testConfig } from "../support/TestApp"
 import { TestDatabase } from "../support/TestDatabase"
 
@@ -120,19 +121,8 @@ layer(TestDatabase)("opening cases", (it) => {
       const kase = yield* makeCase()
       const player = yield* fundedPlayer(client, "kept", 500)
       expect((yield* client.post(`/api/cases/${kase.kase.id}/open`, undefined, player.auth)).status).toBe(200)
-      const codeOf = (statement: Effect.Effect<unknown, SqlError>) =>
-        Effect.map(Effect.flip(statement), (error) => (error.cause as { code?: string }).code)
-      // A row nothing names, so that no remaining key is what refuses.
       const [bare] = yield* sql<{ id: string }>`INSERT INTO users (idp_id, username) VALUES ('bare', 'bare') RETURNING id::text AS id`
-      expect(yield* codeOf(sql`DELETE FROM users WHERE id = ${bare!.id}`)).toBe("23503")
-      expect(yield* codeOf(sql`UPDATE users SET id = DEFAULT WHERE id = ${bare!.id}`)).toBe("23503")
-      expect(yield* codeOf(sql`TRUNCATE users CASCADE`)).toBe("23503")
-      // Through a parent table, which a statement trigger on users would not see.
-      yield* sql`CREATE TABLE users_parent (id bigint)`
-      yield* sql`ALTER TABLE users INHERIT users_parent`
-      expect(yield* codeOf(sql`DELETE FROM users_parent WHERE id = ${bare!.id}`)).toBe("23503")
-      yield* sql`ALTER TABLE users NO INHERIT users_parent`
-      yield* sql`DROP TABLE users_parent`
+      yield* expectRowKept("users", bare!.id)
       const left = yield* sql<{ users: number; movements: number; openings: number }>`
         SELECT (SELECT count(*) FROM users WHERE id IN (${bare!.id}, ${player.id}))::int AS users,
                (SELECT count(*) FROM transactions WHERE user_id = ${player.id})::int AS movements,
@@ -147,21 +137,10 @@ layer(TestDatabase)("opening cases", (it) => {
       const kase = yield* makeCase()
       const player = yield* fundedPlayer(client, "entries", 500)
       const opened = (yield* client.post(`/api/cases/${kase.kase.id}/open`, undefined, player.auth)).body
-      const codeOf = (statement: Effect.Effect<unknown, SqlError>) =>
-        Effect.map(Effect.flip(statement), (error) => (error.cause as { code?: string }).code)
-      // An entry nothing names, so that no remaining key is what refuses.
       const [bare] = yield* sql<{ id: string }>`
         INSERT INTO inventory_items (user_id, item_id, source, acquired_at, updated_at)
         VALUES (${player.id}, ${opened.item.id}, 'CASE_OPEN', now(), now()) RETURNING id::text AS id`
-      expect(yield* codeOf(sql`DELETE FROM inventory_items WHERE id = ${bare!.id}`)).toBe("23503")
-      expect(yield* codeOf(sql`UPDATE inventory_items SET id = DEFAULT WHERE id = ${bare!.id}`)).toBe("23503")
-      expect(yield* codeOf(sql`TRUNCATE inventory_items CASCADE`)).toBe("23503")
-      // Through a parent table, which a statement trigger on inventory_items would not see.
-      yield* sql`CREATE TABLE inventory_items_parent (id bigint)`
-      yield* sql`ALTER TABLE inventory_items INHERIT inventory_items_parent`
-      expect(yield* codeOf(sql`DELETE FROM inventory_items_parent WHERE id = ${bare!.id}`)).toBe("23503")
-      yield* sql`ALTER TABLE inventory_items NO INHERIT inventory_items_parent`
-      yield* sql`DROP TABLE inventory_items_parent`
+      yield* expectRowKept("inventory_items", bare!.id)
       const left = yield* sql<{ entries: number; openings: number }>`
         SELECT (SELECT count(*) FROM inventory_items WHERE user_id = ${player.id})::int AS entries,
                (SELECT count(*) FROM case_openings o JOIN inventory_items e ON e.id = o.inventory_item_id
