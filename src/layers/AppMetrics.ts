@@ -49,7 +49,7 @@ const httpDuration = family(
 
 /**
  * Updates made at once, in one step of the runtime. `Metric.update` reads the fiber's metric labels first (a few steps
- * per metric, ~20 an opening); the service sets none (its labels are in each series), so there are none to read.
+ * per metric, ~30 an opening); the service sets none (its labels are in each series), so there are none to read.
  */
 const NO_LABELS: ReadonlyArray<MetricLabel.MetricLabel> = []
 const recorded = (update: () => void): Effect.Effect<void> => Effect.sync(update)
