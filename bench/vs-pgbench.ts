@@ -15,7 +15,8 @@
  * busy with the others), then stops the service and drops the database and its Redis keys.
  *
  * `--gc` runs the service with --trace-gc and prints the garbage-collection pauses of the open loop, and when each full
- * collection's marking ran, in the loop's seconds, to lay beside its slow seconds.
+ * collection's marking ran, in the loop's seconds, to lay beside its slow seconds, and the service's peak resident memory
+ * (the price of a larger heap, docs/decisions.md "Performance of the hot paths").
  *
  * `--connections N` opens at most N connections to the service (default 1024); requests beyond wait in
  * the client, as behind a load balancer that keeps a bounded pool per instance. Latency still counts from
@@ -38,6 +39,7 @@
  *   npm run bench:vs-pgbench -- [--users 64] [--seconds 20] [--rate 400 | --rate 70%] [--scales 1,4,16,64,256] [--warm-up 60] [--connections 1024] [--instances 1]
  *     [--postgres postgres://postgres@127.0.0.1:5432/postgres] [--redis redis://127.0.0.1:6379] [--profile <dir>] [--gc] [--pin]
  */
+import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import { DEFAULT_CONNECTIONS, type Loop, loopOf, mainThreads, pgbenchOpenings, pinApart, sharedCpu, show, startBench } from "./BenchService"
 
@@ -178,6 +180,8 @@ if (values.gc) {
       fullCollectionTimes.map(({ markingFromMs, pauseAtMs }) => `${second(markingFromMs)}-${second(pauseAtMs)} s`).join(", ")
     }`)
   }
+  const peakMb = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024
+  console.log(`  the service's peak resident memory so far: ${bench.pids.map((pid) => `${peakMb(pid).toFixed(0)} MB`).join(", ")}`)
 }
 if (unanswered.size > 0) console.log(`  unanswered: ${[...unanswered].join(", ")}`)
 if (slowSeconds.length > 0) {
